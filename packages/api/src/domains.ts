@@ -1,0 +1,11 @@
+/**
+ * The domain functions: one Lambda each. The CDK bundles `entry`; the local gateway imports the
+ * same file and calls its `handler`, so both run the very same code.
+ */
+export const DOMAINS = {
+  platform: { entry: 'packages/api/src/platform-lambda.ts', memoryMb: 256 },
+  identity: { entry: 'services/identity/src/handlers/lambda.ts', memoryMb: 512 },
+  organisations: { entry: 'services/organisations/src/handlers/lambda.ts', memoryMb: 256 },
+} as const;
+
+export type DomainName = keyof typeof DOMAINS;

@@ -1,0 +1,3 @@
+export { DOMAINS, type DomainName } from './domains';
+export { API_INFO } from './platform-routes';
+export { allRoutes, platformRoutes, ROUTE_TABLE, type RouteEntry } from './route-table';

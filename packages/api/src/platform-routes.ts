@@ -1,0 +1,55 @@
+import { NotFoundError } from '@svc/core';
+import { type AnyRoute, buildOpenApi, defineRoute } from '@svc/http';
+import { renderDocsPage } from './docs-page';
+
+export const API_INFO = { title: 'svc fundraising payments API', version: '1.0.0' };
+
+/** Health, the API description, and the fallback that answers unknown paths in our shape. */
+export function createPlatformRoutes(routes: () => readonly AnyRoute[]): AnyRoute[] {
+  let spec: Record<string, unknown> | undefined;
+  const openApi = () => {
+    spec ??= buildOpenApi(routes(), API_INFO);
+    return spec;
+  };
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/health',
+      auth: 'none',
+      operationId: 'health',
+      summary: 'Readiness',
+      responses: { 200: { description: '`{"status":"ok"}` once requests can be served' } },
+      handle: async () => ({ status: 200, body: { status: 'ok' } }),
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/openapi.json',
+      auth: 'none',
+      operationId: 'openApi',
+      summary: 'This API description (OpenAPI 3.1)',
+      responses: { 200: { description: 'OpenAPI document' } },
+      handle: async () => ({ status: 200, body: openApi() }),
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/docs',
+      auth: 'none',
+      operationId: 'docs',
+      summary: 'This API description, for people',
+      responses: { 200: { description: 'HTML page' } },
+      handle: async () => ({ status: 200, html: renderDocsPage(openApi()) }),
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '$default',
+      auth: 'none',
+      operationId: 'fallback',
+      summary: 'Unknown paths',
+      hidden: true,
+      responses: { 404: { description: 'Not found' } },
+      handle: async () => {
+        throw new NotFoundError('No such path');
+      },
+    }),
+  ];
+}

@@ -1,0 +1,29 @@
+import { type AnyRoute, routeKey } from '@svc/http';
+import { identityRoutes } from '@svc/identity';
+import { organisationsRoutes } from '@svc/organisations';
+import type { DomainName } from './domains';
+import { createPlatformRoutes } from './platform-routes';
+
+export const platformRoutes = createPlatformRoutes(allRoutes);
+
+export interface RouteEntry {
+  domain: DomainName;
+  route: AnyRoute;
+  key: string;
+}
+
+/**
+ * The one route table: every route, its domain Lambda and whether it needs a token. The CDK
+ * builds API Gateway from it, the local gateway serves from it, `/openapi.json` describes it.
+ */
+export const ROUTE_TABLE: readonly RouteEntry[] = (
+  [
+    ['platform', platformRoutes],
+    ['identity', identityRoutes],
+    ['organisations', organisationsRoutes],
+  ] as const
+).flatMap(([domain, routes]) => routes.map((route) => ({ domain, route, key: routeKey(route) })));
+
+export function allRoutes(): AnyRoute[] {
+  return ROUTE_TABLE.map((entry) => entry.route);
+}

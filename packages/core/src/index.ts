@@ -1,0 +1,7 @@
+export * from './clock';
+export * from './errors';
+export * from './ids';
+export { logger } from './logger';
+export * from './money';
+export * from './principal';
+export * from './secret-hash';

@@ -1,0 +1,47 @@
+/** Canonical event names (contract, "Webhooks and events"). */
+export const EVENT_NAMES = [
+  'svc.payments.payment.succeeded',
+  'svc.payments.payment.failed',
+  'svc.payments.payment.cancelled',
+  'svc.payments.refund.succeeded',
+  'svc.subscriptions.subscription.created',
+  'svc.subscriptions.subscription.activated',
+  'svc.subscriptions.subscription.suspended',
+  'svc.subscriptions.subscription.cancelled',
+  'svc.subscriptions.invoice.created',
+  'svc.subscriptions.invoice.paid',
+  'svc.subscriptions.invoice.cancelled',
+  'svc.subscriptions.charge_attempt.failed',
+  'svc.organisations.organisation.approval_requested',
+  'svc.organisations.organisation.approved',
+  'svc.organisations.organisation.declined',
+  'svc.onboarding.onboarding_process.created',
+  'svc.onboarding.onboarding_process.succeeded',
+  'svc.onboarding.onboarding_process.failed',
+  'svc.reconciliation.reconciliation_report.created',
+] as const;
+
+export type EventName = (typeof EVENT_NAMES)[number];
+
+export const EVENT_OBJECTS = [
+  'payment',
+  'refund',
+  'subscription',
+  'invoice',
+  'charge_attempt',
+  'organisation',
+  'onboarding_process',
+  'reconciliation_report',
+] as const;
+
+export type EventObject = (typeof EVENT_OBJECTS)[number];
+
+/** `svc.event.payment_gateway.payment.succeeded` and friends name the payment events too. */
+const PAYMENT_GATEWAY_ALIAS = /^svc\.event\.payment_gateway\.(payment|refund)\.([a-z_]+)$/;
+
+/** Resolves an alias to its canonical name; undefined when the name is unknown. */
+export function canonicalEventName(name: string): EventName | undefined {
+  const alias = PAYMENT_GATEWAY_ALIAS.exec(name);
+  const candidate = alias ? `svc.payments.${alias[1]}.${alias[2]}` : name;
+  return (EVENT_NAMES as readonly string[]).includes(candidate) ? (candidate as EventName) : undefined;
+}

@@ -1,0 +1,68 @@
+import middy from '@middy/core';
+import httpHeaderNormalizer from '@middy/http-header-normalizer';
+import { UnauthorizedError } from '@svc/core';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { Authenticator } from './authenticator';
+import type { StackEvent, StackHandler } from './context';
+import { authenticate } from './middleware/authenticate';
+import { bodyParser } from './middleware/body-parser';
+import { errorMapper } from './middleware/error-mapper';
+import { idempotency, replayedResponse } from './middleware/idempotency';
+import { requestContext } from './middleware/request-context';
+import { validate } from './middleware/validate';
+import { toLambdaResult } from './responses';
+import { type AnyRoute, routeKey } from './route';
+
+export type LambdaHandler = (
+  event: APIGatewayProxyEventV2,
+  context: Context,
+) => Promise<APIGatewayProxyStructuredResultV2>;
+
+/**
+ * One Lambda per domain: each route gets the same middy stack, in one fixed order
+ * (middleware first, handler last), and the exported handler picks the route by routeKey.
+ */
+export function createDomainHandler(routes: readonly AnyRoute[], authenticator: Authenticator): LambdaHandler {
+  const stacks = new Map<string, StackHandler>();
+  for (const route of routes) stacks.set(routeKey(route), buildStack(route, authenticator));
+  const fallback = stacks.get('$default');
+  return async (event, context) => {
+    const stack = stacks.get(event.routeKey) ?? fallback;
+    if (!stack) throw new Error(`No route ${event.routeKey} in this function`);
+    return stack(event as StackEvent, context);
+  };
+}
+
+function buildStack(route: AnyRoute, authenticator: Authenticator): StackHandler {
+  return middy<StackEvent, APIGatewayProxyStructuredResultV2, Error, Context>()
+    .use(requestContext(route))
+    .use(httpHeaderNormalizer({ canonical: false }))
+    .use(errorMapper())
+    .use(bodyParser())
+    .use(authenticate(authenticator))
+    .use(validate())
+    .use(idempotency())
+    .handler(dispatch);
+}
+
+async function dispatch(event: StackEvent): Promise<APIGatewayProxyStructuredResultV2> {
+  const replay = replayedResponse(event);
+  if (replay) return replay;
+  const { svc } = event;
+  const principal = svc.principal;
+  const result = await svc.route
+    .handle({
+      params: svc.params,
+      query: svc.query,
+      body: svc.body,
+      headers: event.headers,
+      requestId: svc.requestId,
+      principal: () => principal ?? Promise.reject(new UnauthorizedError('This route takes no token')),
+    })
+    .finally(async () => {
+      // The grants were loaded alongside the handler's reads; a caller who is gone gets a 401
+      // whatever the handler found.
+      if (principal) await principal;
+    });
+  return toLambdaResult(result);
+}

@@ -1,0 +1,59 @@
+import { AppError } from '@svc/core';
+import type { StackResult } from './context';
+import type { HttpResult } from './route';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+export function toLambdaResult(result: HttpResult): StackResult {
+  const headers: Record<string, string> = { ...(result.headers ?? {}) };
+  let body: string | undefined;
+  if (result.html !== undefined) {
+    headers['content-type'] ??= 'text/html; charset=utf-8';
+    body = result.html;
+  } else if (result.text !== undefined) {
+    headers['content-type'] ??= 'text/plain; charset=utf-8';
+    body = result.text;
+  } else if (result.body !== undefined) {
+    headers['content-type'] ??= JSON_TYPE;
+    body = JSON.stringify(result.body);
+  }
+  return body === undefined ? { statusCode: result.status, headers } : { statusCode: result.status, headers, body };
+}
+
+/** The contract's error bodies: Simple for 401, Nested for everything else. */
+export function errorResult(error: AppError, requestId: string): StackResult {
+  if (error.statusCode === 401) {
+    return toLambdaResult({ status: 401, body: { message: error.message } });
+  }
+  return toLambdaResult({
+    status: error.statusCode,
+    body: {
+      request_id: requestId,
+      error: { http_code: error.statusCode, code: error.code, message: error.details },
+    },
+  });
+}
+
+export function internalErrorResult(requestId: string): StackResult {
+  return toLambdaResult({
+    status: 500,
+    body: {
+      request_id: requestId,
+      error: {
+        http_code: 500,
+        code: 'internal_error',
+        message: [
+          {
+            code: 'error.internal',
+            property: '',
+            message: `Something went wrong on our side. Quote request id ${requestId} when you contact support.`,
+          },
+        ],
+      },
+    },
+  });
+}
+
+export function isAppError(error: unknown): error is AppError {
+  return error instanceof AppError;
+}

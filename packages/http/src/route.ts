@@ -1,0 +1,69 @@
+import type { Principal } from '@svc/core';
+import type { z } from 'zod';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+export type BodyFormat = 'json' | 'form';
+
+/** What a route handler returns; the stack turns it into an API Gateway v2 result. */
+export interface HttpResult {
+  status: number;
+  /** JSON-serialised unless `html` or `text` is set. */
+  body?: unknown;
+  html?: string;
+  text?: string;
+  headers?: Record<string, string>;
+}
+
+export interface RouteRequest<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  headers: Readonly<Record<string, string | undefined>>;
+  requestId: string;
+  /** The caller, with grants loaded fresh for this request. Throws 401 on routes without auth. */
+  principal: () => Promise<Principal>;
+}
+
+export interface ResponseSpec {
+  description: string;
+  schema?: z.ZodType;
+}
+
+export interface RouteDefinition<
+  P extends z.ZodType = z.ZodType,
+  Q extends z.ZodType = z.ZodType,
+  B extends z.ZodType = z.ZodType,
+> {
+  method: HttpMethod;
+  /** API Gateway path template, e.g. `/organisations/{organisation_uuid}`; `$default` for the fallback. */
+  path: string;
+  auth: 'token' | 'none';
+  operationId: string;
+  summary: string;
+  description?: string;
+  /** Path parameters; a value that fails this schema (a malformed uuid) is a 404. */
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Body formats accepted; JSON by default. */
+  accepts?: readonly BodyFormat[];
+  responses: Record<number, ResponseSpec>;
+  /** Leave out of the API description (the fallback route). */
+  hidden?: boolean;
+  handle: (request: RouteRequest<z.output<P>, z.output<Q>, z.output<B>>) => Promise<HttpResult>;
+}
+
+export type AnyRoute = RouteDefinition<z.ZodType, z.ZodType, z.ZodType>;
+
+/** Identity function that lets TypeScript infer a route's parameter, query and body types. */
+export function defineRoute<
+  P extends z.ZodType = z.ZodUndefined,
+  Q extends z.ZodType = z.ZodUndefined,
+  B extends z.ZodType = z.ZodUndefined,
+>(route: RouteDefinition<P, Q, B>): AnyRoute {
+  return route as unknown as AnyRoute;
+}
+
+export function routeKey(route: Pick<AnyRoute, 'method' | 'path'>): string {
+  return route.path === '$default' ? '$default' : `${route.method} ${route.path}`;
+}

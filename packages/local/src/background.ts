@@ -1,0 +1,56 @@
+/**
+ * The local stand-in for everything AWS runs in the background (stream pollers, queue workers,
+ * the billing schedule). Each capability registers a task that processes what is due and says
+ * how many items it handled; `settle()` runs them all until nothing is left.
+ */
+export interface BackgroundTask {
+  name: string;
+  /** How often the timer runs it while the service is up. */
+  intervalMs: number;
+  /** Processes what is due now (by the service clock); returns the number of items handled. */
+  runOnce(): Promise<number>;
+}
+
+const tasks: BackgroundTask[] = [];
+const timers: NodeJS.Timeout[] = [];
+const running = new Set<string>();
+
+export function registerBackgroundTask(task: BackgroundTask): void {
+  tasks.push(task);
+}
+
+async function runGuarded(task: BackgroundTask): Promise<number> {
+  if (running.has(task.name)) return 0;
+  running.add(task.name);
+  try {
+    return await task.runOnce();
+  } finally {
+    running.delete(task.name);
+  }
+}
+
+/** Runs every task until a whole round handles nothing; returns the items handled in all. */
+export async function settle(maxRounds = 1000): Promise<number> {
+  let total = 0;
+  for (let round = 0; round < maxRounds; round++) {
+    let handled = 0;
+    for (const task of tasks) handled += await runGuarded(task);
+    total += handled;
+    if (handled === 0) return total;
+  }
+  throw new Error(`Background work did not settle within ${maxRounds} rounds`);
+}
+
+export function startBackgroundTimers(onError: (task: string, error: unknown) => void): void {
+  for (const task of tasks) {
+    const timer = setInterval(() => {
+      runGuarded(task).catch((error: unknown) => onError(task.name, error));
+    }, task.intervalMs);
+    timer.unref();
+    timers.push(timer);
+  }
+}
+
+export function stopBackgroundTimers(): void {
+  for (const timer of timers.splice(0)) clearInterval(timer);
+}

@@ -1,0 +1,39 @@
+/**
+ * Configuration of the local runtime. The handlers read the same variables in AWS; here they
+ * point the SDK at DynamoDB Local through the standard AWS_ENDPOINT_URL_* variables.
+ */
+export interface LocalSettings {
+  port: number;
+  dataDir: string;
+  inMemory: boolean;
+  seedFile: string | undefined;
+  tableName: string;
+}
+
+export function readSettings(env: NodeJS.ProcessEnv = process.env): LocalSettings {
+  const dataDir = env.SVC_DATA_DIR ?? '.data';
+  const port = Number(env.PORT ?? 3000);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`PORT must be a port number, got ${env.PORT}`);
+  return {
+    port,
+    dataDir,
+    inMemory: dataDir === ':memory:',
+    seedFile: env.SVC_SEED_FILE || undefined,
+    tableName: env.SVC_TABLE_NAME ?? 'svc-local',
+  };
+}
+
+/** Points the AWS SDK at the local stand-ins. Dummy credentials: nothing here talks to AWS. */
+export function useLocalAws(settings: LocalSettings, dynamoEndpoint: string): void {
+  process.env.AWS_REGION ??= 'eu-central-2';
+  process.env.AWS_ACCESS_KEY_ID = 'local';
+  process.env.AWS_SECRET_ACCESS_KEY = 'local';
+  delete process.env.AWS_SESSION_TOKEN;
+  delete process.env.AWS_PROFILE;
+  process.env.AWS_ENDPOINT_URL_DYNAMODB = dynamoEndpoint;
+  process.env.SVC_TABLE_NAME = settings.tableName;
+  process.env.SVC_DATA_DIR = settings.dataDir;
+  process.env.SVC_STAGE = 'local';
+  process.env.SVC_CONNECT_URL ??= `http://127.0.0.1:${settings.port}/connect`;
+}

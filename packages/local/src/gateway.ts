@@ -1,0 +1,152 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { DOMAINS, type DomainName, ROUTE_TABLE } from '@svc/api';
+import { AppError, logger, newUuid, PayloadTooLargeError, ValidationError } from '@svc/core';
+import { errorResult, type LambdaHandler } from '@svc/http';
+import type { APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { type IncomingRequest, toApiGatewayEvent } from './api-gateway-event';
+import { handleControl } from './control';
+import { compileRoutes } from './route-matcher';
+
+export interface GatewayResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+/** API Gateway's own payload limit; the handlers enforce the contract's 256 KiB below it. */
+const GATEWAY_MAX_BODY = 10 * 1024 * 1024;
+const REPO_ROOT = resolve(import.meta.dirname, '../../..');
+
+async function loadHandlers(): Promise<Record<DomainName, LambdaHandler>> {
+  const entries = await Promise.all(
+    (Object.entries(DOMAINS) as Array<[DomainName, { entry: string }]>).map(async ([name, { entry }]) => {
+      const module = (await import(pathToFileURL(resolve(REPO_ROOT, entry)).href)) as { handler: LambdaHandler };
+      return [name, module.handler] as const;
+    }),
+  );
+  return Object.fromEntries(entries) as Record<DomainName, LambdaHandler>;
+}
+
+function lambdaContext(functionName: string, requestId: string): Context {
+  const deadline = Date.now() + 29_000;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
+    memoryLimitInMB: '256',
+    awsRequestId: requestId,
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+function fromLambda(result: APIGatewayProxyStructuredResultV2): GatewayResponse {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(result.headers ?? {})) headers[name.toLowerCase()] = String(value);
+  const body =
+    result.body === undefined ? Buffer.alloc(0) : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
+  return { status: result.statusCode ?? 200, headers, body };
+}
+
+function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): GatewayResponse {
+  return {
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+    body: Buffer.from(JSON.stringify(body)),
+  };
+}
+
+export interface Gateway {
+  handle(request: IncomingRequest): Promise<GatewayResponse>;
+  listen(port: number, host?: string): Promise<Server>;
+}
+
+/** Serves the route table by invoking each route's domain handler with an API Gateway v2 event. */
+export async function createGateway(options: { enableControl: boolean }): Promise<Gateway> {
+  const handlers = await loadHandlers();
+  const match = compileRoutes(ROUTE_TABLE);
+
+  async function handle(request: IncomingRequest): Promise<GatewayResponse> {
+    const path = new URL(request.url, 'http://localhost').pathname;
+    if (options.enableControl && path.startsWith('/_local/')) {
+      const requestId = newUuid();
+      try {
+        const body = request.body.length > 0 ? parseJson(request.body) : {};
+        const result = await handleControl(request.method, path, body);
+        if (result) return jsonResponse(result.status, result.body, { 'x-request-id': requestId });
+      } catch (error) {
+        if (error instanceof AppError) return fromLambda(errorResult(error, requestId));
+        throw error;
+      }
+    }
+    const found = match(request.method.toUpperCase(), path);
+    if (!found) return jsonResponse(404, { message: 'Not Found' });
+    const event = toApiGatewayEvent(request, found.entry.key, found.pathParameters);
+    const handler = handlers[found.entry.domain];
+    const result = await handler(event, lambdaContext(`svc-${found.entry.domain}`, event.requestContext.requestId));
+    return fromLambda(result);
+  }
+
+  async function listen(port: number, host = '127.0.0.1'): Promise<Server> {
+    const server = createServer((req, res) => {
+      readBody(req)
+        .then((body) =>
+          handle({
+            method: req.method ?? 'GET',
+            url: req.url ?? '/',
+            headers: req.headers,
+            body,
+            sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+          }),
+        )
+        .catch((error: unknown) => {
+          if (error instanceof AppError) return fromLambda(errorResult(error, newUuid()));
+          logger.error('Gateway failure', { error: error as Error });
+          return jsonResponse(500, { message: 'Internal Server Error' });
+        })
+        .then((response) => {
+          res.writeHead(response.status, { ...response.headers, 'content-length': response.body.length });
+          res.end(response.body);
+        });
+    });
+    server.keepAliveTimeout = 30_000;
+    await new Promise<void>((done, fail) => {
+      server.once('error', fail);
+      server.listen(port, host, () => done());
+    });
+    return server;
+  }
+
+  return { handle, listen };
+}
+
+function parseJson(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    throw ValidationError.field('body', 'error.request.malformed_json', 'The request body is not valid JSON');
+  }
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((done, fail) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      // Past the limit the rest is drained, not kept, so the 413 can still be answered.
+      if (size <= GATEWAY_MAX_BODY) chunks.push(chunk);
+    });
+    req.on('end', () =>
+      size > GATEWAY_MAX_BODY ? fail(new PayloadTooLargeError(GATEWAY_MAX_BODY)) : done(Buffer.concat(chunks)),
+    );
+    req.on('error', fail);
+  });
+}

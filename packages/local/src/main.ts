@@ -1,0 +1,45 @@
+import { readSettings } from './environment';
+import { startService } from './runtime';
+
+/** `pnpm start`: the whole service on this machine. Ctrl-C stops everything it started. */
+const settings = readSettings();
+const service = await startService(settings).catch((error: unknown) => {
+  console.error(`Could not start: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});
+
+const { url, seed, summary } = service;
+const lines = [
+  '',
+  `svc is running at ${url}  (data: ${settings.inMemory ? 'in memory' : settings.dataDir})`,
+  `  health   ${url}/health`,
+  `  API docs ${url}/docs  (${url}/openapi.json)`,
+  `  seed     ${summary.organisations} organisations, ${summary.accounts} accounts, ${summary.clients} clients, ${summary.partners} partners${settings.seedFile ? ` from ${settings.seedFile}` : ' (built-in demo seed)'}`,
+  '',
+  settings.seedFile ? 'Clients (secrets as in your seed file):' : 'Demo credentials:',
+  ...seed.clients.map(
+    (c) =>
+      `  ${c.role.padEnd(8)} client_id=${c.client_id}${settings.seedFile ? '' : `  client_secret=${c.client_secret}`}`,
+  ),
+  ...seed.partners.map(
+    (p) => `  partner  client_id=${p.client_id}${settings.seedFile ? '' : `  client_secret=${p.client_secret}`}`,
+  ),
+  '',
+  'Try:',
+  `  curl -s ${url}/oauth2/token -H 'content-type: application/json' \\`,
+  `    -d '{"grant_type":"client_credentials","client_id":"${seed.clients[0]?.client_id ?? 'CLIENT_ID'}","client_secret":"…"}'`,
+  '',
+  'Ctrl-C stops the service and DynamoDB Local.',
+];
+console.log(lines.join('\n'));
+
+let stopping = false;
+const stop = async (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  console.log(`\n${signal}: stopping…`);
+  await service.stop();
+  process.exit(0);
+};
+process.on('SIGINT', () => void stop('SIGINT'));
+process.on('SIGTERM', () => void stop('SIGTERM'));

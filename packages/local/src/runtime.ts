@@ -1,0 +1,48 @@
+import { readFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { logger } from '@svc/core';
+import { applySeed, DEMO_SEED, parseSeed, type SeedFile, type SeedSummary } from '@svc/seed';
+import { createTableIfMissing } from '@svc/table';
+import { startBackgroundTimers, stopBackgroundTimers } from './background';
+import { startDynamoDbLocal } from './dynamodb-local';
+import { type LocalSettings, useLocalAws } from './environment';
+import { createGateway, type Gateway } from './gateway';
+
+export interface RunningService {
+  url: string;
+  gateway: Gateway;
+  seed: SeedFile;
+  summary: SeedSummary;
+  stop(): Promise<void>;
+}
+
+/** Starts everything `pnpm start` runs: DynamoDB Local, the table, the seed, the gateway, timers. */
+export async function startService(settings: LocalSettings): Promise<RunningService> {
+  const dynamo = await startDynamoDbLocal(settings.inMemory ? {} : { dataDir: settings.dataDir });
+  try {
+    useLocalAws(settings, dynamo.endpoint);
+    await createTableIfMissing(settings.tableName);
+    const seed = parseSeed(settings.seedFile ? JSON.parse(readFileSync(settings.seedFile, 'utf8')) : DEMO_SEED);
+    const summary = await applySeed(seed);
+    const gateway = await createGateway({ enableControl: true });
+    const server: Server = await gateway.listen(settings.port);
+    const { port } = server.address() as AddressInfo;
+    startBackgroundTimers((task, error) => logger.error('Background task failed', { task, error: error as Error }));
+    return {
+      url: `http://127.0.0.1:${port}`,
+      gateway,
+      seed,
+      summary,
+      stop: async () => {
+        stopBackgroundTimers();
+        server.closeAllConnections();
+        await new Promise<void>((done) => server.close(() => done()));
+        await dynamo.stop();
+      },
+    };
+  } catch (error) {
+    await dynamo.stop();
+    throw error;
+  }
+}

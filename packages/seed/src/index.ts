@@ -1,0 +1,2 @@
+export { DEMO_SEED } from './demo-seed';
+export * from './seed';

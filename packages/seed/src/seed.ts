@@ -1,0 +1,72 @@
+import { partnerProfileSchema, upsertClient } from '@svc/identity';
+import { organisationSeedSchema, upsertOrganisation } from '@svc/organisations';
+import { saveSourceConfiguration, sourceConfigurationSchema } from '@svc/reconciliation';
+import { z } from 'zod';
+
+const grantSchema = z.object({ organisation_uuid: z.guid(), account_uuid: z.guid().optional() });
+
+/** The seed file of contract section 2. Applying it twice changes nothing the second time. */
+export const seedFileSchema = z.object({
+  organisations: z.array(organisationSeedSchema).default([]),
+  clients: z
+    .array(
+      z.object({
+        client_id: z.string().min(1),
+        client_secret: z.string().min(12),
+        role: z.enum(['customer', 'operator']).default('customer'),
+        grants: z.array(grantSchema).default([]),
+      }),
+    )
+    .default([]),
+  partners: z
+    .array(
+      partnerProfileSchema.extend({
+        client_id: z.string().min(1),
+        client_secret: z.string().min(12),
+        onboarding_configuration_uuid: z.guid(),
+        base_url: z.url({ protocol: /^https$/ }),
+        descriptions: z.object({
+          de: z.string().max(150),
+          fr: z.string().max(150),
+          it: z.string().max(150),
+          en: z.string().max(150),
+        }),
+      }),
+    )
+    .default([]),
+  reconciliation_source_configurations: z.array(sourceConfigurationSchema).default([]),
+});
+export type SeedFile = z.infer<typeof seedFileSchema>;
+
+export interface SeedSummary {
+  organisations: number;
+  accounts: number;
+  clients: number;
+  partners: number;
+  reconciliation_source_configurations: number;
+}
+
+export function parseSeed(json: unknown): SeedFile {
+  const parsed = seedFileSchema.safeParse(json);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('\n  ');
+    throw new Error(`The seed file is not valid:\n  ${problems}`);
+  }
+  return parsed.data;
+}
+
+export async function applySeed(seed: SeedFile): Promise<SeedSummary> {
+  for (const organisation of seed.organisations) await upsertOrganisation(organisation);
+  for (const client of seed.clients) await upsertClient(client);
+  for (const { client_id, client_secret, ...partner } of seed.partners) {
+    await upsertClient({ client_id, client_secret, role: 'customer', partner });
+  }
+  for (const configuration of seed.reconciliation_source_configurations) await saveSourceConfiguration(configuration);
+  return {
+    organisations: seed.organisations.length,
+    accounts: seed.organisations.reduce((n, o) => n + o.accounts.length, 0),
+    clients: seed.clients.length,
+    partners: seed.partners.length,
+    reconciliation_source_configurations: seed.reconciliation_source_configurations.length,
+  };
+}

@@ -1,0 +1,6 @@
+export * from './batch-get';
+export * from './client';
+export { createTableIfMissing } from './create-table';
+export * from './definition';
+export * from './keys';
+export * from './transact';

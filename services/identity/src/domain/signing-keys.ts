@@ -1,0 +1,129 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { db, getItem, tableName } from '@svc/table';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
+import { z } from 'zod';
+
+/**
+ * ES256 signing keys with key ids, so keys can rotate: the first key of the set signs, all of
+ * them verify.
+ *
+ * Private keys come from Secrets Manager (deployed: SVC_SIGNING_KEY_SECRET_ARN, filled by the
+ * stack's bootstrap resource) or a file generated once under SVC_DATA_DIR (local; in memory
+ * when SVC_DATA_DIR is `:memory:`). Only the identity function can read them.
+ *
+ * Public keys are published to the table (pk = SIGNING_KEYS, sk = PUBLIC) whenever the signer
+ * loads its keys; every other function verifies from there, so none of them needs the secret.
+ */
+export const ALGORITHM = 'ES256';
+
+const keyEntrySchema = z.object({
+  kid: z.string(),
+  privateJwk: z.record(z.string(), z.unknown()),
+  publicJwk: z.record(z.string(), z.unknown()),
+});
+export const keySetSchema = z.object({ keys: z.array(keyEntrySchema).min(1) });
+export type KeySet = z.infer<typeof keySetSchema>;
+
+const PUBLIC_KEYS = { pk: 'SIGNING_KEYS', sk: 'PUBLIC' };
+
+export async function generateKeySet(previous?: KeySet): Promise<KeySet> {
+  const { privateKey, publicKey } = await generateKeyPair(ALGORITHM, { extractable: true });
+  const publicJwk = await exportJWK(publicKey);
+  const kid = await calculateJwkThumbprint(publicJwk);
+  const privateJwk = await exportJWK(privateKey);
+  const entry = {
+    kid,
+    privateJwk: { ...privateJwk, kid, alg: ALGORITHM },
+    publicJwk: { ...publicJwk, kid, alg: ALGORITHM },
+  };
+  // Keep the previous key (verify only) so tokens it signed stay valid until they expire.
+  return { keys: [entry, ...(previous?.keys.slice(0, 1) ?? [])] };
+}
+
+async function readKeySet(): Promise<KeySet> {
+  const secretArn = process.env.SVC_SIGNING_KEY_SECRET_ARN;
+  if (secretArn) {
+    const out = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: secretArn }));
+    return keySetSchema.parse(JSON.parse(out.SecretString ?? '{}'));
+  }
+  const dataDir = process.env.SVC_DATA_DIR ?? '.data';
+  if (dataDir === ':memory:') return generateKeySet();
+  const file = join(dataDir, 'signing-keys.json');
+  try {
+    return keySetSchema.parse(JSON.parse(readFileSync(file, 'utf8')));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  const created = await generateKeySet();
+  mkdirSync(dataDir, { recursive: true });
+  writeFileSync(file, JSON.stringify(created), { mode: 0o600, flag: 'wx' });
+  return created;
+}
+
+type VerifyKey = Awaited<ReturnType<typeof importJWK>>;
+
+interface Signer {
+  kid: string;
+  key: VerifyKey;
+}
+
+let signer: Promise<Signer> | undefined;
+
+/** The active signing key; its public half is published to the table before first use. */
+export function activeSigner(): Promise<Signer> {
+  signer ??= (async () => {
+    const keySet = await readKeySet();
+    await publishPublicKeys(keySet);
+    for (const entry of keySet.keys) verifyKeys.set(entry.kid, await importJWK(entry.publicJwk as JWK, ALGORITHM));
+    const [active] = keySet.keys;
+    if (!active) throw new Error('Empty signing key set');
+    const key = await importJWK(active.privateJwk as JWK, ALGORITHM);
+    return { kid: active.kid, key };
+  })();
+  signer.catch(() => {
+    signer = undefined;
+  });
+  return signer;
+}
+
+async function publishPublicKeys(keySet: KeySet): Promise<void> {
+  const current = await getItem(PUBLIC_KEYS);
+  const wanted = keySet.keys.map((k) => k.kid).join(',');
+  if (current?.kids === wanted) return;
+  await db().send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: { ...PUBLIC_KEYS, entity: 'signing_keys', kids: wanted, keys: keySet.keys.map((k) => k.publicJwk) },
+    }),
+  );
+}
+
+const verifyKeys = new Map<string, VerifyKey>();
+let lastRefresh = 0;
+
+/** The public key for a key id, read from the table once and kept; undefined if unknown. */
+export async function publicKeyFor(kid: string): Promise<VerifyKey | undefined> {
+  const known = verifyKeys.get(kid);
+  if (known) return known;
+  // Unknown ids trigger at most one table read a second of wall time (an operational throttle,
+  // not a business rule), so forged kids cannot flood the table.
+  if (Date.now() - lastRefresh < 1000) return undefined;
+  lastRefresh = Date.now();
+  const item = await getItem(PUBLIC_KEYS);
+  const keys = z.array(z.record(z.string(), z.unknown())).safeParse(item?.keys);
+  if (!keys.success) return undefined;
+  for (const jwk of keys.data) {
+    if (typeof jwk.kid === 'string') verifyKeys.set(jwk.kid, await importJWK(jwk as JWK, ALGORITHM));
+  }
+  return verifyKeys.get(kid);
+}
+
+/** For tests and the local runtime when the table or data directory changes. */
+export function forgetSigningKeys(): void {
+  signer = undefined;
+  verifyKeys.clear();
+  lastRefresh = 0;
+}

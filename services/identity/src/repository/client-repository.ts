@@ -1,0 +1,97 @@
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Grant } from '@svc/core';
+import { db, getItem, isConditionFailure, key, tableName } from '@svc/table';
+import { z } from 'zod';
+
+/**
+ * API clients (customers, operators, partners).
+ *
+ * | pattern                         | index | key                                   |
+ * |---------------------------------|-------|---------------------------------------|
+ * | client by id (token, each call) | table | pk = CLIENT#<client id>, sk = CLIENT  |
+ * | partner by onboarding config    | gsi1  | gsi1pk = ONBOARDING_CONFIG#<uuid>     |
+ *
+ * Only the scrypt hash of the secret is stored. Grants live on the client item and are read
+ * on every request, so changes apply at once to tokens already issued.
+ */
+const grantSchema = z.object({ organisation_uuid: z.string(), account_uuid: z.string().optional() });
+
+export const partnerProfileSchema = z.object({
+  name: z.string(),
+  onboarding_configuration_uuid: z.string(),
+  base_url: z.string(),
+  return_label: z.string(),
+  allow_self_disconnect: z.boolean(),
+  support_url: z.string().optional(),
+  logos: z.object({ horizontal: z.string(), square: z.string() }),
+  descriptions: z.object({ de: z.string(), fr: z.string(), it: z.string(), en: z.string() }),
+});
+export type PartnerProfile = z.infer<typeof partnerProfileSchema>;
+
+const clientItemSchema = z.object({
+  client_id: z.string(),
+  secret_hash: z.string(),
+  role: z.enum(['customer', 'operator']),
+  kind: z.enum(['client', 'partner']),
+  grants: z.array(grantSchema),
+  created: z.number(),
+  partner: partnerProfileSchema.optional(),
+});
+export type ClientRecord = z.infer<typeof clientItemSchema>;
+
+const clientKey = (clientId: string) => ({ pk: key('CLIENT', clientId), sk: 'CLIENT' });
+
+export async function findClient(clientId: string): Promise<ClientRecord | undefined> {
+  const item = await getItem(clientKey(clientId));
+  return item ? clientItemSchema.parse(item) : undefined;
+}
+
+/** Creates or replaces a client (seed and operator tool: same id = same record). */
+export async function saveClient(client: ClientRecord): Promise<void> {
+  await db().send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: {
+        ...clientKey(client.client_id),
+        entity: 'client',
+        ...client,
+        ...(client.partner
+          ? {
+              gsi1pk: key('ONBOARDING_CONFIG', client.partner.onboarding_configuration_uuid),
+              gsi1sk: key('CLIENT', client.client_id),
+            }
+          : {}),
+      },
+    }),
+  );
+}
+
+/**
+ * Changes a client's grants atomically: optimistic on `grants_version`, retried when another
+ * writer got there first, so concurrent grant changes never overwrite each other.
+ */
+export async function updateGrants(clientId: string, change: (grants: Grant[]) => Grant[]): Promise<Grant[]> {
+  for (let attempt = 0; attempt < 10; attempt++) {
+    const item = await getItem(clientKey(clientId));
+    if (!item) throw new Error(`No client ${clientId}`);
+    const current = clientItemSchema.parse(item);
+    const version = typeof item.grants_version === 'number' ? item.grants_version : 0;
+    const next = change(current.grants);
+    try {
+      await db().send(
+        new UpdateCommand({
+          TableName: tableName(),
+          Key: clientKey(clientId),
+          UpdateExpression: 'SET grants = :grants, grants_version = :next',
+          ConditionExpression:
+            'attribute_exists(pk) AND (grants_version = :version OR (attribute_not_exists(grants_version) AND :version = :zero))',
+          ExpressionAttributeValues: { ':grants': next, ':next': version + 1, ':version': version, ':zero': 0 },
+        }),
+      );
+      return next;
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+  }
+  throw new Error(`Grants of ${clientId} kept changing under us`);
+}

@@ -1,0 +1,88 @@
+import {
+  assertAccountGrant,
+  assertOrganisationGrant,
+  coversAccount,
+  coversOrganisation,
+  ForbiddenError,
+  NotFoundError,
+  type Principal,
+} from '@svc/core';
+import {
+  type Account,
+  type Address,
+  findAccount,
+  findAccountWithAddresses,
+  findOrganisation,
+  findOrganisationWithAddresses,
+  listAccountsOfOrganisation,
+  type Organisation,
+} from '../repository/organisation-repository';
+
+/** List Organisations returns at most this many (interface section 8). */
+export const ORGANISATION_LIST_LIMIT = 500;
+
+/** The caller's grants are awaited with the first read, which goes out in the same round trip. */
+export async function getOrganisation(principal: Promise<Principal>, uuid: string) {
+  const [caller, organisation] = await Promise.all([principal, findOrganisation(uuid)]);
+  if (!organisation) throw new NotFoundError('Organisation not found');
+  assertOrganisationGrant(caller, uuid);
+  const visibleAccounts = coversOrganisation(caller, uuid)
+    ? organisation.account_uuids
+    : organisation.account_uuids.filter((accountUuid) => coversAccount(caller, uuid, accountUuid));
+  return { organisation, visibleAccounts };
+}
+
+export async function getOrganisationAddresses(principal: Promise<Principal>, uuid: string): Promise<Address[]> {
+  const [caller, found] = await Promise.all([principal, findOrganisationWithAddresses(uuid)]);
+  if (!found) throw new NotFoundError('Organisation not found');
+  assertOrganisationGrant(caller, uuid);
+  return found.addresses;
+}
+
+export async function listOrganisations(principal: Principal): Promise<Organisation[]> {
+  const uuids = [...new Set(principal.grants.map((g) => g.organisation_uuid))].slice(0, ORGANISATION_LIST_LIMIT);
+  const found = await Promise.all(uuids.map((uuid) => findOrganisation(uuid)));
+  return found
+    .filter((o): o is Organisation => o !== undefined)
+    .sort((a, b) => a.created - b.created || a.uuid.localeCompare(b.uuid));
+}
+
+export async function getAccount(principal: Promise<Principal>, uuid: string) {
+  const [caller, account] = await Promise.all([principal, findAccount(uuid)]);
+  if (!account) throw new NotFoundError('Account not found');
+  assertAccountGrant(caller, account.organisation_uuid, account.uuid);
+  const organisation = await findOrganisation(account.organisation_uuid);
+  if (!organisation) throw new NotFoundError('Account not found');
+  return { account, organisation };
+}
+
+export async function getAccountAddresses(principal: Promise<Principal>, uuid: string): Promise<Address[]> {
+  const [caller, found] = await Promise.all([principal, findAccountWithAddresses(uuid)]);
+  if (!found) throw new NotFoundError('Account not found');
+  assertAccountGrant(caller, found.account.organisation_uuid, found.account.uuid);
+  return found.addresses;
+}
+
+/** Accounts the caller's grants cover, optionally of one organisation (403 without a grant on it). */
+export async function listAccounts(principal: Principal, organisationUuid?: string): Promise<Account[]> {
+  const grants = organisationUuid
+    ? principal.grants.filter((g) => g.organisation_uuid === organisationUuid)
+    : principal.grants;
+  if (organisationUuid && grants.length === 0) {
+    throw new ForbiddenError('You have no grant on this organisation');
+  }
+  const wholeOrganisations = [...new Set(grants.filter((g) => !g.account_uuid).map((g) => g.organisation_uuid))];
+  const singleAccounts = grants
+    .filter((g) => g.account_uuid && !wholeOrganisations.includes(g.organisation_uuid))
+    .map((g) => g.account_uuid as string);
+  const [byOrganisation, single] = await Promise.all([
+    Promise.all(wholeOrganisations.map((uuid) => listAccountsOfOrganisation(uuid))),
+    Promise.all(singleAccounts.map((uuid) => findAccount(uuid))),
+  ]);
+  const accounts = new Map<string, Account>();
+  for (const account of [...byOrganisation.flat(), ...single]) {
+    if (account && coversAccount(principal, account.organisation_uuid, account.uuid))
+      accounts.set(account.uuid, account);
+  }
+  return [...accounts.values()].sort((a, b) => a.created - b.created || a.uuid.localeCompare(b.uuid));
+}

@@ -1,0 +1,229 @@
+import { NotFoundError } from '@svc/core';
+import { type AnyRoute, defineRoute, uuidParam, uuidParams } from '@svc/http';
+import { z } from 'zod';
+import {
+  getAccount,
+  getAccountAddresses,
+  getOrganisation,
+  getOrganisationAddresses,
+  listAccounts,
+  listOrganisations,
+} from '../domain/organisations';
+import {
+  accountListShape,
+  accountShape,
+  addressShape,
+  billingDataShape,
+  organisationListShape,
+  organisationShape,
+} from '../domain/shapes';
+
+const addressOut = z.object({
+  uuid: z.string(),
+  created: z.number().int(),
+  address_line1: z.string(),
+  address_line2: z.string(),
+  postal_code: z.string(),
+  city: z.string(),
+  country_code: z.string(),
+  type: z.string(),
+});
+const organisationListOut = z.object({
+  uuid: z.string(),
+  name: z.string(),
+  created: z.string(),
+  approval_status: z.string(),
+  active: z.boolean(),
+});
+const organisationOut = z.object({
+  uuid: z.string(),
+  name: z.string(),
+  created: z.number().int(),
+  active: z.boolean(),
+  approval_status: z.string(),
+  merchant_category_code: z.string(),
+  locale: z.string(),
+  accounts: z.array(z.object({ uuid: z.string() })),
+});
+const accountListOut = z.object({
+  uuid: z.string(),
+  name: z.string(),
+  created: z.number().int(),
+  active: z.boolean(),
+  organisation_uuid: z.string(),
+});
+const accountOut = accountListOut.omit({ organisation_uuid: true }).extend({
+  organisation: z.object({ uuid: z.string(), name: z.string(), created: z.number().int(), active: z.boolean() }),
+});
+const billingDataOut = z.object({
+  organisation_name: z.string(),
+  account_name: z.string(),
+  account_holder: z.string(),
+  iban: z.string(),
+  vat_number: z.string(),
+  recipient_emails: z.array(z.string()),
+  address: addressOut.pick({
+    address_line1: true,
+    address_line2: true,
+    postal_code: true,
+    city: true,
+    country_code: true,
+  }),
+});
+const metadataOut = z.record(z.string(), z.string());
+
+const orgParams = uuidParams('organisation_uuid');
+const orgAddressParams = uuidParams('organisation_uuid', 'address_uuid');
+const accountParams = uuidParams('account_uuid');
+const accountAddressParams = uuidParams('account_uuid', 'address_uuid');
+
+function pickAddress<T extends { uuid: string }>(addresses: T[], uuid: string): T {
+  const found = addresses.find((a) => a.uuid === uuid);
+  if (!found) throw new NotFoundError('Address not found');
+  return found;
+}
+
+export const organisationsRoutes: AnyRoute[] = [
+  defineRoute({
+    method: 'GET',
+    path: '/organisations',
+    auth: 'token',
+    operationId: 'listOrganisations',
+    summary: 'List the organisations your grants cover (at most 500)',
+    responses: { 200: { description: 'Organisations (list shape)', schema: z.array(organisationListOut) } },
+    handle: async ({ principal }) => ({
+      status: 200,
+      body: (await listOrganisations(await principal())).map(organisationListShape),
+    }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/organisations/{organisation_uuid}',
+    auth: 'token',
+    operationId: 'getOrganisation',
+    summary: 'Get an organisation',
+    params: orgParams,
+    responses: { 200: { description: 'Organisation (single shape)', schema: organisationOut } },
+    handle: async ({ params, principal }) => {
+      const { organisation, visibleAccounts } = await getOrganisation(principal(), params.organisation_uuid);
+      return { status: 200, body: organisationShape(organisation, visibleAccounts) };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/organisations/{organisation_uuid}/addresses',
+    auth: 'token',
+    operationId: 'listOrganisationAddresses',
+    summary: "List an organisation's addresses",
+    params: orgParams,
+    responses: { 200: { description: 'Addresses', schema: z.array(addressOut) } },
+    handle: async ({ params, principal }) => ({
+      status: 200,
+      body: (await getOrganisationAddresses(principal(), params.organisation_uuid)).map(addressShape),
+    }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/organisations/{organisation_uuid}/addresses/{address_uuid}',
+    auth: 'token',
+    operationId: 'getOrganisationAddress',
+    summary: "Get one of an organisation's addresses",
+    params: orgAddressParams,
+    responses: { 200: { description: 'Address', schema: addressOut } },
+    handle: async ({ params, principal }) => {
+      const addresses = await getOrganisationAddresses(principal(), params.organisation_uuid);
+      return { status: 200, body: addressShape(pickAddress(addresses, params.address_uuid)) };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/organisations/{organisation_uuid}/metadata',
+    auth: 'token',
+    operationId: 'getOrganisationMetadata',
+    summary: "Get an organisation's metadata",
+    params: orgParams,
+    responses: { 200: { description: 'Flat object of strings', schema: metadataOut } },
+    handle: async ({ params, principal }) => {
+      const { organisation } = await getOrganisation(principal(), params.organisation_uuid);
+      return { status: 200, body: organisation.metadata };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/accounts',
+    auth: 'token',
+    operationId: 'listAccounts',
+    summary: 'List the accounts your grants cover',
+    query: z.object({ organisation_uuid: uuidParam.optional() }),
+    responses: { 200: { description: 'Accounts (list shape)', schema: z.array(accountListOut) } },
+    handle: async ({ query, principal }) => ({
+      status: 200,
+      body: (await listAccounts(await principal(), query.organisation_uuid)).map(accountListShape),
+    }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/accounts/{account_uuid}',
+    auth: 'token',
+    operationId: 'getAccount',
+    summary: 'Get an account',
+    params: accountParams,
+    responses: { 200: { description: 'Account (single shape)', schema: accountOut } },
+    handle: async ({ params, principal }) => {
+      const { account, organisation } = await getAccount(principal(), params.account_uuid);
+      return { status: 200, body: accountShape(account, organisation) };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/accounts/{account_uuid}/billing-data',
+    auth: 'token',
+    operationId: 'getAccountBillingData',
+    summary: "Get an account's billing data",
+    params: accountParams,
+    responses: { 200: { description: 'Billing data', schema: billingDataOut } },
+    handle: async ({ params, principal }) => {
+      const { account, organisation } = await getAccount(principal(), params.account_uuid);
+      return { status: 200, body: billingDataShape(account, organisation) };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/accounts/{account_uuid}/addresses',
+    auth: 'token',
+    operationId: 'listAccountAddresses',
+    summary: "List an account's addresses",
+    params: accountParams,
+    responses: { 200: { description: 'Addresses', schema: z.array(addressOut) } },
+    handle: async ({ params, principal }) => ({
+      status: 200,
+      body: (await getAccountAddresses(principal(), params.account_uuid)).map(addressShape),
+    }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/accounts/{account_uuid}/addresses/{address_uuid}',
+    auth: 'token',
+    operationId: 'getAccountAddress',
+    summary: "Get one of an account's addresses",
+    params: accountAddressParams,
+    responses: { 200: { description: 'Address', schema: addressOut } },
+    handle: async ({ params, principal }) => {
+      const addresses = await getAccountAddresses(principal(), params.account_uuid);
+      return { status: 200, body: addressShape(pickAddress(addresses, params.address_uuid)) };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/accounts/{account_uuid}/metadata',
+    auth: 'token',
+    operationId: 'getAccountMetadata',
+    summary: "Get an account's metadata",
+    params: accountParams,
+    responses: { 200: { description: 'Flat object of strings', schema: metadataOut } },
+    handle: async ({ params, principal }) => {
+      const { account } = await getAccount(principal(), params.account_uuid);
+      return { status: 200, body: account.metadata };
+    },
+  }),
+];

@@ -1,0 +1,179 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { db, getItem, INDEXES, key, type TransactItem, tableName } from '@svc/table';
+import { z } from 'zod';
+
+/**
+ * Organisations, accounts and their addresses.
+ *
+ * | pattern                          | index | key                                              |
+ * |----------------------------------|-------|--------------------------------------------------|
+ * | organisation by uuid             | table | pk = ORG#<uuid>, sk = ORG                        |
+ * | organisation with its addresses  | table | pk = ORG#<uuid> (whole partition)                |
+ * | account by uuid                  | table | pk = ACCOUNT#<uuid>, sk = ACCOUNT                |
+ * | account with its addresses       | table | pk = ACCOUNT#<uuid> (whole partition)            |
+ * | accounts of an organisation      | gsi1  | gsi1pk = ORG#<uuid>, gsi1sk begins ACCOUNT#      |
+ *
+ * The organisation item keeps its account uuids, so its single shape is one read.
+ */
+export const addressSchema = z.object({
+  uuid: z.string(),
+  created: z.number(),
+  type: z.string(),
+  address_line1: z.string(),
+  address_line2: z.string(),
+  postal_code: z.string(),
+  city: z.string(),
+  country_code: z.string(),
+});
+export type Address = z.infer<typeof addressSchema>;
+
+export const organisationSchema = z.object({
+  uuid: z.string(),
+  name: z.string(),
+  created: z.number(),
+  active: z.boolean(),
+  approval_status: z.enum(['approved', 'approval_pending', 'declined']),
+  merchant_category_code: z.string(),
+  locale: z.string(),
+  metadata: z.record(z.string(), z.string()),
+  account_uuids: z.array(z.string()),
+});
+export type Organisation = z.infer<typeof organisationSchema>;
+
+export const billingAddressSchema = z.object({
+  address_line1: z.string(),
+  address_line2: z.string(),
+  postal_code: z.string(),
+  city: z.string(),
+  country_code: z.string(),
+});
+
+export const billingDataSchema = z.object({
+  account_holder: z.string(),
+  iban: z.string(),
+  vat_number: z.string(),
+  recipient_emails: z.array(z.string()),
+  address: billingAddressSchema,
+});
+
+export const paymentMethodProfileSchema = z.object({
+  name: z.string(),
+  payment_method: z.string(),
+  provider: z.string(),
+});
+export type PaymentMethodProfile = z.infer<typeof paymentMethodProfileSchema>;
+
+export const accountSchema = z.object({
+  uuid: z.string(),
+  organisation_uuid: z.string(),
+  name: z.string(),
+  created: z.number(),
+  active: z.boolean(),
+  metadata: z.record(z.string(), z.string()),
+  billing_data: billingDataSchema.optional(),
+  payment_method_profiles: z.array(paymentMethodProfileSchema),
+});
+export type Account = z.infer<typeof accountSchema>;
+
+const orgKey = (uuid: string) => ({ pk: key('ORG', uuid), sk: 'ORG' });
+const accountKey = (uuid: string) => ({ pk: key('ACCOUNT', uuid), sk: 'ACCOUNT' });
+const addressSk = (uuid: string) => key('ADDRESS', uuid);
+
+export async function findOrganisation(uuid: string): Promise<Organisation | undefined> {
+  const item = await getItem(orgKey(uuid));
+  return item ? organisationSchema.parse(item) : undefined;
+}
+
+export async function findAccount(uuid: string): Promise<Account | undefined> {
+  const item = await getItem(accountKey(uuid));
+  return item ? accountSchema.parse(item) : undefined;
+}
+
+async function queryPartition(pk: string): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let cursor: Record<string, unknown> | undefined;
+  do {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': pk },
+        ConsistentRead: true,
+        ExclusiveStartKey: cursor,
+      }),
+    );
+    items.push(...(out.Items ?? []));
+    cursor = out.LastEvaluatedKey;
+  } while (cursor);
+  return items;
+}
+
+function splitOwnerAndAddresses(items: Record<string, unknown>[], ownerSk: string) {
+  const owner = items.find((item) => item.sk === ownerSk);
+  const addresses = items
+    .filter((item) => String(item.sk).startsWith('ADDRESS#'))
+    .map((item) => addressSchema.parse(item))
+    .sort((a, b) => a.created - b.created || a.uuid.localeCompare(b.uuid));
+  return { owner, addresses };
+}
+
+export async function findOrganisationWithAddresses(uuid: string) {
+  const { owner, addresses } = splitOwnerAndAddresses(await queryPartition(key('ORG', uuid)), 'ORG');
+  return owner ? { organisation: organisationSchema.parse(owner), addresses } : undefined;
+}
+
+export async function findAccountWithAddresses(uuid: string) {
+  const { owner, addresses } = splitOwnerAndAddresses(await queryPartition(key('ACCOUNT', uuid)), 'ACCOUNT');
+  return owner ? { account: accountSchema.parse(owner), addresses } : undefined;
+}
+
+export async function listAccountsOfOrganisation(organisationUuid: string): Promise<Account[]> {
+  const accounts: Account[] = [];
+  let cursor: Record<string, unknown> | undefined;
+  do {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        IndexName: INDEXES.gsi1.name,
+        KeyConditionExpression: 'gsi1pk = :pk AND begins_with(gsi1sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': key('ORG', organisationUuid), ':prefix': 'ACCOUNT#' },
+        ExclusiveStartKey: cursor,
+      }),
+    );
+    accounts.push(...(out.Items ?? []).map((item) => accountSchema.parse(item)));
+    cursor = out.LastEvaluatedKey;
+  } while (cursor);
+  return accounts;
+}
+
+export function organisationWrite(organisation: Organisation): TransactItem {
+  return { Put: { Item: { ...orgKey(organisation.uuid), entity: 'organisation', ...organisation } } };
+}
+
+export function accountWrite(account: Account): TransactItem {
+  return {
+    Put: {
+      Item: {
+        ...accountKey(account.uuid),
+        entity: 'account',
+        gsi1pk: key('ORG', account.organisation_uuid),
+        gsi1sk: key('ACCOUNT', account.uuid),
+        ...account,
+      },
+    },
+  };
+}
+
+export function addressWrite(owner: { kind: 'ORG' | 'ACCOUNT'; uuid: string }, address: Address): TransactItem {
+  return {
+    Put: {
+      Item: {
+        pk: key(owner.kind, owner.uuid),
+        sk: addressSk(address.uuid),
+        entity: 'address',
+        owner_uuid: owner.uuid,
+        ...address,
+      },
+    },
+  };
+}

@@ -1,0 +1,6 @@
+export {
+  findSourceConfiguration,
+  type SourceConfiguration,
+  saveSourceConfiguration,
+  sourceConfigurationSchema,
+} from './repository/source-configuration-repository';
