@@ -10,11 +10,11 @@ export function issuesToDetails(issues: readonly z.core.$ZodIssue[], location: '
 }
 
 function detailCode(issue: z.core.$ZodIssue, location: 'body' | 'query'): string {
+  if ((issue.input === undefined || issue.input === null) && issue.code !== 'unrecognized_keys') {
+    return location === 'query' ? 'error.validation.not_null' : 'error.validation.not_blank';
+  }
   switch (issue.code) {
     case 'invalid_type':
-      if (issue.input === undefined || issue.input === null) {
-        return location === 'query' ? 'error.validation.not_null' : 'error.validation.not_blank';
-      }
       return 'error.validation.invalid_type';
     case 'too_small':
       return issue.origin === 'string' && issue.minimum === 1

@@ -1,3 +1,6 @@
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
 /**
  * Configuration of the local runtime. The handlers read the same variables in AWS; here they
  * point the SDK at DynamoDB Local through the standard AWS_ENDPOINT_URL_* variables.
@@ -36,4 +39,31 @@ export function useLocalAws(settings: LocalSettings, dynamoEndpoint: string): vo
   process.env.SVC_DATA_DIR = settings.dataDir;
   process.env.SVC_STAGE = 'local';
   process.env.SVC_CONNECT_URL ??= `http://127.0.0.1:${settings.port}/connect`;
+}
+
+export interface RuntimeFile {
+  dynamoEndpoint: string;
+  tableName: string;
+  pid: number;
+}
+
+const runtimeFile = (dataDir: string) => join(dataDir, 'runtime.json');
+
+export function writeRuntimeFile(dataDir: string, info: RuntimeFile): void {
+  writeFileSync(runtimeFile(dataDir), JSON.stringify(info));
+}
+
+export function removeRuntimeFile(dataDir: string): void {
+  rmSync(runtimeFile(dataDir), { force: true });
+}
+
+/** The running local service's DynamoDB endpoint, if one is up on this data directory. */
+export function readRuntimeFile(dataDir: string): RuntimeFile | undefined {
+  try {
+    const info = JSON.parse(readFileSync(runtimeFile(dataDir), 'utf8')) as RuntimeFile;
+    process.kill(info.pid, 0);
+    return info;
+  } catch {
+    return undefined;
+  }
 }

@@ -1,3 +1,6 @@
+// The SDK warns that Node 20 support ends in 2027; the Lambda runtime is Node 22 already.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
 import { readSettings } from './environment';
 import { startService } from './runtime';
 

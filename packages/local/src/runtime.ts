@@ -6,7 +6,7 @@ import { applySeed, DEMO_SEED, parseSeed, type SeedFile, type SeedSummary } from
 import { createTableIfMissing } from '@svc/table';
 import { startBackgroundTimers, stopBackgroundTimers } from './background';
 import { startDynamoDbLocal } from './dynamodb-local';
-import { type LocalSettings, useLocalAws } from './environment';
+import { type LocalSettings, removeRuntimeFile, useLocalAws, writeRuntimeFile } from './environment';
 import { createGateway, type Gateway } from './gateway';
 
 export interface RunningService {
@@ -28,6 +28,13 @@ export async function startService(settings: LocalSettings): Promise<RunningServ
     const gateway = await createGateway({ enableControl: true });
     const server: Server = await gateway.listen(settings.port);
     const { port } = server.address() as AddressInfo;
+    // Lets `pnpm ops` reach this DynamoDB Local while the service runs.
+    if (!settings.inMemory)
+      writeRuntimeFile(settings.dataDir, {
+        dynamoEndpoint: dynamo.endpoint,
+        tableName: settings.tableName,
+        pid: process.pid,
+      });
     startBackgroundTimers((task, error) => logger.error('Background task failed', { task, error: error as Error }));
     return {
       url: `http://127.0.0.1:${port}`,
@@ -38,6 +45,7 @@ export async function startService(settings: LocalSettings): Promise<RunningServ
         stopBackgroundTimers();
         server.closeAllConnections();
         await new Promise<void>((done) => server.close(() => done()));
+        if (!settings.inMemory) removeRuntimeFile(settings.dataDir);
         await dynamo.stop();
       },
     };

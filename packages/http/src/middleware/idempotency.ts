@@ -52,7 +52,10 @@ export function idempotency(): MiddlewareObj<StackEvent, StackResult> {
     before: async (request) => {
       const { event } = request;
       const idempotencyKey = event.headers['idempotency-key'];
+      // Keys are scoped per client, so only authenticated POSTs take part (a token response is
+      // never stored).
       if (event.requestContext.http.method !== 'POST' || idempotencyKey === undefined) return;
+      if (event.svc.route.auth === 'none' || !event.svc.clientId) return;
       if (idempotencyKey.length === 0 || idempotencyKey.length > MAX_KEY_LENGTH) {
         throw ValidationError.field(
           'Idempotency-Key',
@@ -60,8 +63,7 @@ export function idempotency(): MiddlewareObj<StackEvent, StackResult> {
           `Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} characters`,
         );
       }
-      const scope = event.svc.clientId ?? 'anonymous';
-      const recordKey = { pk: key('IDEMPOTENCY', scope, sha256(idempotencyKey)), sk: 'RECORD' };
+      const recordKey = { pk: key('IDEMPOTENCY', event.svc.clientId, sha256(idempotencyKey)), sk: 'RECORD' };
       const fingerprint = sha256(`${event.requestContext.http.method}\n${event.rawPath}\n${event.svc.rawBody}`);
       const state: IdempotencyState = { recordKey, fingerprint };
       const at = now();

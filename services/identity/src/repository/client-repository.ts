@@ -71,7 +71,9 @@ export async function saveClient(client: ClientRecord): Promise<void> {
  * writer got there first, so concurrent grant changes never overwrite each other.
  */
 export async function updateGrants(clientId: string, change: (grants: Grant[]) => Grant[]): Promise<Grant[]> {
-  for (let attempt = 0; attempt < 10; attempt++) {
+  for (let attempt = 0; attempt < 40; attempt++) {
+    // Jittered back-off between tries spreads out writers that collided.
+    if (attempt > 0) await new Promise((r) => setTimeout(r, Math.random() * Math.min(200, 10 * 2 ** attempt)));
     const item = await getItem(clientKey(clientId));
     if (!item) throw new Error(`No client ${clientId}`);
     const current = clientItemSchema.parse(item);

@@ -1,0 +1,88 @@
+import { RemovalPolicy } from 'aws-cdk-lib';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+
+/**
+ * Everything that differs between deployed stages. Stacks read only this; a stage is never
+ * recognised by its name inside a construct, so what runs in prod is what was tested in dev.
+ */
+export const STAGE_NAMES = ['dev', 'staging', 'prod'] as const;
+export type StageName = (typeof STAGE_NAMES)[number];
+
+/** EventBridge Scheduler's rate syntax, checked by the compiler rather than at deploy time. */
+export type RateExpression = `rate(${number} ${'minute' | 'minutes' | 'hour' | 'hours' | 'day' | 'days'})`;
+
+export interface AlarmConfig {
+  /** Off where nobody is paged: alarms nobody watches only cost money. */
+  enabled: boolean;
+  /** API Gateway 5xx responses per five minutes that breach. */
+  apiServerErrors: number;
+  /** Errors of any one function per five minutes that breach. */
+  functionErrors: number;
+}
+
+export interface CustomDomainConfig {
+  /** e.g. `api.example.org`; DNS stays outside this app (no hosted-zone lookups offline). */
+  name: string;
+  /** ACM certificate for `name`, in the stack's region. */
+  certificateArn: string;
+}
+
+export interface StageConfig {
+  name: StageName;
+  logRetention: RetentionDays;
+  /** Applies to the table, the signing-key secret and every log group. */
+  removalPolicy: RemovalPolicy;
+  pointInTimeRecovery: boolean;
+  deletionProtection: boolean;
+  alarms: AlarmConfig;
+  /** Stage-wide API Gateway throttle (requests per second and burst). */
+  throttle: { rateLimit: number; burstLimit: number };
+  /** How often the billing run starts (EventBridge Scheduler). */
+  billingSchedule: RateExpression;
+  /**
+   * Bump to rotate the JWT signing key on the next deploy: a new key signs, the previous one
+   * keeps verifying tokens it issued until they expire.
+   */
+  signingKeyRotation: number;
+  domain?: CustomDomainConfig;
+}
+
+export const STAGES: Readonly<Record<StageName, StageConfig>> = {
+  dev: {
+    name: 'dev',
+    logRetention: RetentionDays.ONE_WEEK,
+    removalPolicy: RemovalPolicy.DESTROY,
+    pointInTimeRecovery: false,
+    deletionProtection: false,
+    alarms: { enabled: false, apiServerErrors: 10, functionErrors: 10 },
+    throttle: { rateLimit: 50, burstLimit: 100 },
+    billingSchedule: 'rate(15 minutes)',
+    signingKeyRotation: 1,
+  },
+  staging: {
+    name: 'staging',
+    logRetention: RetentionDays.ONE_MONTH,
+    removalPolicy: RemovalPolicy.DESTROY,
+    pointInTimeRecovery: false,
+    deletionProtection: false,
+    alarms: { enabled: true, apiServerErrors: 10, functionErrors: 5 },
+    throttle: { rateLimit: 100, burstLimit: 200 },
+    billingSchedule: 'rate(15 minutes)',
+    signingKeyRotation: 1,
+  },
+  prod: {
+    name: 'prod',
+    logRetention: RetentionDays.ONE_YEAR,
+    removalPolicy: RemovalPolicy.RETAIN,
+    pointInTimeRecovery: true,
+    deletionProtection: true,
+    alarms: { enabled: true, apiServerErrors: 5, functionErrors: 1 },
+    throttle: { rateLimit: 500, burstLimit: 1000 },
+    billingSchedule: 'rate(15 minutes)',
+    signingKeyRotation: 1,
+  },
+};
+
+export function isStageName(value: unknown): value is StageName {
+  return typeof value === 'string' && (STAGE_NAMES as readonly string[]).includes(value);
+}

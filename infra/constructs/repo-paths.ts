@@ -1,0 +1,15 @@
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The monorepo root: esbuild bundles from here and resolves workspace packages through its
+ * node_modules, and DOMAINS' entries are relative to it.
+ */
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** pnpm's lock file; NodejsFunction reads it to pick pnpm for the (local) bundling step. */
+export const LOCK_FILE = join(REPO_ROOT, 'pnpm-lock.yaml');
+
+export function fromRepoRoot(relativePath: string): string {
+  return resolve(REPO_ROOT, relativePath);
+}

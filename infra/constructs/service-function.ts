@@ -1,0 +1,78 @@
+import { Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { fromRepoRoot, LOCK_FILE, REPO_ROOT } from './repo-paths';
+
+export interface ServiceFunctionProps {
+  /** The handler's source file, relative to the repository root (as in DOMAINS). */
+  entry: string;
+  description: string;
+  memoryMb: number;
+  timeout?: Duration;
+  environment?: Record<string, string>;
+  logRetention: RetentionDays;
+  removalPolicy: RemovalPolicy;
+}
+
+/**
+ * A Lambda function with this repo's defaults fixed once: Node 22 on arm64, an ESM bundle built
+ * by the local esbuild (never Docker, so synth works offline), its own log group with the stage's
+ * retention, and its own role that may write only to that log group until a grant adds more.
+ */
+export class ServiceFunction extends Construct {
+  readonly function: NodejsFunction;
+  readonly role: Role;
+  readonly logGroup: LogGroup;
+
+  constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
+    super(scope, id);
+    this.logGroup = new LogGroup(this, 'Logs', {
+      retention: props.logRetention,
+      removalPolicy: props.removalPolicy,
+    });
+    // Not AWSLambdaBasicExecutionRole: that managed policy may write to every log group.
+    this.role = new Role(this, 'Role', {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `${props.description} (execution role)`,
+    });
+    this.logGroup.grantWrite(this.role);
+
+    this.function = new NodejsFunction(this, 'Function', {
+      entry: fromRepoRoot(props.entry),
+      handler: 'handler',
+      description: props.description,
+      runtime: Runtime.NODEJS_22_X,
+      architecture: Architecture.ARM_64,
+      memorySize: props.memoryMb,
+      timeout: props.timeout ?? Duration.seconds(15),
+      role: this.role,
+      logGroup: this.logGroup,
+      projectRoot: REPO_ROOT,
+      depsLockFilePath: LOCK_FILE,
+      environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
+      bundling: {
+        format: OutputFormat.ESM,
+        target: 'node22',
+        minify: true,
+        sourceMap: true,
+        // Stack traces need names and lines, not the sources; keeps the bundle small.
+        sourcesContent: false,
+        mainFields: ['module', 'main'],
+        // The SDK versions the tests ran against (the lock file's), not whatever the runtime ships.
+        bundleAwsSDK: true,
+        // CommonJS dependencies bundled into ESM still call require() for Node built-ins.
+        banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+        forceDockerBundling: false,
+      },
+    });
+
+    Validations.of(this.function).acknowledge({
+      id: 'AwsSolutions-L1',
+      reason:
+        'Node.js 22 is the runtime the design fixes for every function (esbuild target node22); moving to a newer runtime is a deliberate, tested upgrade, not a default.',
+    });
+  }
+}

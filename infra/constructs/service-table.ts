@@ -1,0 +1,65 @@
+import { INDEXES, KEY, KEY_ATTRIBUTES, TTL_ATTRIBUTE } from '@svc/table';
+import { Validations } from 'aws-cdk-lib';
+import {
+  type Attribute,
+  AttributeType,
+  BillingMode,
+  ProjectionType,
+  StreamViewType,
+  Table,
+  TableEncryption,
+} from 'aws-cdk-lib/aws-dynamodb';
+import { Construct } from 'constructs';
+import type { StageConfig } from '../config/stages';
+
+export interface ServiceTableProps {
+  stage: StageConfig;
+}
+
+/**
+ * The single table, built from @svc/table's definition (the same one DynamoDB Local's
+ * CreateTable uses), so keys and indexes cannot drift between local runs and AWS.
+ */
+export class ServiceTable extends Construct {
+  readonly table: Table;
+
+  constructor(scope: Construct, id: string, props: ServiceTableProps) {
+    super(scope, id);
+    const { stage } = props;
+    this.table = new Table(this, 'Table', {
+      partitionKey: attribute(KEY.partition),
+      sortKey: attribute(KEY.sort),
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      // The stream carries outbox items to the event pipeline; it needs both images.
+      stream: StreamViewType.NEW_AND_OLD_IMAGES,
+      timeToLiveAttribute: TTL_ATTRIBUTE,
+      // The aws/dynamodb key: encrypted with KMS and visible in CloudTrail, without a key
+      // policy to maintain or a monthly key charge.
+      encryption: TableEncryption.AWS_MANAGED,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: stage.pointInTimeRecovery },
+      deletionProtection: stage.deletionProtection,
+      removalPolicy: stage.removalPolicy,
+    });
+    for (const index of Object.values(INDEXES)) {
+      this.table.addGlobalSecondaryIndex({
+        indexName: index.name,
+        partitionKey: attribute(index.partition),
+        sortKey: attribute(index.sort),
+        // Overloaded indexes serve many entities; each reads whole items from them.
+        projectionType: ProjectionType.ALL,
+      });
+    }
+    if (!stage.pointInTimeRecovery) {
+      Validations.of(this.table).acknowledge({
+        id: 'AwsSolutions-DDB3',
+        reason: `Stage ${stage.name} holds disposable test data; point-in-time recovery is on where real data lives (stage config: prod).`,
+      });
+    }
+  }
+}
+
+function attribute(name: string): Attribute {
+  const definition = KEY_ATTRIBUTES.find((candidate) => candidate.name === name);
+  if (!definition) throw new Error(`@svc/table defines no key attribute ${name}`);
+  return { name, type: definition.type === 'N' ? AttributeType.NUMBER : AttributeType.STRING };
+}

@@ -1,0 +1,60 @@
+import { type DomainName, ROUTE_TABLE, type RouteEntry } from '@svc/api';
+import { INDEXES } from '@svc/table';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+
+export type TableAccess = 'none' | 'read' | 'readWrite';
+
+const RANK: Record<TableAccess, number> = { none: 0, read: 1, readWrite: 2 };
+
+/** What the code sends (GetCommand, BatchGetCommand, QueryCommand). Nothing scans on a request path. */
+export const TABLE_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'] as const;
+
+/** Put/Update/Delete, and the parts of TransactWriteItems (which IAM checks per operation). */
+export const TABLE_WRITE_ACTIONS = [
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:BatchWriteItem',
+  'dynamodb:ConditionCheckItem',
+] as const;
+
+/**
+ * Table access a domain's own handlers need beyond what its routes imply. Identity's token route
+ * takes no token, yet it writes: it publishes the signing keys' public halves and keeps clients.
+ */
+const OWN_ACCESS: Partial<Record<DomainName, TableAccess>> = {
+  identity: 'readWrite',
+};
+
+/**
+ * Least privilege derived from the route table, so a domain added there gets the right grant:
+ * authenticated routes read the caller's client item and the public signing keys; authenticated
+ * POSTs also write idempotency records. A domain serving neither gets no table access at all.
+ */
+export function tableAccessFor(domain: DomainName, routes: readonly RouteEntry[] = ROUTE_TABLE): TableAccess {
+  const authenticated = routes.filter((entry) => entry.domain === domain && entry.route.auth === 'token');
+  const fromRoutes: TableAccess = authenticated.some((entry) => entry.route.method === 'POST')
+    ? 'readWrite'
+    : authenticated.length > 0
+      ? 'read'
+      : 'none';
+  const own = OWN_ACCESS[domain] ?? 'none';
+  return RANK[own] > RANK[fromRoutes] ? own : fromRoutes;
+}
+
+/**
+ * Grants exactly `access` on the table and, for queries, on each named index from @svc/table
+ * (no `index/*` wildcard, so a new index is a reviewed change here too).
+ */
+export function grantTableAccess(table: ITable, grantee: IGrantable, access: TableAccess): void {
+  if (access === 'none') return;
+  const actions: string[] = [...TABLE_READ_ACTIONS, ...(access === 'readWrite' ? TABLE_WRITE_ACTIONS : [])];
+  grantee.grantPrincipal.addToPrincipalPolicy(new PolicyStatement({ actions, resources: [table.tableArn] }));
+  grantee.grantPrincipal.addToPrincipalPolicy(
+    new PolicyStatement({
+      actions: ['dynamodb:Query'],
+      resources: Object.values(INDEXES).map((index) => `${table.tableArn}/index/${index.name}`),
+    }),
+  );
+}

@@ -1,0 +1,1 @@
+export { runOps } from './main';

@@ -1,0 +1,75 @@
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import type { Grant, Role } from '@svc/core';
+import { createClient } from '@svc/identity';
+import { applySeed, parseSeed } from '@svc/seed';
+import { openTarget } from './target';
+
+const USAGE = `Usage:
+  pnpm ops seed --file <seed.json> [--stage <stage>] [--table <name>]
+  pnpm ops clients create [--role customer|operator] [--grant <org uuid>[:<account uuid>]]... [--id <client id>] [--stage <stage>] [--table <name>]
+
+Without --stage the local data directory (SVC_DATA_DIR, default .data) is used.`;
+
+export async function runOps(argv: string[], out: (line: string) => void = console.log): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      file: { type: 'string' },
+      stage: { type: 'string' },
+      table: { type: 'string' },
+      role: { type: 'string' },
+      grant: { type: 'string', multiple: true },
+      id: { type: 'string' },
+      help: { type: 'boolean' },
+    },
+  });
+  const command = positionals.join(' ');
+  if (values.help || (command !== 'seed' && command !== 'clients create')) {
+    out(USAGE);
+    if (!values.help) throw new Error(`Unknown command: ${command || '(none)'}`);
+    return;
+  }
+  const grants = (values.grant ?? []).map(parseGrant);
+  const role = values.role ?? 'customer';
+  if (role !== 'customer' && role !== 'operator') throw new Error('--role is customer or operator');
+  if (command === 'seed' && !values.file) throw new Error('seed needs --file');
+  const seed = values.file ? parseSeed(JSON.parse(readFileSync(values.file, 'utf8'))) : undefined;
+
+  const target = await openTarget({ stage: values.stage, table: values.table });
+  try {
+    if (seed) {
+      const summary = await applySeed(seed);
+      out(`Applied seed to ${target.description}: ${JSON.stringify(summary)}`);
+    } else {
+      const created = await createClient({
+        role: role as Role,
+        grants,
+        ...(values.id ? { client_id: values.id } : {}),
+      });
+      out(`Created client on ${target.description}. The secret is shown only now:`);
+      out(`client_id=${created.client_id}`);
+      out(`client_secret=${created.client_secret}`);
+    }
+  } finally {
+    await target.close();
+  }
+}
+
+const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function parseGrant(text: string): Grant {
+  const [organisation, account, ...rest] = text.split(':');
+  if (!organisation || !GUID.test(organisation) || rest.length > 0 || (account !== undefined && !GUID.test(account))) {
+    throw new Error(`--grant takes <org uuid>[:<account uuid>], got ${text}`);
+  }
+  return account ? { organisation_uuid: organisation, account_uuid: account } : { organisation_uuid: organisation };
+}
+
+if (process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/'))) {
+  runOps(process.argv.slice(2)).catch((error: unknown) => {
+    console.error(error instanceof Error ? error.message : String(error));
+    process.exit(1);
+  });
+}

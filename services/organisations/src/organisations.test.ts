@@ -1,0 +1,170 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { call, DEMO, seedDemo, tokenFor } from '../../../test/support/api';
+import { createClient } from '../../identity/src/index';
+
+let token: string;
+let otherToken: string;
+
+beforeAll(async () => {
+  await seedDemo();
+  token = await tokenFor(DEMO.client);
+  otherToken = await tokenFor(DEMO.otherClient);
+});
+
+describe('organisations', () => {
+  it('lists only what the grants cover, in the list shape with created as a string', async () => {
+    const response = await call('GET', '/organisations', { token });
+    expect(response.status).toBe(200);
+    expect(response.json).toEqual([
+      {
+        uuid: DEMO.org,
+        name: 'Demo Foundation',
+        created: expect.stringMatching(/^\d+$/),
+        approval_status: 'approved',
+        active: true,
+      },
+    ]);
+  });
+
+  it('returns the single shape with accounts and an integer created', async () => {
+    const response = await call('GET', `/organisations/${DEMO.org}`, { token });
+    expect(response.status).toBe(200);
+    expect(response.json).toEqual({
+      uuid: DEMO.org,
+      name: 'Demo Foundation',
+      created: expect.any(Number),
+      active: true,
+      approval_status: 'approved',
+      merchant_category_code: '8398',
+      locale: 'de_CH',
+      accounts: [{ uuid: DEMO.account }, { uuid: DEMO.secondAccount }],
+    });
+  });
+
+  it('serves addresses, one address and metadata', async () => {
+    const list = await call('GET', `/organisations/${DEMO.org}/addresses`, { token });
+    expect(list.status).toBe(200);
+    expect(list.json).toEqual([
+      {
+        uuid: DEMO.orgAddress,
+        created: expect.any(Number),
+        address_line1: 'Bahnhofstrasse 1',
+        address_line2: '',
+        postal_code: '8001',
+        city: 'Zürich',
+        country_code: 'CH',
+        type: 'billing',
+      },
+    ]);
+    const one = await call('GET', `/organisations/${DEMO.org}/addresses/${DEMO.orgAddress}`, { token });
+    expect(one.json).toEqual(list.json[0]);
+    const metadata = await call('GET', `/organisations/${DEMO.org}/metadata`, { token });
+    expect(metadata.json).toEqual({ crm: 'demo' });
+  });
+
+  it('answers 403 across tenants on every organisation path', async () => {
+    for (const path of [
+      `/organisations/${DEMO.otherOrg}`,
+      `/organisations/${DEMO.otherOrg}/addresses`,
+      `/organisations/${DEMO.otherOrg}/metadata`,
+      `/accounts/${DEMO.otherAccount}`,
+      `/accounts/${DEMO.otherAccount}/billing-data`,
+      `/accounts/${DEMO.otherAccount}/addresses`,
+      `/accounts/${DEMO.otherAccount}/metadata`,
+      `/accounts?organisation_uuid=${DEMO.otherOrg}`,
+    ]) {
+      const response = await call('GET', path, { token });
+      expect(response.status, path).toBe(403);
+      expect(response.json.error).toMatchObject({ http_code: 403, code: 'forbidden' });
+      expect(response.json.request_id).toBe(response.headers['x-request-id']);
+    }
+    expect((await call('GET', `/organisations/${DEMO.org}`, { token: otherToken })).status).toBe(403);
+  });
+
+  it('answers 404 for unknown and malformed uuids', async () => {
+    const unknown = '11111111-2222-4333-8444-555555555555';
+    for (const path of [
+      `/organisations/${unknown}`,
+      `/organisations/${unknown}/addresses`,
+      `/organisations/${DEMO.org}/addresses/${unknown}`,
+      `/accounts/${unknown}`,
+      `/accounts/${DEMO.account}/addresses/${unknown}`,
+      '/organisations/not-a-uuid',
+      '/organisations/not-a-uuid/metadata',
+      '/accounts/123',
+      `/organisations/${DEMO.org}/addresses/xyz`,
+    ]) {
+      const response = await call('GET', path, { token });
+      expect(response.status, path).toBe(404);
+      expect(response.json.error).toMatchObject({ http_code: 404, code: 'not_found' });
+    }
+  });
+});
+
+describe('accounts', () => {
+  it('lists accounts in the list shape, filtered by organisation', async () => {
+    const all = await call('GET', '/accounts', { token });
+    expect(all.status).toBe(200);
+    expect(all.json.map((a: { uuid: string }) => a.uuid).sort()).toEqual([DEMO.account, DEMO.secondAccount].sort());
+    expect(all.json[0]).toEqual({
+      uuid: expect.any(String),
+      name: expect.any(String),
+      created: expect.any(Number),
+      active: true,
+      organisation_uuid: DEMO.org,
+    });
+    const filtered = await call('GET', `/accounts?organisation_uuid=${DEMO.org}`, { token });
+    expect(filtered.json).toEqual(all.json);
+  });
+
+  it('returns the single shape with the organisation object in place of organisation_uuid', async () => {
+    const response = await call('GET', `/accounts/${DEMO.account}`, { token });
+    expect(response.json).toEqual({
+      uuid: DEMO.account,
+      name: 'Main account',
+      created: expect.any(Number),
+      active: true,
+      organisation: { uuid: DEMO.org, name: 'Demo Foundation', created: expect.any(Number), active: true },
+    });
+  });
+
+  it('returns billing data with the organisation and account names', async () => {
+    const response = await call('GET', `/accounts/${DEMO.account}/billing-data`, { token });
+    expect(response.json).toEqual({
+      organisation_name: 'Demo Foundation',
+      account_name: 'Main account',
+      account_holder: 'Demo Foundation',
+      iban: 'CH93 0076 2011 6238 5295 7',
+      vat_number: 'CHE-123.456.789 MWST',
+      recipient_emails: ['finance@example.org'],
+      address: {
+        address_line1: 'Bahnhofstrasse 1',
+        address_line2: '',
+        postal_code: '8001',
+        city: 'Zürich',
+        country_code: 'CH',
+      },
+    });
+    expect((await call('GET', `/accounts/${DEMO.secondAccount}/metadata`, { token })).json).toEqual({
+      purpose: 'events',
+    });
+    expect((await call('GET', `/accounts/${DEMO.account}/addresses`, { token })).json).toEqual([]);
+  });
+
+  it('limits an account-level grant to that account', async () => {
+    const created = await createClient({ grants: [{ organisation_uuid: DEMO.org, account_uuid: DEMO.account }] });
+    const narrow = await tokenFor({ id: created.client_id, secret: created.client_secret });
+    expect((await call('GET', `/accounts/${DEMO.account}`, { token: narrow })).status).toBe(200);
+    expect((await call('GET', `/accounts/${DEMO.secondAccount}`, { token: narrow })).status).toBe(403);
+    const accounts = await call('GET', '/accounts', { token: narrow });
+    expect(accounts.json.map((a: { uuid: string }) => a.uuid)).toEqual([DEMO.account]);
+    const organisation = await call('GET', `/organisations/${DEMO.org}`, { token: narrow });
+    expect(organisation.json.accounts).toEqual([{ uuid: DEMO.account }]);
+  });
+
+  it('rejects a malformed organisation_uuid filter with 400', async () => {
+    const response = await call('GET', '/accounts?organisation_uuid=nope', { token });
+    expect(response.status).toBe(400);
+    expect(response.json.error.message[0].property).toBe('organisation_uuid');
+  });
+});

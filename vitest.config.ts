@@ -1,0 +1,18 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: [
+      'packages/*/src/**/*.test.ts',
+      'services/*/src/**/*.test.ts',
+      'infra/test/**/*.test.ts',
+      'test/**/*.test.ts',
+    ],
+    globalSetup: ['test/support/global-setup.ts'],
+    setupFiles: ['test/support/table-per-file.ts'],
+    pool: 'forks',
+    testTimeout: 30_000,
+    hookTimeout: 120_000,
+    reporters: ['default'],
+  },
+});
