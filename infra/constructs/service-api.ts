@@ -21,7 +21,8 @@ import type { StageConfig } from '../config/stages';
 export interface ServiceApiProps {
   stage: StageConfig;
   routes: readonly RouteEntry[];
-  functions: Readonly<Record<ServiceDomain, IFunction>>;
+  /** The Lambda serving a domain's routes. */
+  functionFor: (domain: ServiceDomain) => IFunction;
 }
 
 /** One access-log line per request, as JSON so CloudWatch Logs Insights can query its fields. */
@@ -80,7 +81,7 @@ export class ServiceApi extends Construct {
       if (!integration) {
         // One invoke permission per function rather than per route: a Lambda resource policy
         // is capped at 20 KB, and the route table only grows.
-        integration = new HttpLambdaIntegration(`${domain}-integration`, props.functions[domain], {
+        integration = new HttpLambdaIntegration(`${domain}-integration`, props.functionFor(domain), {
           scopePermissionToRoute: false,
         });
         integrations.set(domain, integration);

@@ -17,6 +17,7 @@ const lines = [
   `svc is running at ${url}  (data: ${settings.inMemory ? 'in memory' : settings.dataDir})`,
   `  health   ${url}/health`,
   `  API docs ${url}/docs  (${url}/openapi.json)`,
+  `  store    DynamoDB Local at ${service.dynamoEndpoint}, table ${settings.tableName}`,
   `  seed     ${summary.organisations} organisations, ${summary.accounts} accounts, ${summary.clients} clients, ${summary.partners} partners${settings.seedFile ? ` from ${settings.seedFile}` : ' (built-in demo seed)'}`,
   '',
   settings.seedFile ? 'Clients (secrets as in your seed file):' : 'Demo credentials:',

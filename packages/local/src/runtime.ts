@@ -11,6 +11,7 @@ import { createGateway, type Gateway } from './gateway';
 
 export interface RunningService {
   url: string;
+  dynamoEndpoint: string;
   gateway: Gateway;
   seed: SeedFile;
   summary: SeedSummary;
@@ -38,6 +39,7 @@ export async function startService(settings: LocalSettings): Promise<RunningServ
     startBackgroundTimers((task, error) => logger.error('Background task failed', { task, error: error as Error }));
     return {
       url: `http://127.0.0.1:${port}`,
+      dynamoEndpoint: dynamo.endpoint,
       gateway,
       seed,
       summary,

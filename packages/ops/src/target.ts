@@ -26,10 +26,12 @@ export async function openTarget(options: { stage?: string; table?: string }): P
   const running = readRuntimeFile(settings.dataDir);
   if (running) {
     useLocalAws({ ...settings, tableName: running.tableName }, running.dynamoEndpoint);
+    resetDbClient();
     return { description: `the running local service (${running.dynamoEndpoint})`, close: async () => undefined };
   }
   const dynamo = await startDynamoDbLocal({ dataDir: settings.dataDir });
   useLocalAws(settings, dynamo.endpoint);
+  resetDbClient();
   await createTableIfMissing(settings.tableName);
   return {
     description: `local data in ${settings.dataDir}`,

@@ -6,7 +6,7 @@ import {
   accountWrite,
   addressWrite,
   billingAddressSchema,
-  findAccount,
+  findAccountWithAddresses,
   findOrganisationWithAddresses,
   paymentMethodProfileSchema,
 } from '../repository/organisation-repository';
@@ -69,7 +69,8 @@ export async function upsertOrganisation(seed: OrganisationSeed): Promise<void> 
   const at = now();
   const existing = await findOrganisationWithAddresses(seed.uuid);
   const createdOf = new Map(existing?.addresses.map((a) => [a.uuid, a.created]) ?? []);
-  const existingAccounts = await Promise.all(seed.accounts.map((a) => findAccount(a.uuid)));
+  const existingAccounts = await Promise.all(seed.accounts.map((a) => findAccountWithAddresses(a.uuid)));
+  for (const found of existingAccounts) for (const a of found?.addresses ?? []) createdOf.set(a.uuid, a.created);
   const accountUuids = [
     ...new Set([...(existing?.organisation.account_uuids ?? []), ...seed.accounts.map((a) => a.uuid)]),
   ];
@@ -100,7 +101,7 @@ export async function upsertOrganisation(seed: OrganisationSeed): Promise<void> 
     })),
   ];
   seed.accounts.forEach((a, index) => {
-    const previous = existingAccounts[index];
+    const previous = existingAccounts[index]?.account;
     if (previous && previous.organisation_uuid !== seed.uuid) {
       throw new Error(`Account ${a.uuid} belongs to organisation ${previous.organisation_uuid}`);
     }
@@ -116,7 +117,12 @@ export async function upsertOrganisation(seed: OrganisationSeed): Promise<void> 
     };
     writes.push({ item: accountWrite(account) });
     for (const address of a.addresses) {
-      writes.push({ item: addressWrite({ kind: 'ACCOUNT', uuid: a.uuid }, { ...address, created: at }) });
+      writes.push({
+        item: addressWrite(
+          { kind: 'ACCOUNT', uuid: a.uuid },
+          { ...address, created: createdOf.get(address.uuid) ?? at },
+        ),
+      });
     }
   });
   for (let i = 0; i < writes.length; i += 100) await transactWrite(writes.slice(i, i + 100));

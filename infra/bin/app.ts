@@ -1,0 +1,3 @@
+import { createServiceApp } from '../stacks/service-app';
+
+createServiceApp().app.synth();

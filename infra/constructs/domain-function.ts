@@ -1,0 +1,49 @@
+import { DOMAINS, type DomainName } from '@svc/api';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import type { Construct } from 'constructs';
+import type { StageConfig } from '../config/stages';
+import { ServiceFunction } from './service-function';
+import { grantTableAccess, type TableAccess, tableAccessFor } from './table-access';
+
+export interface DomainFunctionProps {
+  domain: DomainName;
+  stage: StageConfig;
+  table: ITable;
+  /** Variables only this domain reads (identity: the signing key secret). */
+  environment?: Record<string, string>;
+}
+
+/**
+ * A domain's one Lambda, behind all of its routes: the entry and memory come from DOMAINS, the
+ * table access from the route table (see tableAccessFor), the environment is what the code reads.
+ */
+export class DomainFunction extends ServiceFunction {
+  readonly domain: DomainName;
+  readonly tableAccess: TableAccess;
+
+  constructor(scope: Construct, id: string, props: DomainFunctionProps) {
+    const { domain, stage, table } = props;
+    const { entry, memoryMb } = DOMAINS[domain];
+    super(scope, id, {
+      entry,
+      memoryMb,
+      description: `svc fundraising ${domain} domain (${stage.name})`,
+      environment: {
+        SVC_TABLE_NAME: table.tableName,
+        SVC_STAGE: stage.name,
+        POWERTOOLS_SERVICE_NAME: domain,
+        ...props.environment,
+      },
+      logRetention: stage.logRetention,
+      removalPolicy: stage.removalPolicy,
+    });
+    this.domain = domain;
+    this.tableAccess = tableAccessFor(domain);
+    grantTableAccess(table, this.role, this.tableAccess);
+  }
+}
+
+/** DOMAINS' keys, typed: every domain listed there gets a function, new ones included. */
+export function domainNames(): DomainName[] {
+  return Object.keys(DOMAINS).filter((name): name is DomainName => name in DOMAINS);
+}

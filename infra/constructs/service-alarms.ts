@@ -1,0 +1,53 @@
+import { Duration } from 'aws-cdk-lib';
+import type { IHttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
+import { Alarm, ComparisonOperator, type Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { Construct } from 'constructs';
+import type { AlarmConfig } from '../config/stages';
+
+export interface ServiceAlarmsProps {
+  alarms: AlarmConfig;
+  api: IHttpApi;
+  /** Functions to watch, by a readable name (the domain). */
+  functions: Readonly<Record<string, IFunction>>;
+}
+
+const PERIOD = Duration.minutes(5);
+
+/**
+ * Errors the caller sees (the API's 5xx) and errors per function, so an alarm names the domain.
+ * Missing data is fine: no traffic is no failure.
+ */
+export class ServiceAlarms extends Construct {
+  readonly apiServerErrors: Alarm;
+  readonly functionErrors: Alarm[];
+
+  constructor(scope: Construct, id: string, props: ServiceAlarmsProps) {
+    super(scope, id);
+    this.apiServerErrors = this.alarm(
+      'ApiServerErrors',
+      props.api.metricServerError({ period: PERIOD, statistic: 'Sum' }),
+      props.alarms.apiServerErrors,
+      'API Gateway answered 5xx',
+    );
+    this.functionErrors = Object.entries(props.functions).map(([name, fn]) =>
+      this.alarm(
+        `FunctionErrors-${name}`,
+        fn.metricErrors({ period: PERIOD, statistic: 'Sum' }),
+        props.alarms.functionErrors,
+        `The ${name} function threw or timed out`,
+      ),
+    );
+  }
+
+  private alarm(id: string, metric: Metric, threshold: number, what: string): Alarm {
+    return new Alarm(this, id, {
+      metric,
+      threshold,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+      alarmDescription: `${what}: at least ${threshold} in ${PERIOD.toMinutes()} minutes`,
+    });
+  }
+}

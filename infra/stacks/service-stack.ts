@@ -1,0 +1,72 @@
+import { ROUTE_TABLE } from '@svc/api';
+import { CfnOutput, Stack, type StackProps, Tags } from 'aws-cdk-lib';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { Construct } from 'constructs';
+import type { StageConfig } from '../config/stages';
+import { DomainFunction, domainNames } from '../constructs/domain-function';
+import { ServiceAlarms } from '../constructs/service-alarms';
+import { ServiceApi } from '../constructs/service-api';
+import { ServiceTable } from '../constructs/service-table';
+import { SigningKeys } from '../constructs/signing-keys';
+
+export interface ServiceStackProps extends StackProps {
+  stage: StageConfig;
+}
+
+/**
+ * One stage of the service: the table, one Lambda per domain behind the HTTP API, the signing
+ * key secret, and the alarms. Everything stage-specific comes from `props.stage`.
+ */
+export class ServiceStack extends Stack {
+  readonly table: ServiceTable;
+  readonly api: ServiceApi;
+  readonly functions: ReadonlyMap<string, DomainFunction>;
+  readonly signingKeys: SigningKeys;
+
+  constructor(scope: Construct, id: string, props: ServiceStackProps) {
+    super(scope, id, props);
+    const { stage } = props;
+    Tags.of(this).add('service', 'svc-fundraising');
+    Tags.of(this).add('stage', stage.name);
+
+    this.table = new ServiceTable(this, 'Data', { stage });
+    this.signingKeys = new SigningKeys(this, 'SigningKeys', { stage });
+
+    const functions = new Map<string, DomainFunction>();
+    for (const domain of domainNames()) {
+      const signs = domain === 'identity';
+      const fn = new DomainFunction(this, `Domain-${domain}`, {
+        domain,
+        stage,
+        table: this.table.table,
+        ...(signs ? { environment: { SVC_SIGNING_KEY_SECRET_ARN: this.signingKeys.secret.secretArn } } : {}),
+      });
+      if (signs) {
+        this.signingKeys.grantRead(fn.role);
+        // Serve tokens only once the secret holds a key set.
+        fn.function.node.addDependency(this.signingKeys.ready);
+      }
+      functions.set(domain, fn);
+    }
+    this.functions = functions;
+
+    this.api = new ServiceApi(this, 'Api', {
+      stage,
+      routes: ROUTE_TABLE,
+      functionFor: (domain) => {
+        const fn = functions.get(domain);
+        if (!fn) throw new Error(`Route table names domain ${domain}, which DOMAINS does not list`);
+        return fn.function;
+      },
+    });
+
+    if (stage.alarms.enabled) {
+      const watched: Record<string, IFunction> = {};
+      for (const [domain, fn] of functions) watched[domain] = fn.function;
+      new ServiceAlarms(this, 'Alarms', { alarms: stage.alarms, api: this.api.api, functions: watched });
+    }
+
+    new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL of the HTTP API' });
+    new CfnOutput(this, 'TableName', { value: this.table.table.tableName, description: 'The single DynamoDB table' });
+  }
+}

@@ -1,0 +1,59 @@
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { findAccount } from '@svc/organisations';
+import { db, tableName } from '@svc/table';
+import { describe, expect, it } from 'vitest';
+import { call, DEMO, tokenFor } from '../../../test/support/api';
+import { DEMO_SEED } from './demo-seed';
+import { applySeed, parseSeed } from './seed';
+
+async function snapshot() {
+  const items = (await db().send(new ScanCommand({ TableName: tableName() }))).Items ?? [];
+  return items
+    .filter((item) => item.entity !== 'client')
+    .map((item) => JSON.stringify(item))
+    .sort();
+}
+
+describe('seed files', () => {
+  it('apply idempotently: a second run changes no record and keeps created times', async () => {
+    const seed = parseSeed(DEMO_SEED);
+    await applySeed(seed);
+    const first = await snapshot();
+    await applySeed(seed);
+    expect(await snapshot()).toEqual(first);
+    const token = await tokenFor(DEMO.client);
+    expect((await call('GET', '/organisations', { token })).json).toHaveLength(1);
+  });
+
+  it('update a record in place when its uuid is seen again', async () => {
+    const seed = parseSeed(DEMO_SEED);
+    await applySeed(seed);
+    const token = await tokenFor(DEMO.client);
+    const before = (await call('GET', `/organisations/${DEMO.org}`, { token })).json;
+    const renamed = structuredClone(seed);
+    const organisation = renamed.organisations[0];
+    if (!organisation) throw new Error('demo seed has no organisation');
+    organisation.name = 'Renamed Foundation';
+    await applySeed(renamed);
+    const after = (await call('GET', `/organisations/${DEMO.org}`, { token })).json;
+    expect(after).toEqual({ ...before, name: 'Renamed Foundation' });
+  });
+
+  it('give every account the default card, twint and sepa_dd profiles unless it lists its own', async () => {
+    await applySeed(parseSeed(DEMO_SEED));
+    expect((await findAccount(DEMO.account))?.payment_method_profiles).toEqual([
+      { name: 'card-test', payment_method: 'card', provider: 'simulated' },
+    ]);
+    expect((await findAccount(DEMO.secondAccount))?.payment_method_profiles.map((p) => p.name)).toEqual([
+      'card',
+      'twint',
+      'sepa_dd',
+    ]);
+  });
+
+  it('refuse an invalid file with every problem named', () => {
+    expect(() =>
+      parseSeed({ organisations: [{ uuid: 'nope', name: '' }], clients: [{ client_id: 'a', client_secret: 'short' }] }),
+    ).toThrow(/organisations\.0\.uuid[\s\S]*organisations\.0\.name[\s\S]*clients\.0\.client_secret/);
+  });
+});

@@ -1,0 +1,155 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { runOps } from '@svc/ops';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const started: ChildProcess[] = [];
+
+interface Service {
+  child: ChildProcess;
+  url: string;
+  dynamoPort: string;
+  output: () => string;
+}
+
+/** Starts `pnpm start`'s entry point in its own process group, as a terminal would. */
+async function startService(env: Record<string, string>): Promise<Service> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'packages/local/src/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: '0', ...env },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  started.push(child);
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  const ready = await new Promise<RegExpExecArray>((done, fail) => {
+    const check = () => {
+      const match =
+        /svc is running at (http:\/\/127\.0\.0\.1:\d+)[\s\S]*DynamoDB Local at http:\/\/127\.0\.0\.1:(\d+)/.exec(
+          output,
+        );
+      if (match) done(match);
+    };
+    child.stdout?.on('data', check);
+    child.once('exit', (code) => fail(new Error(`service exited ${code}:\n${output}`)));
+  });
+  return { child, url: ready[1] as string, dynamoPort: ready[2] as string, output: () => output };
+}
+
+/** Ctrl-C: SIGINT to the whole process group, then wait for the exit. */
+async function interrupt(service: Service): Promise<number | null> {
+  const exited = new Promise<number | null>((done) => service.child.once('exit', (code) => done(code)));
+  process.kill(-(service.child.pid as number), 'SIGINT');
+  return exited;
+}
+
+function javaStillRunning(port: string): boolean {
+  try {
+    const list = execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' });
+    return list.split('\n').some((line) => line.includes('DynamoDBLocal.jar') && line.includes(`-port ${port}`));
+  } catch {
+    return false;
+  }
+}
+
+async function token(url: string, id: string, secret: string): Promise<string> {
+  const response = await fetch(`${url}/oauth2/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: id, client_secret: secret }),
+  });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { access_token: string }).access_token;
+}
+
+afterAll(() => {
+  for (const child of started) if (child.exitCode === null && child.pid) process.kill(-child.pid, 'SIGKILL');
+});
+
+describe('pnpm start', () => {
+  it('serves the demo seed over HTTP, moves the clock, and Ctrl-C stops it and DynamoDB Local', async () => {
+    const service = await startService({ SVC_DATA_DIR: ':memory:' });
+    expect(service.output()).toContain('client_id=demo-client  client_secret=demo-secret-change-me');
+    expect(await (await fetch(`${service.url}/health`)).json()).toEqual({ status: 'ok' });
+
+    const bearer = await token(service.url, 'demo-client', 'demo-secret-change-me');
+    const organisations = await fetch(`${service.url}/organisations`, {
+      headers: { authorization: `Bearer ${bearer}` },
+    });
+    expect(organisations.status).toBe(200);
+    expect(await organisations.json()).toEqual([expect.objectContaining({ name: 'Demo Foundation' })]);
+
+    const clock = await fetch(`${service.url}/_local/clock`, {
+      method: 'POST',
+      body: JSON.stringify({ advance_seconds: 3601 }),
+    });
+    expect(clock.status).toBe(200);
+    const expired = await fetch(`${service.url}/organisations`, { headers: { authorization: `Bearer ${bearer}` } });
+    expect(expired.status).toBe(401);
+    const badClock = await fetch(`${service.url}/_local/clock`, { method: 'POST', body: '{"now":"soon"}' });
+    expect(badClock.status).toBe(400);
+    expect(((await badClock.json()) as { error: { code: string } }).error.code).toBe('bad_request');
+    const settled = await fetch(`${service.url}/_local/settle`, { method: 'POST' });
+    expect(await settled.json()).toEqual({ processed: 0 });
+
+    expect(javaStillRunning(service.dynamoPort)).toBe(true);
+    expect(await interrupt(service)).toBe(0);
+    expect(javaStillRunning(service.dynamoPort)).toBe(false);
+  });
+
+  it('keeps data and signing keys on disk across restarts; pnpm ops seeds it and issues clients', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-data-'));
+    try {
+      const organisation = '0f0e0d0c-0b0a-4908-8706-050403020100';
+      const seedFile = join(dataDir, 'seed.json');
+      writeFileSync(
+        seedFile,
+        JSON.stringify({
+          organisations: [{ uuid: organisation, name: 'Seeded by ops', accounts: [] }],
+          clients: [
+            {
+              client_id: 'file-client',
+              client_secret: 'file-secret-123456',
+              grants: [{ organisation_uuid: organisation }],
+            },
+          ],
+        }),
+      );
+      const lines: string[] = [];
+      const env = { SVC_DATA_DIR: dataDir, SVC_SEED_FILE: seedFile };
+      Object.assign(process.env, env);
+      await runOps(['seed', '--file', seedFile], (line) => lines.push(line));
+      await runOps(['clients', 'create', '--grant', organisation], (line) => lines.push(line));
+      const id = /client_id=(\S+)/.exec(lines.join('\n'))?.[1] as string;
+      const secret = /client_secret=(\S+)/.exec(lines.join('\n'))?.[1] as string;
+      expect(secret).toMatch(/^secret_/);
+
+      const first = await startService(env);
+      expect(first.output()).not.toContain('file-secret-123456');
+      const bearer = await token(first.url, id, secret);
+      const read = await fetch(`${first.url}/organisations/${organisation}`, {
+        headers: { authorization: `Bearer ${bearer}` },
+      });
+      expect(((await read.json()) as { name: string }).name).toBe('Seeded by ops');
+      expect(await interrupt(first)).toBe(0);
+
+      const second = await startService(env);
+      const again = await fetch(`${second.url}/organisations/${organisation}`, {
+        headers: { authorization: `Bearer ${bearer}` },
+      });
+      expect(again.status).toBe(200);
+      expect(await interrupt(second)).toBe(0);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
