@@ -1,6 +1,5 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { db, getItem, tableName } from '@svc/table';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
@@ -46,6 +45,8 @@ export async function generateKeySet(previous?: KeySet): Promise<KeySet> {
 async function readKeySet(): Promise<KeySet> {
   const secretArn = process.env.SVC_SIGNING_KEY_SECRET_ARN;
   if (secretArn) {
+    // Loaded on first use: only the token route signs, and it should not slow every cold start.
+    const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
     const out = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: secretArn }));
     return keySetSchema.parse(JSON.parse(out.SecretString ?? '{}'));
   }

@@ -1,0 +1,73 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { DOMAINS } from '@svc/api';
+import { build } from 'esbuild';
+
+const ROOT = resolve(import.meta.dirname, '..');
+
+/** The bundle options of the Lambda functions (ESM, minified, Node 22, everything bundled). */
+async function bundle(entry: string, outfile: string): Promise<number> {
+  await build({
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    target: 'node22',
+    format: 'esm',
+    minify: true,
+    sourcemap: false,
+    mainFields: ['module', 'main'],
+    banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+    logLevel: 'silent',
+  });
+  return statSync(outfile).size;
+}
+
+/** Median time to import a bundle in a fresh Node process (what a cold start pays for init). */
+function importMs(file: string, runs: number): number {
+  const script = `const t=performance.now();await import(${JSON.stringify(`file://${file}`)});process.stdout.write(String(performance.now()-t));`;
+  const samples: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+      env: {
+        ...process.env,
+        SVC_TABLE_NAME: 'bench',
+        AWS_REGION: 'eu-central-2',
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      },
+      encoding: 'utf8',
+    });
+    samples.push(Number(out));
+  }
+  samples.sort((a, b) => a - b);
+  return samples[Math.floor(samples.length / 2)] ?? 0;
+}
+
+export interface InitFigure {
+  bundle: string;
+  bytes: number;
+  initMs: number;
+  ratio: number;
+}
+
+export async function measureInit(runs = 15): Promise<InitFigure[]> {
+  const dir = join(ROOT, 'bench', 'results', 'bundles');
+  mkdirSync(dir, { recursive: true });
+  const bareEntry = join(dir, 'bare-entry.mjs');
+  writeFileSync(
+    bareEntry,
+    "import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';\nconst client = new DynamoDBClient({});\nexport const handler = (e) => client.send(new GetItemCommand(e));\n",
+  );
+  const bareFile = join(dir, 'bare.mjs');
+  const bareBytes = await bundle(bareEntry, bareFile);
+  const bareMs = importMs(bareFile, runs);
+  const figures: InitFigure[] = [{ bundle: 'bare DynamoDB client', bytes: bareBytes, initMs: bareMs, ratio: 1 }];
+  for (const [name, { entry }] of Object.entries(DOMAINS)) {
+    const file = join(dir, `${name}.mjs`);
+    const bytes = await bundle(join(ROOT, entry), file);
+    const ms = importMs(file, runs);
+    figures.push({ bundle: name, bytes, initMs: ms, ratio: ms / bareMs });
+  }
+  return figures;
+}

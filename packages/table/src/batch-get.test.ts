@@ -1,0 +1,42 @@
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { newUuid } from '@svc/core';
+import { describe, expect, it, vi } from 'vitest';
+import { getItem } from './batch-get';
+import { db } from './client';
+import { tableName } from './definition';
+
+async function put(pk: string, value: number) {
+  await db().send(new PutCommand({ TableName: tableName(), Item: { pk, sk: 'X', value } }));
+}
+
+describe('coalesced point reads', () => {
+  it('send the reads of one turn as one BatchGetItem and give each caller its own item', async () => {
+    const keys = Array.from({ length: 5 }, () => `ITEM#${newUuid()}`);
+    await Promise.all(keys.map((pk, i) => put(pk, i)));
+    const send = vi.spyOn(db(), 'send');
+    try {
+      const items = await Promise.all(
+        [...keys, 'ITEM#missing', keys[0] as string].map((pk) => getItem({ pk, sk: 'X' })),
+      );
+      expect(items.map((item) => item?.value)).toEqual([0, 1, 2, 3, 4, undefined, 0]);
+      expect(send).toHaveBeenCalledTimes(1);
+      expect(send.mock.calls[0]?.[0].constructor.name).toBe('BatchGetCommand');
+    } finally {
+      send.mockRestore();
+    }
+  });
+
+  it('split more than 100 keys into several batches', async () => {
+    const keys = Array.from({ length: 130 }, () => `ITEM#${newUuid()}`);
+    await Promise.all(keys.map((pk, i) => put(pk, i)));
+    const items = await Promise.all(keys.map((pk) => getItem({ pk, sk: 'X' })));
+    expect(items.map((item) => item?.value)).toEqual(keys.map((_, i) => i));
+  });
+
+  it('use a plain strongly consistent GetItem for a lone read, right after a write', async () => {
+    const pk = `ITEM#${newUuid()}`;
+    await put(pk, 1);
+    await put(pk, 2);
+    expect((await getItem({ pk, sk: 'X' }))?.value).toBe(2);
+  });
+});
