@@ -95,8 +95,8 @@ async function main() {
     const rate = (rs: LoadResult[]) => rs.reduce((n, r) => n + r.requests, 0) / rs.reduce((s, r) => s + r.seconds, 0);
     const ratio = rate(api) / rate(raw);
     console.log(`\nThroughput, ${CONCURRENCY} concurrent loops, ${SECONDS} s each (2 rounds):`);
-    raw.forEach((r, i) => console.log(line(`raw GetItem (round ${i + 1})`, r)));
-    api.forEach((r, i) => console.log(line(`GET /organisations/{uuid} (round ${i + 1})`, r)));
+    for (const [i, r] of raw.entries()) console.log(line(`raw GetItem (round ${i + 1})`, r));
+    for (const [i, r] of api.entries()) console.log(line(`GET /organisations/{uuid} (round ${i + 1})`, r));
     console.log(`gateway / raw = ${(ratio * 100).toFixed(0)}%  (goal >= 70%)`);
     console.log('\nOne request at a time:');
     console.log(line('raw GetItem', rawSerial));
