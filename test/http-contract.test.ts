@@ -29,8 +29,8 @@ describe('authentication on every protected route', () => {
       const path = concretePath(route.path);
       for (const authorization of [undefined, 'Bearer', 'Basic abc', `Bearer ${forged}`, `Bearer ${token}x`]) {
         const response = await call(route.method, path, {
-          headers: authorization ? { authorization } : {},
-          ...(route.method === 'GET' ? {} : { body: {} }),
+          headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
+          rawBody: '{"malformed": ',
         });
         expect(response.status, `${route.method} ${path} ${authorization}`).toBe(401);
         expect(Object.keys(response.json)).toEqual(['message']);
@@ -62,9 +62,51 @@ describe('errors and headers', () => {
     }
   });
 
+  it('answers unknown paths with 404 whatever body comes with them', async () => {
+    for (const [rawBody, contentType] of [
+      ['{', 'application/json'],
+      ['<x/>', 'text/xml'],
+      ['a'.repeat(300 * 1024), 'application/octet-stream'],
+    ] as const) {
+      const response = await call('POST', '/nope', { rawBody, headers: { 'content-type': contentType } });
+      expect(response.status).toBe(404);
+    }
+  });
+
+  it('never answers bad input with a 5xx', async () => {
+    const cases = [
+      await call('POST', '/oauth2/token', {
+        body: { grant_type: 'client_credentials', client_id: 'x'.repeat(3000), client_secret: 's' },
+      }),
+      await call('POST', '/oauth2/token', { body: [] }),
+      await call('POST', '/oauth2/token', { body: null }),
+      await call('POST', '/oauth2/token', { rawBody: '"x"', headers: { 'content-type': 'application/json' } }),
+      await call('POST', '/_local/clock', { body: { advance_seconds: -5 } }),
+      await call('POST', '/_local/clock', { body: { advance_seconds: 9007199254740000 } }),
+      await call('POST', '/_local/clock', { body: { now: 'soon' } }),
+      await call('POST', '/_local/clock', { rawBody: '{', headers: { 'content-type': 'application/json' } }),
+      await call('GET', '//['),
+      await call('GET', '/organisations/%E0%A4%A', { token }),
+      await call('GET', `/accounts?organisation_uuid=${DEMO.org}&organisation_uuid=${DEMO.otherOrg}`, { token }),
+      await call('GET', `/organisations/${'9'.repeat(5000)}`, { token }),
+    ];
+    for (const response of cases) {
+      expect(response.status).toBeGreaterThanOrEqual(400);
+      expect(response.status).toBeLessThan(500);
+      expect(response.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    }
+  });
+
   it('puts an X-Request-Id on every response, equal to the body request_id where there is one', async () => {
     const responses = [
       await call('GET', '/health'),
+      await call('POST', '/_local/clock', { body: { now: null } }),
+      await call('POST', '/_local/clock', { body: { now: -1 } }),
+      await call('POST', '/oauth2/token', {
+        rawBody: 'x'.repeat(300 * 1024),
+        headers: { 'content-type': 'application/json' },
+      }),
+      await call('POST', '/oauth2/token', { rawBody: '<a/>', headers: { 'content-type': 'application/xml' } }),
       await call('GET', '/organisations', { token }),
       await call('GET', `/organisations/${DEMO.otherOrg}`, { token }),
       await call('GET', '/organisations'),
@@ -93,7 +135,8 @@ describe('errors and headers', () => {
       rawBody: body(256 * 1024),
       headers: { 'content-type': 'application/json' },
     });
-    expect(atLimit.status).toBe(401);
+    expect(atLimit.status).toBe(400);
+    expect(atLimit.json.error.message[0].property).toBe('client_secret');
   });
 
   it('answers wrong JSON types with 400 naming the property', async () => {

@@ -20,21 +20,26 @@ export const TABLE_WRITE_ACTIONS = [
 ] as const;
 
 /**
- * Table access a domain's own handlers need beyond what its routes imply. Identity's token route
- * takes no token, yet it writes: it publishes the signing keys' public halves and keeps clients.
+ * Table access a domain needs beyond what its authenticated routes imply: the route table cannot
+ * tell what a public route touches. Identity's token route takes no token, yet it reads and
+ * writes clients and publishes the signing keys' public halves.
  */
 const OWN_ACCESS: Partial<Record<DomainName, TableAccess>> = {
   identity: 'readWrite',
 };
 
+/** Methods whose handlers change state: POST also keeps an idempotency record per key. */
+const MUTATING: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
 /**
  * Least privilege derived from the route table, so a domain added there gets the right grant:
  * authenticated routes read the caller's client item and the public signing keys; authenticated
- * POSTs also write idempotency records. A domain serving neither gets no table access at all.
+ * POSTs also write idempotency records (and PUT/PATCH/DELETE change the domain's items).
+ * A domain serving neither, and not listed in OWN_ACCESS, gets no table access at all.
  */
 export function tableAccessFor(domain: DomainName, routes: readonly RouteEntry[] = ROUTE_TABLE): TableAccess {
   const authenticated = routes.filter((entry) => entry.domain === domain && entry.route.auth === 'token');
-  const fromRoutes: TableAccess = authenticated.some((entry) => entry.route.method === 'POST')
+  const fromRoutes: TableAccess = authenticated.some((entry) => MUTATING.has(entry.route.method))
     ? 'readWrite'
     : authenticated.length > 0
       ? 'read'

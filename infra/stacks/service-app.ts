@@ -1,3 +1,4 @@
+import { stackName } from '@svc/api';
 import { App, type AppProps, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { isStageName, STAGE_NAMES, STAGES, type StageName } from '../config/stages';
@@ -17,7 +18,7 @@ export function createServiceApp(props: AppProps = {}): ServiceApp {
   const app = new App(props);
   const stacks = requestedStages(app).map((name) => {
     const stage = STAGES[name];
-    return new ServiceStack(app, `svc-fundraising-${name}`, {
+    return new ServiceStack(app, stackName(name), {
       stage,
       description: `svc fundraising payments back end (${name})`,
       terminationProtection: stage.deletionProtection,

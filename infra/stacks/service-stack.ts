@@ -1,4 +1,4 @@
-import { ROUTE_TABLE } from '@svc/api';
+import { API_URL_OUTPUT, type DomainName, ROUTE_TABLE, TABLE_NAME_OUTPUT } from '@svc/api';
 import { CfnOutput, Stack, type StackProps, Tags } from 'aws-cdk-lib';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
@@ -18,22 +18,25 @@ export interface ServiceStackProps extends StackProps {
  * key secret, and the alarms. Everything stage-specific comes from `props.stage`.
  */
 export class ServiceStack extends Stack {
+  readonly config: StageConfig;
   readonly table: ServiceTable;
   readonly api: ServiceApi;
-  readonly functions: ReadonlyMap<string, DomainFunction>;
+  readonly functions: ReadonlyMap<DomainName, DomainFunction>;
   readonly signingKeys: SigningKeys;
 
   constructor(scope: Construct, id: string, props: ServiceStackProps) {
     super(scope, id, props);
     const { stage } = props;
+    this.config = stage;
     Tags.of(this).add('service', 'svc-fundraising');
     Tags.of(this).add('stage', stage.name);
 
     this.table = new ServiceTable(this, 'Data', { stage });
     this.signingKeys = new SigningKeys(this, 'SigningKeys', { stage });
 
-    const functions = new Map<string, DomainFunction>();
+    const functions = new Map<DomainName, DomainFunction>();
     for (const domain of domainNames()) {
+      // Identity alone signs tokens; every other domain verifies them from the public keys in the table.
       const signs = domain === 'identity';
       const fn = new DomainFunction(this, `Domain-${domain}`, {
         domain,
@@ -66,7 +69,10 @@ export class ServiceStack extends Stack {
       new ServiceAlarms(this, 'Alarms', { alarms: stage.alarms, api: this.api.api, functions: watched });
     }
 
-    new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL of the HTTP API' });
-    new CfnOutput(this, 'TableName', { value: this.table.table.tableName, description: 'The single DynamoDB table' });
+    new CfnOutput(this, API_URL_OUTPUT, { value: this.api.url, description: 'Base URL of the HTTP API' });
+    new CfnOutput(this, TABLE_NAME_OUTPUT, {
+      value: this.table.table.tableName,
+      description: 'The single DynamoDB table',
+    });
   }
 }

@@ -4,4 +4,5 @@ export * from './ids';
 export { logger } from './logger';
 export * from './money';
 export * from './principal';
+export { uuidSchema } from './schemas';
 export * from './secret-hash';

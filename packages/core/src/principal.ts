@@ -35,8 +35,14 @@ export function coversAccount(principal: Principal, organisationUuid: string, ac
   );
 }
 
+/** Any grant on the organisation (whole or one account): enough for its basic data. */
 export function assertOrganisationGrant(principal: Principal, organisationUuid: string): void {
   if (!touchesOrganisation(principal, organisationUuid)) throw new ForbiddenError();
+}
+
+/** A grant on the whole organisation: needed for its addresses, metadata and the like. */
+export function assertWholeOrganisationGrant(principal: Principal, organisationUuid: string): void {
+  if (!coversOrganisation(principal, organisationUuid)) throw new ForbiddenError();
 }
 
 export function assertAccountGrant(principal: Principal, organisationUuid: string, accountUuid: string): void {

@@ -3,6 +3,6 @@ export * from './lambda-handler';
 export { MAX_BODY_BYTES } from './middleware/body-parser';
 export { MAX_KEY_LENGTH as MAX_IDEMPOTENCY_KEY_LENGTH } from './middleware/idempotency';
 export * from './openapi';
-export { errorResult, toLambdaResult } from './responses';
+export { errorResult, internalErrorResult, toLambdaResult } from './responses';
 export * from './route';
 export * from './schemas';

@@ -1,6 +1,7 @@
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
-import { UnauthorizedError } from '@svc/core';
+import { logger, UnauthorizedError } from '@svc/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { Authenticator } from './authenticator';
 import type { StackEvent, StackHandler } from './context';
@@ -21,6 +22,8 @@ export type LambdaHandler = (
 /**
  * One Lambda per domain: each route gets the same middy stack, in one fixed order
  * (middleware first, handler last), and the exported handler picks the route by routeKey.
+ * Authentication comes before body parsing and validation, so a caller without a valid token
+ * learns nothing about its input (401 first).
  */
 export function createDomainHandler(routes: readonly AnyRoute[], authenticator: Authenticator): LambdaHandler {
   const stacks = new Map<string, StackHandler>();
@@ -35,21 +38,26 @@ export function createDomainHandler(routes: readonly AnyRoute[], authenticator: 
 
 function buildStack(route: AnyRoute, authenticator: Authenticator): StackHandler {
   return middy<StackEvent, APIGatewayProxyStructuredResultV2, Error, Context>()
+    .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(requestContext(route))
     .use(httpHeaderNormalizer({ canonical: false }))
     .use(errorMapper())
-    .use(bodyParser())
     .use(authenticate(authenticator))
+    .use(bodyParser())
     .use(validate())
     .use(idempotency())
     .handler(dispatch);
 }
 
 async function dispatch(event: StackEvent): Promise<APIGatewayProxyStructuredResultV2> {
-  const replay = replayedResponse(event);
-  if (replay) return replay;
   const { svc } = event;
   const principal = svc.principal;
+  const replay = replayedResponse(event);
+  if (replay) {
+    // A replay goes only to a caller who still exists.
+    if (principal) await principal;
+    return replay;
+  }
   const result = await svc.route
     .handle({
       params: svc.params,

@@ -1,7 +1,11 @@
+import { uuidSchema } from '@svc/core';
 import { z } from 'zod';
 
-/** A uuid path parameter; anything else in its place is a 404 (contract section 3). */
-export const uuidParam = z.guid();
+/**
+ * A uuid path or query parameter, lower-cased as every key and grant stores it; anything else in
+ * its place is a 404 (contract section 3).
+ */
+export const uuidParam = uuidSchema;
 
 export function uuidParams<const K extends string>(...names: K[]) {
   return z.object(Object.fromEntries(names.map((name) => [name, uuidParam])) as Record<K, typeof uuidParam>);

@@ -1,4 +1,4 @@
-import { advanceClock, freezeClock, resumeRealTime, ValidationError } from '@svc/core';
+import { advanceClock, freezeClock, now, resumeRealTime, ValidationError } from '@svc/core';
 import { z } from 'zod';
 import { settle } from './background';
 
@@ -8,9 +8,12 @@ export interface ControlResponse {
   body: unknown;
 }
 
+/** Up to the year 9999, far beyond anything a test needs, and safe for Date. */
+const MAX_UNIX_SECONDS = 253_402_300_799;
+
 const clockBody = z.union([
-  z.object({ now: z.number().int().nonnegative().nullable() }).strict(),
-  z.object({ advance_seconds: z.number().int() }).strict(),
+  z.object({ now: z.number().int().min(0).max(MAX_UNIX_SECONDS).nullable() }).strict(),
+  z.object({ advance_seconds: z.number().int().min(0).max(MAX_UNIX_SECONDS) }).strict(),
 ]);
 
 export async function handleControl(method: string, path: string, body: unknown): Promise<ControlResponse | undefined> {
@@ -21,10 +24,13 @@ export async function handleControl(method: string, path: string, body: unknown)
       throw ValidationError.field(
         'body',
         'error.validation.not_valid',
-        'Send {"now": <unix seconds>|null} or {"advance_seconds": <whole seconds>}',
+        'Send {"now": <unix seconds>|null} or {"advance_seconds": <whole seconds, not negative>}',
       );
     }
     const value = parsed.data;
+    if ('advance_seconds' in value && now() + value.advance_seconds > MAX_UNIX_SECONDS) {
+      throw ValidationError.field('advance_seconds', 'error.validation.too_big', 'That would move the clock past 9999');
+    }
     const at =
       'advance_seconds' in value
         ? advanceClock(value.advance_seconds)

@@ -2,8 +2,8 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DOMAINS, type DomainName, ROUTE_TABLE } from '@svc/api';
-import { AppError, logger, newUuid, PayloadTooLargeError, ValidationError } from '@svc/core';
-import { errorResult, type LambdaHandler } from '@svc/http';
+import { AppError, logger, NotFoundError, newUuid, PayloadTooLargeError, ValidationError } from '@svc/core';
+import { errorResult, internalErrorResult, type LambdaHandler } from '@svc/http';
 import type { APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { type IncomingRequest, toApiGatewayEvent } from './api-gateway-event';
 import { handleControl } from './control';
@@ -74,20 +74,21 @@ export async function createGateway(options: { enableControl: boolean }): Promis
   const match = compileRoutes(ROUTE_TABLE);
 
   async function handle(request: IncomingRequest): Promise<GatewayResponse> {
-    const path = new URL(request.url, 'http://localhost').pathname;
+    const requestId = newUuid();
+    const path = pathOf(request.url);
+    if (path === undefined) return errorResponse(new NotFoundError('No such path'), requestId);
     if (options.enableControl && path.startsWith('/_local/')) {
-      const requestId = newUuid();
       try {
         const body = request.body.length > 0 ? parseJson(request.body) : {};
         const result = await handleControl(request.method, path, body);
         if (result) return jsonResponse(result.status, result.body, { 'x-request-id': requestId });
       } catch (error) {
-        if (error instanceof AppError) return fromLambda(errorResult(error, requestId));
+        if (error instanceof AppError) return errorResponse(error, requestId);
         throw error;
       }
     }
     const found = match(request.method.toUpperCase(), path);
-    if (!found) return jsonResponse(404, { message: 'Not Found' });
+    if (!found) return errorResponse(new NotFoundError('No such path'), requestId);
     const event = toApiGatewayEvent(request, found.entry.key, found.pathParameters);
     const handler = handlers[found.entry.domain];
     const result = await handler(event, lambdaContext(`svc-${found.entry.domain}`, event.requestContext.requestId));
@@ -107,9 +108,10 @@ export async function createGateway(options: { enableControl: boolean }): Promis
           }),
         )
         .catch((error: unknown) => {
-          if (error instanceof AppError) return fromLambda(errorResult(error, newUuid()));
-          logger.error('Gateway failure', { error: error as Error });
-          return jsonResponse(500, { message: 'Internal Server Error' });
+          const requestId = newUuid();
+          if (error instanceof AppError) return errorResponse(error, requestId);
+          logger.error('Gateway failure', { requestId, error: error as Error });
+          return fromLambda(internalErrorResult(requestId));
         })
         .then((response) => {
           res.writeHead(response.status, { ...response.headers, 'content-length': response.body.length });
@@ -125,6 +127,21 @@ export async function createGateway(options: { enableControl: boolean }): Promis
   }
 
   return { handle, listen };
+}
+
+/** Errors the gateway answers itself carry the request id like every handler response. */
+function errorResponse(error: AppError, requestId: string): GatewayResponse {
+  const response = fromLambda(errorResult(error, requestId));
+  response.headers['x-request-id'] = requestId;
+  return response;
+}
+
+function pathOf(url: string): string | undefined {
+  try {
+    return new URL(url, 'http://localhost').pathname;
+  } catch {
+    return undefined;
+  }
 }
 
 function parseJson(body: Buffer): unknown {

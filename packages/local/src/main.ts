@@ -6,6 +6,10 @@ import { startService } from './runtime';
 
 /** `pnpm start`: the whole service on this machine. Ctrl-C stops everything it started. */
 const settings = readSettings();
+// A signal during start-up exits at once; the exit hook of DynamoDB Local stops Java too.
+const exitDuringStartup = () => process.exit(130);
+process.once('SIGINT', exitDuringStartup);
+process.once('SIGTERM', exitDuringStartup);
 const service = await startService(settings).catch((error: unknown) => {
   console.error(`Could not start: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
@@ -45,5 +49,7 @@ const stop = async (signal: string) => {
   await service.stop();
   process.exit(0);
 };
+process.removeListener('SIGINT', exitDuringStartup);
+process.removeListener('SIGTERM', exitDuringStartup);
 process.on('SIGINT', () => void stop('SIGINT'));
 process.on('SIGTERM', () => void stop('SIGTERM'));

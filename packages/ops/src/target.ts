@@ -1,4 +1,5 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { stackName, TABLE_NAME_OUTPUT } from '@svc/api';
 import { readRuntimeFile, readSettings, startDynamoDbLocal, useLocalAws } from '@svc/local';
 import { createTableIfMissing, resetDbClient } from '@svc/table';
 
@@ -6,9 +7,6 @@ export interface Target {
   description: string;
   close(): Promise<void>;
 }
-
-/** The stack of a deployed stage; its `TableName` output names the table. */
-export const stackName = (stage: string) => `svc-${stage}`;
 
 /**
  * Where an operator command writes: a deployed stage's table (credentials from the usual AWS
@@ -44,7 +42,7 @@ export async function openTarget(options: { stage?: string; table?: string }): P
 
 async function tableOfStage(stage: string): Promise<string> {
   const out = await new CloudFormationClient({}).send(new DescribeStacksCommand({ StackName: stackName(stage) }));
-  const table = out.Stacks?.[0]?.Outputs?.find((o) => o.OutputKey === 'TableName')?.OutputValue;
-  if (!table) throw new Error(`Stack ${stackName(stage)} has no TableName output`);
+  const table = out.Stacks?.[0]?.Outputs?.find((o) => o.OutputKey === TABLE_NAME_OUTPUT)?.OutputValue;
+  if (!table) throw new Error(`Stack ${stackName(stage)} has no ${TABLE_NAME_OUTPUT} output`);
   return table;
 }

@@ -1,9 +1,10 @@
+import { uuidSchema } from '@svc/core';
 import { partnerProfileSchema, upsertClient } from '@svc/identity';
 import { organisationSeedSchema, upsertOrganisation } from '@svc/organisations';
 import { saveSourceConfiguration, sourceConfigurationSchema } from '@svc/reconciliation';
 import { z } from 'zod';
 
-const grantSchema = z.object({ organisation_uuid: z.guid(), account_uuid: z.guid().optional() });
+const grantSchema = z.object({ organisation_uuid: uuidSchema, account_uuid: uuidSchema.optional() });
 
 /** The seed file of contract section 2. Applying it twice changes nothing the second time. */
 export const seedFileSchema = z.object({
@@ -14,7 +15,8 @@ export const seedFileSchema = z.object({
         client_id: z.string().min(1),
         client_secret: z.string().min(12),
         role: z.enum(['customer', 'operator']).default('customer'),
-        grants: z.array(grantSchema).default([]),
+        /** Replaces the client's grants when given; when left out, the client keeps its grants. */
+        grants: z.array(grantSchema).optional(),
       }),
     )
     .default([]),
@@ -23,7 +25,7 @@ export const seedFileSchema = z.object({
       partnerProfileSchema.extend({
         client_id: z.string().min(1),
         client_secret: z.string().min(12),
-        onboarding_configuration_uuid: z.guid(),
+        onboarding_configuration_uuid: uuidSchema,
         base_url: z.url({ protocol: /^https$/ }),
         descriptions: z.object({
           de: z.string().max(150),

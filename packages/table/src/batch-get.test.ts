@@ -33,10 +33,33 @@ describe('coalesced point reads', () => {
     expect(items.map((item) => item?.value)).toEqual(keys.map((_, i) => i));
   });
 
-  it('use a plain strongly consistent GetItem for a lone read, right after a write', async () => {
+  it('use a plain strongly consistent GetItem for a lone read', async () => {
     const pk = `ITEM#${newUuid()}`;
-    await put(pk, 1);
     await put(pk, 2);
-    expect((await getItem({ pk, sk: 'X' }))?.value).toBe(2);
+    const send = vi.spyOn(db(), 'send');
+    try {
+      expect((await getItem({ pk, sk: 'X' }))?.value).toBe(2);
+      expect(send).toHaveBeenCalledTimes(1);
+      const command = send.mock.calls[0]?.[0] as { constructor: { name: string }; input: { ConsistentRead?: boolean } };
+      expect(command.constructor.name).toBe('GetCommand');
+      expect(command.input.ConsistentRead).toBe(true);
+    } finally {
+      send.mockRestore();
+    }
+  });
+});
+
+describe('a bad key in a batch', () => {
+  it('fails only its own read, not the others coalesced with it', async () => {
+    const good = `ITEM#${newUuid()}`;
+    await put(good, 7);
+    const results = await Promise.allSettled([
+      getItem({ pk: good, sk: 'X' }),
+      getItem({ pk: 'X'.repeat(3000), sk: 'X' }),
+      getItem({ pk: good, sk: 'X' }),
+    ]);
+    expect(results[0]).toEqual({ status: 'fulfilled', value: expect.objectContaining({ value: 7 }) });
+    expect(results[1]?.status).toBe('rejected');
+    expect(results[2]).toEqual({ status: 'fulfilled', value: expect.objectContaining({ value: 7 }) });
   });
 });

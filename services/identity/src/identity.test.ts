@@ -1,5 +1,5 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { advanceClock, freezeClock } from '@svc/core';
+import { advanceClock, freezeClock, logger } from '@svc/core';
 import { db, tableName } from '@svc/table';
 import { decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
@@ -94,6 +94,48 @@ describe('access tokens', () => {
     expect(expired.json).toEqual({ message: 'Access token expired' });
   });
 
+  it('are judged expired by the service clock on their first use too', async () => {
+    freezeClock(2_100_000_000);
+    const fresh = await tokenFor(DEMO.client);
+    const stale = await tokenFor(DEMO.otherClient);
+    advanceClock(3599);
+    expect((await call('GET', '/organisations', { token: fresh })).status).toBe(200);
+    advanceClock(1);
+    const expired = await call('GET', '/organisations', { token: stale });
+    expect(expired.status).toBe(401);
+    expect(expired.json).toEqual({ message: 'Access token expired' });
+  });
+
+  it('are refused with a foreign issuer or audience, or signed HS256 with the public key', async () => {
+    const genuine = await tokenFor(DEMO.client);
+    const { kid } = decodeProtectedHeader(genuine);
+    const { privateKey } = await generateKeyPair('ES256');
+    const foreign = (issuer: string, audience: string) =>
+      new SignJWT({})
+        .setProtectedHeader({ alg: 'ES256', ...(kid ? { kid } : {}) })
+        .setSubject(DEMO.client.id)
+        .setIssuer(issuer)
+        .setAudience(audience)
+        .setIssuedAt()
+        .setExpirationTime('1h')
+        .sign(privateKey);
+    const published = (await db().send(new ScanCommand({ TableName: tableName() }))).Items?.find(
+      (item) => item.entity === 'signing_keys',
+    );
+    const publicJwk = JSON.stringify(published?.keys?.[0]);
+    const hs256 = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256', ...(kid ? { kid } : {}) })
+      .setSubject(DEMO.client.id)
+      .setIssuer('svc')
+      .setAudience('svc-api')
+      .setIssuedAt()
+      .setExpirationTime('1h')
+      .sign(new TextEncoder().encode(publicJwk));
+    for (const token of [await foreign('evil', 'svc-api'), await foreign('svc', 'other-api'), hs256]) {
+      expect((await call('GET', '/organisations', { token })).status).toBe(401);
+    }
+  });
+
   it('are refused when forged: foreign key, same kid with foreign key, tampered claims, alg none', async () => {
     const genuine = await tokenFor(DEMO.client);
     const { kid } = decodeProtectedHeader(genuine);
@@ -139,7 +181,8 @@ describe('access tokens', () => {
 });
 
 describe('client secrets', () => {
-  it('are stored only as scrypt hashes and never logged', async () => {
+  it('are stored only as scrypt hashes and never logged, even at DEBUG level', async () => {
+    logger.setLogLevel('DEBUG');
     const writes: string[] = [];
     const capture = (chunk: unknown) => {
       writes.push(String(chunk));
@@ -154,6 +197,7 @@ describe('client secrets', () => {
       await tokenFor({ id: created.client_id, secret: created.client_secret });
       await call('POST', '/oauth2/token', { body: { ...tokenBody, client_secret: `${created.client_secret}x` } });
     } finally {
+      logger.setLogLevel('WARN');
       out.mockRestore();
       err.mockRestore();
       log.mockRestore();
@@ -168,6 +212,15 @@ describe('client secrets', () => {
 });
 
 describe('grants', () => {
+  it('are kept by a re-seed that does not list them, even one racing a grant change', async () => {
+    const partnerOrg = '0a0b0c0d-0e0f-4a1b-8c2d-3e4f5a6b7c8d';
+    await Promise.all([addGrant('demo-partner', { organisation_uuid: partnerOrg }), seedDemo()]);
+    await seedDemo();
+    const partner = await tokenFor({ id: 'demo-partner', secret: 'partner-secret-change-me' });
+    const response = await call('GET', `/accounts?organisation_uuid=${partnerOrg}`, { token: partner });
+    expect(response.status).toBe(200);
+  });
+
   it('survive concurrent changes: every one of 20 parallel grant additions lands', async () => {
     const created = await createClient({ grants: [] });
     const organisations = Array.from(

@@ -160,6 +160,22 @@ describe('accounts', () => {
     expect(accounts.json.map((a: { uuid: string }) => a.uuid)).toEqual([DEMO.account]);
     const organisation = await call('GET', `/organisations/${DEMO.org}`, { token: narrow });
     expect(organisation.json.accounts).toEqual([{ uuid: DEMO.account }]);
+    for (const path of [
+      `/organisations/${DEMO.org}/metadata`,
+      `/organisations/${DEMO.org}/addresses`,
+      `/organisations/${DEMO.org}/addresses/${DEMO.orgAddress}`,
+    ]) {
+      expect((await call('GET', path, { token: narrow })).status, path).toBe(403);
+    }
+  });
+
+  it('treats upper-case uuids as the same records', async () => {
+    const upper = await call('GET', `/organisations/${DEMO.org.toUpperCase()}`, { token });
+    expect(upper.status).toBe(200);
+    expect(upper.json.uuid).toBe(DEMO.org);
+    const accounts = await call('GET', `/accounts?organisation_uuid=${DEMO.org.toUpperCase()}`, { token });
+    expect(accounts.status).toBe(200);
+    expect(accounts.json).toHaveLength(2);
   });
 
   it('rejects a malformed organisation_uuid filter with 400', async () => {

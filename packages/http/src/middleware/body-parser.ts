@@ -7,11 +7,13 @@ export const MAX_BODY_BYTES = 256 * 1024;
 /**
  * Reads the raw body once (API Gateway may base64 it), enforces the size limit, and parses
  * JSON or form bodies as the route accepts. Malformed JSON is a 400; an unknown type a 415.
+ * Routes that take no body ignore whatever was sent.
  */
 export function bodyParser(): MiddlewareObj<StackEvent, StackResult> {
   return {
     before: (request) => {
       const { event } = request;
+      if (!event.svc.route.body) return;
       const raw = event.body ?? '';
       const bytes = event.isBase64Encoded ? Buffer.from(raw, 'base64') : Buffer.from(raw, 'utf8');
       if (bytes.length > MAX_BODY_BYTES) throw new PayloadTooLargeError(MAX_BODY_BYTES);

@@ -64,7 +64,8 @@ export function idempotency(): MiddlewareObj<StackEvent, StackResult> {
         );
       }
       const recordKey = { pk: key('IDEMPOTENCY', event.svc.clientId, sha256(idempotencyKey)), sk: 'RECORD' };
-      const fingerprint = sha256(`${event.requestContext.http.method}\n${event.rawPath}\n${event.svc.rawBody}`);
+      const { method } = event.requestContext.http;
+      const fingerprint = sha256(`${method}\n${event.rawPath}?${event.rawQueryString ?? ''}\n${event.svc.rawBody}`);
       const state: IdempotencyState = { recordKey, fingerprint };
       const at = now();
       try {

@@ -9,7 +9,7 @@ import {
   UnauthorizedError,
   verifySecret,
 } from '@svc/core';
-import { findClient, type PartnerProfile, saveClient, updateGrants } from '../repository/client-repository';
+import { findClient, type PartnerProfile, saveClientCredentials, updateGrants } from '../repository/client-repository';
 
 export interface ClientInput {
   client_id: string;
@@ -19,18 +19,22 @@ export interface ClientInput {
   partner?: PartnerProfile;
 }
 
-/** Creates or replaces a client; the secret is kept only as a slow salted hash. */
+/**
+ * Creates or updates a client; the secret is kept only as a slow salted hash. Grants given here
+ * replace the client's grants (through the same guarded update as every grant change); without
+ * them the client keeps the grants it has.
+ */
 export async function upsertClient(input: ClientInput): Promise<void> {
-  const existing = await findClient(input.client_id);
-  await saveClient({
+  await saveClientCredentials({
     client_id: input.client_id,
     secret_hash: await hashSecret(input.client_secret),
     role: input.role ?? 'customer',
     kind: input.partner ? 'partner' : 'client',
-    grants: input.grants ?? existing?.grants ?? [],
-    created: existing?.created ?? now(),
+    created: now(),
     ...(input.partner ? { partner: input.partner } : {}),
   });
+  const grants = input.grants;
+  if (grants) await updateGrants(input.client_id, () => grants);
 }
 
 /** Issues new credentials; the secret is returned once and never stored in clear. */

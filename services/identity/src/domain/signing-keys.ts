@@ -78,7 +78,11 @@ export function activeSigner(): Promise<Signer> {
   signer ??= (async () => {
     const keySet = await readKeySet();
     await publishPublicKeys(keySet);
-    for (const entry of keySet.keys) verifyKeys.set(entry.kid, await importJWK(entry.publicJwk as JWK, ALGORITHM));
+    for (const entry of keySet.keys) {
+      const key = await importJWK(entry.publicJwk as JWK, ALGORITHM);
+      ownKeys.set(entry.kid, key);
+      verifyKeys.set(entry.kid, key);
+    }
     const [active] = keySet.keys;
     if (!active) throw new Error('Empty signing key set');
     const key = await importJWK(active.privateJwk as JWK, ALGORITHM);
@@ -102,29 +106,49 @@ async function publishPublicKeys(keySet: KeySet): Promise<void> {
   );
 }
 
-const verifyKeys = new Map<string, VerifyKey>();
-let lastRefresh = 0;
+/** Verification keys by kid: the published set, plus this process's own signer's keys. */
+let verifyKeys = new Map<string, VerifyKey>();
+const ownKeys = new Map<string, VerifyKey>();
+let refreshing: Promise<void> | undefined;
+let lastRefreshAt = 0;
+const REFRESH_SPACING_MS = 1000;
 
-/** The public key for a key id, read from the table once and kept; undefined if unknown. */
+/**
+ * Re-reads the published public keys, replacing the set (retired keys drop out). Concurrent
+ * callers share one read, and reads are spaced at least a second apart (wall time, an
+ * operational throttle): a flood of made-up kids waits for the next read instead of hammering
+ * the table, and a genuinely new key is found by that read.
+ */
+function refreshPublicKeys(): Promise<void> {
+  refreshing ??= (async () => {
+    const wait = lastRefreshAt + REFRESH_SPACING_MS - Date.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    lastRefreshAt = Date.now();
+    const item = await getItem(PUBLIC_KEYS);
+    const keys = z.array(z.record(z.string(), z.unknown())).safeParse(item?.keys);
+    const next = new Map(ownKeys);
+    for (const jwk of keys.success ? keys.data : []) {
+      if (typeof jwk.kid === 'string' && !next.has(jwk.kid)) next.set(jwk.kid, await importJWK(jwk as JWK, ALGORITHM));
+    }
+    verifyKeys = next;
+  })().finally(() => {
+    refreshing = undefined;
+  });
+  return refreshing;
+}
+
+/** The public key for a key id; undefined if the published set does not hold it. */
 export async function publicKeyFor(kid: string): Promise<VerifyKey | undefined> {
   const known = verifyKeys.get(kid);
   if (known) return known;
-  // Unknown ids trigger at most one table read a second of wall time (an operational throttle,
-  // not a business rule), so forged kids cannot flood the table.
-  if (Date.now() - lastRefresh < 1000) return undefined;
-  lastRefresh = Date.now();
-  const item = await getItem(PUBLIC_KEYS);
-  const keys = z.array(z.record(z.string(), z.unknown())).safeParse(item?.keys);
-  if (!keys.success) return undefined;
-  for (const jwk of keys.data) {
-    if (typeof jwk.kid === 'string') verifyKeys.set(jwk.kid, await importJWK(jwk as JWK, ALGORITHM));
-  }
+  await refreshPublicKeys();
   return verifyKeys.get(kid);
 }
 
 /** For tests and the local runtime when the table or data directory changes. */
 export function forgetSigningKeys(): void {
   signer = undefined;
-  verifyKeys.clear();
-  lastRefresh = 0;
+  verifyKeys = new Map();
+  ownKeys.clear();
+  lastRefreshAt = 0;
 }

@@ -5,8 +5,8 @@ import { issueAccessToken } from '../domain/tokens';
 
 const tokenRequest = z.object({
   grant_type: z.literal('client_credentials', { error: 'Only the client_credentials grant is supported' }),
-  client_id: z.string().min(1),
-  client_secret: z.string().min(1),
+  client_id: z.string().min(1).max(255),
+  client_secret: z.string().min(1).max(1024),
 });
 
 const tokenResponse = z.object({

@@ -1,4 +1,4 @@
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Grant } from '@svc/core';
 import { db, getItem, isConditionFailure, key, tableName } from '@svc/table';
 import { z } from 'zod';
@@ -46,22 +46,62 @@ export async function findClient(clientId: string): Promise<ClientRecord | undef
   return item ? clientItemSchema.parse(item) : undefined;
 }
 
-/** Creates or replaces a client (seed and operator tool: same id = same record). */
-export async function saveClient(client: ClientRecord): Promise<void> {
+/**
+ * Creates a client or updates its credentials, role and partner data in place (seed and
+ * operator tool: same id = same record). Grants are left alone here: they change only through
+ * `updateGrants`, so a re-seed never overwrites a grant that onboarding added meanwhile.
+ */
+export async function saveClientCredentials(client: Omit<ClientRecord, 'grants'>): Promise<void> {
+  const names: Record<string, string> = {
+    '#entity': 'entity',
+    '#client_id': 'client_id',
+    '#secret_hash': 'secret_hash',
+    '#role': 'role',
+    '#kind': 'kind',
+    '#created': 'created',
+    '#grants': 'grants',
+    '#version': 'grants_version',
+    '#partner': 'partner',
+    '#gsi1pk': 'gsi1pk',
+    '#gsi1sk': 'gsi1sk',
+  };
+  const values: Record<string, unknown> = {
+    ':entity': 'client',
+    ':client_id': client.client_id,
+    ':secret_hash': client.secret_hash,
+    ':role': client.role,
+    ':kind': client.kind,
+    ':created': client.created,
+    ':empty': [],
+    ':zero': 0,
+  };
+  const set = [
+    '#entity = :entity',
+    '#client_id = :client_id',
+    '#secret_hash = :secret_hash',
+    '#role = :role',
+    '#kind = :kind',
+    '#created = if_not_exists(#created, :created)',
+    '#grants = if_not_exists(#grants, :empty)',
+    '#version = if_not_exists(#version, :zero)',
+  ];
+  let update: string;
+  if (client.partner) {
+    values[':partner'] = client.partner;
+    values[':gsi1pk'] = key('ONBOARDING_CONFIG', client.partner.onboarding_configuration_uuid);
+    values[':gsi1sk'] = key('CLIENT', client.client_id);
+    set.push('#partner = :partner', '#gsi1pk = :gsi1pk', '#gsi1sk = :gsi1sk');
+    update = `SET ${set.join(', ')}`;
+  } else {
+    update = `SET ${set.join(', ')} REMOVE #partner, #gsi1pk, #gsi1sk`;
+  }
   await db().send(
-    new PutCommand({
+    new UpdateCommand({
       TableName: tableName(),
-      Item: {
-        ...clientKey(client.client_id),
-        entity: 'client',
-        ...client,
-        ...(client.partner
-          ? {
-              gsi1pk: key('ONBOARDING_CONFIG', client.partner.onboarding_configuration_uuid),
-              gsi1sk: key('CLIENT', client.client_id),
-            }
-          : {}),
-      },
+      Key: clientKey(client.client_id),
+      UpdateExpression: update,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
     }),
   );
 }

@@ -1,6 +1,7 @@
 import {
   assertAccountGrant,
   assertOrganisationGrant,
+  assertWholeOrganisationGrant,
   coversAccount,
   coversOrganisation,
   ForbiddenError,
@@ -32,11 +33,19 @@ export async function getOrganisation(principal: Promise<Principal>, uuid: strin
   return { organisation, visibleAccounts };
 }
 
+/** Addresses and metadata belong to the whole organisation: an account grant is not enough. */
 export async function getOrganisationAddresses(principal: Promise<Principal>, uuid: string): Promise<Address[]> {
   const [caller, found] = await Promise.all([principal, findOrganisationWithAddresses(uuid)]);
   if (!found) throw new NotFoundError('Organisation not found');
-  assertOrganisationGrant(caller, uuid);
+  assertWholeOrganisationGrant(caller, uuid);
   return found.addresses;
+}
+
+export async function getOrganisationMetadata(principal: Promise<Principal>, uuid: string) {
+  const [caller, organisation] = await Promise.all([principal, findOrganisation(uuid)]);
+  if (!organisation) throw new NotFoundError('Organisation not found');
+  assertWholeOrganisationGrant(caller, uuid);
+  return organisation.metadata;
 }
 
 export async function listOrganisations(principal: Principal): Promise<Organisation[]> {

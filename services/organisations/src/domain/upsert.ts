@@ -1,4 +1,4 @@
-import { now } from '@svc/core';
+import { now, uuidSchema } from '@svc/core';
 import { transactWrite } from '@svc/table';
 import { z } from 'zod';
 import {
@@ -19,7 +19,7 @@ export const DEFAULT_PAYMENT_METHOD_PROFILES = [
 ] as const;
 
 const seedAddress = z.object({
-  uuid: z.guid(),
+  uuid: uuidSchema,
   type: z.string().default('billing'),
   address_line1: z.string(),
   address_line2: z.string().default(''),
@@ -29,7 +29,7 @@ const seedAddress = z.object({
 });
 
 export const organisationSeedSchema = z.object({
-  uuid: z.guid(),
+  uuid: uuidSchema,
   name: z.string().min(1),
   locale: z.string().default('de_CH'),
   merchant_category_code: z.string().default('8398'),
@@ -40,7 +40,7 @@ export const organisationSeedSchema = z.object({
   accounts: z
     .array(
       z.object({
-        uuid: z.guid(),
+        uuid: uuidSchema,
         name: z.string().min(1),
         active: z.boolean().default(true),
         addresses: z.array(seedAddress).default([]),
@@ -62,8 +62,9 @@ export const organisationSeedSchema = z.object({
 export type OrganisationSeed = z.infer<typeof organisationSeedSchema>;
 
 /**
- * Creates or updates an organisation with its accounts and addresses, atomically per
- * organisation (same uuid = same record, `created` kept).
+ * Creates or updates an organisation with its accounts and addresses (same uuid = same record,
+ * `created` kept), in transactions of up to 100 items: atomic for any organisation with fewer
+ * than 100 accounts and addresses together. Records left out of a later seed are kept.
  */
 export async function upsertOrganisation(seed: OrganisationSeed): Promise<void> {
   const at = now();

@@ -6,6 +6,7 @@ import {
   getAccountAddresses,
   getOrganisation,
   getOrganisationAddresses,
+  getOrganisationMetadata,
   listAccounts,
   listOrganisations,
 } from '../domain/organisations';
@@ -143,10 +144,10 @@ export const organisationsRoutes: AnyRoute[] = [
     summary: "Get an organisation's metadata",
     params: orgParams,
     responses: { 200: { description: 'Flat object of strings', schema: metadataOut } },
-    handle: async ({ params, principal }) => {
-      const { organisation } = await getOrganisation(principal(), params.organisation_uuid);
-      return { status: 200, body: organisation.metadata };
-    },
+    handle: async ({ params, principal }) => ({
+      status: 200,
+      body: await getOrganisationMetadata(principal(), params.organisation_uuid),
+    }),
   }),
   defineRoute({
     method: 'GET',

@@ -1,4 +1,5 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { uuidSchema } from '@svc/core';
 import { db, getItem, key, tableName } from '@svc/table';
 import { z } from 'zod';
 
@@ -11,8 +12,8 @@ import { z } from 'zod';
  * | configurations of an organisation| gsi1  | gsi1pk = ORG#<uuid>, gsi1sk = RECON_SOURCE#<uuid> |
  */
 export const sourceConfigurationSchema = z.object({
-  uuid: z.guid(),
-  organisation_uuid: z.guid(),
+  uuid: uuidSchema,
+  organisation_uuid: uuidSchema,
   name: z.string().min(1),
   file_type: z.enum(['camt054', 'csv']),
 });

@@ -1,0 +1,139 @@
+import { DOMAINS } from '@svc/api';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { STAGE_NAMES, STAGES } from '../config/stages';
+import { domainNames } from '../constructs/domain-function';
+import { TABLE_READ_ACTIONS, TABLE_WRITE_ACTIONS, tableAccessFor } from '../constructs/table-access';
+import { synthesizeAllStages, templateOf } from './support/synth';
+import {
+  functionsByService,
+  logicalIdOf,
+  managedPoliciesOfRole,
+  rolesAllowedOn,
+  statementsOfRole,
+} from './support/template-model';
+
+beforeAll(() => {
+  synthesizeAllStages();
+});
+
+function functionOf(stage: (typeof STAGE_NAMES)[number], service: string) {
+  const fn = functionsByService(templateOf(stage)).get(service);
+  if (!fn) throw new Error(`No function for ${service} in ${stage}`);
+  return fn;
+}
+
+function dynamoActionsOf(stage: (typeof STAGE_NAMES)[number], service: string): string[] {
+  const { roleId } = functionOf(stage, service);
+  return statementsOfRole(templateOf(stage), roleId)
+    .flatMap((statement) => statement.Action)
+    .filter((action) => action.startsWith('dynamodb:'));
+}
+
+describe.each(STAGE_NAMES)('the %s functions', (stage) => {
+  it('are one Node 22 arm64 Lambda per DOMAINS entry, sized as DOMAINS says', () => {
+    const functions = functionsByService(templateOf(stage));
+    for (const domain of domainNames()) {
+      const fn = functions.get(domain);
+      expect(fn, domain).toBeDefined();
+      expect(fn?.properties).toMatchObject({
+        Runtime: 'nodejs22.x',
+        Architectures: ['arm64'],
+        MemorySize: DOMAINS[domain].memoryMb,
+      });
+    }
+    const domainFunctions = [...functions.keys()].filter((service) => service in DOMAINS);
+    expect(domainFunctions.sort()).toEqual(Object.keys(DOMAINS).sort());
+  });
+
+  it('get the table name, stage, service name and source maps, and only identity gets the signing key', () => {
+    const template = templateOf(stage);
+    const tableId = logicalIdOf(template, 'AWS::DynamoDB::Table');
+    const secretId = logicalIdOf(template, 'AWS::SecretsManager::Secret');
+    for (const domain of domainNames()) {
+      const variables = functionOf(stage, domain).properties.Environment.Variables;
+      expect(variables).toMatchObject({
+        SVC_TABLE_NAME: { Ref: tableId },
+        SVC_STAGE: stage,
+        POWERTOOLS_SERVICE_NAME: domain,
+        NODE_OPTIONS: '--enable-source-maps',
+      });
+      if (domain === 'identity') expect(variables.SVC_SIGNING_KEY_SECRET_ARN).toEqual({ Ref: secretId });
+      else expect(variables).not.toHaveProperty('SVC_SIGNING_KEY_SECRET_ARN');
+    }
+  });
+
+  it('log to their own log group with the stage retention', () => {
+    const template = templateOf(stage);
+    const logGroups = template.findResources('AWS::Logs::LogGroup');
+    for (const service of functionsByService(template).keys()) {
+      const logGroupId = functionOf(stage, service).properties.LoggingConfig?.LogGroup.Ref;
+      expect(logGroupId, service).toBeDefined();
+      expect(logGroups[logGroupId ?? '']?.Properties).toMatchObject({ RetentionInDays: STAGES[stage].logRetention });
+    }
+  });
+
+  it('carry no AWS managed policies: each role may write only to its own log group before grants', () => {
+    const template = templateOf(stage);
+    for (const [service, fn] of functionsByService(template)) {
+      expect(managedPoliciesOfRole(template, fn.roleId), service).toEqual([]);
+      const logStatements = statementsOfRole(template, fn.roleId).filter((s) => s.Action.includes('logs:PutLogEvents'));
+      expect(logStatements, service).toEqual([
+        expect.objectContaining({
+          Resource: { 'Fn::GetAtt': [fn.properties.LoggingConfig?.LogGroup.Ref, 'Arn'] },
+        }),
+      ]);
+    }
+  });
+
+  it('hold exactly the DynamoDB actions their routes call for, no more', () => {
+    for (const domain of domainNames()) {
+      const access = tableAccessFor(domain);
+      const expected =
+        access === 'none' ? [] : [...TABLE_READ_ACTIONS, ...(access === 'readWrite' ? TABLE_WRITE_ACTIONS : [])];
+      expect(new Set(dynamoActionsOf(stage, domain)), `${domain} (${access})`).toEqual(new Set(expected));
+    }
+  });
+
+  it('give the platform function no DynamoDB access at all', () => {
+    expect(dynamoActionsOf(stage, 'platform')).toEqual([]);
+  });
+
+  it('let organisations read the table but never write it', () => {
+    const actions = dynamoActionsOf(stage, 'organisations');
+    expect(actions).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query']));
+    for (const write of TABLE_WRITE_ACTIONS) expect(actions).not.toContain(write);
+  });
+
+  it('let identity read and write the table (clients, published public keys)', () => {
+    expect(dynamoActionsOf(stage, 'identity')).toEqual(
+      expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem']),
+    );
+  });
+
+  it('never allow a table scan or a wildcard DynamoDB action', () => {
+    for (const service of functionsByService(templateOf(stage)).keys()) {
+      const actions = dynamoActionsOf(stage, service);
+      expect(
+        actions.filter((action) => action === 'dynamodb:Scan' || action.includes('*')),
+        service,
+      ).toEqual([]);
+    }
+  });
+
+  it('let only the identity function and the bootstrap read the signing key, and only the bootstrap write it', () => {
+    const template = templateOf(stage);
+    const secretId = logicalIdOf(template, 'AWS::SecretsManager::Secret');
+    const identityRole = functionOf(stage, 'identity').roleId;
+    const bootstrapRole = functionOf(stage, 'signing-key-bootstrap').roleId;
+    expect(rolesAllowedOn(template, secretId, ['secretsmanager:GetSecretValue', 'secretsmanager:*'])).toEqual(
+      new Set([identityRole, bootstrapRole]),
+    );
+    expect(
+      rolesAllowedOn(template, secretId, [
+        'secretsmanager:PutSecretValue',
+        'secretsmanager:UpdateSecret',
+        'secretsmanager:*',
+      ]),
+    ).toEqual(new Set([bootstrapRole]));
+  });
+});

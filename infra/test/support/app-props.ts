@@ -1,0 +1,23 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AppProps } from 'aws-cdk-lib';
+import { z } from 'zod';
+import { REPO_ROOT } from '../../constructs/repo-paths';
+
+const cdkJsonSchema = z.object({ context: z.record(z.string(), z.unknown()).default({}) });
+
+/**
+ * What the CLI gives the app: cdk.json's context (feature flags) plus the test's own, and a fresh
+ * output directory. Without the flags, tests would synthesize something `pnpm synth` does not.
+ */
+export function appProps(context: Record<string, unknown> = {}): AppProps {
+  const cdkJson = cdkJsonSchema.parse(JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')));
+  return {
+    context: { ...cdkJson.context, ...context },
+    outdir: mkdtempSync(join(tmpdir(), 'svc-infra-')),
+  };
+}
+
+/** Skips esbuild for tests about app structure only (what `cdk synth --exclusively` does for other stacks). */
+export const SKIP_BUNDLING = { 'aws:cdk:bundling-stacks': [] };

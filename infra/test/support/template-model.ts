@@ -1,0 +1,132 @@
+import type { Template } from 'aws-cdk-lib/assertions';
+import { z } from 'zod';
+
+/**
+ * Typed views of the few resource shapes the tests inspect. The synthesized template is parsed,
+ * not cast, so a shape change fails loudly here instead of passing vacuously.
+ */
+const ref = z.object({ Ref: z.string() });
+const getAttArn = z.object({ 'Fn::GetAtt': z.tuple([z.string(), z.literal('Arn')]) });
+
+const functionSchema = z.object({
+  Properties: z.object({
+    Role: getAttArn,
+    Runtime: z.string(),
+    Architectures: z.array(z.string()),
+    MemorySize: z.number(),
+    Environment: z.object({ Variables: z.record(z.string(), z.unknown()) }),
+    LoggingConfig: z.object({ LogGroup: ref }).optional(),
+  }),
+});
+
+const statementSchema = z.object({
+  Effect: z.string(),
+  Action: z.union([z.string(), z.array(z.string())]).transform((action) => (Array.isArray(action) ? action : [action])),
+  Resource: z.unknown(),
+});
+
+const policySchema = z.object({
+  Properties: z.object({
+    Roles: z.array(ref),
+    PolicyDocument: z.object({ Statement: z.array(statementSchema) }),
+  }),
+});
+
+const roleSchema = z.object({
+  Properties: z.object({ ManagedPolicyArns: z.array(z.unknown()).optional() }),
+});
+
+const routeSchema = z.object({
+  Properties: z.object({
+    RouteKey: z.string(),
+    Target: z.object({ 'Fn::Join': z.tuple([z.literal(''), z.tuple([z.literal('integrations/'), ref])]) }),
+    AuthorizationType: z.string().optional(),
+  }),
+});
+
+const integrationSchema = z.object({
+  Properties: z.object({ IntegrationType: z.string(), IntegrationUri: getAttArn }),
+});
+
+export type Statement = z.infer<typeof statementSchema>;
+
+export interface DomainFunctionView {
+  logicalId: string;
+  roleId: string;
+  properties: z.infer<typeof functionSchema>['Properties'];
+}
+
+function resourcesOf<S extends z.ZodType>(template: Template, type: string, schema: S): Map<string, z.infer<S>> {
+  const found = template.findResources(type);
+  return new Map(Object.entries(found).map(([id, resource]) => [id, schema.parse(resource)]));
+}
+
+const serviceNameSchema = z.object({
+  Properties: z.object({ Environment: z.object({ Variables: z.object({ POWERTOOLS_SERVICE_NAME: z.string() }) }) }),
+});
+
+/** Our functions (not CDK's provider framework), keyed by POWERTOOLS_SERVICE_NAME: the domain or the bootstrap. */
+export function functionsByService(template: Template): Map<string, DomainFunctionView> {
+  const byService = new Map<string, DomainFunctionView>();
+  for (const [logicalId, resource] of Object.entries(template.findResources('AWS::Lambda::Function'))) {
+    const named = serviceNameSchema.safeParse(resource);
+    if (!named.success) continue;
+    const { Properties: properties } = functionSchema.parse(resource);
+    byService.set(named.data.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME, {
+      logicalId,
+      roleId: properties.Role['Fn::GetAtt'][0],
+      properties,
+    });
+  }
+  return byService;
+}
+
+/** All statements of the inline policies attached to a role. */
+export function statementsOfRole(template: Template, roleId: string): Statement[] {
+  return [...resourcesOf(template, 'AWS::IAM::Policy', policySchema).values()]
+    .filter((policy) => policy.Properties.Roles.some((role) => role.Ref === roleId))
+    .flatMap((policy) => policy.Properties.PolicyDocument.Statement);
+}
+
+export function managedPoliciesOfRole(template: Template, roleId: string): unknown[] {
+  const role = resourcesOf(template, 'AWS::IAM::Role', roleSchema).get(roleId);
+  if (!role) throw new Error(`No role ${roleId}`);
+  return role.Properties.ManagedPolicyArns ?? [];
+}
+
+/** Roles whose policies allow any of `actions` on a resource referenced by `resourceId`. */
+export function rolesAllowedOn(template: Template, resourceId: string, actions: readonly string[]): Set<string> {
+  const roles = new Set<string>();
+  for (const policy of resourcesOf(template, 'AWS::IAM::Policy', policySchema).values()) {
+    const allows = policy.Properties.PolicyDocument.Statement.some(
+      (statement) =>
+        statement.Effect === 'Allow' &&
+        statement.Action.some((action) => actions.includes(action)) &&
+        JSON.stringify(statement.Resource).includes(`"${resourceId}"`),
+    );
+    if (allows) for (const role of policy.Properties.Roles) roles.add(role.Ref);
+  }
+  return roles;
+}
+
+export function routes(template: Template) {
+  return [...resourcesOf(template, 'AWS::ApiGatewayV2::Route', routeSchema).values()].map((route) => ({
+    routeKey: route.Properties.RouteKey,
+    integrationId: route.Properties.Target['Fn::Join'][1][1].Ref,
+    authorizationType: route.Properties.AuthorizationType,
+  }));
+}
+
+/** The Lambda function (logical id) behind each integration. */
+export function integrationTargets(template: Template): Map<string, string> {
+  const integrations = resourcesOf(template, 'AWS::ApiGatewayV2::Integration', integrationSchema);
+  return new Map(
+    [...integrations].map(([id, integration]) => [id, integration.Properties.IntegrationUri['Fn::GetAtt'][0]]),
+  );
+}
+
+export function logicalIdOf(template: Template, type: string): string {
+  const ids = Object.keys(template.findResources(type));
+  if (ids.length !== 1 || !ids[0]) throw new Error(`Expected exactly one ${type}, found ${ids.length}`);
+  return ids[0];
+}

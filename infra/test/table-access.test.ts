@@ -1,0 +1,60 @@
+import type { DomainName, RouteEntry } from '@svc/api';
+import type { AnyRoute, HttpMethod } from '@svc/http';
+import { describe, expect, it } from 'vitest';
+import { tableAccessFor } from '../constructs/table-access';
+
+function entry(domain: DomainName, method: HttpMethod, auth: AnyRoute['auth']): RouteEntry {
+  const path = `/${domain}/${method.toLowerCase()}`;
+  const route: AnyRoute = {
+    method,
+    path,
+    auth,
+    operationId: `${domain}${method}`,
+    summary: 'test route',
+    responses: {},
+    handle: async () => ({ status: 204 }),
+  };
+  return { domain, route, key: `${method} ${path}` };
+}
+
+describe('table access derived from the route table', () => {
+  it('is none for a domain that serves only public routes', () => {
+    expect(tableAccessFor('platform', [entry('platform', 'GET', 'none')])).toBe('none');
+  });
+
+  it('is read for a domain whose authenticated routes only read (the authenticator reads the caller)', () => {
+    expect(tableAccessFor('organisations', [entry('organisations', 'GET', 'token')])).toBe('read');
+  });
+
+  it('is read/write once the domain serves an authenticated POST (idempotency records)', () => {
+    const routes = [entry('organisations', 'GET', 'token'), entry('organisations', 'POST', 'token')];
+    expect(tableAccessFor('organisations', routes)).toBe('readWrite');
+  });
+
+  it.each(['PUT', 'PATCH', 'DELETE'] as const)(
+    'is read/write for an authenticated %s, which changes items',
+    (method) => {
+      expect(tableAccessFor('organisations', [entry('organisations', method, 'token')])).toBe('readWrite');
+    },
+  );
+
+  it('ignores public POSTs, which keep no idempotency records', () => {
+    expect(tableAccessFor('platform', [entry('platform', 'POST', 'none')])).toBe('none');
+  });
+
+  it('ignores other domains routes', () => {
+    expect(tableAccessFor('platform', [entry('organisations', 'POST', 'token')])).toBe('none');
+  });
+
+  it('keeps identity read/write although its token route is public: it writes clients and public keys', () => {
+    expect(tableAccessFor('identity', [entry('identity', 'POST', 'none')])).toBe('readWrite');
+  });
+
+  it('gives the current route table platform none, organisations read and identity read/write', () => {
+    expect([tableAccessFor('platform'), tableAccessFor('organisations'), tableAccessFor('identity')]).toEqual([
+      'none',
+      'read',
+      'readWrite',
+    ]);
+  });
+});

@@ -1,0 +1,4 @@
+/** Names a deployed stage is found by: the CDK app creates them, `pnpm ops --stage` reads them. */
+export const stackName = (stage: string) => `svc-fundraising-${stage}`;
+export const TABLE_NAME_OUTPUT = 'TableName';
+export const API_URL_OUTPUT = 'ApiUrl';
