@@ -12,6 +12,7 @@ import { httpGet, type LoadResult, runLoad } from './load';
  *  2. module-init time of each Lambda bundle vs a bundle holding only the DynamoDB client.
  * All traffic goes to 127.0.0.1; every loop is bounded in time and count.
  */
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const ROOT = resolve(import.meta.dirname, '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);

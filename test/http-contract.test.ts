@@ -5,7 +5,7 @@ import { authenticator } from '@svc/identity';
 import { toApiGatewayEvent } from '@svc/local';
 import type { Context } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { call, DEMO, seedDemo, tokenFor } from './support/api';
 
 let token: string;

@@ -5,7 +5,7 @@ import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { STAGE_NAMES } from '../config/stages';
 import { createServiceApp } from '../stacks/service-app';
 import { appProps, SKIP_BUNDLING } from './support/app-props';

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { generateKeySet, keySetSchema } from '@svc/identity';
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { handler } from '../../services/identity/src/handlers/signing-key-bootstrap';
 
 /**

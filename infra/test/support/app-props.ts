@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AppProps } from 'aws-cdk-lib';
-import { z } from 'zod';
+import * as z from 'zod';
 import { REPO_ROOT } from '../../constructs/repo-paths';
 
 const cdkJsonSchema = z.object({ context: z.record(z.string(), z.unknown()).default({}) });

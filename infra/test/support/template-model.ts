@@ -1,5 +1,5 @@
 import type { Template } from 'aws-cdk-lib/assertions';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * Typed views of the few resource shapes the tests inspect. The synthesized template is parsed,

@@ -1,5 +1,5 @@
 import type { Principal } from '@svc/core';
-import type { z } from 'zod';
+import type * as z from 'zod';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type BodyFormat = 'json' | 'form';

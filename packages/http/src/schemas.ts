@@ -1,5 +1,5 @@
 import { uuidSchema } from '@svc/core';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * A uuid path or query parameter, lower-cased as every key and grant stores it; anything else in

@@ -1,5 +1,5 @@
 import type { ErrorDetail } from '@svc/core';
-import type { z } from 'zod';
+import type * as z from 'zod';
 
 /** Maps zod issues to the contract's detail objects (interface 7.3 codes where they exist). */
 export function issuesToDetails(issues: readonly z.core.$ZodIssue[], location: 'body' | 'query'): ErrorDetail[] {

@@ -1,5 +1,5 @@
 import { advanceClock, freezeClock, now, resumeRealTime, ValidationError } from '@svc/core';
-import { z } from 'zod';
+import * as z from 'zod';
 import { settle } from './background';
 
 /** The local runtime's control endpoints (contract 1.1). Never part of a deployed stage. */

@@ -2,7 +2,7 @@ import { uuidSchema } from '@svc/core';
 import { partnerProfileSchema, upsertClient } from '@svc/identity';
 import { organisationSeedSchema, upsertOrganisation } from '@svc/organisations';
 import { saveSourceConfiguration, sourceConfigurationSchema } from '@svc/reconciliation';
-import { z } from 'zod';
+import * as z from 'zod';
 
 const grantSchema = z.object({ organisation_uuid: uuidSchema, account_uuid: uuidSchema.optional() });
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { db, getItem, tableName } from '@svc/table';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * ES256 signing keys with key ids, so keys can rotate: the first key of the set signs, all of

@@ -1,5 +1,5 @@
 import { type AnyRoute, defineRoute } from '@svc/http';
-import { z } from 'zod';
+import * as z from 'zod';
 import { authenticateClient } from '../domain/clients';
 import { issueAccessToken } from '../domain/tokens';
 

@@ -6,7 +6,7 @@ import {
 } from '@aws-sdk/client-secrets-manager';
 import { logger } from '@svc/core';
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import { generateKeySet, type KeySet, keySetSchema } from '../domain/signing-keys';
 
 /**

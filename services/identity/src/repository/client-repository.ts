@@ -1,7 +1,7 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Grant } from '@svc/core';
 import { db, getItem, isConditionFailure, key, tableName } from '@svc/table';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * API clients (customers, operators, partners).

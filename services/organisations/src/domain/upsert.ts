@@ -1,6 +1,6 @@
 import { now, uuidSchema } from '@svc/core';
 import { transactWrite } from '@svc/table';
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   type Account,
   accountWrite,

@@ -1,6 +1,6 @@
 import { NotFoundError } from '@svc/core';
 import { type AnyRoute, defineRoute, uuidParam, uuidParams } from '@svc/http';
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   getAccount,
   getAccountAddresses,

@@ -1,6 +1,6 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { db, getItem, INDEXES, key, type TransactItem, tableName } from '@svc/table';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * Organisations, accounts and their addresses.

@@ -1,7 +1,7 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { uuidSchema } from '@svc/core';
 import { db, getItem, key, tableName } from '@svc/table';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * Reconciliation source configurations (one per organisation and file type).
