@@ -44,7 +44,3 @@ export function outboxWrite(event: NewEvent): { envelope: EventEnvelope; item: T
     },
   };
 }
-
-export function isOutboxItem(item: Record<string, unknown>): boolean {
-  return item.entity === 'outbox_event';
-}

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { call, DEMO, seedDemo, tokenFor } from '../../../test/support/api';
 import { createClient } from '../../identity/src/index';
+import { organisationSeedSchema, upsertOrganisation } from './index';
 
 let token: string;
 let otherToken: string;
@@ -24,6 +25,23 @@ describe('organisations', () => {
         active: true,
       },
     ]);
+  });
+
+  it('lists at most 500 organisations', async () => {
+    const uuids = Array.from({ length: 501 }, (_, i) => `5e000000-0000-4000-8000-${String(i).padStart(12, '0')}`);
+    for (let i = 0; i < uuids.length; i += 50) {
+      await Promise.all(
+        uuids
+          .slice(i, i + 50)
+          .map((uuid) => upsertOrganisation(organisationSeedSchema.parse({ uuid, name: `Org ${uuid}` }))),
+      );
+    }
+    const created = await createClient({ grants: uuids.map((uuid) => ({ organisation_uuid: uuid })) });
+    const many = await tokenFor({ id: created.client_id, secret: created.client_secret });
+    const response = await call('GET', '/organisations', { token: many });
+    expect(response.status).toBe(200);
+    expect(response.json).toHaveLength(500);
+    expect(new Set(response.json.map((o: { uuid: string }) => o.uuid)).size).toBe(500);
   });
 
   it('returns the single shape with accounts and an integer created', async () => {

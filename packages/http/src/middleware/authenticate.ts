@@ -3,7 +3,7 @@ import { UnauthorizedError } from '@svc/core';
 import type { Authenticator } from '../authenticator';
 import type { StackEvent, StackResult } from '../context';
 
-const BEARER = /^Bearer\s+([A-Za-z0-9._~+/-]+=*)$/;
+const BEARER = /^Bearer\s+([A-Za-z0-9._~+/-]+=*)$/i;
 
 /**
  * Verifies the bearer token and starts loading the caller's grants without waiting for them:
