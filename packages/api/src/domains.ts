@@ -6,6 +6,8 @@ export const DOMAINS = {
   platform: { entry: 'packages/api/src/platform-lambda.ts', memoryMb: 256 },
   identity: { entry: 'services/identity/src/handlers/lambda.ts', memoryMb: 512 },
   organisations: { entry: 'services/organisations/src/handlers/lambda.ts', memoryMb: 256 },
+  payments: { entry: 'services/payments/src/handlers/lambda.ts', memoryMb: 1024 },
+  supporters: { entry: 'services/supporters/src/handlers/lambda.ts', memoryMb: 256 },
 } as const;
 
 export type DomainName = keyof typeof DOMAINS;

@@ -1,6 +1,8 @@
 import { type AnyRoute, routeKey } from '@svc/http';
 import { identityRoutes } from '@svc/identity';
 import { organisationsRoutes } from '@svc/organisations';
+import { paymentsRoutes } from '@svc/payments';
+import { supportersRoutes } from '@svc/supporters';
 import type { DomainName } from './domains';
 import { createPlatformRoutes } from './platform-routes';
 
@@ -21,6 +23,8 @@ export const ROUTE_TABLE: readonly RouteEntry[] = (
     ['platform', platformRoutes],
     ['identity', identityRoutes],
     ['organisations', organisationsRoutes],
+    ['payments', paymentsRoutes],
+    ['supporters', supportersRoutes],
   ] as const
 ).flatMap(([domain, routes]) => routes.map((route) => ({ domain, route, key: routeKey(route) })));
 

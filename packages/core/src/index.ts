@@ -6,3 +6,4 @@ export * from './money';
 export * from './principal';
 export { uuidSchema } from './schemas';
 export * from './secret-hash';
+export { issuesToDetails, parseOrThrow } from './validation';

@@ -65,6 +65,7 @@ async function dispatch(event: StackEvent): Promise<APIGatewayProxyStructuredRes
       body: svc.body,
       headers: event.headers,
       requestId: svc.requestId,
+      baseUrl: process.env.SVC_PUBLIC_URL ?? `https://${event.requestContext.domainName}`,
       principal: () => principal ?? Promise.reject(new UnauthorizedError('This route takes no token')),
     })
     .finally(async () => {

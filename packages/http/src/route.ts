@@ -20,6 +20,8 @@ export interface RouteRequest<P, Q, B> {
   body: B;
   headers: Readonly<Record<string, string | undefined>>;
   requestId: string;
+  /** The service's public base address (`SVC_PUBLIC_URL`, else the API's own domain). */
+  baseUrl: string;
   /** The caller, with grants loaded fresh for this request. Throws 401 on routes without auth. */
   principal: () => Promise<Principal>;
 }

@@ -29,6 +29,7 @@ export async function startService(settings: LocalSettings): Promise<RunningServ
     const gateway = await createGateway({ enableControl: true });
     const server: Server = await gateway.listen(settings.port);
     const { port } = server.address() as AddressInfo;
+    process.env.SVC_PUBLIC_URL ??= `http://127.0.0.1:${port}`;
     // Lets `pnpm ops` reach this DynamoDB Local while the service runs.
     if (!settings.inMemory)
       writeRuntimeFile(settings.dataDir, {

@@ -1,5 +1,11 @@
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteCommand,
+  PutCommand,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { db } from './client';
 import { tableName } from './definition';
 
@@ -23,9 +29,18 @@ export interface GuardedWrite {
   onConditionFailed?: () => Error;
 }
 
-/** Writes up to 100 items atomically. The table name is filled in for every item. */
+/**
+ * Writes up to 100 items atomically. The table name is filled in for every item. A single write
+ * goes out as a plain conditional Put/Update/Delete: same guarantee, half the write capacity of
+ * a transaction.
+ */
 export async function transactWrite(writes: ReadonlyArray<GuardedWrite>): Promise<void> {
   const name = tableName();
+  const [only] = writes;
+  if (writes.length === 1 && only && !('ConditionCheck' in only.item)) {
+    await singleWrite(only, name);
+    return;
+  }
   const items = writes.map(({ item }) => withTable(item, name));
   try {
     await db().send(new TransactWriteCommand({ TransactItems: items }));
@@ -40,6 +55,17 @@ export async function transactWrite(writes: ReadonlyArray<GuardedWrite>): Promis
       });
     }
     throw error;
+  }
+}
+
+async function singleWrite({ item, onConditionFailed }: GuardedWrite, name: string): Promise<void> {
+  try {
+    if ('Put' in item) await db().send(new PutCommand({ ...item.Put, TableName: name }));
+    else if ('Update' in item) await db().send(new UpdateCommand({ ...item.Update, TableName: name }));
+    else if ('Delete' in item) await db().send(new DeleteCommand({ ...item.Delete, TableName: name }));
+  } catch (error) {
+    const mapped = error instanceof ConditionalCheckFailedException ? onConditionFailed?.() : undefined;
+    throw mapped ?? error;
   }
 }
 

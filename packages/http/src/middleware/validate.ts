@@ -1,7 +1,6 @@
 import type { MiddlewareObj } from '@middy/core';
-import { NotFoundError, ValidationError } from '@svc/core';
+import { issuesToDetails, NotFoundError, ValidationError } from '@svc/core';
 import type { StackEvent, StackResult } from '../context';
-import { issuesToDetails } from '../validation-details';
 
 /** Validates path parameters (failure: 404), query and body (failure: 400 naming the property). */
 export function validate(): MiddlewareObj<StackEvent, StackResult> {
@@ -17,14 +16,17 @@ export function validate(): MiddlewareObj<StackEvent, StackResult> {
       if (route.query) {
         const parsed = route.query.safeParse(request.event.queryStringParameters ?? {}, { reportInput: true });
         if (!parsed.success) {
-          throw new ValidationError('Invalid query parameters', issuesToDetails(parsed.error.issues, 'query'));
+          throw new ValidationError(
+            'Invalid query parameters',
+            issuesToDetails(parsed.error.issues, { location: 'query' }),
+          );
         }
         svc.query = parsed.data;
       }
       if (route.body) {
         const parsed = route.body.safeParse(svc.parsedBody, { reportInput: true });
         if (!parsed.success) {
-          throw new ValidationError('Invalid request body', issuesToDetails(parsed.error.issues, 'body'));
+          throw new ValidationError('Invalid request body', issuesToDetails(parsed.error.issues));
         }
         svc.body = parsed.data;
       }

@@ -8,6 +8,7 @@ import {
   NotFoundError,
   type Principal,
 } from '@svc/core';
+import { executeSearch, parseSearchRequest } from '@svc/search';
 import {
   type Account,
   type Address,
@@ -18,6 +19,7 @@ import {
   listAccountsOfOrganisation,
   type Organisation,
 } from '../repository/organisation-repository';
+import { organisationShape } from './shapes';
 
 /** List Organisations returns at most this many (interface section 8). */
 export const ORGANISATION_LIST_LIMIT = 500;
@@ -48,8 +50,11 @@ export async function getOrganisationMetadata(principal: Promise<Principal>, uui
   return organisation.metadata;
 }
 
-export async function listOrganisations(principal: Principal): Promise<Organisation[]> {
-  const uuids = [...new Set(principal.grants.map((g) => g.organisation_uuid))].slice(0, ORGANISATION_LIST_LIMIT);
+export async function listOrganisations(
+  principal: Principal,
+  limit = ORGANISATION_LIST_LIMIT,
+): Promise<Organisation[]> {
+  const uuids = [...new Set(principal.grants.map((g) => g.organisation_uuid))].slice(0, limit);
   const found = await Promise.all(uuids.map((uuid) => findOrganisation(uuid)));
   return found
     .filter((o): o is Organisation => o !== undefined)
@@ -94,4 +99,20 @@ export async function listAccounts(principal: Principal, organisationUuid?: stri
       accounts.set(account.uuid, account);
   }
   return [...accounts.values()].sort((a, b) => a.created - b.created || a.uuid.localeCompare(b.uuid));
+}
+
+/** The search language over every organisation the grants touch (no 500 limit here). */
+export async function searchOrganisations(principal: Promise<Principal>, body: unknown) {
+  const request = parseSearchRequest(body);
+  const caller = await principal;
+  const organisations = await listOrganisations(caller, Number.POSITIVE_INFINITY);
+  const documents = organisations.map((organisation) =>
+    organisationShape(
+      organisation,
+      coversOrganisation(caller, organisation.uuid)
+        ? organisation.account_uuids
+        : organisation.account_uuids.filter((account) => coversAccount(caller, organisation.uuid, account)),
+    ),
+  );
+  return executeSearch(request, documents);
 }

@@ -9,6 +9,7 @@ import {
   getOrganisationMetadata,
   listAccounts,
   listOrganisations,
+  searchOrganisations,
 } from '../domain/organisations';
 import {
   accountListShape,
@@ -96,6 +97,16 @@ export const organisationsRoutes: AnyRoute[] = [
       status: 200,
       body: (await listOrganisations(await principal())).map(organisationListShape),
     }),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/search/organisations',
+    auth: 'token',
+    operationId: 'searchOrganisations',
+    summary: 'Search the organisations your grants cover with the search language',
+    body: z.record(z.string(), z.unknown()),
+    responses: { 200: { description: 'Search response (hits in the single-organisation shape)' } },
+    handle: async ({ body, principal }) => ({ status: 200, body: await searchOrganisations(principal(), body) }),
   }),
   defineRoute({
     method: 'GET',

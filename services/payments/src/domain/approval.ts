@@ -1,0 +1,99 @@
+import { timingSafeEqual } from 'node:crypto';
+import { NotFoundError } from '@svc/core';
+import type { GuardedWrite } from '@svc/table';
+import { providerNamed } from '../providers/registry';
+import { findPayment, type PaymentRecord } from '../repository/payment-repository';
+import {
+  findPaymentSource,
+  newPaymentSourceWrite,
+  type PaymentSourceRecord,
+} from '../repository/payment-source-repository';
+import { hashToken } from './context';
+import { paymentStatusEvent } from './events';
+import { newSource } from './initialise';
+import { retryOnConflict, savePaymentVersion, saveSourceVersion } from './versioned';
+
+/**
+ * The donor's decision on the simulated provider's page (3-D Secure, TWINT). The page's token
+ * (kept only as a hash) authorises it; a decision on something no longer pending changes
+ * nothing, so a double click is harmless.
+ */
+function tokenMatches(token: string, hash: string | undefined): boolean {
+  if (!hash) return false;
+  const given = Buffer.from(hashToken(token));
+  const stored = Buffer.from(hash);
+  return given.length === stored.length && timingSafeEqual(given, stored);
+}
+
+export async function findPendingPayment(uuid: string, token: string): Promise<PaymentRecord> {
+  const payment = await findPayment(uuid);
+  if (!payment || (payment.status === 'pending' && !tokenMatches(token, payment.approval_token_hash))) {
+    throw new NotFoundError('Payment not found');
+  }
+  return payment;
+}
+
+export function decidePayment(uuid: string, token: string, approved: boolean): Promise<PaymentRecord> {
+  return retryOnConflict(async () => {
+    const payment = await findPendingPayment(uuid, token);
+    if (payment.status !== 'pending') return payment;
+    const outcome = await providerNamed(payment.provider).completeApproval(payment.instrument_token, approved);
+    const { action: _action, approval_token_hash: _hash, instrument_token: instrumentToken, ...rest } = payment;
+    const succeeded = outcome.status === 'succeeded';
+    const source =
+      succeeded && payment.create_payment_source && instrumentToken
+        ? newSource({
+            request: {
+              account_uuid: payment.account_uuid,
+              payment_method: payment.payment_method,
+              profile: payment.profile,
+              amount: { value: String(payment.amount_minor), currency: payment.currency },
+            },
+            organisationUuid: payment.organisation_uuid,
+            provider: payment.provider,
+            authorisation: { outcome, maskedInformation: payment.payment_information ?? {}, instrumentToken },
+            created: payment.created,
+            testMode: payment.test_mode,
+            supporterUuid: payment.supporter_uuid,
+          })
+        : undefined;
+    const next: PaymentRecord = {
+      ...rest,
+      status: succeeded ? 'succeeded' : 'failed',
+      ...(outcome.status === 'failed' ? { status_reason: outcome.reason } : {}),
+      ...(source ? { created_payment_source_uuid: source.uuid } : {}),
+      event_sequence: payment.event_sequence + 1,
+    };
+    const extra: GuardedWrite[] = [];
+    const event = paymentStatusEvent(next);
+    if (event) extra.push({ item: event });
+    if (source) extra.push({ item: newPaymentSourceWrite(source) });
+    return savePaymentVersion(payment, next, extra);
+  });
+}
+
+export async function findPendingSource(uuid: string, token: string): Promise<PaymentSourceRecord> {
+  const source = await findPaymentSource(uuid);
+  if (!source || (source.status === 'pending' && !tokenMatches(token, source.approval_token_hash))) {
+    throw new NotFoundError('Payment source not found');
+  }
+  return source;
+}
+
+export function decideSource(uuid: string, token: string, approved: boolean): Promise<PaymentSourceRecord> {
+  return retryOnConflict(async () => {
+    const source = await findPendingSource(uuid, token);
+    if (source.status !== 'pending') return source;
+    const outcome = await providerNamed(source.provider).completeApproval(source.instrument_token, approved);
+    const { action: _action, approval_token_hash: _hash, instrument_token: instrumentToken, ...rest } = source;
+    const next: PaymentSourceRecord =
+      outcome.status === 'succeeded'
+        ? { ...rest, status: 'active', ...(instrumentToken ? { instrument_token: instrumentToken } : {}) }
+        : {
+            ...rest,
+            status: 'failed',
+            status_reason: outcome.status === 'failed' ? outcome.reason : 'declined_by_donor',
+          };
+    return saveSourceVersion(source, next);
+  });
+}

@@ -1,0 +1,38 @@
+import { createHash } from 'node:crypto';
+import { assertAccountGrant, NotFoundError, type Principal, ValidationError } from '@svc/core';
+import { type Account, findAccount } from '@svc/organisations';
+import { providerNamed } from '../providers/registry';
+import type { PaymentRequest } from './request';
+
+/**
+ * Resolves what a payment request points at: the account (granted to the caller), the payment
+ * method profile on that account, and the provider behind it.
+ */
+export async function resolveAccountAndProvider(principal: Promise<Principal>, request: PaymentRequest) {
+  const [caller, account] = await Promise.all([principal, findAccount(request.account_uuid)]);
+  if (!account) throw new NotFoundError('Account not found');
+  assertAccountGrant(caller, account.organisation_uuid, account.uuid);
+  if (!account.active) {
+    throw ValidationError.field('account_uuid', 'error.account.inactive', 'This account is not active');
+  }
+  const profile = findProfile(account, request);
+  return { caller, account, profile, provider: providerNamed(profile.provider) };
+}
+
+function findProfile(account: Account, request: PaymentRequest) {
+  const profile = account.payment_method_profiles.find(
+    (p) => p.name === request.profile && p.payment_method === request.payment_method,
+  );
+  if (!profile) {
+    throw ValidationError.field(
+      'profile',
+      'the_value_you_selected_is_not_a_valid_choice',
+      `The account has no ${request.payment_method} profile named ${request.profile}`,
+    );
+  }
+  return profile;
+}
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}

@@ -1,0 +1,103 @@
+import { assertAccountGrant, money, NotFoundError, newUuid, now, type Principal, ValidationError } from '@svc/core';
+import { providerNamed } from '../providers/registry';
+import { findPayment, type PaymentRecord, type RefundRecord } from '../repository/payment-repository';
+import { paymentStatusEvent, refundEvent } from './events';
+import { retryOnConflict, savePaymentVersion } from './versioned';
+
+export async function getPayment(principal: Promise<Principal>, uuid: string): Promise<PaymentRecord> {
+  const [caller, payment] = await Promise.all([principal, findPayment(uuid)]);
+  if (!payment) throw new NotFoundError('Payment not found');
+  assertAccountGrant(caller, payment.organisation_uuid, payment.account_uuid);
+  return payment;
+}
+
+/**
+ * Refunds all that is left (no amount) or part of it. The refunded total is guarded by the
+ * payment's version, so concurrent refunds are re-checked against what the others took and can
+ * never exceed the amount. The refund is recorded (with its event) before the provider is asked,
+ * so the provider is never asked for more than the payment holds.
+ */
+export async function refundPayment(
+  principal: Promise<Principal>,
+  uuid: string,
+  requested: { minor: number; currency: string } | undefined,
+): Promise<{ payment: PaymentRecord; refund: RefundRecord }> {
+  const refundUuid = newUuid();
+  const recorded = await retryOnConflict(async () => {
+    const payment = await getPayment(principal, uuid);
+    if (payment.status !== 'succeeded') {
+      throw ValidationError.field(
+        'status',
+        'error.payment.not_refundable',
+        `A ${payment.status} payment cannot be refunded`,
+      );
+    }
+    const residual = payment.amount_minor - payment.refunded_minor;
+    if (requested && requested.currency !== payment.currency) {
+      throw ValidationError.field(
+        'amount.currency',
+        'error.validation.not_valid',
+        `The payment is in ${payment.currency}`,
+      );
+    }
+    const amount = requested?.minor ?? residual;
+    if (amount <= 0) {
+      throw ValidationError.field('amount.value', 'error.refund.nothing_to_refund', 'There is nothing left to refund');
+    }
+    if (amount > residual) {
+      throw ValidationError.field(
+        'amount.value',
+        'error.refund.exceeds_residual',
+        `At most ${residual} minor units are left to refund`,
+      );
+    }
+    const refund: RefundRecord = { uuid: refundUuid, amount_minor: amount, status: 'succeeded', created: now() };
+    const next = { ...payment, refunded_minor: payment.refunded_minor + amount, refunds: [...payment.refunds, refund] };
+    const saved = await savePaymentVersion(payment, next, [{ item: refundEvent(next, refund) }]);
+    return { payment: saved, refund };
+  });
+  const provider = providerNamed(recorded.payment.provider);
+  await provider.refund(refundUuid, money(recorded.refund.amount_minor, recorded.payment.currency));
+  return recorded;
+}
+
+/** Cancels a payment that still waits for the donor; any other status is a 400. */
+export function cancelPayment(principal: Promise<Principal>, uuid: string, reason?: string): Promise<PaymentRecord> {
+  return retryOnConflict(async () => {
+    const payment = await getPayment(principal, uuid);
+    if (payment.status !== 'pending') {
+      throw ValidationError.field(
+        'status',
+        'error.payment.not_cancellable',
+        `A ${payment.status} payment cannot be cancelled`,
+      );
+    }
+    const { action: _action, approval_token_hash: _hash, instrument_token: _token, ...rest } = payment;
+    const next: PaymentRecord = {
+      ...rest,
+      status: 'cancelled',
+      status_reason: 'cancelled_by_merchant',
+      svc_parameters:
+        reason === undefined ? payment.svc_parameters : { ...payment.svc_parameters, cancellation_reason: reason },
+      event_sequence: payment.event_sequence + 1,
+    };
+    const event = paymentStatusEvent(next);
+    const saved = await savePaymentVersion(payment, next, event ? [{ item: event }] : []);
+    await providerNamed(payment.provider).cancel(payment.uuid);
+    return saved;
+  });
+}
+
+/** PUT replaces the custom parameters; PATCH merges into them. */
+export function changeCustomParameters(
+  principal: Promise<Principal>,
+  uuid: string,
+  parameters: Record<string, unknown>,
+  mode: 'replace' | 'merge',
+): Promise<PaymentRecord> {
+  return retryOnConflict(async () => {
+    const payment = await getPayment(principal, uuid);
+    const custom_parameters = mode === 'replace' ? parameters : { ...payment.custom_parameters, ...parameters };
+    return savePaymentVersion(payment, { ...payment, custom_parameters });
+  });
+}

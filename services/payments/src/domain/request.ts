@@ -1,0 +1,50 @@
+import { uuidSchema, ValidationError } from '@svc/core';
+import * as z from 'zod';
+
+/** Money as the API takes it: a string of digits or a positive integer, in minor units. */
+export const moneyInput = z.object({
+  value: z.union([
+    z.string().regex(/^[1-9][0-9]{0,15}$/, 'A positive whole number of minor units'),
+    z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+  ]),
+  currency: z.string().regex(/^[A-Z]{3}$/, 'An upper-case ISO 4217 code'),
+});
+
+export const moneyOutput = z.object({ value: z.string(), currency: z.string() });
+
+/** Interface 2.7: the request to initialise a payment and to create a payment source. */
+export const paymentRequestSchema = z
+  .object({
+    account_uuid: uuidSchema,
+    payment_method: z.enum(['card', 'twint', 'sepa_dd']),
+    profile: z.string().min(1).max(100),
+    locale: z.string().min(2).max(10).optional(),
+    amount: moneyInput,
+    payment_information: z.record(z.string(), z.unknown()).optional(),
+    create_payment_source: z.boolean().optional(),
+    subscription: z.record(z.string(), z.unknown()).optional(),
+    return_url: z
+      .url({ protocol: /^https?$/ })
+      .max(2000)
+      .optional(),
+    supporter: z.record(z.string(), z.unknown()).optional(),
+    create_supporter: z.boolean().optional(),
+    custom_parameters: z.record(z.string(), z.unknown()).optional(),
+    test_mode: z.boolean().optional(),
+  })
+  .strict();
+export type PaymentRequest = z.infer<typeof paymentRequestSchema>;
+
+export function minorUnits(amount: PaymentRequest['amount']): number {
+  return typeof amount.value === 'number' ? amount.value : Number(amount.value);
+}
+
+export function refuseSubscription(request: PaymentRequest): void {
+  if (request.subscription !== undefined) {
+    throw ValidationError.field(
+      'subscription',
+      'error.validation.not_supported',
+      'Recurring donations from a payment request are not available yet',
+    );
+  }
+}

@@ -1,0 +1,79 @@
+import { assertAccountGrant, money, NotFoundError, newToken, newUuid, now, type Principal } from '@svc/core';
+import { type GuardedWrite, transactWrite } from '@svc/table';
+import {
+  findPaymentSource,
+  newPaymentSourceWrite,
+  type PaymentSourceRecord,
+} from '../repository/payment-source-repository';
+import { hashToken, resolveAccountAndProvider } from './context';
+import { newSource } from './initialise';
+import { minorUnits, type PaymentRequest, refuseSubscription } from './request';
+import { linkSupporter } from './supporter-link';
+import { retryOnConflict, saveSourceVersion } from './versioned';
+
+/**
+ * Saves an instrument for later charges. Where the method needs it (cards), the provider
+ * verifies it with a charge of the requested amount that is refunded at once.
+ */
+export async function createPaymentSource(
+  principal: Promise<Principal>,
+  request: PaymentRequest,
+  baseUrl: string,
+): Promise<PaymentSourceRecord> {
+  refuseSubscription(request);
+  const { account, profile, provider } = await resolveAccountAndProvider(principal, request);
+  const supporter = await linkSupporter(request, account.organisation_uuid);
+  const uuid = newUuid();
+  const approvalToken = newToken(24);
+  const amount = money(minorUnits(request.amount), request.amount.currency);
+  const authorisation = await provider.authorise({
+    reference: uuid,
+    method: request.payment_method,
+    amount,
+    paymentInformation: request.payment_information,
+    approvalUrl: `${baseUrl}/simulated/payment-sources/${uuid}?token=${approvalToken}`,
+  });
+  const { outcome } = authorisation;
+  if (outcome.status === 'succeeded' && request.payment_method === 'card') await provider.refund(uuid, amount);
+  const base = newSource({
+    request: { ...request, profile: profile.name },
+    organisationUuid: account.organisation_uuid,
+    provider: provider.name,
+    authorisation,
+    created: now(),
+    testMode: request.test_mode ?? false,
+    supporterUuid: supporter.supporter_uuid,
+  });
+  const source: PaymentSourceRecord = {
+    ...base,
+    uuid,
+    custom_parameters: request.custom_parameters ?? {},
+    ...(outcome.status === 'failed' ? { status: 'failed', status_reason: outcome.reason } : {}),
+    ...(outcome.status === 'pending'
+      ? { status: 'pending', action: outcome.action, approval_token_hash: hashToken(approvalToken) }
+      : {}),
+  };
+  if (outcome.status === 'failed') delete source.instrument_token;
+  const writes: GuardedWrite[] = [{ item: newPaymentSourceWrite(source) }];
+  if (supporter.write) writes.push({ item: supporter.write });
+  await transactWrite(writes);
+  return source;
+}
+
+export async function getPaymentSource(principal: Promise<Principal>, uuid: string): Promise<PaymentSourceRecord> {
+  const [caller, source] = await Promise.all([principal, findPaymentSource(uuid)]);
+  if (!source) throw new NotFoundError('Payment source not found');
+  assertAccountGrant(caller, source.organisation_uuid, source.account_uuid);
+  return source;
+}
+
+export function replaceSourceCustomParameters(
+  principal: Promise<Principal>,
+  uuid: string,
+  parameters: Record<string, unknown>,
+): Promise<PaymentSourceRecord> {
+  return retryOnConflict(async () => {
+    const source = await getPaymentSource(principal, uuid);
+    return saveSourceVersion(source, { ...source, custom_parameters: parameters });
+  });
+}

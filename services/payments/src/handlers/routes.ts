@@ -1,0 +1,201 @@
+import { type AnyRoute, defineRoute, uuidParams } from '@svc/http';
+import * as z from 'zod';
+import { initialisePayment } from '../domain/initialise';
+import { cancelPayment, changeCustomParameters, getPayment, refundPayment } from '../domain/payments';
+import { minorUnits, moneyInput, moneyOutput, paymentRequestSchema } from '../domain/request';
+import { searchPayments } from '../domain/search';
+import { paymentShape, paymentSourceShape, refundShape } from '../domain/shapes';
+import { createPaymentSource, getPaymentSource, replaceSourceCustomParameters } from '../domain/sources';
+import { approvalRoutes } from './approval-routes';
+
+const paymentParams = uuidParams('payment_uuid');
+const sourceParams = uuidParams('payment_source_uuid');
+const customParameters = z.record(z.string(), z.unknown());
+
+const refundOut = z.object({
+  uuid: z.string(),
+  payment_uuid: z.string(),
+  created: z.number().int(),
+  amount: moneyOutput,
+  status: z.literal('succeeded'),
+});
+const paymentOut = z.looseObject({
+  uuid: z.string(),
+  organisation_uuid: z.string(),
+  account_uuid: z.string(),
+  created: z.number().int(),
+  status: z.enum(['pending', 'succeeded', 'failed', 'cancelled']),
+  status_reason: z.string().optional(),
+  test_mode: z.boolean(),
+  amount: moneyOutput,
+  refunded_amount: moneyOutput,
+  payment_method: z.string(),
+  profile: z.string(),
+  provider: z.string(),
+  action: z.object({ action_type: z.literal('redirect'), url: z.string() }).optional(),
+  payment_information: z.record(z.string(), z.unknown()).optional(),
+  refunds: z.array(refundOut),
+  custom_parameters: customParameters,
+  svc_parameters: customParameters,
+});
+const sourceOut = z.looseObject({
+  uuid: z.string(),
+  organisation_uuid: z.string(),
+  account_uuid: z.string(),
+  created: z.number().int(),
+  status: z.enum(['pending', 'active', 'failed']),
+  test_mode: z.boolean(),
+  payment_method: z.string(),
+  profile: z.string(),
+  provider: z.string(),
+  payment_information: z.record(z.string(), z.unknown()),
+  custom_parameters: customParameters,
+});
+const searchOut = z.object({
+  summary: z.object({ hits: z.number().int(), last_sort_values: z.array(z.unknown()) }),
+  hits: z.array(z.record(z.string(), z.unknown())),
+  aggregations: z.record(z.string(), z.array(z.record(z.string(), z.unknown()))),
+});
+
+export const paymentsRoutes: AnyRoute[] = [
+  defineRoute({
+    method: 'POST',
+    path: '/payments',
+    auth: 'token',
+    operationId: 'initialisePayment',
+    summary: 'Initialise a payment',
+    description: 'Card, TWINT or SEPA direct debit through the account profile. Honours Idempotency-Key.',
+    body: paymentRequestSchema,
+    responses: { 201: { description: 'Payment', schema: paymentOut } },
+    handle: async ({ body, principal, baseUrl }) => ({
+      status: 201,
+      body: paymentShape(await initialisePayment(principal(), body, baseUrl)),
+    }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/payments/{payment_uuid}',
+    auth: 'token',
+    operationId: 'getPayment',
+    summary: 'Get a payment',
+    params: paymentParams,
+    responses: { 200: { description: 'Payment', schema: paymentOut } },
+    handle: async ({ params, principal }) => ({
+      status: 200,
+      body: paymentShape(await getPayment(principal(), params.payment_uuid)),
+    }),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/payments/{payment_uuid}/cancel',
+    auth: 'token',
+    operationId: 'cancelPayment',
+    summary: 'Cancel a pending payment',
+    params: paymentParams,
+    body: z
+      .object({ reason: z.string().max(500).optional() })
+      .strict()
+      .optional(),
+    responses: { 200: { description: 'Payment', schema: paymentOut } },
+    handle: async ({ params, body, principal }) => ({
+      status: 200,
+      body: paymentShape(await cancelPayment(principal(), params.payment_uuid, body?.reason)),
+    }),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/payments/{payment_uuid}/refunds',
+    auth: 'token',
+    operationId: 'createRefund',
+    summary: 'Refund a payment (the whole residual without an amount)',
+    description: 'Honours Idempotency-Key.',
+    params: paymentParams,
+    body: z.object({ amount: moneyInput.optional() }).strict().optional(),
+    responses: { 200: { description: 'Refund', schema: refundOut } },
+    handle: async ({ params, body, principal }) => {
+      const amount = body?.amount ? { minor: minorUnits(body.amount), currency: body.amount.currency } : undefined;
+      const { payment, refund } = await refundPayment(principal(), params.payment_uuid, amount);
+      return { status: 200, body: refundShape(refund, payment) };
+    },
+  }),
+  defineRoute({
+    method: 'PUT',
+    path: '/payments/{payment_uuid}/custom-parameters',
+    auth: 'token',
+    operationId: 'replacePaymentCustomParameters',
+    summary: "Replace a payment's custom parameters",
+    params: paymentParams,
+    body: customParameters,
+    responses: { 200: { description: 'Payment', schema: paymentOut } },
+    handle: async ({ params, body, principal }) => ({
+      status: 200,
+      body: paymentShape(await changeCustomParameters(principal(), params.payment_uuid, body, 'replace')),
+    }),
+  }),
+  defineRoute({
+    method: 'PATCH',
+    path: '/payments/{payment_uuid}/custom-parameters',
+    auth: 'token',
+    operationId: 'patchPaymentCustomParameters',
+    summary: "Merge into a payment's custom parameters",
+    params: paymentParams,
+    body: customParameters,
+    responses: { 200: { description: 'Payment', schema: paymentOut } },
+    handle: async ({ params, body, principal }) => ({
+      status: 200,
+      body: paymentShape(await changeCustomParameters(principal(), params.payment_uuid, body, 'merge')),
+    }),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/search/payments',
+    auth: 'token',
+    operationId: 'searchPayments',
+    summary: 'Search payments with the search language',
+    body: z.record(z.string(), z.unknown()),
+    responses: { 200: { description: 'Search response', schema: searchOut } },
+    handle: async ({ body, principal }) => ({ status: 200, body: await searchPayments(principal(), body) }),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/payment-sources',
+    auth: 'token',
+    operationId: 'createPaymentSource',
+    summary: 'Create a payment source',
+    description: 'Same request as a payment; cards are verified with a charge refunded at once.',
+    body: paymentRequestSchema,
+    responses: { 201: { description: 'Payment source', schema: sourceOut } },
+    handle: async ({ body, principal, baseUrl }) => ({
+      status: 201,
+      body: paymentSourceShape(await createPaymentSource(principal(), body, baseUrl)),
+    }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/payment-sources/{payment_source_uuid}',
+    auth: 'token',
+    operationId: 'getPaymentSource',
+    summary: 'Get a payment source',
+    params: sourceParams,
+    responses: { 200: { description: 'Payment source', schema: sourceOut } },
+    handle: async ({ params, principal }) => ({
+      status: 200,
+      body: paymentSourceShape(await getPaymentSource(principal(), params.payment_source_uuid)),
+    }),
+  }),
+  defineRoute({
+    method: 'PUT',
+    path: '/payment-sources/{payment_source_uuid}/custom-parameters',
+    auth: 'token',
+    operationId: 'replacePaymentSourceCustomParameters',
+    summary: "Replace a payment source's custom parameters",
+    params: sourceParams,
+    body: customParameters,
+    responses: { 200: { description: 'Payment source', schema: sourceOut } },
+    handle: async ({ params, body, principal }) => ({
+      status: 200,
+      body: paymentSourceShape(await replaceSourceCustomParameters(principal(), params.payment_source_uuid, body)),
+    }),
+  }),
+  ...approvalRoutes,
+];

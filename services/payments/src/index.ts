@@ -1,0 +1,3 @@
+export { paymentsRoutes } from './handlers/routes';
+export { findPayment, type PaymentRecord } from './repository/payment-repository';
+export { findPaymentSource, type PaymentSourceRecord } from './repository/payment-source-repository';

@@ -1,0 +1,126 @@
+import { newToken, parseOrThrow, ValidationError } from '@svc/core';
+import * as z from 'zod';
+import { brandOf, cardFingerprint, isExpired, passesLuhn } from './card-rules';
+import { isValidIban, maskIban, normaliseIban } from './iban';
+import type { Authorisation, AuthoriseRequest, Outcome, PaymentProvider } from './provider';
+
+/**
+ * The simulated provider: behaves like a PSP's test mode, with the contract's test cards. It
+ * keeps no card data: an instrument token carries only how later charges behave.
+ */
+const CARD_BEHAVIOUR: Record<string, Outcome | 'decline_later' | '3ds'> = {
+  '4000000000000002': { status: 'failed', reason: 'card_declined' },
+  '4000000000009995': { status: 'failed', reason: 'insufficient_funds' },
+  '4000000000000341': 'decline_later',
+  '4000000000003220': '3ds',
+};
+
+const cardSchema = z.object({
+  number: z.string().transform((value) => value.replace(/[\s-]/g, '')),
+  expiry_month: z.coerce.number().int().min(1).max(12),
+  expiry_year: z.coerce.number().int().min(2000).max(2100),
+  cvv: z.string().regex(/^\d{3,4}$/),
+  cardholder: z.string().max(200).optional(),
+  brand: z.string().max(40).optional(),
+});
+
+const sepaSchema = z.object({
+  iban: z.string().max(50),
+  account_holder: z.string().max(200).optional(),
+});
+
+function parse<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
+  return parseOrThrow(schema, value ?? {}, 'payment_information');
+}
+
+function authoriseCard(request: AuthoriseRequest): Authorisation {
+  const card = parse(cardSchema, request.paymentInformation);
+  if (!passesLuhn(card.number)) {
+    throw ValidationError.field(
+      'payment_information.number',
+      'error.validation.not_valid',
+      'This card number is not valid',
+    );
+  }
+  if (isExpired(card.expiry_month, card.expiry_year)) {
+    throw ValidationError.field(
+      'payment_information.expiry_year',
+      'error.validation.not_valid',
+      'This card has expired',
+    );
+  }
+  const masked: Record<string, unknown> = {
+    brand: card.brand ?? brandOf(card.number),
+    last4: card.number.slice(-4),
+    expiry_month: card.expiry_month,
+    expiry_year: card.expiry_year,
+    ...(card.cardholder === undefined ? {} : { cardholder: card.cardholder }),
+    fingerprint: cardFingerprint(card.number),
+  };
+  const behaviour = CARD_BEHAVIOUR[card.number];
+  const token = (kind: string) => `sim_card_${kind}_${newToken(12)}`;
+  if (behaviour === '3ds') {
+    return {
+      outcome: { status: 'pending', action: { action_type: 'redirect', url: request.approvalUrl } },
+      maskedInformation: masked,
+      instrumentToken: token('ok'),
+    };
+  }
+  if (behaviour === 'decline_later') {
+    return { outcome: { status: 'succeeded' }, maskedInformation: masked, instrumentToken: token('declinelater') };
+  }
+  if (behaviour) return { outcome: behaviour, maskedInformation: masked };
+  return { outcome: { status: 'succeeded' }, maskedInformation: masked, instrumentToken: token('ok') };
+}
+
+export const simulatedProvider: PaymentProvider = {
+  name: 'simulated',
+  methods: ['card', 'twint', 'sepa_dd'],
+
+  async authorise(request) {
+    switch (request.method) {
+      case 'card':
+        return authoriseCard(request);
+      case 'twint':
+        return {
+          outcome: { status: 'pending', action: { action_type: 'redirect', url: request.approvalUrl } },
+          maskedInformation: {},
+          instrumentToken: `sim_twint_ok_${newToken(12)}`,
+        };
+      case 'sepa_dd': {
+        const sepa = parse(sepaSchema, request.paymentInformation);
+        if (!isValidIban(sepa.iban)) {
+          throw ValidationError.field(
+            'payment_information.iban',
+            'error.validation.not_valid',
+            'This IBAN is not valid',
+          );
+        }
+        return {
+          outcome: { status: 'succeeded' },
+          maskedInformation: {
+            iban: maskIban(sepa.iban),
+            country_code: normaliseIban(sepa.iban).slice(0, 2),
+            ...(sepa.account_holder === undefined ? {} : { account_holder: sepa.account_holder }),
+          },
+          instrumentToken: `sim_sepa_ok_${newToken(12)}`,
+        };
+      }
+    }
+  },
+
+  async chargeInstrument(instrumentToken) {
+    if (instrumentToken.includes('_declinelater_')) return { status: 'failed', reason: 'card_declined' };
+    return { status: 'succeeded' };
+  },
+
+  async completeApproval(_instrumentToken, approved) {
+    return approved ? { status: 'succeeded' } : { status: 'failed', reason: 'declined_by_donor' };
+  },
+
+  async refund() {
+    return { status: 'succeeded' };
+  },
+
+  async cancel() {},
+};

@@ -1,0 +1,147 @@
+import { createHash } from 'node:crypto';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { db, getItem, INDEXES, key, type TransactItem, tableName } from '@svc/table';
+import * as z from 'zod';
+
+/**
+ * Payments, with their refunds inside the payment item (a refund never outlives its payment,
+ * and one conditional write on the payment keeps the refunded total within the amount).
+ *
+ * | pattern                               | index | key                                                        |
+ * |---------------------------------------|-------|------------------------------------------------------------|
+ * | payment by uuid (get, refund, cancel) | table | pk = PAYMENT#<uuid>, sk = PAYMENT                          |
+ * | payments of an organisation (search)  | gsi1  | gsi1pk = ORG#<org>#PAYMENTS#<shard 0-7>, gsi1sk = <created>#<uuid> |
+ *
+ * The organisation's payments are spread over 8 shards (by uuid) so a busy campaign does not
+ * make one hot index partition, and a search reads the shards in parallel.
+ */
+export const PAYMENT_SHARDS = 8;
+
+export const refundRecordSchema = z.object({
+  uuid: z.string(),
+  amount_minor: z.number().int(),
+  status: z.literal('succeeded'),
+  created: z.number(),
+});
+export type RefundRecord = z.infer<typeof refundRecordSchema>;
+
+const action = z.object({ action_type: z.literal('redirect'), url: z.string() });
+
+export const paymentRecordSchema = z.object({
+  uuid: z.string(),
+  organisation_uuid: z.string(),
+  account_uuid: z.string(),
+  created: z.number(),
+  status: z.enum(['pending', 'succeeded', 'failed', 'cancelled']),
+  status_reason: z.string().optional(),
+  test_mode: z.boolean(),
+  amount_minor: z.number().int(),
+  refunded_minor: z.number().int(),
+  currency: z.string(),
+  payment_method: z.enum(['card', 'twint', 'sepa_dd']),
+  profile: z.string(),
+  provider: z.string(),
+  locale: z.string().optional(),
+  return_url: z.string().optional(),
+  action: action.optional(),
+  payment_information: z.record(z.string(), z.unknown()).optional(),
+  supporter_uuid: z.string().optional(),
+  supporter: z.record(z.string(), z.unknown()).optional(),
+  create_payment_source: z.boolean().optional(),
+  created_payment_source_uuid: z.string().optional(),
+  charged_payment_source_uuid: z.string().optional(),
+  subscription_uuid: z.string().optional(),
+  invoice_uuid: z.string().optional(),
+  charge_attempt_uuid: z.string().optional(),
+  refunds: z.array(refundRecordSchema),
+  custom_parameters: z.record(z.string(), z.unknown()),
+  svc_parameters: z.record(z.string(), z.unknown()),
+  /** Counts every change; writes are guarded by the version they read. */
+  version: z.number().int(),
+  /** Counts the payment's events (1, 2, …): the `sequence` receivers order them by. */
+  event_sequence: z.number().int(),
+  /** The instrument to save as a payment source once a pending payment is approved. */
+  instrument_token: z.string().optional(),
+  /** sha256 of the token that authorises the simulated approval page. */
+  approval_token_hash: z.string().optional(),
+});
+export type PaymentRecord = z.infer<typeof paymentRecordSchema>;
+
+export const paymentKey = (uuid: string) => ({ pk: key('PAYMENT', uuid), sk: 'PAYMENT' });
+
+function shardOf(uuid: string): number {
+  return (createHash('sha1').update(uuid).digest()[0] ?? 0) % PAYMENT_SHARDS;
+}
+
+function searchKeys(payment: Pick<PaymentRecord, 'uuid' | 'organisation_uuid' | 'created'>) {
+  return {
+    gsi1pk: key('ORG', payment.organisation_uuid, 'PAYMENTS', shardOf(payment.uuid)),
+    gsi1sk: key(String(payment.created).padStart(12, '0'), payment.uuid),
+  };
+}
+
+export async function findPayment(uuid: string): Promise<PaymentRecord | undefined> {
+  const item = await getItem(paymentKey(uuid));
+  return item ? paymentRecordSchema.parse(item) : undefined;
+}
+
+export function newPaymentWrite(payment: PaymentRecord): TransactItem {
+  return {
+    Put: {
+      Item: { ...paymentKey(payment.uuid), entity: 'payment', ...searchKeys(payment), ...payment },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  };
+}
+
+/**
+ * Replaces a payment guarded by the version it was read at: any concurrent change (another
+ * refund, a cancel, an approval) makes this write fail instead of overwriting it.
+ */
+export function paymentUpdateWrite(payment: PaymentRecord, readVersion: number): TransactItem {
+  return {
+    Put: {
+      Item: { ...paymentKey(payment.uuid), entity: 'payment', ...searchKeys(payment), ...payment },
+      ConditionExpression: 'version = :read',
+      ExpressionAttributeValues: { ':read': readVersion },
+    },
+  };
+}
+
+/** Every payment of an organisation, shard by shard in parallel (eventually consistent index). */
+export async function* paymentsOfOrganisation(organisationUuid: string): AsyncGenerator<PaymentRecord[]> {
+  const shards = Array.from({ length: PAYMENT_SHARDS }, (_, shard) => key('ORG', organisationUuid, 'PAYMENTS', shard));
+  const pages = shards.map((pk) => pagesOf(pk));
+  const pending = new Map(pages.map((iterator, index) => [index, iterator.next().then((r) => ({ index, r }))]));
+  while (pending.size > 0) {
+    const { index, r } = await Promise.race(pending.values());
+    if (r.done) {
+      pending.delete(index);
+      continue;
+    }
+    const iterator = pages[index];
+    if (iterator)
+      pending.set(
+        index,
+        iterator.next().then((next) => ({ index, r: next })),
+      );
+    yield r.value;
+  }
+}
+
+async function* pagesOf(pk: string): AsyncGenerator<PaymentRecord[], void, undefined> {
+  let cursor: Record<string, unknown> | undefined;
+  do {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        IndexName: INDEXES.gsi1.name,
+        KeyConditionExpression: 'gsi1pk = :pk',
+        ExpressionAttributeValues: { ':pk': pk },
+        ExclusiveStartKey: cursor,
+      }),
+    );
+    yield (out.Items ?? []).map((item) => paymentRecordSchema.parse(item));
+    cursor = out.LastEvaluatedKey;
+  } while (cursor);
+}

@@ -1,0 +1,138 @@
+import { uuidSchema } from '@svc/core';
+import * as z from 'zod';
+import {
+  type SupporterField,
+  type SupporterFields,
+  supporterFieldName,
+  supporterFieldsSchema,
+  TEXT_FIELD_LIMITS,
+  textFieldShape,
+} from './supporter';
+
+/**
+ * What callers may send for a supporter. In every input `null`, `""` and `{}` mean "unset": on
+ * create the field is left out, on update it is removed. Nothing blank is ever stored, so
+ * responses can omit unset fields instead of showing nulls.
+ */
+
+const MAX_PARAMETERS = 100;
+const MAX_SVC_DEPTH = 8;
+const parameterKey = z.string().min(1).max(100);
+
+const email = z.union([z.literal(''), z.email().max(TEXT_FIELD_LIMITS.email)]);
+
+/** Interface 2.9 and 8: flat key/value pairs, string values only. */
+const customParameters = z
+  .record(parameterKey, z.string().max(1000))
+  .refine((value) => Object.keys(value).length <= MAX_PARAMETERS, `At most ${MAX_PARAMETERS} custom parameters`);
+
+type SvcValue = string | number | boolean | SvcValue[] | { [key: string]: SvcValue };
+
+/**
+ * DynamoDB keeps numbers between 1e-130 and 1e126 with 38 digits, and the table client reads
+ * back only safe integers as plain numbers: anything outside is refused here, not failed on write.
+ */
+const storableNumber = z
+  .number()
+  .refine(
+    (n) => Math.abs(n) <= Number.MAX_SAFE_INTEGER && (n === 0 || Math.abs(n) >= 1e-100),
+    'Numbers must lie within ±9007199254740991',
+  );
+
+const svcValue: z.ZodType<SvcValue> = z.lazy(() =>
+  z.union([
+    z.string().max(2000),
+    storableNumber,
+    z.boolean(),
+    z.array(svcValue).max(100),
+    z.record(parameterKey, svcValue),
+  ]),
+);
+
+function depth(value: SvcValue): number {
+  if (typeof value !== 'object') return 0;
+  const children = Array.isArray(value) ? value : Object.values(value);
+  return 1 + Math.max(0, ...children.map(depth));
+}
+
+/** A nested object for the service's own use (interface 2.9), e.g. `fundraising_automation.crm_id`. */
+const svcParameters = z
+  .record(parameterKey, svcValue)
+  .refine((value) => depth(value) <= MAX_SVC_DEPTH, `At most ${MAX_SVC_DEPTH} levels of nesting`);
+
+const fieldInputShape = {
+  ...textFieldShape((max) => z.string().max(max).nullable().optional()),
+  email: email.nullable().optional(),
+  email_permission: z.boolean().nullable().optional(),
+  custom_parameters: customParameters.nullable().optional(),
+  svc_parameters: svcParameters.nullable().optional(),
+};
+
+/** Create Supporter (interface 4.6): the fields of 2.9 with `organisation_uuid` required. */
+export const createSupporterInput = z
+  .object({
+    organisation_uuid: uuidSchema.meta({ description: 'The organisation the supporter belongs to' }),
+    ...fieldInputShape,
+  })
+  .strict();
+export type CreateSupporterInput = z.infer<typeof createSupporterInput>;
+
+const UNCHANGEABLE = 'A supporter stays with its organisation: organisation_uuid cannot be changed';
+
+/** Update Supporter: any subset of the fields; `organisation_uuid` is named and refused. */
+export const updateSupporterInput = z
+  .object({
+    organisation_uuid: z
+      .unknown()
+      .refine(() => false, UNCHANGEABLE)
+      .optional()
+      .meta({ description: `Refused. ${UNCHANGEABLE}.` }),
+    ...fieldInputShape,
+  })
+  .strict();
+export type UpdateSupporterInput = z.infer<typeof updateSupporterInput>;
+
+/**
+ * The `supporter` object of a payment request (interface 2.7). Its `uuid` names an existing
+ * supporter for the payments domain; a supporter built from this object always gets a new uuid.
+ */
+export const paymentSupporterInput = z
+  .object(fieldInputShape)
+  .pick({
+    salutation: true,
+    first_name: true,
+    last_name: true,
+    street: true,
+    house_number: true,
+    address_addendum: true,
+    postal_code: true,
+    city: true,
+    country: true,
+    email: true,
+    email_permission: true,
+    custom_parameters: true,
+  })
+  .extend({ uuid: uuidSchema.nullable().optional() })
+  .strict();
+export type PaymentSupporterInput = z.infer<typeof paymentSupporterInput>;
+
+export interface FieldChanges {
+  set: SupporterFields;
+  remove: SupporterField[];
+}
+
+function isBlank(value: unknown): boolean {
+  if (value === null || value === '') return true;
+  return typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0;
+}
+
+/** Splits validated input into the fields to store and the fields to remove (sent blank). */
+export function fieldChanges(input: Readonly<Record<string, unknown>>): FieldChanges {
+  const given = Object.entries(input).filter(
+    ([field, value]) => value !== undefined && supporterFieldName.safeParse(field).success,
+  );
+  return {
+    set: supporterFieldsSchema.parse(Object.fromEntries(given.filter(([, value]) => !isBlank(value)))),
+    remove: given.filter(([, value]) => isBlank(value)).map(([field]) => supporterFieldName.parse(field)),
+  };
+}

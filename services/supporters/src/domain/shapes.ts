@@ -1,0 +1,12 @@
+import { type Supporter, supporterSchema } from './supporter';
+
+/** The response schema of every supporter route (interface 2.9): the record's own schema. */
+export const supporterResponse = supporterSchema;
+
+/**
+ * Interface 2.9's shape: identity first, then the fields in the interface's order. Unset fields
+ * are omitted, never null; anything stored beside the record (keys, entity) stays behind.
+ */
+export function supporterShape(s: Supporter): Supporter {
+  return supporterResponse.parse(s);
+}

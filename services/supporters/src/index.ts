@@ -1,0 +1,6 @@
+export { type PaymentSupporterInput, paymentSupporterInput } from './domain/input';
+export { supporterResponse, supporterShape } from './domain/shapes';
+export { type Supporter, supporterSchema } from './domain/supporter';
+export { createSupporter, getSupporter, supporterFromPaymentInput } from './domain/supporters';
+export { supportersRoutes } from './handlers/routes';
+export { findSupporter, supporterWrite } from './repository/supporter-repository';

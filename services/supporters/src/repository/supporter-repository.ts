@@ -1,0 +1,141 @@
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConflictError, isUuid } from '@svc/core';
+import { db, getItem, INDEXES, isConditionFailure, key, type TransactItem, tableName, transactWrite } from '@svc/table';
+import { type Supporter, type SupporterField, type SupporterFields, supporterSchema } from '../domain/supporter';
+
+/**
+ * Supporters (donor records). A supporter belongs to an organisation, never to an account.
+ *
+ * | pattern                        | index | key                                                                    |
+ * |--------------------------------|-------|------------------------------------------------------------------------|
+ * | supporter by uuid              | table | pk = SUPPORTER#<uuid>, sk = SUPPORTER                                  |
+ * | supporters of an organisation  | gsi1  | gsi1pk = ORG#<org uuid>#SUPPORTERS, gsi1sk = <created, 12 digits>#<uuid> |
+ *
+ * The index sort key orders an organisation's supporters by creation, so the default list order
+ * pages straight from the index. `organisation_uuid` and `created` never change, so neither do
+ * the index keys.
+ */
+const supporterKey = (uuid: string) => ({ pk: key('SUPPORTER', uuid), sk: 'SUPPORTER' });
+const organisationPartition = (organisationUuid: string) => key('ORG', organisationUuid, 'SUPPORTERS');
+const creationOrder = (supporter: Supporter) => key(String(supporter.created).padStart(12, '0'), supporter.uuid);
+
+/** A new supporter never overwrites another. */
+const IS_NEW = 'attribute_not_exists(pk)';
+/** Updates touch only a supporter that exists, in the organisation the caller was checked against. */
+const EXISTS_IN_ORGANISATION = 'attribute_exists(pk) AND organisation_uuid = :organisation_uuid';
+
+/** Strongly consistent, coalesced with the other reads of the same turn (the caller's grants). */
+export async function findSupporter(uuid: string): Promise<Supporter | undefined> {
+  // Anything but a uuid cannot name a supporter; it never reaches the table as a key.
+  if (!isUuid(uuid)) return undefined;
+  const item = await getItem(supporterKey(uuid.toLowerCase()));
+  return item ? supporterSchema.parse(item) : undefined;
+}
+
+function supporterPut(supporter: Supporter) {
+  // Parsed again so a record built elsewhere (the payments domain) stores only supporter fields.
+  const record = supporterSchema.parse(supporter);
+  return {
+    Item: {
+      ...supporterKey(record.uuid),
+      entity: 'supporter',
+      gsi1pk: organisationPartition(record.organisation_uuid),
+      gsi1sk: creationOrder(record),
+      ...record,
+    },
+    ConditionExpression: IS_NEW,
+  };
+}
+
+/** The write of a new supporter, for a caller's own transaction (a payment with its supporter). */
+export function supporterWrite(supporter: Supporter): TransactItem {
+  return { Put: supporterPut(supporter) };
+}
+
+/** Stores a new supporter on its own (409 should its uuid be taken). */
+export async function insertSupporter(supporter: Supporter): Promise<void> {
+  await transactWrite([
+    {
+      item: supporterWrite(supporter),
+      onConditionFailed: () => new ConflictError('A supporter with this uuid already exists'),
+    },
+  ]);
+}
+
+/**
+ * Sets and removes only the fields named, in one UpdateItem: concurrent updates of different
+ * fields all land (no read-modify-write). Undefined when the supporter is gone.
+ */
+export async function updateSupporterFields(
+  current: Pick<Supporter, 'uuid' | 'organisation_uuid'>,
+  set: SupporterFields,
+  remove: readonly SupporterField[],
+): Promise<Supporter | undefined> {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = { ':organisation_uuid': current.organisation_uuid };
+  const assignments = Object.entries(set).map(([field, value], index) => {
+    names[`#s${index}`] = field;
+    values[`:s${index}`] = value;
+    return `#s${index} = :s${index}`;
+  });
+  const removals = remove.map((field, index) => {
+    names[`#r${index}`] = field;
+    return `#r${index}`;
+  });
+  const clauses = [
+    ...(assignments.length > 0 ? [`SET ${assignments.join(', ')}`] : []),
+    ...(removals.length > 0 ? [`REMOVE ${removals.join(', ')}`] : []),
+  ];
+  if (clauses.length === 0) return findSupporter(current.uuid);
+  try {
+    const out = await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: supporterKey(current.uuid),
+        UpdateExpression: clauses.join(' '),
+        ConditionExpression: EXISTS_IN_ORGANISATION,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return supporterSchema.parse(out.Attributes);
+  } catch (error) {
+    if (isConditionFailure(error)) return undefined;
+    throw error;
+  }
+}
+
+export interface OrganisationPage {
+  /** Read at most this many (all when absent). */
+  limit?: number;
+  newestFirst: boolean;
+}
+
+/** An organisation's supporters in creation order (then uuid), from the index. */
+export async function listSupportersOfOrganisation(
+  organisationUuid: string,
+  { limit, newestFirst }: OrganisationPage,
+): Promise<Supporter[]> {
+  const supporters: Supporter[] = [];
+  let cursor: Record<string, unknown> | undefined;
+  do {
+    const remaining = limit === undefined ? undefined : limit - supporters.length;
+    if (remaining !== undefined && remaining <= 0) break;
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        IndexName: INDEXES.gsi1.name,
+        KeyConditionExpression: '#pk = :pk',
+        ExpressionAttributeNames: { '#pk': INDEXES.gsi1.partition },
+        ExpressionAttributeValues: { ':pk': organisationPartition(organisationUuid) },
+        ScanIndexForward: !newestFirst,
+        ExclusiveStartKey: cursor,
+        ...(remaining === undefined ? {} : { Limit: remaining }),
+      }),
+    );
+    supporters.push(...(out.Items ?? []).map((item) => supporterSchema.parse(item)));
+    cursor = out.LastEvaluatedKey;
+  } while (cursor);
+  return supporters;
+}
