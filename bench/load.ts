@@ -59,3 +59,44 @@ export function httpGet(url: string, headers: Record<string, string>, expectStat
     req.end();
   });
 }
+
+/** A POST of a JSON body over a kept-alive connection; true on the expected status. */
+export function httpPost(
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+  expectStatus = 201,
+): Promise<boolean> {
+  const payload = Buffer.from(JSON.stringify(body));
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json', 'content-length': payload.length },
+        agent,
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode === expectStatus));
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+/** Times `operation` `runs` times one after another; p50 and p95 in milliseconds. */
+export async function latency(
+  operation: () => Promise<unknown>,
+  runs: number,
+): Promise<{ p50ms: number; p95ms: number }> {
+  const samples: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const started = performance.now();
+    await operation();
+    samples.push(performance.now() - started);
+  }
+  samples.sort((a, b) => a - b);
+  return { p50ms: percentile(samples, 50), p95ms: percentile(samples, 95) };
+}

@@ -1,111 +1,130 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { measureInit } from './init-time';
-import { httpGet, type LoadResult, runLoad } from './load';
+import { type LoadResult, runLoad } from './load';
+import { benchCapacity, benchInitialiseThroughput, benchSearch } from './payments';
+import { ROOT, startService, tokenFor } from './service';
 
 /**
- * Benchmarks of issue 2, each against a baseline measured in the same run:
- *  1. GET /organisations/{uuid} through the local gateway (a separate `pnpm start` process) vs
- *     raw GetItem calls on the same DynamoDB Local;
- *  2. module-init time of each Lambda bundle vs a bundle holding only the DynamoDB client.
- * All traffic goes to 127.0.0.1; every loop is bounded in time and count.
+ * `pnpm bench`: every figure beside a baseline measured in the same run. All traffic goes to
+ * 127.0.0.1; every loop is bounded in time and count. BENCH_ONLY=reads|payments|search|init
+ * runs one part; BENCH_SECONDS, BENCH_CONCURRENCY and BENCH_SEARCH_SIZES tune it.
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-const ROOT = resolve(import.meta.dirname, '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const SEARCH_SIZES = (process.env.BENCH_SEARCH_SIZES ?? '10000,100000').split(',').map(Number);
+const ONLY = process.env.BENCH_ONLY;
 const ORG = '6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60';
-
-async function startService(): Promise<{ child: ChildProcess; url: string; dynamo: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'packages/local/src/main.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: '0', SVC_DATA_DIR: ':memory:', POWERTOOLS_LOG_LEVEL: 'ERROR' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-    detached: true,
-  });
-  let output = '';
-  return new Promise((done, fail) => {
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /svc is running at (\S+)[\s\S]*DynamoDB Local at (\S+),/.exec(output);
-      if (match?.[1] && match[2]) done({ child, url: match[1], dynamo: match[2] });
-    });
-    child.once('exit', (code) => fail(new Error(`service exited ${code}: ${output}`)));
-  });
-}
+const wants = (part: string) => !ONLY || ONLY === part;
 
 function line(label: string, r: LoadResult): string {
   return `${label.padEnd(34)} ${r.perSecond.toFixed(0).padStart(7)} req/s   p50 ${r.p50ms.toFixed(1)} ms   p95 ${r.p95ms.toFixed(1)} ms   errors ${r.errors}`;
 }
 
-async function main() {
-  if (process.env.BENCH_ONLY === 'init') {
-    for (const f of await measureInit())
-      console.log(
-        `${f.bundle.padEnd(22)} ${(f.bytes / 1024).toFixed(0).padStart(6)} KiB  ${f.initMs.toFixed(1).padStart(7)} ms  ${f.ratio.toFixed(2)}x bare`,
-      );
-    return;
-  }
-  const service = await startService();
-  try {
-    const tokenResponse = await fetch(`${service.url}/oauth2/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        grant_type: 'client_credentials',
-        client_id: 'demo-client',
-        client_secret: 'demo-secret-change-me',
-      }),
-    });
-    const { access_token: token } = (await tokenResponse.json()) as { access_token: string };
-    const headers = { authorization: `Bearer ${token}` };
-    const apiUrl = `${service.url}/organisations/${ORG}`;
+const results: Record<string, unknown> = { when: new Date().toISOString(), node: process.version };
 
-    const dynamo = new DynamoDBClient({
-      endpoint: service.dynamo,
-      region: 'eu-central-2',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    });
-    const rawGet = async () => {
-      const out = await dynamo.send(
+async function benchReads(url: string, dynamo: string, token: string) {
+  const headers = { authorization: `Bearer ${token}` };
+  const { httpGet } = await import('./load');
+  const client = new DynamoDBClient({
+    endpoint: dynamo,
+    region: 'eu-central-2',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  const rawGet = async () =>
+    (
+      await client.send(
         new GetItemCommand({
           TableName: 'svc-local',
           Key: { pk: { S: `ORG#${ORG}` }, sk: { S: 'ORG' } },
           ConsistentRead: true,
         }),
-      );
-      return out.Item !== undefined;
-    };
-    const apiGet = () => httpGet(apiUrl, headers);
+      )
+    ).Item !== undefined;
+  const apiGet = () => httpGet(`${url}/organisations/${ORG}`, headers);
+  // Warm both paths (JIT on both sides, connection pools), then measure them alternately.
+  await runLoad(rawGet, { seconds: 4, concurrency: CONCURRENCY });
+  await runLoad(apiGet, { seconds: 4, concurrency: CONCURRENCY });
+  // One loop each: no two requests overlap, so nothing is coalesced across requests; the cost of
+  // one request as a Lambda container would serve it.
+  const rawSerial = await runLoad(rawGet, { seconds: SECONDS / 2, concurrency: 1 });
+  const apiSerial = await runLoad(apiGet, { seconds: SECONDS / 2, concurrency: 1 });
+  const raw: LoadResult[] = [];
+  const api: LoadResult[] = [];
+  for (let round = 0; round < 2; round++) {
+    raw.push(await runLoad(rawGet, { seconds: SECONDS / 2, concurrency: CONCURRENCY }));
+    api.push(await runLoad(apiGet, { seconds: SECONDS / 2, concurrency: CONCURRENCY }));
+  }
+  client.destroy();
+  const rate = (rs: LoadResult[]) => rs.reduce((n, r) => n + r.requests, 0) / rs.reduce((s, r) => s + r.seconds, 0);
+  const ratio = rate(api) / rate(raw);
+  console.log(
+    `\nGET /organisations/{uuid} vs raw GetItem, ${CONCURRENCY} concurrent loops, ${SECONDS} s each (2 rounds):`,
+  );
+  for (const [i, r] of raw.entries()) console.log(line(`raw GetItem (round ${i + 1})`, r));
+  for (const [i, r] of api.entries()) console.log(line(`GET /organisations/{uuid} (round ${i + 1})`, r));
+  console.log(`gateway / raw = ${(ratio * 100).toFixed(0)}%  (goal >= 70%)`);
+  console.log('One request at a time:');
+  console.log(line('raw GetItem', rawSerial));
+  console.log(line('GET /organisations/{uuid}', apiSerial));
+  console.log(`gateway / raw = ${((apiSerial.perSecond / rawSerial.perSecond) * 100).toFixed(0)}%`);
+  results.reads = {
+    concurrency: CONCURRENCY,
+    raw_per_s: rate(raw),
+    api_per_s: rate(api),
+    ratio,
+    serial_ratio: apiSerial.perSecond / rawSerial.perSecond,
+  };
+}
 
-    // Warm both paths (JIT on both sides, connection pools), then measure them alternately.
-    await runLoad(rawGet, { seconds: 4, concurrency: CONCURRENCY });
-    await runLoad(apiGet, { seconds: 4, concurrency: CONCURRENCY });
-    // One loop each: no two requests overlap, so nothing can be coalesced across requests and
-    // this is the cost of one request as a Lambda container would serve it.
-    const rawSerial = await runLoad(rawGet, { seconds: SECONDS / 2, concurrency: 1 });
-    const apiSerial = await runLoad(apiGet, { seconds: SECONDS / 2, concurrency: 1 });
-    const raw: LoadResult[] = [];
-    const api: LoadResult[] = [];
-    for (let round = 0; round < 2; round++) {
-      raw.push(await runLoad(rawGet, { seconds: SECONDS / 2, concurrency: CONCURRENCY }));
-      api.push(await runLoad(apiGet, { seconds: SECONDS / 2, concurrency: CONCURRENCY }));
+async function main() {
+  if (wants('reads') || wants('payments') || wants('search')) {
+    const service = await startService();
+    try {
+      const token = await tokenFor(service.url, 'demo-client', 'demo-secret-change-me');
+      if (wants('reads')) await benchReads(service.url, service.dynamo, token);
+      if (wants('payments')) {
+        const throughput = await benchInitialiseThroughput(service, token, SECONDS, CONCURRENCY);
+        console.log(
+          `\nPOST /payments vs raw PutItem of a same-sized item, ${CONCURRENCY} concurrent loops, ${SECONDS} s:`,
+        );
+        console.log(line('raw PutItem', throughput.raw));
+        console.log(line('POST /payments (sepa_dd)', throughput.api));
+        console.log(`gateway / raw = ${(throughput.ratio * 100).toFixed(0)}%  (goal >= 50%)`);
+        const capacity = await benchCapacity(service);
+        console.log('\nCapacity units per operation (ReturnConsumedCapacity, DynamoDB Local) vs the minimum:');
+        for (const [name, c] of Object.entries(capacity)) {
+          console.log(
+            `${name.padEnd(11)} ${String(c.units).padStart(4)} CU  minimum ${c.minimum}  (${(c.units / c.minimum).toFixed(2)}x; goal <= 1.5x)  ${JSON.stringify(c.byCommand)}`,
+          );
+          console.log(`${''.padEnd(11)} minimum: ${c.minimumIs}`);
+        }
+        results.payments = {
+          throughput: {
+            raw_per_s: throughput.raw.perSecond,
+            api_per_s: throughput.api.perSecond,
+            ratio: throughput.ratio,
+          },
+          capacity,
+        };
+      }
+      if (wants('search')) {
+        const search = await benchSearch(service, SEARCH_SIZES, Number(process.env.BENCH_SEARCH_RUNS ?? 7));
+        console.log('\nPOST /search/payments, one organisation (sequential requests):');
+        for (const s of search) {
+          console.log(
+            `${String(s.payments).padStart(7)} payments (loaded in ${s.loadSeconds.toFixed(0)} s): selective p50 ${s.selective.p50ms.toFixed(0)} ms p95 ${s.selective.p95ms.toFixed(0)} ms; aggregation p50 ${s.aggregation.p50ms.toFixed(0)} ms p95 ${s.aggregation.p95ms.toFixed(0)} ms`,
+          );
+        }
+        results.search = search;
+      }
+    } finally {
+      service.stop();
     }
-    const rate = (rs: LoadResult[]) => rs.reduce((n, r) => n + r.requests, 0) / rs.reduce((s, r) => s + r.seconds, 0);
-    const ratio = rate(api) / rate(raw);
-    console.log(`\nThroughput, ${CONCURRENCY} concurrent loops, ${SECONDS} s each (2 rounds):`);
-    for (const [i, r] of raw.entries()) console.log(line(`raw GetItem (round ${i + 1})`, r));
-    for (const [i, r] of api.entries()) console.log(line(`GET /organisations/{uuid} (round ${i + 1})`, r));
-    console.log(`gateway / raw = ${(ratio * 100).toFixed(0)}%  (goal >= 70%)`);
-    console.log('\nOne request at a time:');
-    console.log(line('raw GetItem', rawSerial));
-    console.log(line('GET /organisations/{uuid}', apiSerial));
-    const serialRatio = apiSerial.perSecond / rawSerial.perSecond;
-    console.log(`gateway / raw = ${(serialRatio * 100).toFixed(0)}%`);
-    dynamo.destroy();
-
+  }
+  if (wants('init')) {
     console.log('\nModule init (median of 15 cold imports, fresh Node process each):');
     const init = await measureInit();
     for (const f of init) {
@@ -113,18 +132,11 @@ async function main() {
         `${f.bundle.padEnd(22)} ${(f.bytes / 1024).toFixed(0).padStart(6)} KiB  ${f.initMs.toFixed(1).padStart(7)} ms  ${f.ratio.toFixed(2)}x bare  ${f.ratio <= 2 ? '' : '(over the 2x goal)'}`,
       );
     }
-    const results = {
-      when: new Date().toISOString(),
-      node: process.version,
-      throughput: { concurrency: CONCURRENCY, raw_per_s: rate(raw), api_per_s: rate(api), ratio },
-      serial: { raw_per_s: rawSerial.perSecond, api_per_s: apiSerial.perSecond, ratio: serialRatio },
-      init,
-    };
-    mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
-    writeFileSync(join(ROOT, 'bench', 'results', 'latest.json'), JSON.stringify(results, null, 2));
-  } finally {
-    process.kill(-(service.child.pid as number), 'SIGINT');
+    results.init = init;
   }
+  mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
+  writeFileSync(join(ROOT, 'bench', 'results', 'latest.json'), JSON.stringify(results, null, 2));
 }
 
 await main();
+process.exit(0);

@@ -28,7 +28,7 @@ const OWN_ACCESS: Partial<Record<DomainName, TableAccess>> = {
   identity: 'readWrite',
 };
 
-/** Methods whose handlers change state: POST also keeps an idempotency record per key. */
+/** Methods whose handlers change state (unless the route is readOnly): POST also keeps an idempotency record per key. */
 const MUTATING: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
@@ -38,14 +38,15 @@ const MUTATING: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE']
  * A domain serving neither, and not listed in OWN_ACCESS, gets no table access at all.
  */
 export function tableAccessFor(domain: DomainName, routes: readonly RouteEntry[] = ROUTE_TABLE): TableAccess {
-  const authenticated = routes.filter((entry) => entry.domain === domain && entry.route.auth === 'token');
-  const fromRoutes: TableAccess = authenticated.some((entry) => MUTATING.has(entry.route.method))
-    ? 'readWrite'
-    : authenticated.length > 0
-      ? 'read'
-      : 'none';
-  const own = OWN_ACCESS[domain] ?? 'none';
-  return RANK[own] > RANK[fromRoutes] ? own : fromRoutes;
+  const own = routes.filter((entry) => entry.domain === domain);
+  const authenticated = own.filter((entry) => entry.route.auth === 'token');
+  const writes = (entry: RouteEntry) => MUTATING.has(entry.route.method) && !entry.route.readOnly;
+  // Public routes that change state (the simulated provider's approval form) write too.
+  const publicWrites = own.some((entry) => entry.route.auth === 'none' && writes(entry));
+  const fromRoutes: TableAccess =
+    authenticated.some(writes) || publicWrites ? 'readWrite' : authenticated.length > 0 ? 'read' : 'none';
+  const declared = OWN_ACCESS[domain] ?? 'none';
+  return RANK[declared] > RANK[fromRoutes] ? declared : fromRoutes;
 }
 
 /**

@@ -3,7 +3,7 @@ import type { AnyRoute, HttpMethod } from '@svc/http';
 import { describe, expect, it } from 'vitest';
 import { tableAccessFor } from '../constructs/table-access';
 
-function entry(domain: DomainName, method: HttpMethod, auth: AnyRoute['auth']): RouteEntry {
+function entry(domain: DomainName, method: HttpMethod, auth: AnyRoute['auth'], readOnly = false): RouteEntry {
   const path = `/${domain}/${method.toLowerCase()}`;
   const route: AnyRoute = {
     method,
@@ -12,6 +12,7 @@ function entry(domain: DomainName, method: HttpMethod, auth: AnyRoute['auth']): 
     operationId: `${domain}${method}`,
     summary: 'test route',
     responses: {},
+    ...(readOnly ? { readOnly } : {}),
     handle: async () => ({ status: 204 }),
   };
   return { domain, route, key: `${method} ${path}` };
@@ -38,8 +39,12 @@ describe('table access derived from the route table', () => {
     },
   );
 
-  it('ignores public POSTs, which keep no idempotency records', () => {
-    expect(tableAccessFor('platform', [entry('platform', 'POST', 'none')])).toBe('none');
+  it('is read/write for a public POST that changes state (the simulated provider approval form)', () => {
+    expect(tableAccessFor('payments', [entry('payments', 'POST', 'none')])).toBe('readWrite');
+  });
+
+  it('stays read for an authenticated POST marked readOnly (searches keep no idempotency records)', () => {
+    expect(tableAccessFor('organisations', [entry('organisations', 'POST', 'token', true)])).toBe('read');
   });
 
   it('ignores other domains routes', () => {
@@ -50,11 +55,9 @@ describe('table access derived from the route table', () => {
     expect(tableAccessFor('identity', [entry('identity', 'POST', 'none')])).toBe('readWrite');
   });
 
-  it('gives the current route table platform none, organisations read and identity read/write', () => {
-    expect([tableAccessFor('platform'), tableAccessFor('organisations'), tableAccessFor('identity')]).toEqual([
-      'none',
-      'read',
-      'readWrite',
-    ]);
+  it('gives the current route table platform none, organisations read, the others read/write', () => {
+    expect(
+      (['platform', 'organisations', 'identity', 'payments', 'supporters'] as const).map((domain) => tableAccessFor(domain)),
+    ).toEqual(['none', 'read', 'readWrite', 'readWrite', 'readWrite']);
   });
 });

@@ -50,6 +50,11 @@ export interface RouteDefinition<
   /** Body formats accepted; JSON by default. */
   accepts?: readonly BodyFormat[];
   responses: Record<number, ResponseSpec>;
+  /**
+   * The route changes nothing even though its method is POST (searches): it keeps no
+   * idempotency records, and the infrastructure grants its domain no write access for it.
+   */
+  readOnly?: boolean;
   /** Leave out of the API description (the fallback route). */
   hidden?: boolean;
   handle: (request: RouteRequest<z.output<P>, z.output<Q>, z.output<B>>) => Promise<HttpResult>;

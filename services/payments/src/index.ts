@@ -1,3 +1,3 @@
 export { paymentsRoutes } from './handlers/routes';
-export { findPayment, type PaymentRecord } from './repository/payment-repository';
+export { findPayment, type PaymentRecord, paymentItem } from './repository/payment-repository';
 export { findPaymentSource, type PaymentSourceRecord } from './repository/payment-source-repository';

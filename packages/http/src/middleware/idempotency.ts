@@ -55,7 +55,7 @@ export function idempotency(): MiddlewareObj<StackEvent, StackResult> {
       // Keys are scoped per client, so only authenticated POSTs take part (a token response is
       // never stored).
       if (event.requestContext.http.method !== 'POST' || idempotencyKey === undefined) return;
-      if (event.svc.route.auth === 'none' || !event.svc.clientId) return;
+      if (event.svc.route.auth === 'none' || event.svc.route.readOnly || !event.svc.clientId) return;
       if (idempotencyKey.length === 0 || idempotencyKey.length > MAX_KEY_LENGTH) {
         throw ValidationError.field(
           'Idempotency-Key',

@@ -102,6 +102,7 @@ export const organisationsRoutes: AnyRoute[] = [
     method: 'POST',
     path: '/search/organisations',
     auth: 'token',
+    readOnly: true,
     operationId: 'searchOrganisations',
     summary: 'Search the organisations your grants cover with the search language',
     body: z.record(z.string(), z.unknown()),

@@ -150,6 +150,7 @@ export const paymentsRoutes: AnyRoute[] = [
     method: 'POST',
     path: '/search/payments',
     auth: 'token',
+    readOnly: true,
     operationId: 'searchPayments',
     summary: 'Search payments with the search language',
     body: z.record(z.string(), z.unknown()),

@@ -85,13 +85,13 @@ export async function findPayment(uuid: string): Promise<PaymentRecord | undefin
   return item ? paymentRecordSchema.parse(item) : undefined;
 }
 
+/** The stored item: the record with its table and index keys. */
+export function paymentItem(payment: PaymentRecord): Record<string, unknown> {
+  return { ...paymentKey(payment.uuid), entity: 'payment', ...searchKeys(payment), ...payment };
+}
+
 export function newPaymentWrite(payment: PaymentRecord): TransactItem {
-  return {
-    Put: {
-      Item: { ...paymentKey(payment.uuid), entity: 'payment', ...searchKeys(payment), ...payment },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    },
-  };
+  return { Put: { Item: paymentItem(payment), ConditionExpression: 'attribute_not_exists(pk)' } };
 }
 
 /**
@@ -101,7 +101,7 @@ export function newPaymentWrite(payment: PaymentRecord): TransactItem {
 export function paymentUpdateWrite(payment: PaymentRecord, readVersion: number): TransactItem {
   return {
     Put: {
-      Item: { ...paymentKey(payment.uuid), entity: 'payment', ...searchKeys(payment), ...payment },
+      Item: paymentItem(payment),
       ConditionExpression: 'version = :read',
       ExpressionAttributeValues: { ':read': readVersion },
     },
