@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { BatchWriteItemCommand, DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
+import { newEvent } from '@svc/events';
 import { createClient } from '@svc/identity';
 import { createGateway } from '@svc/local';
 import { organisationSeedSchema, upsertOrganisation } from '@svc/organisations';
@@ -165,6 +166,16 @@ function samplePayment(uuid: string, organisation: string, i: number): PaymentRe
     svc_parameters: {},
     version: 1,
     event_sequence: 1,
+    events: [
+      newEvent({
+        name: 'svc.payments.payment.succeeded',
+        object: 'payment',
+        object_uuid: uuid,
+        organisation_uuid: organisation,
+        account_uuid: DEMO_ACCOUNT,
+        sequence: 1,
+      }),
+    ],
   };
 }
 

@@ -57,7 +57,9 @@ describe('table access derived from the route table', () => {
 
   it('gives the current route table platform none, organisations read, the others read/write', () => {
     expect(
-      (['platform', 'organisations', 'identity', 'payments', 'supporters'] as const).map((domain) => tableAccessFor(domain)),
+      (['platform', 'organisations', 'identity', 'payments', 'supporters'] as const).map((domain) =>
+        tableAccessFor(domain),
+      ),
     ).toEqual(['none', 'read', 'readWrite', 'readWrite', 'readWrite']);
   });
 });

@@ -1,2 +1,3 @@
 export * from './names';
 export * from './outbox';
+export { itemFromStreamImage } from './stream-image';

@@ -3,58 +3,64 @@ import { ConflictError, freezeClock, newUuid } from '@svc/core';
 import { db, tableName, transactWrite } from '@svc/table';
 import { describe, expect, it } from 'vitest';
 import { canonicalEventName, EVENT_NAMES } from './names';
-import { outboxWrite } from './outbox';
+import { EVENTS_ATTRIBUTE, eventsOfChange, newEvent } from './outbox';
 
-const read = async (pk: string, sk: string) =>
-  (await db().send(new GetCommand({ TableName: tableName(), Key: { pk, sk }, ConsistentRead: true }))).Item;
+const read = async (pk: string) =>
+  (await db().send(new GetCommand({ TableName: tableName(), Key: { pk, sk: 'THING' }, ConsistentRead: true }))).Item;
 
-describe('outbox', () => {
-  it('writes the event in the same transaction as the state change', async () => {
-    freezeClock(1_800_000_000);
-    const objectUuid = newUuid();
-    const { envelope, item } = outboxWrite({
-      name: 'svc.organisations.organisation.approved',
-      object: 'organisation',
-      object_uuid: objectUuid,
-      organisation_uuid: objectUuid,
-      sequence: 1,
-      data: { uuid: objectUuid, approval_status: 'approved' },
-    });
-    await transactWrite([
-      { item: { Put: { Item: { pk: `THING#${objectUuid}`, sk: 'THING', state: 'approved' } } } },
-      { item },
-    ]);
-    const stored = await read(`OUTBOX#${envelope.uuid}`, 'EVENT');
-    expect(stored?.event).toEqual({ ...envelope, created: 1_800_000_000 });
-    expect(stored?.ttl).toBe(1_800_000_000 + 7 * 24 * 3600);
+const approved = (uuid: string, sequence: number) =>
+  newEvent({
+    name: 'svc.organisations.organisation.approved',
+    object: 'organisation',
+    object_uuid: uuid,
+    organisation_uuid: uuid,
+    sequence,
   });
 
-  it('writes neither the change nor the event when the change is refused', async () => {
-    const objectUuid = newUuid();
-    await transactWrite([{ item: { Put: { Item: { pk: `THING#${objectUuid}`, sk: 'THING', state: 'open' } } } }]);
-    const { envelope, item } = outboxWrite({
-      name: 'svc.subscriptions.invoice.paid',
-      object: 'invoice',
-      object_uuid: objectUuid,
-      organisation_uuid: objectUuid,
-      sequence: 2,
-      data: {},
-    });
-    const change = {
-      item: {
-        Update: {
-          Key: { pk: `THING#${objectUuid}`, sk: 'THING' },
-          UpdateExpression: 'SET #state = :paid',
-          ConditionExpression: '#state = :paid_already',
-          ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: { ':paid': 'paid', ':paid_already': 'paid' },
+describe('events on the items they announce', () => {
+  it('are written by the same item write as the change', async () => {
+    freezeClock(1_800_000_000);
+    const uuid = newUuid();
+    const event = approved(uuid, 1);
+    await transactWrite([
+      { item: { Put: { Item: { pk: `THING#${uuid}`, sk: 'THING', state: 'approved', [EVENTS_ATTRIBUTE]: [event] } } } },
+    ]);
+    const stored = await read(`THING#${uuid}`);
+    expect(stored?.state).toBe('approved');
+    expect(stored?.[EVENTS_ATTRIBUTE]).toEqual([{ ...event, created: 1_800_000_000 }]);
+  });
+
+  it('are not written when the change is refused', async () => {
+    const uuid = newUuid();
+    await transactWrite([
+      { item: { Put: { Item: { pk: `THING#${uuid}`, sk: 'THING', state: 'open', [EVENTS_ATTRIBUTE]: [] } } } },
+    ]);
+    const refused = transactWrite([
+      {
+        item: {
+          Put: {
+            Item: { pk: `THING#${uuid}`, sk: 'THING', state: 'paid', [EVENTS_ATTRIBUTE]: [approved(uuid, 1)] },
+            ConditionExpression: '#state = :paid',
+            ExpressionAttributeNames: { '#state': 'state' },
+            ExpressionAttributeValues: { ':paid': 'paid' },
+          },
         },
+        onConditionFailed: () => new ConflictError('not payable'),
       },
-      onConditionFailed: () => new ConflictError('not payable'),
-    };
-    await expect(transactWrite([change, { item }])).rejects.toBeInstanceOf(ConflictError);
-    expect(await read(`OUTBOX#${envelope.uuid}`, 'EVENT')).toBeUndefined();
-    expect((await read(`THING#${objectUuid}`, 'THING'))?.state).toBe('open');
+    ]);
+    await expect(refused).rejects.toBeInstanceOf(ConflictError);
+    expect(await read(`THING#${uuid}`)).toMatchObject({ state: 'open', [EVENTS_ATTRIBUTE]: [] });
+  });
+
+  it('are announced once per stream record: only those the old image did not carry', () => {
+    const uuid = newUuid();
+    const first = approved(uuid, 1);
+    const second = approved(uuid, 2);
+    expect(eventsOfChange({ events: [first] }, undefined)).toEqual([first]);
+    expect(eventsOfChange({ events: [second] }, { events: [first] })).toEqual([second]);
+    expect(eventsOfChange({ events: [first], other: 1 }, { events: [first] })).toEqual([]);
+    expect(eventsOfChange({ events: [] }, { events: [first] })).toEqual([]);
+    expect(eventsOfChange({ events: 'garbage' }, undefined)).toEqual([]);
   });
 });
 

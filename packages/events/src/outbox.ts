@@ -1,46 +1,63 @@
 import { newUuid, now } from '@svc/core';
-import { key, type TransactItem } from '@svc/table';
-import type { EventName, EventObject } from './names';
+import * as z from 'zod';
+import { EVENT_NAMES, EVENT_OBJECTS, type EventName, type EventObject } from './names';
 
-/** The envelope every receiver gets (contract: delivery body `{"event": …}`). */
-export interface EventEnvelope {
-  uuid: string;
+/**
+ * Events ride on the item whose change they announce. Every write of such an item sets its
+ * `events` attribute to the events of that write (an empty list when it has none), so the change
+ * and its events are one atomic item write — no separate outbox item, no transaction for a
+ * single-item change — and the table's stream (new and old images) carries them on.
+ *
+ * The stored event holds no `data`: the pipeline builds `data` from the stream record's new
+ * image with the owning domain's shape function, which is exactly the object as its GET returned
+ * it right after this write.
+ */
+export const EVENTS_ATTRIBUTE = 'events';
+
+export const storedEventSchema = z.object({
+  uuid: z.string(),
+  name: z.enum(EVENT_NAMES),
+  created: z.number().int(),
+  object: z.enum(EVENT_OBJECTS),
+  object_uuid: z.string(),
+  organisation_uuid: z.string(),
+  account_uuid: z.string().optional(),
+  /** Counts the events of one object (1, 2, …) so receivers can order them. */
+  sequence: z.number().int().positive(),
+});
+export type StoredEvent = z.infer<typeof storedEventSchema>;
+
+/** What receivers get (contract: delivery body `{"event": …}`). */
+export interface EventEnvelope extends StoredEvent {
+  data: Record<string, unknown>;
+}
+
+export interface NewEvent {
   name: EventName;
-  created: number;
   object: EventObject;
   object_uuid: string;
   organisation_uuid: string;
   account_uuid?: string;
-  /** Counts the events of one object (1, 2, …) so receivers can order them. */
   sequence: number;
-  data: Record<string, unknown>;
 }
 
-export type NewEvent = Omit<EventEnvelope, 'uuid' | 'created'>;
-
-/** Outbox items live a week; the table's stream carries them on long before that. */
-const OUTBOX_RETENTION_SECONDS = 7 * 24 * 3600;
+export function newEvent(event: NewEvent): StoredEvent {
+  return { ...event, uuid: newUuid(), created: now() };
+}
 
 /**
- * Access pattern: outbox item `pk = OUTBOX#<event uuid>`, `sk = EVENT`; read only through the
- * table's stream. Put it in the same transaction as the state change it announces, so the
- * change and its event are written together or not at all.
+ * The events a stream record announces: those on the new image that the old image did not
+ * already carry (a write that leaves `events` untouched announces nothing again).
  */
-export function outboxWrite(event: NewEvent): { envelope: EventEnvelope; item: TransactItem } {
-  const envelope: EventEnvelope = { ...event, uuid: newUuid(), created: now() };
-  return {
-    envelope,
-    item: {
-      Put: {
-        Item: {
-          pk: key('OUTBOX', envelope.uuid),
-          sk: 'EVENT',
-          entity: 'outbox_event',
-          event: envelope,
-          ttl: envelope.created + OUTBOX_RETENTION_SECONDS,
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
-  };
+export function eventsOfChange(
+  newImage: Record<string, unknown> | undefined,
+  oldImage: Record<string, unknown> | undefined,
+): StoredEvent[] {
+  const parse = (image: Record<string, unknown> | undefined) =>
+    z
+      .array(storedEventSchema)
+      .catch([])
+      .parse(image?.[EVENTS_ATTRIBUTE] ?? []);
+  const seen = new Set(parse(oldImage).map((event) => event.uuid));
+  return parse(newImage).filter((event) => !seen.has(event.uuid));
 }

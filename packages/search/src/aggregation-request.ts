@@ -2,8 +2,8 @@ import * as z from 'zod';
 import { isRecord } from './field-path';
 import { type FieldType, fieldPathSchema, fieldTypeSchema } from './field-schemas';
 import { SEARCH_LIMITS } from './limits';
+import { DETAIL_CODES, type Problems } from './problems';
 import type { FieldGuard } from './searchable-fields';
-import { DETAIL_CODES, type Problems } from './validation-details';
 
 export type Aggregation =
   | {

@@ -1,9 +1,9 @@
 import { fieldPathProblem, isRecord } from './field-path';
 import { SEARCH_LIMITS } from './limits';
 import { toNumber } from './numeric';
+import { DETAIL_CODES, type Problems, type PropertyPath } from './problems';
 import { MATCH_ALL, type Query, type RangeBounds, type Scalar } from './query';
 import type { FieldGuard } from './searchable-fields';
-import { DETAIL_CODES, type Problems, type PropertyPath } from './validation-details';
 
 /**
  * Parses the wire query by hand rather than with a recursive zod schema: depth and clause count

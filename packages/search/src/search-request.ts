@@ -4,11 +4,11 @@ import { type Aggregation, parseAggregations } from './aggregation-request';
 import { isRecord } from './field-path';
 import { fieldPathSchema } from './field-schemas';
 import { SEARCH_LIMITS } from './limits';
+import { DETAIL_CODES, Problems } from './problems';
 import type { Query } from './query';
 import { parseQuery } from './query-parser';
 import { type FieldGuard, fieldGuard, type SearchOptions } from './searchable-fields';
 import { DEFAULT_SORT, parseSearchAfter, type SortKey, type SortValue, sortKeySchema } from './sort-request';
-import { DETAIL_CODES, Problems } from './validation-details';
 
 export interface SearchRequest {
   readonly query: Query;

@@ -392,7 +392,7 @@ describe('search language properties', () => {
         const response = executeSearch(parseSearchRequest(body), docs);
         expect(response).toEqual(referenceSearch(body, docs));
       }),
-      { numRuns: 10_000 },
+      { numRuns: 500 },
     );
   });
 
@@ -418,7 +418,7 @@ describe('search language properties', () => {
         }
         expect(visited).toEqual(whole.hits.map((hit) => hit.uuid));
       }),
-      { numRuns: 5_000 },
+      { numRuns: 300 },
     );
   });
 
@@ -429,7 +429,7 @@ describe('search language properties', () => {
         const expected = docs.filter((document) => referenceMatches(query, document)).length;
         expect(executeSearch(request, docs).summary.hits).toBe(expected);
       }),
-      { numRuns: 10_000 },
+      { numRuns: 500 },
     );
   });
 
@@ -463,7 +463,7 @@ describe('search language properties', () => {
           }
         }
       }),
-      { numRuns: 30_000 },
+      { numRuns: 2_000 },
     );
   });
 });

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { type FieldType, fieldPathSchema, fieldTypeSchema } from './field-schemas';
 import { toNumber } from './numeric';
-import { DETAIL_CODES, type Problems } from './validation-details';
+import { DETAIL_CODES, type Problems } from './problems';
 
 export type SortDirection = 'asc' | 'desc';
 

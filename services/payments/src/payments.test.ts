@@ -2,6 +2,7 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '@svc/table';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type ApiResponse, call, DEMO, seedDemo, tokenFor } from '../../../test/support/api';
+import { streamEvents } from '../../../test/support/stream';
 
 let token: string;
 let otherToken: string;
@@ -34,13 +35,6 @@ function pay(body: Record<string, unknown> = {}, bearer = token, headers: Record
       ...body,
     },
   });
-}
-
-async function outboxEvents(): Promise<
-  Array<{ name: string; object_uuid: string; sequence: number; data: Record<string, unknown> }>
-> {
-  const items = (await db().send(new ScanCommand({ TableName: tableName() }))).Items ?? [];
-  return items.filter((item) => item.entity === 'outbox_event').map((item) => item.event);
 }
 
 describe('card payments with the simulated provider', () => {
@@ -330,19 +324,21 @@ describe('cancel and custom parameters', () => {
 });
 
 describe('events', () => {
-  it('are written with each state change: succeeded, failed, cancelled, refund', async () => {
+  it('travel on the table stream with each state change: succeeded, failed, cancelled, refund', async () => {
     const ok = (await pay()).json;
     const failed = (await pay({ payment_information: card('4000000000000002') })).json;
     const pending = (await pay({ payment_information: card('4000000000003220') })).json;
     await call('POST', `/payments/${pending.uuid}/cancel`, { token });
     const refund = (await call('POST', `/payments/${ok.uuid}/refunds`, { token })).json;
-    const events = await outboxEvents();
+    await call('PATCH', `/payments/${ok.uuid}/custom-parameters`, { token, body: { no: 'event' } });
+    const events = await streamEvents();
     const of = (uuid: string) => events.filter((e) => e.object_uuid === uuid).map((e) => [e.name, e.sequence]);
     expect(of(ok.uuid)).toEqual([['svc.payments.payment.succeeded', 1]]);
     expect(of(failed.uuid)).toEqual([['svc.payments.payment.failed', 1]]);
     expect(of(pending.uuid)).toEqual([['svc.payments.payment.cancelled', 1]]);
     expect(of(refund.uuid)).toEqual([['svc.payments.refund.succeeded', 1]]);
-    expect(events.find((e) => e.object_uuid === refund.uuid)?.data.payment_uuid).toBe(ok.uuid);
+    const refundEvent = events.find((e) => e.object_uuid === refund.uuid);
+    expect(refundEvent).toMatchObject({ organisation_uuid: DEMO.org, account_uuid: DEMO.secondAccount });
   });
 });
 

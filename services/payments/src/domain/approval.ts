@@ -9,7 +9,7 @@ import {
   type PaymentSourceRecord,
 } from '../repository/payment-source-repository';
 import { hashToken } from './context';
-import { paymentStatusEvent } from './events';
+import { paymentStatusEvents } from './events';
 import { newSource } from './initialise';
 import { retryOnConflict, savePaymentVersion, saveSourceVersion } from './versioned';
 
@@ -63,10 +63,10 @@ export function decidePayment(uuid: string, token: string, approved: boolean): P
       ...(outcome.status === 'failed' ? { status_reason: outcome.reason } : {}),
       ...(source ? { created_payment_source_uuid: source.uuid } : {}),
       event_sequence: payment.event_sequence + 1,
+      events: [],
     };
+    next.events = paymentStatusEvents(next);
     const extra: GuardedWrite[] = [];
-    const event = paymentStatusEvent(next);
-    if (event) extra.push({ item: event });
     if (source) extra.push({ item: newPaymentSourceWrite(source) });
     return savePaymentVersion(payment, next, extra);
   });

@@ -4,13 +4,14 @@ import type { Authorisation } from '../providers/provider';
 import { newPaymentWrite, type PaymentRecord } from '../repository/payment-repository';
 import { newPaymentSourceWrite, type PaymentSourceRecord } from '../repository/payment-source-repository';
 import { hashToken, resolveAccountAndProvider } from './context';
-import { paymentStatusEvent } from './events';
+import { paymentStatusEvents } from './events';
 import { minorUnits, type PaymentRequest, refuseSubscription } from './request';
 import { linkSupporter } from './supporter-link';
 
 /**
- * Initialises a payment: the provider authorises it, then the payment, its event, a new
- * supporter and a new payment source are written in one transaction. A real PSP adapter must
+ * Initialises a payment: the provider authorises it, then the payment (carrying its event), a
+ * new supporter and a new payment source are written together: one conditional put when there
+ * is only the payment, one transaction otherwise. A real PSP adapter must
  * treat the payment uuid as its idempotency reference.
  */
 export async function initialisePayment(
@@ -79,11 +80,11 @@ export async function initialisePayment(
     svc_parameters: {},
     version: 1,
     event_sequence: outcome.status === 'pending' ? 0 : 1,
+    events: [],
   };
+  payment.events = paymentStatusEvents(payment);
 
   const writes: GuardedWrite[] = [{ item: newPaymentWrite(payment) }];
-  const event = paymentStatusEvent(payment);
-  if (event) writes.push({ item: event });
   if (supporter.write) writes.push({ item: supporter.write });
   if (source) writes.push({ item: newPaymentSourceWrite(source) });
   await transactWrite(writes);

@@ -1,7 +1,7 @@
 import { assertAccountGrant, money, NotFoundError, newUuid, now, type Principal, ValidationError } from '@svc/core';
 import { providerNamed } from '../providers/registry';
 import { findPayment, type PaymentRecord, type RefundRecord } from '../repository/payment-repository';
-import { paymentStatusEvent, refundEvent } from './events';
+import { paymentStatusEvents, refundEvents } from './events';
 import { retryOnConflict, savePaymentVersion } from './versioned';
 
 export async function getPayment(principal: Promise<Principal>, uuid: string): Promise<PaymentRecord> {
@@ -52,8 +52,13 @@ export async function refundPayment(
       );
     }
     const refund: RefundRecord = { uuid: refundUuid, amount_minor: amount, status: 'succeeded', created: now() };
-    const next = { ...payment, refunded_minor: payment.refunded_minor + amount, refunds: [...payment.refunds, refund] };
-    const saved = await savePaymentVersion(payment, next, [{ item: refundEvent(next, refund) }]);
+    const next = {
+      ...payment,
+      refunded_minor: payment.refunded_minor + amount,
+      refunds: [...payment.refunds, refund],
+      events: refundEvents(payment, refund),
+    };
+    const saved = await savePaymentVersion(payment, next);
     return { payment: saved, refund };
   });
   const provider = providerNamed(recorded.payment.provider);
@@ -80,9 +85,10 @@ export function cancelPayment(principal: Promise<Principal>, uuid: string, reaso
       svc_parameters:
         reason === undefined ? payment.svc_parameters : { ...payment.svc_parameters, cancellation_reason: reason },
       event_sequence: payment.event_sequence + 1,
+      events: [],
     };
-    const event = paymentStatusEvent(next);
-    const saved = await savePaymentVersion(payment, next, event ? [{ item: event }] : []);
+    next.events = paymentStatusEvents(next);
+    const saved = await savePaymentVersion(payment, next);
     await providerNamed(payment.provider).cancel(payment.uuid);
     return saved;
   });
@@ -98,6 +104,6 @@ export function changeCustomParameters(
   return retryOnConflict(async () => {
     const payment = await getPayment(principal, uuid);
     const custom_parameters = mode === 'replace' ? parameters : { ...payment.custom_parameters, ...parameters };
-    return savePaymentVersion(payment, { ...payment, custom_parameters });
+    return savePaymentVersion(payment, { ...payment, custom_parameters, events: [] });
   });
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { storedEventSchema } from '@svc/events';
 import { db, getItem, INDEXES, key, type TransactItem, tableName } from '@svc/table';
 import * as z from 'zod';
 
@@ -64,6 +65,8 @@ export const paymentRecordSchema = z.object({
   instrument_token: z.string().optional(),
   /** sha256 of the token that authorises the simulated approval page. */
   approval_token_hash: z.string().optional(),
+  /** The events of the write that stored this version (see @svc/events). */
+  events: z.array(storedEventSchema),
 });
 export type PaymentRecord = z.infer<typeof paymentRecordSchema>;
 
