@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { BatchWriteItemCommand, DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { newEvent } from '@svc/events';
 import { createClient } from '@svc/identity';
@@ -123,17 +124,32 @@ export async function benchCapacity(service: BenchService) {
   const refund = await measure(() =>
     send('POST', `/payments/${paymentUuid}/refunds`, { amount: { value: '500', currency: 'CHF' } }),
   );
+  // The minimum each operation needs, measured on the same items with plain single calls: one
+  // strongly consistent read of every item its rules need and one write of the changed payment.
+  const unit = async (command: GetCommand | PutCommand) => {
+    consumed.length = 0;
+    await db().send(command as GetCommand);
+    return consumed.reduce((n, c) => n + c.units, 0);
+  };
+  const read = (pk: string, sk: string) =>
+    unit(new GetCommand({ TableName: 'svc-local', Key: { pk, sk }, ConsistentRead: true }));
+  const caller = await read('CLIENT#demo-client', 'CLIENT');
+  const account = await read(`ACCOUNT#${DEMO_ACCOUNT}`, 'ACCOUNT');
+  const payment = await read(`PAYMENT#${paymentUuid}`, 'PAYMENT');
+  const key = { pk: `PAYMENT#${paymentUuid}`, sk: 'PAYMENT' };
+  const stored = (await db().send(new GetCommand({ TableName: 'svc-local', Key: key }))).Item ?? {};
+  const write = await unit(new PutCommand({ TableName: 'svc-local', Item: { ...stored, pk: `BENCH#${paymentUuid}` } }));
   return {
     initialise: {
       ...initialise,
-      minimum: 5,
-      minimumIs: 'read caller + account (1+1 RCU), write payment + its event (1+1 WCU), index entry (1 WCU)',
+      minimum: caller + account + write,
+      minimumIs: `read caller ${caller} + account ${account} RCU, write payment ${write} WCU`,
     },
-    get: { ...get, minimum: 2, minimumIs: 'read payment + caller grants, strongly consistent (1+1 RCU)' },
+    get: { ...get, minimum: caller + payment, minimumIs: `read caller ${caller} + payment ${payment} RCU` },
     refund: {
       ...refund,
-      minimum: 5,
-      minimumIs: 'read payment + caller (1+1 RCU), write payment + refund event (1+1 WCU), index entry (1 WCU)',
+      minimum: caller + payment + write,
+      minimumIs: `read caller ${caller} + payment ${payment} RCU, write payment ${write} WCU`,
     },
   };
 }
