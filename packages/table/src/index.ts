@@ -3,4 +3,5 @@ export * from './client';
 export { createTableIfMissing } from './create-table';
 export * from './definition';
 export * from './keys';
+export { type PartitionQuery, queryAll, queryPages } from './query';
 export * from './transact';

@@ -119,6 +119,42 @@ describe('organisations', () => {
   });
 });
 
+describe('POST /search/organisations', () => {
+  it('finds only what the grants cover, in the single shape, with aggregations', async () => {
+    const response = await call('POST', '/search/organisations', {
+      token,
+      body: {
+        query: { $match: { name: 'demo foundation' } },
+        aggs: { by_status: { type: 'term', field: 'approval_status' } },
+      },
+    });
+    expect(response.status).toBe(200);
+    expect(response.json.summary.hits).toBe(1);
+    expect(response.json.hits[0]).toMatchObject({
+      uuid: DEMO.org,
+      merchant_category_code: '8398',
+      created: expect.any(Number),
+    });
+    expect(response.json.aggregations.by_status).toEqual([{ key: 'approved', doc_count: 1 }]);
+    const everything = await call('POST', '/search/organisations', { token, body: { query: { $match: {} } } });
+    expect(everything.json.hits.map((o: { uuid: string }) => o.uuid)).not.toContain(DEMO.otherOrg);
+    const other = await call('POST', '/search/organisations', {
+      token: otherToken,
+      body: { query: { $term: { uuid: DEMO.org } } },
+    });
+    expect(other.json.summary.hits).toBe(0);
+  });
+
+  it('answers 400 naming the property for an invalid request', async () => {
+    const response = await call('POST', '/search/organisations', {
+      token,
+      body: { query: { $range: { created: 'soon' } } },
+    });
+    expect(response.status).toBe(400);
+    expect(response.json.error.message[0].property).toContain('query');
+  });
+});
+
 describe('accounts', () => {
   it('lists accounts in the list shape, filtered by organisation', async () => {
     const all = await call('GET', '/accounts', { token });

@@ -1,5 +1,4 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { db, getItem, INDEXES, key, type TransactItem, tableName } from '@svc/table';
+import { getItem, key, queryAll, type TransactItem } from '@svc/table';
 import * as z from 'zod';
 
 /**
@@ -89,23 +88,8 @@ export async function findAccount(uuid: string): Promise<Account | undefined> {
   return item ? accountSchema.parse(item) : undefined;
 }
 
-async function queryPartition(pk: string): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  let cursor: Record<string, unknown> | undefined;
-  do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': pk },
-        ConsistentRead: true,
-        ExclusiveStartKey: cursor,
-      }),
-    );
-    items.push(...(out.Items ?? []));
-    cursor = out.LastEvaluatedKey;
-  } while (cursor);
-  return items;
+function queryPartition(pk: string): Promise<Record<string, unknown>[]> {
+  return queryAll({ partition: pk, consistent: true });
 }
 
 function splitOwnerAndAddresses(items: Record<string, unknown>[], ownerSk: string) {
@@ -128,22 +112,8 @@ export async function findAccountWithAddresses(uuid: string) {
 }
 
 export async function listAccountsOfOrganisation(organisationUuid: string): Promise<Account[]> {
-  const accounts: Account[] = [];
-  let cursor: Record<string, unknown> | undefined;
-  do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        IndexName: INDEXES.gsi1.name,
-        KeyConditionExpression: 'gsi1pk = :pk AND begins_with(gsi1sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': key('ORG', organisationUuid), ':prefix': 'ACCOUNT#' },
-        ExclusiveStartKey: cursor,
-      }),
-    );
-    accounts.push(...(out.Items ?? []).map((item) => accountSchema.parse(item)));
-    cursor = out.LastEvaluatedKey;
-  } while (cursor);
-  return accounts;
+  const items = await queryAll({ index: 'gsi1', partition: key('ORG', organisationUuid), sortBeginsWith: 'ACCOUNT#' });
+  return items.map((item) => accountSchema.parse(item));
 }
 
 export function organisationWrite(organisation: Organisation): TransactItem {

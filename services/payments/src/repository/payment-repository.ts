@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { storedEventSchema } from '@svc/events';
-import { db, getItem, INDEXES, key, type TransactItem, tableName } from '@svc/table';
+import { getItem, key, queryPages, type TransactItem } from '@svc/table';
 import * as z from 'zod';
 
 /**
@@ -133,18 +132,7 @@ export async function* paymentsOfOrganisation(organisationUuid: string): AsyncGe
 }
 
 async function* pagesOf(pk: string): AsyncGenerator<PaymentRecord[], void, undefined> {
-  let cursor: Record<string, unknown> | undefined;
-  do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        IndexName: INDEXES.gsi1.name,
-        KeyConditionExpression: 'gsi1pk = :pk',
-        ExpressionAttributeValues: { ':pk': pk },
-        ExclusiveStartKey: cursor,
-      }),
-    );
-    yield (out.Items ?? []).map((item) => paymentRecordSchema.parse(item));
-    cursor = out.LastEvaluatedKey;
-  } while (cursor);
+  for await (const page of queryPages({ index: 'gsi1', partition: pk })) {
+    yield page.map((item) => paymentRecordSchema.parse(item));
+  }
 }

@@ -1,6 +1,15 @@
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConflictError, isUuid } from '@svc/core';
-import { db, getItem, INDEXES, isConditionFailure, key, type TransactItem, tableName, transactWrite } from '@svc/table';
+import {
+  db,
+  getItem,
+  isConditionFailure,
+  key,
+  queryAll,
+  type TransactItem,
+  tableName,
+  transactWrite,
+} from '@svc/table';
 import { type Supporter, type SupporterField, type SupporterFields, supporterSchema } from '../domain/supporter';
 
 /**
@@ -117,25 +126,12 @@ export async function listSupportersOfOrganisation(
   organisationUuid: string,
   { limit, newestFirst }: OrganisationPage,
 ): Promise<Supporter[]> {
-  const supporters: Supporter[] = [];
-  let cursor: Record<string, unknown> | undefined;
-  do {
-    const remaining = limit === undefined ? undefined : limit - supporters.length;
-    if (remaining !== undefined && remaining <= 0) break;
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        IndexName: INDEXES.gsi1.name,
-        KeyConditionExpression: '#pk = :pk',
-        ExpressionAttributeNames: { '#pk': INDEXES.gsi1.partition },
-        ExpressionAttributeValues: { ':pk': organisationPartition(organisationUuid) },
-        ScanIndexForward: !newestFirst,
-        ExclusiveStartKey: cursor,
-        ...(remaining === undefined ? {} : { Limit: remaining }),
-      }),
-    );
-    supporters.push(...(out.Items ?? []).map((item) => supporterSchema.parse(item)));
-    cursor = out.LastEvaluatedKey;
-  } while (cursor);
+  const items = await queryAll({
+    index: 'gsi1',
+    partition: organisationPartition(organisationUuid),
+    descending: newestFirst,
+    ...(limit === undefined ? {} : { limit }),
+  });
+  const supporters = items.map((item) => supporterSchema.parse(item));
   return supporters;
 }

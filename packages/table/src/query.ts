@@ -1,0 +1,56 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { db } from './client';
+import { INDEXES, type IndexName, KEY, tableName } from './definition';
+
+/** One partition of the table or of an index, optionally narrowed by a sort-key prefix. */
+export interface PartitionQuery {
+  index?: IndexName;
+  partition: string;
+  sortBeginsWith?: string;
+  /** Strongly consistent (table only; indexes are eventually consistent). */
+  consistent?: boolean;
+  descending?: boolean;
+  /** Read at most this many items. */
+  limit?: number;
+}
+
+/** The partition's items page by page (1 MB each at most), so callers can stream them. */
+export async function* queryPages(query: PartitionQuery): AsyncGenerator<Record<string, unknown>[]> {
+  const keys = query.index ? INDEXES[query.index] : { partition: KEY.partition, sort: KEY.sort };
+  let cursor: Record<string, unknown> | undefined;
+  let read = 0;
+  do {
+    const remaining = query.limit === undefined ? undefined : query.limit - read;
+    if (remaining !== undefined && remaining <= 0) return;
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        ...(query.index ? { IndexName: INDEXES[query.index].name } : {}),
+        KeyConditionExpression:
+          query.sortBeginsWith === undefined ? '#pk = :pk' : '#pk = :pk AND begins_with(#sk, :prefix)',
+        ExpressionAttributeNames: {
+          '#pk': keys.partition,
+          ...(query.sortBeginsWith === undefined ? {} : { '#sk': keys.sort }),
+        },
+        ExpressionAttributeValues: {
+          ':pk': query.partition,
+          ...(query.sortBeginsWith === undefined ? {} : { ':prefix': query.sortBeginsWith }),
+        },
+        ...(query.consistent ? { ConsistentRead: true } : {}),
+        ...(query.descending ? { ScanIndexForward: false } : {}),
+        ...(remaining === undefined ? {} : { Limit: remaining }),
+        ExclusiveStartKey: cursor,
+      }),
+    );
+    const items = out.Items ?? [];
+    read += items.length;
+    yield items;
+    cursor = out.LastEvaluatedKey;
+  } while (cursor);
+}
+
+export async function queryAll(query: PartitionQuery): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  for await (const page of queryPages(query)) items.push(...page);
+  return items;
+}
