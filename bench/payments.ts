@@ -160,6 +160,7 @@ function samplePayment(uuid: string, organisation: string, i: number): PaymentRe
     organisation_uuid: organisation,
     account_uuid: DEMO_ACCOUNT,
     created: 1_700_000_000 + i,
+    updated: 1_700_000_000 + i,
     status: i % 10 === 0 ? 'failed' : 'succeeded',
     test_mode: false,
     amount_minor: 500 + (i % 97) * 100,

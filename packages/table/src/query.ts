@@ -7,6 +7,8 @@ export interface PartitionQuery {
   index?: IndexName;
   partition: string;
   sortBeginsWith?: string;
+  /** Only items whose sort key is at least this (ignored with sortBeginsWith). */
+  sortFrom?: string;
   /** Strongly consistent (table only; indexes are eventually consistent). */
   consistent?: boolean;
   descending?: boolean;
@@ -53,4 +55,27 @@ export async function queryAll(query: PartitionQuery): Promise<Record<string, un
   const items: Record<string, unknown>[] = [];
   for await (const page of queryPages(query)) items.push(...page);
   return items;
+}
+
+function keyCondition(query: PartitionQuery, keys: { partition: string; sort: string }) {
+  const names = { '#pk': keys.partition, '#sk': keys.sort };
+  if (query.sortBeginsWith !== undefined) {
+    return {
+      KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :sort)',
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: { ':pk': query.partition, ':sort': query.sortBeginsWith },
+    };
+  }
+  if (query.sortFrom !== undefined) {
+    return {
+      KeyConditionExpression: '#pk = :pk AND #sk >= :sort',
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: { ':pk': query.partition, ':sort': query.sortFrom },
+    };
+  }
+  return {
+    KeyConditionExpression: '#pk = :pk',
+    ExpressionAttributeNames: { '#pk': keys.partition },
+    ExpressionAttributeValues: { ':pk': query.partition },
+  };
 }

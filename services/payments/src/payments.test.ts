@@ -1,4 +1,5 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { freezeClock } from '@svc/core';
 import { db, tableName } from '@svc/table';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type ApiResponse, call, DEMO, seedDemo, tokenFor } from '../../../test/support/api';
@@ -456,6 +457,33 @@ describe('grants', () => {
     ];
     for (const response of await Promise.all(checks)) expect(response.status).toBe(403);
     expect((await call('GET', `/payments/${payment.uuid}`, { token })).json.refunds).toEqual([]);
+  });
+
+  it('keep search current between searches: new payments, changes, and a clock moved back', async () => {
+    const byCampaign = (campaign: string) => ({ query: { $term: { 'custom_parameters.campaign': campaign } } });
+    const first = (await pay({ custom_parameters: { campaign: 'live' } })).json;
+    expect((await call('POST', '/search/payments', { token, body: byCampaign('live') })).json.summary.hits).toBe(1);
+    const second = (await pay({ custom_parameters: { campaign: 'live' } })).json;
+    await call('POST', `/payments/${first.uuid}/refunds`, {
+      token,
+      body: { amount: { value: '100', currency: 'CHF' } },
+    });
+    const after = await call('POST', '/search/payments', {
+      token,
+      body: {
+        ...byCampaign('live'),
+        sort: [{ field: 'refunded_amount.value', field_type: 'numeric', direction: 'desc' }],
+      },
+    });
+    expect(after.json.hits.map((h: { uuid: string }) => h.uuid)).toEqual([first.uuid, second.uuid]);
+    expect(after.json.hits[0].refunded_amount.value).toBe('100');
+    freezeClock(1_000_000_000);
+    const third = (await pay({ custom_parameters: { campaign: 'live' } })).json;
+    expect(
+      (await call('POST', '/search/payments', { token, body: byCampaign('live') })).json.hits.map(
+        (h: { uuid: string }) => h.uuid,
+      ),
+    ).toContain(third.uuid);
   });
 
   it('scope search to what the grants cover, and find a payment as soon as it was created', async () => {

@@ -53,6 +53,7 @@ export async function initialisePayment(
     organisation_uuid: account.organisation_uuid,
     account_uuid: account.uuid,
     created,
+    updated: created,
     status: outcome.status,
     ...(outcome.status === 'failed' ? { status_reason: outcome.reason } : {}),
     test_mode: testMode,

@@ -1,4 +1,4 @@
-import { ConflictError } from '@svc/core';
+import { ConflictError, now } from '@svc/core';
 import { type GuardedWrite, transactWrite } from '@svc/table';
 import { type PaymentRecord, paymentUpdateWrite } from '../repository/payment-repository';
 import { type PaymentSourceRecord, paymentSourceUpdateWrite } from '../repository/payment-source-repository';
@@ -39,7 +39,7 @@ export async function savePaymentVersion(
   next: PaymentRecord,
   extra: GuardedWrite[] = [],
 ): Promise<PaymentRecord> {
-  const saved = { ...next, version: read.version + 1 };
+  const saved = { ...next, version: read.version + 1, updated: now() };
   await transactWrite([
     { item: paymentUpdateWrite(saved, read.version), onConditionFailed: () => new StaleVersionError() },
     ...extra,

@@ -10,10 +10,11 @@ import * as z from 'zod';
  * | pattern                               | index | key                                                        |
  * |---------------------------------------|-------|------------------------------------------------------------|
  * | payment by uuid (get, refund, cancel) | table | pk = PAYMENT#<uuid>, sk = PAYMENT                          |
- * | payments of an organisation (search)  | gsi1  | gsi1pk = ORG#<org>#PAYMENTS#<shard 0-7>, gsi1sk = <created>#<uuid> |
+ * | payments of an organisation, by last change (search) | gsi1 | gsi1pk = ORG#<org>#PAYMENTS#<shard 0-7>, gsi1sk = <updated>#<uuid> |
  *
  * The organisation's payments are spread over 8 shards (by uuid) so a busy campaign does not
- * make one hot index partition, and a search reads the shards in parallel.
+ * make one hot index partition, and a search reads the shards in parallel. Sorting the index by
+ * the time of the last change lets a search container catch up with only what changed.
  */
 export const PAYMENT_SHARDS = 8;
 
@@ -32,6 +33,8 @@ export const paymentRecordSchema = z.object({
   organisation_uuid: z.string(),
   account_uuid: z.string(),
   created: z.number(),
+  /** Service time of the last change. */
+  updated: z.number(),
   status: z.enum(['pending', 'succeeded', 'failed', 'cancelled']),
   status_reason: z.string().optional(),
   test_mode: z.boolean(),
@@ -75,10 +78,12 @@ function shardOf(uuid: string): number {
   return (createHash('sha1').update(uuid).digest()[0] ?? 0) % PAYMENT_SHARDS;
 }
 
-function searchKeys(payment: Pick<PaymentRecord, 'uuid' | 'organisation_uuid' | 'created'>) {
+const changeKey = (updated: number) => String(updated).padStart(12, '0');
+
+function searchKeys(payment: Pick<PaymentRecord, 'uuid' | 'organisation_uuid' | 'updated'>) {
   return {
     gsi1pk: key('ORG', payment.organisation_uuid, 'PAYMENTS', shardOf(payment.uuid)),
-    gsi1sk: key(String(payment.created).padStart(12, '0'), payment.uuid),
+    gsi1sk: key(changeKey(payment.updated), payment.uuid),
   };
 }
 
@@ -110,10 +115,16 @@ export function paymentUpdateWrite(payment: PaymentRecord, readVersion: number):
   };
 }
 
-/** Every payment of an organisation, shard by shard in parallel (eventually consistent index). */
-export async function* paymentsOfOrganisation(organisationUuid: string): AsyncGenerator<PaymentRecord[]> {
+/**
+ * The payments of an organisation changed at or after `since` (all of them without it), shard by
+ * shard in parallel, page by page (eventually consistent index).
+ */
+export async function* paymentsOfOrganisation(
+  organisationUuid: string,
+  since?: number,
+): AsyncGenerator<PaymentRecord[]> {
   const shards = Array.from({ length: PAYMENT_SHARDS }, (_, shard) => key('ORG', organisationUuid, 'PAYMENTS', shard));
-  const pages = shards.map((pk) => pagesOf(pk));
+  const pages = shards.map((pk) => pagesOf(pk, since));
   const pending = new Map(pages.map((iterator, index) => [index, iterator.next().then((r) => ({ index, r }))]));
   while (pending.size > 0) {
     const { index, r } = await Promise.race(pending.values());
@@ -131,8 +142,9 @@ export async function* paymentsOfOrganisation(organisationUuid: string): AsyncGe
   }
 }
 
-async function* pagesOf(pk: string): AsyncGenerator<PaymentRecord[], void, undefined> {
-  for await (const page of queryPages({ index: 'gsi1', partition: pk })) {
+async function* pagesOf(pk: string, since?: number): AsyncGenerator<PaymentRecord[], void, undefined> {
+  const from = since === undefined ? {} : { sortFrom: changeKey(since) };
+  for await (const page of queryPages({ index: 'gsi1', partition: pk, ...from })) {
     yield page.map((item) => paymentRecordSchema.parse(item));
   }
 }
