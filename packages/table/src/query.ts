@@ -28,16 +28,7 @@ export async function* queryPages(query: PartitionQuery): AsyncGenerator<Record<
       new QueryCommand({
         TableName: tableName(),
         ...(query.index ? { IndexName: INDEXES[query.index].name } : {}),
-        KeyConditionExpression:
-          query.sortBeginsWith === undefined ? '#pk = :pk' : '#pk = :pk AND begins_with(#sk, :prefix)',
-        ExpressionAttributeNames: {
-          '#pk': keys.partition,
-          ...(query.sortBeginsWith === undefined ? {} : { '#sk': keys.sort }),
-        },
-        ExpressionAttributeValues: {
-          ':pk': query.partition,
-          ...(query.sortBeginsWith === undefined ? {} : { ':prefix': query.sortBeginsWith }),
-        },
+        ...keyCondition(query, keys),
         ...(query.consistent ? { ConsistentRead: true } : {}),
         ...(query.descending ? { ScanIndexForward: false } : {}),
         ...(remaining === undefined ? {} : { Limit: remaining }),
