@@ -423,6 +423,16 @@ describe('supporters from payments', () => {
       email: 'grace@example.org',
       organisation_uuid: DEMO.org,
     });
+    const linked = (await pay({ supporter: { uuid: payment.supporter_uuid } })).json;
+    expect(linked.supporter_uuid).toBe(payment.supporter_uuid);
+    expect(linked.supporter).toMatchObject({ first_name: 'Grace', email: 'grace@example.org' });
+    const foreign = await call('POST', '/supporters', {
+      token: otherToken,
+      body: { organisation_uuid: DEMO.otherOrg, first_name: 'Other' },
+    });
+    const wrongOrg = await pay({ supporter: { uuid: foreign.json.uuid } });
+    expect(wrongOrg.status).toBe(400);
+    expect(wrongOrg.json.error.message[0].property).toBe('supporter.uuid');
     const bad = await pay({ create_supporter: true, supporter: { email: 'not-an-email' } });
     expect(bad.status).toBe(400);
     expect(bad.json.error.message[0].property).toBe('supporter.email');
