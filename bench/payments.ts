@@ -160,7 +160,8 @@ function samplePayment(uuid: string, organisation: string, i: number): PaymentRe
     organisation_uuid: organisation,
     account_uuid: DEMO_ACCOUNT,
     created: 1_700_000_000 + i,
-    updated: 1_700_000_000 + i,
+    // As if written just now, as every write stamps the service clock.
+    updated: Math.floor(Date.now() / 1000),
     status: i % 10 === 0 ? 'failed' : 'succeeded',
     test_mode: false,
     amount_minor: 500 + (i % 97) * 100,

@@ -1,8 +1,17 @@
 import { createHash } from 'node:crypto';
-import { assertAccountGrant, NotFoundError, type Principal, ValidationError } from '@svc/core';
+import {
+  assertAccountGrant,
+  money,
+  NotFoundError,
+  newToken,
+  newUuid,
+  type Principal,
+  ValidationError,
+} from '@svc/core';
 import { type Account, findAccount } from '@svc/organisations';
 import { providerNamed } from '../providers/registry';
-import type { PaymentRequest } from './request';
+import { minorUnits, type PaymentRequest, refuseSubscription } from './request';
+import { linkSupporter } from './supporter-link';
 
 /**
  * Resolves what a payment request points at: the account (granted to the caller), the payment
@@ -35,4 +44,38 @@ function findProfile(account: Account, request: PaymentRequest) {
 
 export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
+}
+
+/**
+ * The common start of a payment and of a payment source: the account, profile and provider,
+ * the donor, a new uuid, and the provider's authorisation with its approval page address.
+ */
+export async function authoriseNew(
+  principal: Promise<Principal>,
+  request: PaymentRequest,
+  approvalPage: (uuid: string, token: string) => string,
+) {
+  refuseSubscription(request);
+  const { account, profile, provider } = await resolveAccountAndProvider(principal, request);
+  const supporter = await linkSupporter(request, account.organisation_uuid);
+  const uuid = newUuid();
+  const approvalToken = newToken(24);
+  const amount = money(minorUnits(request.amount), request.amount.currency);
+  const authorisation = await provider.authorise({
+    reference: uuid,
+    method: request.payment_method,
+    amount,
+    paymentInformation: request.payment_information,
+    approvalUrl: approvalPage(uuid, approvalToken),
+  });
+  return {
+    account,
+    profile,
+    provider,
+    supporter,
+    uuid,
+    amount,
+    authorisation,
+    approvalTokenHash: hashToken(approvalToken),
+  };
 }

@@ -1,12 +1,11 @@
-import { money, newToken, newUuid, now, type Principal } from '@svc/core';
+import { newUuid, now, type Principal } from '@svc/core';
 import { type GuardedWrite, transactWrite } from '@svc/table';
 import type { Authorisation } from '../providers/provider';
 import { newPaymentWrite, type PaymentRecord } from '../repository/payment-repository';
 import { newPaymentSourceWrite, type PaymentSourceRecord } from '../repository/payment-source-repository';
-import { hashToken, resolveAccountAndProvider } from './context';
+import { authoriseNew } from './context';
 import { paymentStatusEvents } from './events';
-import { minorUnits, type PaymentRequest, refuseSubscription } from './request';
-import { linkSupporter } from './supporter-link';
+import type { PaymentRequest } from './request';
 
 /**
  * Initialises a payment: the provider authorises it, then the payment (carrying its event), a
@@ -19,19 +18,11 @@ export async function initialisePayment(
   request: PaymentRequest,
   baseUrl: string,
 ): Promise<PaymentRecord> {
-  refuseSubscription(request);
-  const { account, profile, provider } = await resolveAccountAndProvider(principal, request);
-  const supporter = await linkSupporter(request, account.organisation_uuid);
-  const uuid = newUuid();
-  const approvalToken = newToken(24);
-  const amount = money(minorUnits(request.amount), request.amount.currency);
-  const authorisation = await provider.authorise({
-    reference: uuid,
-    method: request.payment_method,
-    amount,
-    paymentInformation: request.payment_information,
-    approvalUrl: `${baseUrl}/simulated/payments/${uuid}?token=${approvalToken}`,
-  });
+  const { account, profile, provider, supporter, uuid, amount, authorisation, approvalTokenHash } = await authoriseNew(
+    principal,
+    request,
+    (id, token) => `${baseUrl}/simulated/payments/${id}?token=${token}`,
+  );
   const { outcome } = authorisation;
   const created = now();
   const testMode = request.test_mode ?? false;
@@ -65,7 +56,7 @@ export async function initialisePayment(
     provider: provider.name,
     ...(request.locale === undefined ? {} : { locale: request.locale }),
     ...(request.return_url === undefined ? {} : { return_url: request.return_url }),
-    ...(outcome.status === 'pending' ? { action: outcome.action, approval_token_hash: hashToken(approvalToken) } : {}),
+    ...(outcome.status === 'pending' ? { action: outcome.action, approval_token_hash: approvalTokenHash } : {}),
     ...(Object.keys(authorisation.maskedInformation).length > 0
       ? { payment_information: authorisation.maskedInformation }
       : {}),

@@ -13,7 +13,7 @@ import { paymentShape } from './shapes';
  * replication lag. When the service clock goes backwards (tests, the local clock), the
  * snapshot is read afresh. Snapshots beyond MAX_DOCUMENTS are dropped, least recently used first.
  */
-const OVERLAP_SECONDS = 60;
+const OVERLAP_SECONDS = 5;
 const MAX_DOCUMENTS = 1_000_000;
 
 export interface SearchEntry {

@@ -1,14 +1,13 @@
-import { assertAccountGrant, money, NotFoundError, newToken, newUuid, now, type Principal } from '@svc/core';
+import { assertAccountGrant, NotFoundError, now, type Principal } from '@svc/core';
 import { type GuardedWrite, transactWrite } from '@svc/table';
 import {
   findPaymentSource,
   newPaymentSourceWrite,
   type PaymentSourceRecord,
 } from '../repository/payment-source-repository';
-import { hashToken, resolveAccountAndProvider } from './context';
+import { authoriseNew } from './context';
 import { newSource } from './initialise';
-import { minorUnits, type PaymentRequest, refuseSubscription } from './request';
-import { linkSupporter } from './supporter-link';
+import type { PaymentRequest } from './request';
 import { retryOnConflict, saveSourceVersion } from './versioned';
 
 /**
@@ -20,19 +19,11 @@ export async function createPaymentSource(
   request: PaymentRequest,
   baseUrl: string,
 ): Promise<PaymentSourceRecord> {
-  refuseSubscription(request);
-  const { account, profile, provider } = await resolveAccountAndProvider(principal, request);
-  const supporter = await linkSupporter(request, account.organisation_uuid);
-  const uuid = newUuid();
-  const approvalToken = newToken(24);
-  const amount = money(minorUnits(request.amount), request.amount.currency);
-  const authorisation = await provider.authorise({
-    reference: uuid,
-    method: request.payment_method,
-    amount,
-    paymentInformation: request.payment_information,
-    approvalUrl: `${baseUrl}/simulated/payment-sources/${uuid}?token=${approvalToken}`,
-  });
+  const { account, profile, provider, supporter, uuid, amount, authorisation, approvalTokenHash } = await authoriseNew(
+    principal,
+    request,
+    (id, token) => `${baseUrl}/simulated/payment-sources/${id}?token=${token}`,
+  );
   const { outcome } = authorisation;
   if (outcome.status === 'succeeded' && request.payment_method === 'card') await provider.refund(uuid, amount);
   const base = newSource({
@@ -50,7 +41,7 @@ export async function createPaymentSource(
     custom_parameters: request.custom_parameters ?? {},
     ...(outcome.status === 'failed' ? { status: 'failed', status_reason: outcome.reason } : {}),
     ...(outcome.status === 'pending'
-      ? { status: 'pending', action: outcome.action, approval_token_hash: hashToken(approvalToken) }
+      ? { status: 'pending', action: outcome.action, approval_token_hash: approvalTokenHash }
       : {}),
   };
   if (outcome.status === 'failed') delete source.instrument_token;
