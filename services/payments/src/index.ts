@@ -1,4 +1,4 @@
 export { paymentShape, paymentSourceShape, refundShape } from './domain/shapes';
 export { paymentsRoutes } from './handlers/routes';
-export { findPayment, type PaymentRecord, paymentItem } from './repository/payment-repository';
+export { findPayment, type PaymentRecord, paymentFromItem, paymentItem } from './repository/payment-repository';
 export { findPaymentSource, type PaymentSourceRecord } from './repository/payment-source-repository';

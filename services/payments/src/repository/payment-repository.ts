@@ -89,12 +89,33 @@ function searchKeys(payment: Pick<PaymentRecord, 'uuid' | 'organisation_uuid' | 
 
 export async function findPayment(uuid: string): Promise<PaymentRecord | undefined> {
   const item = await getItem(paymentKey(uuid));
-  return item ? paymentRecordSchema.parse(item) : undefined;
+  return item ? paymentFromItem(item) : undefined;
 }
 
-/** The stored item: the record with its table and index keys. */
+/**
+ * The stored item: keys, the version its writes are guarded by, the events of this write (read
+ * off the stream) and the rest of the record as one JSON document. One attribute instead of
+ * thirty nested ones makes a search's full read several times cheaper to store, send and decode,
+ * and every write replaces the whole record anyway.
+ */
 export function paymentItem(payment: PaymentRecord): Record<string, unknown> {
-  return { ...paymentKey(payment.uuid), entity: 'payment', ...searchKeys(payment), ...payment };
+  const { version, events, ...document } = payment;
+  return {
+    ...paymentKey(payment.uuid),
+    entity: 'payment',
+    ...searchKeys(payment),
+    version,
+    events,
+    document: JSON.stringify(document),
+  };
+}
+
+const storedPaymentSchema = z.object({ version: z.number().int(), events: z.unknown(), document: z.string() });
+
+/** Reads a stored payment item (also a stream image) back into the record. */
+export function paymentFromItem(item: Record<string, unknown>): PaymentRecord {
+  const stored = storedPaymentSchema.parse(item);
+  return paymentRecordSchema.parse({ ...JSON.parse(stored.document), version: stored.version, events: stored.events });
 }
 
 export function newPaymentWrite(payment: PaymentRecord): TransactItem {
@@ -145,6 +166,6 @@ export async function* paymentsOfOrganisation(
 async function* pagesOf(pk: string, since?: number): AsyncGenerator<PaymentRecord[], void, undefined> {
   const from = since === undefined ? {} : { sortFrom: changeKey(since) };
   for await (const page of queryPages({ index: 'gsi1', partition: pk, ...from })) {
-    yield page.map((item) => paymentRecordSchema.parse(item));
+    yield page.map(paymentFromItem);
   }
 }
