@@ -10,13 +10,13 @@ import * as z from 'zod';
  * | pattern                               | index | key                                                        |
  * |---------------------------------------|-------|------------------------------------------------------------|
  * | payment by uuid (get, refund, cancel) | table | pk = PAYMENT#<uuid>, sk = PAYMENT                          |
- * | payments of an organisation, by last change (search) | gsi1 | gsi1pk = ORG#<org>#PAYMENTS#<shard 0-7>, gsi1sk = <updated>#<uuid> |
+ * | payments of an organisation, by last change (search) | gsi1 | gsi1pk = ORG#<org>#PAYMENTS#<shard 0-31>, gsi1sk = <updated>#<uuid> |
  *
- * The organisation's payments are spread over 8 shards (by uuid) so a busy campaign does not
+ * The organisation's payments are spread over 32 shards (by uuid) so a busy campaign does not
  * make one hot index partition, and a search reads the shards in parallel. Sorting the index by
  * the time of the last change lets a search container catch up with only what changed.
  */
-export const PAYMENT_SHARDS = 8;
+export const PAYMENT_SHARDS = 32;
 
 export const refundRecordSchema = z.object({
   uuid: z.string(),
