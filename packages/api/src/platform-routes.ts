@@ -5,10 +5,10 @@ import { renderDocsPage } from './docs-page';
 export const API_INFO = { title: 'svc fundraising payments API', version: '1.0.0' };
 
 /** Health, the API description, and the fallback that answers unknown paths in our shape. */
-export function createPlatformRoutes(routes: () => readonly AnyRoute[]): AnyRoute[] {
-  let spec: Record<string, unknown> | undefined;
+export function createPlatformRoutes(routes: () => Promise<readonly AnyRoute[]>): AnyRoute[] {
+  let spec: Promise<Record<string, unknown>> | undefined;
   const openApi = () => {
-    spec ??= buildOpenApi(routes(), API_INFO);
+    spec ??= routes().then((all) => buildOpenApi(all, API_INFO));
     return spec;
   };
   return [
@@ -28,7 +28,7 @@ export function createPlatformRoutes(routes: () => readonly AnyRoute[]): AnyRout
       operationId: 'openApi',
       summary: 'This API description (OpenAPI 3.1)',
       responses: { 200: { description: 'OpenAPI document' } },
-      handle: async () => ({ status: 200, body: openApi() }),
+      handle: async () => ({ status: 200, body: await openApi() }),
     }),
     defineRoute({
       method: 'GET',
@@ -37,7 +37,7 @@ export function createPlatformRoutes(routes: () => readonly AnyRoute[]): AnyRout
       operationId: 'docs',
       summary: 'This API description, for people',
       responses: { 200: { description: 'HTML page' } },
-      handle: async () => ({ status: 200, html: renderDocsPage(openApi()) }),
+      handle: async () => ({ status: 200, html: renderDocsPage(await openApi()) }),
     }),
     defineRoute({
       method: 'GET',

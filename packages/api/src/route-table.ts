@@ -6,7 +6,7 @@ import { supportersRoutes } from '@svc/supporters';
 import type { DomainName } from './domains';
 import { createPlatformRoutes } from './platform-routes';
 
-export const platformRoutes = createPlatformRoutes(allRoutes);
+export const platformRoutes = createPlatformRoutes(async () => allRoutes());
 
 export interface RouteEntry {
   domain: DomainName;
