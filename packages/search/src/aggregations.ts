@@ -2,7 +2,7 @@ import type { Aggregation } from './aggregation-request';
 import { ExactSum } from './exact-sum';
 import { forEachValueAt, splitFieldPath } from './field-path';
 import type { FieldType } from './field-schemas';
-import { toNumber } from './numeric';
+import { readAs, toNumber } from './numeric';
 import type { Scalar } from './query';
 import type { SearchDocument } from './query-compiler';
 
@@ -65,21 +65,13 @@ export function createAggregator(aggregation: Aggregation): Aggregator {
  * its own key, `"1"` apart from `1`.
  */
 function termKeyOf(type: FieldType | undefined): (value: unknown) => Scalar | undefined {
-  switch (type) {
-    case 'numeric':
-      return toNumber;
-    case 'string':
-      return (value) => (typeof value === 'string' ? value : undefined);
-    case 'boolean':
-      return (value) => (typeof value === 'boolean' ? value : undefined);
-    case undefined:
-      return (value) =>
-        typeof value === 'string' || typeof value === 'boolean'
-          ? value
-          : typeof value === 'number'
-            ? toNumber(value)
-            : undefined;
-  }
+  if (type !== undefined) return readAs(type);
+  return (value) =>
+    typeof value === 'string' || typeof value === 'boolean'
+      ? value
+      : typeof value === 'number'
+        ? toNumber(value)
+        : undefined;
 }
 
 /** Ties in count list by key: booleans, then numbers, then strings, each in natural order. */

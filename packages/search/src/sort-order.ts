@@ -1,6 +1,6 @@
 import { forEachValueAt, splitFieldPath } from './field-path';
 import type { FieldType } from './field-schemas';
-import { toNumber } from './numeric';
+import { readAs } from './numeric';
 import type { SearchDocument } from './query-compiler';
 import type { SortDirection, SortKey, SortValue } from './sort-request';
 
@@ -58,14 +58,7 @@ function sortValueExtractor(key: SortKey): (document: SearchDocument) => SortVal
 }
 
 function converterFor(type: FieldType): (value: unknown) => Exclude<SortValue, null> | undefined {
-  switch (type) {
-    case 'numeric':
-      return toNumber;
-    case 'string':
-      return (value) => (typeof value === 'string' ? value : undefined);
-    case 'boolean':
-      return (value) => (typeof value === 'boolean' ? value : undefined);
-  }
+  return readAs(type);
 }
 
 /** Missing values (null) sort last in both directions, so a page never starts with gaps. */
