@@ -32,6 +32,9 @@ describe('ExactSum', () => {
     expect(sumOf([Number.MAX_SAFE_INTEGER, 2])).toBe('9007199254740993');
     expect(sumOf([Number.MAX_SAFE_INTEGER, 2, -2])).toBe(Number.MAX_SAFE_INTEGER);
     expect(sumOf([])).toBe(0);
+    // Prints as its digits as a double, but the double is 1152921504606846976.
+    expect(sumOf(['1152921504606847000'])).toBe('1152921504606847000');
+    expect(sumOf(['5910974510923743', '4503599627370495'])).toBe('10414574138294238');
   });
 
   it('adds decimals as decimals, not as binary fractions', () => {
