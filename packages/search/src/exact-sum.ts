@@ -27,10 +27,10 @@ export class ExactSum {
   }
 
   /**
-   * The sum, as a number when that number is the sum (a safe integer; a decimal whose shortest
-   * form prints as the sum), otherwise as the exact decimal string, so no reader ever gets a
-   * rounded total. A large integer can print as its digits yet hold another value
-   * (1152921504606847000 is stored as 1152921504606846976), hence the safe-integer rule.
+   * The sum, as a number when that number prints (in JSON, as `String` does) as exactly the sum's
+   * digits, otherwise as the exact decimal string, so no reader of a response ever sees a
+   * rounded total. (A large integer such as 1152921504606847000 is held by a double whose binary
+   * value differs, but it prints, and so reaches the client, as those very digits.)
    */
   value(): number | string {
     if (this.large === 0n && this.scaled === 0n) return this.small;
@@ -39,8 +39,6 @@ export class ExactSum {
       this.scale,
     );
     const number = Number(exact);
-    const isInteger = !exact.includes('.');
-    if (isInteger) return Number.isSafeInteger(number) && String(number) === exact ? number : exact;
     return String(number) === exact ? number : exact;
   }
 
