@@ -1,6 +1,7 @@
 import { API_URL_OUTPUT, type DomainName, ROUTE_TABLE, TABLE_NAME_OUTPUT } from '@svc/api';
-import { CfnOutput, Stack, type StackProps, Tags } from 'aws-cdk-lib';
+import { CfnOutput, Stack, type StackProps, Tags, Validations } from 'aws-cdk-lib';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import type { StageConfig } from '../config/stages';
 import { DomainFunction, domainNames } from '../constructs/domain-function';
@@ -23,6 +24,7 @@ export class ServiceStack extends Stack {
   readonly api: ServiceApi;
   readonly functions: ReadonlyMap<DomainName, DomainFunction>;
   readonly signingKeys: SigningKeys;
+  readonly cardFingerprintKey: Secret;
 
   constructor(scope: Construct, id: string, props: ServiceStackProps) {
     super(scope, id, props);
@@ -33,17 +35,33 @@ export class ServiceStack extends Stack {
 
     this.table = new ServiceTable(this, 'Data', { stage });
     this.signingKeys = new SigningKeys(this, 'SigningKeys', { stage });
+    this.cardFingerprintKey = new Secret(this, 'CardFingerprintKey', {
+      description: 'HMAC key of card fingerprints (payments); rotating it changes every fingerprint',
+      generateSecretString: { passwordLength: 64, excludePunctuation: true },
+      removalPolicy: stage.removalPolicy,
+    });
+    Validations.of(this.cardFingerprintKey).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason:
+        'A fingerprint key must stay fixed: the same card has to keep the same fingerprint across payments; a rotation would silently break matching.',
+    });
 
     const functions = new Map<DomainName, DomainFunction>();
     for (const domain of domainNames()) {
       // Identity alone signs tokens; every other domain verifies them from the public keys in the table.
       const signs = domain === 'identity';
+      // Payments alone fingerprints cards.
+      const fingerprints = domain === 'payments';
       const fn = new DomainFunction(this, `Domain-${domain}`, {
         domain,
         stage,
         table: this.table.table,
         ...(signs ? { environment: { SVC_SIGNING_KEY_SECRET_ARN: this.signingKeys.secret.secretArn } } : {}),
+        ...(fingerprints
+          ? { environment: { SVC_CARD_FINGERPRINT_SECRET_ARN: this.cardFingerprintKey.secretArn } }
+          : {}),
       });
+      if (fingerprints) this.cardFingerprintKey.grantRead(fn.role);
       if (signs) {
         this.signingKeys.grantRead(fn.role);
         // Serve tokens only once the secret holds a key set.

@@ -7,6 +7,7 @@ import { synthesizeAllStages, templateOf } from './support/synth';
 import {
   functionsByService,
   logicalIdOf,
+  logicalIdStartingWith,
   managedPoliciesOfRole,
   rolesAllowedOn,
   statementsOfRole,
@@ -48,7 +49,8 @@ describe.each(STAGE_NAMES)('the %s functions', (stage) => {
   it('get the table name, stage, service name and source maps, and only identity gets the signing key', () => {
     const template = templateOf(stage);
     const tableId = logicalIdOf(template, 'AWS::DynamoDB::Table');
-    const secretId = logicalIdOf(template, 'AWS::SecretsManager::Secret');
+    const secretId = logicalIdStartingWith(template, 'AWS::SecretsManager::Secret', 'SigningKeys');
+    const fingerprintId = logicalIdStartingWith(template, 'AWS::SecretsManager::Secret', 'CardFingerprintKey');
     for (const domain of domainNames()) {
       const variables = functionOf(stage, domain).properties.Environment.Variables;
       expect(variables).toMatchObject({
@@ -59,6 +61,8 @@ describe.each(STAGE_NAMES)('the %s functions', (stage) => {
       });
       if (domain === 'identity') expect(variables.SVC_SIGNING_KEY_SECRET_ARN).toEqual({ Ref: secretId });
       else expect(variables).not.toHaveProperty('SVC_SIGNING_KEY_SECRET_ARN');
+      if (domain === 'payments') expect(variables.SVC_CARD_FINGERPRINT_SECRET_ARN).toEqual({ Ref: fingerprintId });
+      else expect(variables).not.toHaveProperty('SVC_CARD_FINGERPRINT_SECRET_ARN');
     }
   });
 
@@ -120,9 +124,18 @@ describe.each(STAGE_NAMES)('the %s functions', (stage) => {
     }
   });
 
+  it('let only the payments function read the card fingerprint key, and nobody write it', () => {
+    const template = templateOf(stage);
+    const secretId = logicalIdStartingWith(template, 'AWS::SecretsManager::Secret', 'CardFingerprintKey');
+    expect(rolesAllowedOn(template, secretId, ['secretsmanager:GetSecretValue', 'secretsmanager:*'])).toEqual(
+      new Set([functionOf(stage, 'payments').roleId]),
+    );
+    expect(rolesAllowedOn(template, secretId, ['secretsmanager:PutSecretValue', 'secretsmanager:*']).size).toBe(0);
+  });
+
   it('let only the identity function and the bootstrap read the signing key, and only the bootstrap write it', () => {
     const template = templateOf(stage);
-    const secretId = logicalIdOf(template, 'AWS::SecretsManager::Secret');
+    const secretId = logicalIdStartingWith(template, 'AWS::SecretsManager::Secret', 'SigningKeys');
     const identityRole = functionOf(stage, 'identity').roleId;
     const bootstrapRole = functionOf(stage, 'signing-key-bootstrap').roleId;
     expect(rolesAllowedOn(template, secretId, ['secretsmanager:GetSecretValue', 'secretsmanager:*'])).toEqual(

@@ -130,3 +130,11 @@ export function logicalIdOf(template: Template, type: string): string {
   if (ids.length !== 1 || !ids[0]) throw new Error(`Expected exactly one ${type}, found ${ids.length}`);
   return ids[0];
 }
+
+/** The one resource of a type whose logical id starts with `prefix` (ids are path-derived). */
+export function logicalIdStartingWith(template: Template, type: string, prefix: string): string {
+  const ids = Object.keys(template.findResources(type)).filter((id) => id.startsWith(prefix));
+  if (ids.length !== 1 || !ids[0])
+    throw new Error(`Expected exactly one ${type} named ${prefix}…, found ${ids.length}`);
+  return ids[0];
+}

@@ -32,10 +32,30 @@ export function brandOf(digits: string): string {
 
 /**
  * The same card always gives the same fingerprint, and nobody without the key can test a guessed
- * number against it. Deployed stages set SVC_CARD_FINGERPRINT_KEY (a secret); locally the
- * simulated provider uses a fixed key, which is fine for simulated cards only.
+ * number against it. Deployed stages keep the key in Secrets Manager
+ * (SVC_CARD_FINGERPRINT_SECRET_ARN, read once per container); locally a fixed key serves the
+ * simulated provider's test cards.
  */
-export function cardFingerprint(digits: string): string {
-  const key = process.env.SVC_CARD_FINGERPRINT_KEY ?? 'simulated-provider-local-key';
-  return createHmac('sha256', key).update(digits).digest('base64url').slice(0, 22);
+let fingerprintKey: Promise<string> | undefined;
+
+function loadFingerprintKey(): Promise<string> {
+  fingerprintKey ??= (async () => {
+    const secretArn = process.env.SVC_CARD_FINGERPRINT_SECRET_ARN;
+    if (!secretArn) return process.env.SVC_CARD_FINGERPRINT_KEY ?? 'simulated-provider-local-key';
+    const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
+    const out = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: secretArn }));
+    if (!out.SecretString) throw new Error('The card fingerprint secret is empty');
+    return out.SecretString;
+  })();
+  fingerprintKey.catch(() => {
+    fingerprintKey = undefined;
+  });
+  return fingerprintKey;
+}
+
+export async function cardFingerprint(digits: string): Promise<string> {
+  return createHmac('sha256', await loadFingerprintKey())
+    .update(digits)
+    .digest('base64url')
+    .slice(0, 22);
 }

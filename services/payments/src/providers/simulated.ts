@@ -33,7 +33,7 @@ function parse<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
   return parseOrThrow(schema, value ?? {}, 'payment_information');
 }
 
-function authoriseCard(request: AuthoriseRequest): Authorisation {
+async function authoriseCard(request: AuthoriseRequest): Promise<Authorisation> {
   const card = parse(cardSchema, request.paymentInformation);
   if (!passesLuhn(card.number)) {
     throw ValidationError.field(
@@ -55,7 +55,7 @@ function authoriseCard(request: AuthoriseRequest): Authorisation {
     expiry_month: card.expiry_month,
     expiry_year: card.expiry_year,
     ...(card.cardholder === undefined ? {} : { cardholder: card.cardholder }),
-    fingerprint: cardFingerprint(card.number),
+    fingerprint: await cardFingerprint(card.number),
   };
   const behaviour = CARD_BEHAVIOUR[card.number];
   const token = (kind: string) => `sim_card_${kind}_${newToken(12)}`;
