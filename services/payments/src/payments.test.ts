@@ -164,6 +164,9 @@ describe('card payments with the simulated provider', () => {
       const after = await call('GET', `/payments/${created.json.uuid}`, { token });
       expect(after.json.status).toBe(status);
       expect(after.json.action).toBeUndefined();
+      expect((await call('GET', `${url.pathname}?token=nope`)).status).toBe(404);
+      const again = await call('GET', `${url.pathname}${url.search}`);
+      expect(again.text).toContain(`already <strong>${status}</strong>`);
     }
   });
 });

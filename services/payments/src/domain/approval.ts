@@ -15,7 +15,8 @@ import { retryOnConflict, savePaymentVersion, saveSourceVersion } from './versio
 
 /**
  * The donor's decision on the simulated provider's page (3-D Secure, TWINT). The page's token
- * (kept only as a hash) authorises it; a decision on something no longer pending changes
+ * (kept only as a hash, also after the decision, so nobody without it learns the outcome)
+ * authorises it; a decision on something no longer pending changes
  * nothing, so a double click is harmless.
  */
 function tokenMatches(token: string, hash: string | undefined): boolean {
@@ -27,7 +28,7 @@ function tokenMatches(token: string, hash: string | undefined): boolean {
 
 export async function findPendingPayment(uuid: string, token: string): Promise<PaymentRecord> {
   const payment = await findPayment(uuid);
-  if (!payment || (payment.status === 'pending' && !tokenMatches(token, payment.approval_token_hash))) {
+  if (!payment || !tokenMatches(token, payment.approval_token_hash)) {
     throw new NotFoundError('Payment not found');
   }
   return payment;
@@ -38,7 +39,7 @@ export function decidePayment(uuid: string, token: string, approved: boolean): P
     const payment = await findPendingPayment(uuid, token);
     if (payment.status !== 'pending') return payment;
     const outcome = await providerNamed(payment.provider).completeApproval(payment.instrument_token, approved);
-    const { action: _action, approval_token_hash: _hash, instrument_token: instrumentToken, ...rest } = payment;
+    const { action: _action, instrument_token: instrumentToken, ...rest } = payment;
     const succeeded = outcome.status === 'succeeded';
     const source =
       succeeded && payment.create_payment_source && instrumentToken
@@ -74,7 +75,7 @@ export function decidePayment(uuid: string, token: string, approved: boolean): P
 
 export async function findPendingSource(uuid: string, token: string): Promise<PaymentSourceRecord> {
   const source = await findPaymentSource(uuid);
-  if (!source || (source.status === 'pending' && !tokenMatches(token, source.approval_token_hash))) {
+  if (!source || !tokenMatches(token, source.approval_token_hash)) {
     throw new NotFoundError('Payment source not found');
   }
   return source;
@@ -85,7 +86,7 @@ export function decideSource(uuid: string, token: string, approved: boolean): Pr
     const source = await findPendingSource(uuid, token);
     if (source.status !== 'pending') return source;
     const outcome = await providerNamed(source.provider).completeApproval(source.instrument_token, approved);
-    const { action: _action, approval_token_hash: _hash, instrument_token: instrumentToken, ...rest } = source;
+    const { action: _action, instrument_token: instrumentToken, ...rest } = source;
     const next: PaymentSourceRecord =
       outcome.status === 'succeeded'
         ? { ...rest, status: 'active', ...(instrumentToken ? { instrument_token: instrumentToken } : {}) }

@@ -77,7 +77,7 @@ export function cancelPayment(principal: Promise<Principal>, uuid: string, reaso
         `A ${payment.status} payment cannot be cancelled`,
       );
     }
-    const { action: _action, approval_token_hash: _hash, instrument_token: _token, ...rest } = payment;
+    const { action: _action, instrument_token: _token, ...rest } = payment;
     const next: PaymentRecord = {
       ...rest,
       status: 'cancelled',
