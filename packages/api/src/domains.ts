@@ -8,6 +8,18 @@ export const DOMAINS = {
   organisations: { entry: 'services/organisations/src/handlers/lambda.ts', memoryMb: 256 },
   payments: { entry: 'services/payments/src/handlers/lambda.ts', memoryMb: 1024 },
   supporters: { entry: 'services/supporters/src/handlers/lambda.ts', memoryMb: 256 },
+  subscriptions: { entry: 'services/subscriptions/src/handlers/lambda.ts', memoryMb: 512 },
 } as const;
 
 export type DomainName = keyof typeof DOMAINS;
+
+/**
+ * Functions that no route calls: the billing schedule's run and the billing queue's worker.
+ * The local runtime imports the same entries and calls the same `handler`s.
+ */
+export const WORKERS = {
+  billingRun: { entry: 'services/subscriptions/src/handlers/billing-run.ts', memoryMb: 512 },
+  billingWorker: { entry: 'services/subscriptions/src/handlers/billing-worker.ts', memoryMb: 512 },
+} as const;
+
+export type WorkerName = keyof typeof WORKERS;

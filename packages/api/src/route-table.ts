@@ -2,6 +2,7 @@ import { type AnyRoute, routeKey } from '@svc/http';
 import { identityRoutes } from '@svc/identity';
 import { organisationsRoutes } from '@svc/organisations';
 import { paymentsRoutes } from '@svc/payments';
+import { subscriptionsRoutes } from '@svc/subscriptions';
 import { supportersRoutes } from '@svc/supporters';
 import type { DomainName } from './domains';
 import { createPlatformRoutes } from './platform-routes';
@@ -25,6 +26,7 @@ export const ROUTE_TABLE: readonly RouteEntry[] = (
     ['organisations', organisationsRoutes],
     ['payments', paymentsRoutes],
     ['supporters', supportersRoutes],
+    ['subscriptions', subscriptionsRoutes],
   ] as const
 ).flatMap(([domain, routes]) => routes.map((route) => ({ domain, route, key: routeKey(route) })));
 

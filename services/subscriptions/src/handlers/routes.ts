@@ -1,0 +1,3 @@
+import type { AnyRoute } from '@svc/http';
+
+export const subscriptionsRoutes: AnyRoute[] = [];

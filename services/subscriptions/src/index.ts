@@ -1,0 +1,1 @@
+export { subscriptionsRoutes } from './handlers/routes';
