@@ -45,8 +45,8 @@ export class ServiceTable extends Construct {
         indexName: index.name,
         partitionKey: attribute(index.partition),
         sortKey: attribute(index.sort),
-        // Overloaded indexes serve many entities; each reads whole items from them.
-        projectionType: ProjectionType.ALL,
+        // Overloaded indexes serve many entities that read whole items; the due index holds keys only.
+        projectionType: index.projection === 'KEYS_ONLY' ? ProjectionType.KEYS_ONLY : ProjectionType.ALL,
       });
     }
     if (!stage.pointInTimeRecovery) {

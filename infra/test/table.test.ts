@@ -27,7 +27,7 @@ describe.each(STAGE_NAMES)('the %s table', (stage) => {
             { AttributeName: index.partition, KeyType: 'HASH' },
             { AttributeName: index.sort, KeyType: 'RANGE' },
           ],
-          Projection: { ProjectionType: 'ALL' },
+          Projection: { ProjectionType: index.projection },
         })),
       ),
       BillingMode: 'PAY_PER_REQUEST',

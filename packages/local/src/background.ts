@@ -9,13 +9,19 @@ export interface BackgroundTask {
   intervalMs: number;
   /** Processes what is due now (by the service clock); returns the number of items handled. */
   runOnce(): Promise<number>;
+  /** False for schedules (the billing run) that `settle()` must not fire; default true. */
+  settles?: boolean;
 }
 
 const tasks: BackgroundTask[] = [];
+const names = new Set<string>();
 const timers: NodeJS.Timeout[] = [];
 const running = new Set<string>();
 
+/** Registers a task once (a second registration under the same name is ignored). */
 export function registerBackgroundTask(task: BackgroundTask): void {
+  if (names.has(task.name)) return;
+  names.add(task.name);
   tasks.push(task);
 }
 
@@ -34,7 +40,7 @@ export async function settle(maxRounds = 1000): Promise<number> {
   let total = 0;
   for (let round = 0; round < maxRounds; round++) {
     let handled = 0;
-    for (const task of tasks) handled += await runGuarded(task);
+    for (const task of tasks) if (task.settles !== false) handled += await runGuarded(task);
     total += handled;
     if (handled === 0) return total;
   }

@@ -1,6 +1,7 @@
 import { advanceClock, freezeClock, now, resumeRealTime, ValidationError } from '@svc/core';
 import * as z from 'zod';
 import { settle } from './background';
+import { runBillingNow } from './billing';
 
 /** The local runtime's control endpoints (contract 1.1). Never part of a deployed stage. */
 export interface ControlResponse {
@@ -38,6 +39,9 @@ export async function handleControl(method: string, path: string, body: unknown)
           ? resumeRealTime()
           : freezeClock(value.now);
     return { status: 200, body: { now: at } };
+  }
+  if (path === '/_local/billing-run') {
+    return { status: 200, body: await runBillingNow() };
   }
   if (path === '/_local/settle') {
     return { status: 200, body: { processed: await settle() } };

@@ -8,6 +8,7 @@ import { startBackgroundTimers, stopBackgroundTimers } from './background';
 import { startDynamoDbLocal } from './dynamodb-local';
 import { type LocalSettings, removeRuntimeFile, useLocalAws, writeRuntimeFile } from './environment';
 import { createGateway, type Gateway } from './gateway';
+import { ensureLocalQueues } from './queues';
 
 export interface RunningService {
   url: string;
@@ -26,6 +27,7 @@ export async function startService(settings: LocalSettings): Promise<RunningServ
     await createTableIfMissing(settings.tableName);
     const seed = parseSeed(settings.seedFile ? JSON.parse(readFileSync(settings.seedFile, 'utf8')) : DEMO_SEED);
     const summary = await applySeed(seed);
+    const queues = await ensureLocalQueues();
     const gateway = await createGateway({ enableControl: true });
     const server: Server = await gateway.listen(settings.port);
     const { port } = server.address() as AddressInfo;
@@ -49,6 +51,7 @@ export async function startService(settings: LocalSettings): Promise<RunningServ
         server.closeAllConnections();
         await new Promise<void>((done) => server.close(() => done()));
         if (!settings.inMemory) removeRuntimeFile(settings.dataDir);
+        await queues.stop();
         await dynamo.stop();
       },
     };

@@ -33,7 +33,7 @@ export async function createTableIfMissing(name: string): Promise<void> {
           { AttributeName: index.partition, KeyType: 'HASH' },
           { AttributeName: index.sort, KeyType: 'RANGE' },
         ],
-        Projection: { ProjectionType: 'ALL' },
+        Projection: { ProjectionType: index.projection },
       })),
       StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' },
     }),

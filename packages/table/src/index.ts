@@ -4,4 +4,5 @@ export { createTableIfMissing } from './create-table';
 export * from './definition';
 export * from './keys';
 export { type PartitionQuery, queryAll, queryPages } from './query';
+export { retryOnConflict, StaleVersionError } from './retry';
 export * from './transact';

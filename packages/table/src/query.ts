@@ -9,6 +9,8 @@ export interface PartitionQuery {
   sortBeginsWith?: string;
   /** Only items whose sort key is at least this (ignored with sortBeginsWith). */
   sortFrom?: string;
+  /** Only items whose sort key is below this (ignored with sortBeginsWith; sortFrom ignored with it). */
+  sortBefore?: string;
   /** Strongly consistent (table only; indexes are eventually consistent). */
   consistent?: boolean;
   descending?: boolean;
@@ -55,6 +57,13 @@ function keyCondition(query: PartitionQuery, keys: { partition: string; sort: st
       KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :sort)',
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: { ':pk': query.partition, ':sort': query.sortBeginsWith },
+    };
+  }
+  if (query.sortBefore !== undefined) {
+    return {
+      KeyConditionExpression: '#pk = :pk AND #sk < :before',
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: { ':pk': query.partition, ':before': query.sortBefore },
     };
   }
   if (query.sortFrom !== undefined) {

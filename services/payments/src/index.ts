@@ -1,4 +1,17 @@
+export {
+  chargeSavedSource,
+  pendingRecurringPayment,
+  type RecurringCharge,
+  settledRecurringPayment,
+} from './domain/recurring';
 export { paymentShape, paymentSourceShape, refundShape } from './domain/shapes';
 export { paymentsRoutes } from './handlers/routes';
-export { findPayment, type PaymentRecord, paymentFromItem, paymentItem } from './repository/payment-repository';
+export {
+  findPayment,
+  newPaymentWrite,
+  type PaymentRecord,
+  paymentFromItem,
+  paymentItem,
+  paymentUpdateWrite,
+} from './repository/payment-repository';
 export { findPaymentSource, type PaymentSourceRecord } from './repository/payment-source-repository';

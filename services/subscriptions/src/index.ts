@@ -1,1 +1,5 @@
+export { checkPaymentSubscription, subscriptionForPayment } from './domain/from-payment';
+export { resetBillingQueueClient } from './handlers/billing-queue';
+export { handler as billingRunHandler } from './handlers/billing-run';
+export { processBillingBatch } from './handlers/billing-worker';
 export { subscriptionsRoutes } from './handlers/routes';

@@ -10,7 +10,7 @@ import {
 } from '../repository/payment-source-repository';
 import { hashToken } from './context';
 import { paymentStatusEvents } from './events';
-import { newSource } from './initialise';
+import { newSource, startSubscription } from './initialise';
 import { retryOnConflict, savePaymentVersion, saveSourceVersion } from './versioned';
 
 /**
@@ -39,7 +39,12 @@ export function decidePayment(uuid: string, token: string, approved: boolean): P
     const payment = await findPendingPayment(uuid, token);
     if (payment.status !== 'pending') return payment;
     const outcome = await providerNamed(payment.provider).completeApproval(payment.instrument_token, approved);
-    const { action: _action, instrument_token: instrumentToken, ...rest } = payment;
+    const {
+      action: _action,
+      instrument_token: instrumentToken,
+      subscription_request: subscriptionRequest,
+      ...rest
+    } = payment;
     const succeeded = outcome.status === 'succeeded';
     const source =
       succeeded && payment.create_payment_source && instrumentToken
@@ -69,6 +74,11 @@ export function decidePayment(uuid: string, token: string, approved: boolean): P
     next.events = paymentStatusEvents(next);
     const extra: GuardedWrite[] = [];
     if (source) extra.push({ item: newPaymentSourceWrite(source) });
+    if (source && subscriptionRequest !== undefined) {
+      const started = await startSubscription(subscriptionRequest, next, source);
+      next.subscription_uuid = started.uuid;
+      extra.push({ item: started.write });
+    }
     return savePaymentVersion(payment, next, extra);
   });
 }

@@ -54,9 +54,10 @@ export async function authoriseNew(
   principal: Promise<Principal>,
   request: PaymentRequest,
   approvalPage: (uuid: string, token: string) => string,
+  beforeAuthorising: (account: Account) => Promise<void> = async () => refuseSubscription(request),
 ) {
-  refuseSubscription(request);
   const { account, profile, provider } = await resolveAccountAndProvider(principal, request);
+  await beforeAuthorising(account);
   const supporter = await linkSupporter(request, account.organisation_uuid);
   const uuid = newUuid();
   const approvalToken = newToken(24);

@@ -1,11 +1,11 @@
 import { newUuid, now, type Principal } from '@svc/core';
-import { type GuardedWrite, transactWrite } from '@svc/table';
+import { type GuardedWrite, type TransactItem, transactWrite } from '@svc/table';
 import type { Authorisation } from '../providers/provider';
 import { newPaymentWrite, type PaymentRecord } from '../repository/payment-repository';
 import { newPaymentSourceWrite, type PaymentSourceRecord } from '../repository/payment-source-repository';
 import { authoriseNew } from './context';
 import { paymentStatusEvents } from './events';
-import type { PaymentRequest } from './request';
+import { type PaymentRequest, requireSourceForSubscription } from './request';
 
 /**
  * Initialises a payment: the provider authorises it, then the payment (carrying its event), a
@@ -18,10 +18,16 @@ export async function initialisePayment(
   request: PaymentRequest,
   baseUrl: string,
 ): Promise<PaymentRecord> {
+  requireSourceForSubscription(request);
   const { account, profile, provider, supporter, uuid, amount, authorisation, approvalTokenHash } = await authoriseNew(
     principal,
     request,
     (id, token) => `${baseUrl}/simulated/payments/${id}?token=${token}`,
+    async (account) => {
+      if (request.subscription === undefined) return;
+      const { checkPaymentSubscription } = await subscriptionsDomain();
+      await checkPaymentSubscription(request.subscription, account.organisation_uuid, account.uuid);
+    },
   );
   const { outcome } = authorisation;
   const created = now();
@@ -67,6 +73,9 @@ export async function initialisePayment(
       ? { instrument_token: authorisation.instrumentToken }
       : {}),
     ...(source ? { created_payment_source_uuid: source.uuid } : {}),
+    ...(outcome.status === 'pending' && request.subscription !== undefined
+      ? { subscription_request: request.subscription }
+      : {}),
     refunds: [],
     custom_parameters: request.custom_parameters ?? {},
     svc_parameters: {},
@@ -76,11 +85,48 @@ export async function initialisePayment(
   };
   payment.events = paymentStatusEvents(payment);
 
-  const writes: GuardedWrite[] = [{ item: newPaymentWrite(payment) }];
+  const writes: GuardedWrite[] = [];
   if (supporter.write) writes.push({ item: supporter.write });
   if (source) writes.push({ item: newPaymentSourceWrite(source) });
+  if (source && request.subscription !== undefined) {
+    const started = await startSubscription(request.subscription, payment, source);
+    payment.subscription_uuid = started.uuid;
+    writes.push({ item: started.write });
+  }
+  writes.unshift({ item: newPaymentWrite(payment) });
   await transactWrite(writes);
   return payment;
+}
+
+/**
+ * The subscriptions domain builds on payments (it charges saved sources), so payments reach it
+ * lazily: no import cycle at load time, and a payment without a subscription never loads it.
+ */
+export function subscriptionsDomain() {
+  return import('@svc/subscriptions');
+}
+
+/** The subscription a succeeded payment starts, charged from the source it saved. */
+export async function startSubscription(
+  request: unknown,
+  payment: PaymentRecord,
+  source: PaymentSourceRecord,
+): Promise<{ uuid: string; write: TransactItem }> {
+  const { subscriptionForPayment } = await subscriptionsDomain();
+  const { subscription, write } = await subscriptionForPayment(
+    request,
+    {
+      organisation_uuid: payment.organisation_uuid,
+      account_uuid: payment.account_uuid,
+      amount_minor: payment.amount_minor,
+      currency: payment.currency,
+      test_mode: payment.test_mode,
+      ...(payment.supporter_uuid === undefined ? {} : { supporter_uuid: payment.supporter_uuid }),
+      custom_parameters: payment.custom_parameters,
+    },
+    source,
+  );
+  return { uuid: subscription.uuid, write };
 }
 
 export function newSource(options: {

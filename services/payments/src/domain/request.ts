@@ -39,12 +39,24 @@ export function minorUnits(amount: PaymentRequest['amount']): number {
   return typeof amount.value === 'number' ? amount.value : Number(amount.value);
 }
 
+/** Payment sources have no `subscription`: a subscription starts with a payment. */
 export function refuseSubscription(request: PaymentRequest): void {
   if (request.subscription !== undefined) {
     throw ValidationError.field(
       'subscription',
       'error.validation.not_supported',
-      'Recurring donations from a payment request are not available yet',
+      'A subscription starts with a payment (POST /payments with create_payment_source), or from a saved source (POST /subscriptions)',
+    );
+  }
+}
+
+/** A payment that starts a subscription saves the source the subscription charges. */
+export function requireSourceForSubscription(request: PaymentRequest): void {
+  if (request.subscription !== undefined && request.create_payment_source !== true) {
+    throw ValidationError.field(
+      'create_payment_source',
+      'error.validation.not_valid',
+      'A payment with a subscription must set create_payment_source to true',
     );
   }
 }

@@ -56,6 +56,8 @@ export const paymentRecordSchema = z.object({
   subscription_uuid: z.string().optional(),
   invoice_uuid: z.string().optional(),
   charge_attempt_uuid: z.string().optional(),
+  /** The `subscription` object of the request, kept until the pending payment is decided. */
+  subscription_request: z.unknown().optional(),
   refunds: z.array(refundRecordSchema),
   custom_parameters: z.record(z.string(), z.unknown()),
   svc_parameters: z.record(z.string(), z.unknown()),

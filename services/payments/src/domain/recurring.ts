@@ -1,0 +1,95 @@
+import { money, now } from '@svc/core';
+import type { Outcome } from '../providers/provider';
+import { providerNamed } from '../providers/registry';
+import type { PaymentRecord } from '../repository/payment-repository';
+import type { PaymentSourceRecord } from '../repository/payment-source-repository';
+import { paymentStatusEvents } from './events';
+
+/**
+ * Payments that recurring billing makes from a saved payment source. The subscriptions domain
+ * writes them in its own transactions (with the invoice and the charge attempt they belong to),
+ * so the shapes, events and provider calls live here, beside the other payments.
+ */
+export interface RecurringCharge {
+  /** The payment's uuid, derived from the charge attempt: a repeat writes the same key. */
+  uuid: string;
+  source: PaymentSourceRecord;
+  amountMinor: number;
+  currency: string;
+  subscriptionUuid: string;
+  invoiceUuid: string;
+  chargeAttemptUuid: string;
+  supporterUuid?: string;
+  customParameters: Record<string, unknown>;
+}
+
+/** The payment of a charge attempt while the provider is asked: `pending`, with no event yet. */
+export function pendingRecurringPayment(charge: RecurringCharge): PaymentRecord {
+  const created = now();
+  const { source } = charge;
+  return {
+    uuid: charge.uuid,
+    organisation_uuid: source.organisation_uuid,
+    account_uuid: source.account_uuid,
+    created,
+    updated: created,
+    status: 'pending',
+    test_mode: source.test_mode,
+    amount_minor: charge.amountMinor,
+    refunded_minor: 0,
+    currency: charge.currency,
+    payment_method: source.payment_method,
+    profile: source.profile,
+    provider: source.provider,
+    payment_information: source.payment_information,
+    ...(charge.supporterUuid === undefined ? {} : { supporter_uuid: charge.supporterUuid }),
+    charged_payment_source_uuid: source.uuid,
+    subscription_uuid: charge.subscriptionUuid,
+    invoice_uuid: charge.invoiceUuid,
+    charge_attempt_uuid: charge.chargeAttemptUuid,
+    refunds: [],
+    custom_parameters: charge.customParameters,
+    svc_parameters: {},
+    version: 1,
+    event_sequence: 0,
+    events: [],
+  };
+}
+
+/** The payment once the provider answered, carrying its status event. */
+export function settledRecurringPayment(payment: PaymentRecord, outcome: Outcome): PaymentRecord {
+  const status = outcome.status === 'pending' ? 'failed' : outcome.status;
+  const settled: PaymentRecord = {
+    ...payment,
+    status,
+    ...(outcome.status === 'failed' ? { status_reason: outcome.reason } : {}),
+    ...(outcome.status === 'pending' ? { status_reason: 'approval_required' } : {}),
+    event_sequence: payment.event_sequence + 1,
+    updated: now(),
+    version: payment.version + 1,
+  };
+  settled.events = paymentStatusEvents(settled);
+  return settled;
+}
+
+/**
+ * Charges a saved source through its provider, with the charge attempt's uuid as the provider's
+ * idempotency reference (a retried charge of one attempt is one charge at a real PSP). A source
+ * that cannot be charged any more fails the attempt instead of throwing. A saved instrument is
+ * charged without the donor present, so an answer that needs the donor's approval is a failure.
+ */
+export async function chargeSavedSource(
+  source: PaymentSourceRecord | undefined,
+  amountMinor: number,
+  currency: string,
+  reference: string,
+): Promise<Outcome> {
+  if (source?.status !== 'active' || !source.instrument_token) {
+    return { status: 'failed', reason: 'payment_source_unavailable' };
+  }
+  return providerNamed(source.provider).chargeInstrument(
+    source.instrument_token,
+    money(amountMinor, currency),
+    reference,
+  );
+}

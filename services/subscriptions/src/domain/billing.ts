@@ -1,0 +1,385 @@
+import { ConflictError, derivedUuid, newUuid, now } from '@svc/core';
+import { newEvent } from '@svc/events';
+import {
+  chargeSavedSource,
+  findPayment,
+  findPaymentSource,
+  newPaymentWrite,
+  type PaymentSourceRecord,
+  paymentUpdateWrite,
+  pendingRecurringPayment,
+  settledRecurringPayment,
+} from '@svc/payments';
+import { addDays, localMidnight } from '@svc/schedule';
+import { type GuardedWrite, retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
+import { findInvoice, findSubscription, invoicePut, subscriptionPut } from '../repository/items';
+import type { ChargeAttemptRecord, InvoiceRecord, SubscriptionRecord } from '../repository/records';
+import { billableFrom, endedAt, statusAt, suspendedAt } from '../repository/state';
+import { dueOnOrAfterDay, nextDueAfterToday, periodToCharge, today } from './calendar';
+import { planRules } from './plans';
+import { cancelNow, suspendIndefinitely } from './subscriptions';
+
+/**
+ * Recurring billing: the period's invoice, its charge attempts, the provider's answer, dunning.
+ *
+ * Every step is a guarded write, so messages may arrive twice, runs may repeat and workers may
+ * die at any point without a second invoice or charge:
+ * 1. open: the period's invoice (its uuid derived from subscription and period, written only if
+ *    absent), its first attempt and that attempt's pending payment (uuids derived from the
+ *    invoice and attempt number), and the subscription moved to its next due day, in one
+ *    transaction guarded by the subscription's version.
+ * 2. charge: the provider, with the attempt's uuid as its idempotency reference. Whoever opened
+ *    the attempt holds a lease on it; if that worker dies, the due index brings the invoice back
+ *    once the lease lapses and the next worker takes over the same attempt.
+ * 3. settle: attempt, invoice, payment and subscription written together, guarded by the
+ *    attempt still being pending, so one answer is recorded once.
+ */
+export const LEASE_SECONDS = 300;
+
+export interface BillingOutcome {
+  invoices_created: number;
+  charge_attempts_created: number;
+  succeeded: number;
+  failed: number;
+}
+
+export const noOutcome = (): BillingOutcome => ({
+  invoices_created: 0,
+  charge_attempts_created: 0,
+  succeeded: 0,
+  failed: 0,
+});
+
+export function addOutcomes(a: BillingOutcome, b: BillingOutcome): BillingOutcome {
+  return {
+    invoices_created: a.invoices_created + b.invoices_created,
+    charge_attempts_created: a.charge_attempts_created + b.charge_attempts_created,
+    succeeded: a.succeeded + b.succeeded,
+    failed: a.failed + b.failed,
+  };
+}
+
+const tooBusy = () => new ConflictError('Too many concurrent changes; try again');
+
+/** Thrown inside a transaction when the period already has its invoice. */
+class PeriodInvoiced extends Error {}
+
+function copy<T extends { events: unknown[]; version: number; updated: number }>(record: T, at: number): T {
+  return { ...structuredClone(record), events: [], version: record.version + 1, updated: at };
+}
+
+export function invoiceEvent(invoice: InvoiceRecord, name: 'created' | 'paid' | 'cancelled') {
+  invoice.event_sequence += 1;
+  return newEvent({
+    name: `svc.subscriptions.invoice.${name}`,
+    object: 'invoice',
+    object_uuid: invoice.uuid,
+    organisation_uuid: invoice.organisation_uuid,
+    account_uuid: invoice.account_uuid,
+    sequence: invoice.event_sequence,
+  });
+}
+
+function attemptFailedEvent(invoice: InvoiceRecord, attempt: ChargeAttemptRecord) {
+  attempt.event_sequence += 1;
+  return newEvent({
+    name: 'svc.subscriptions.charge_attempt.failed',
+    object: 'charge_attempt',
+    object_uuid: attempt.uuid,
+    organisation_uuid: invoice.organisation_uuid,
+    account_uuid: invoice.account_uuid,
+    sequence: attempt.event_sequence,
+  });
+}
+
+/** A new invoice of the subscription (the period's, or a manual one). */
+export function newInvoice(
+  subscription: SubscriptionRecord,
+  at: number,
+  options: { period?: string; amount?: number; custom?: Record<string, string>; svc?: Record<string, unknown> },
+): InvoiceRecord {
+  const invoice: InvoiceRecord = {
+    uuid: options.period === undefined ? newUuid() : derivedUuid('invoice', subscription.uuid, options.period),
+    subscription_uuid: subscription.uuid,
+    organisation_uuid: subscription.organisation_uuid,
+    account_uuid: subscription.account_uuid,
+    created: at,
+    updated: at,
+    status: 'open',
+    status_reason: 'pending',
+    amount: options.amount ?? subscription.amount,
+    currency: subscription.currency,
+    ...(options.period === undefined ? {} : { period: options.period }),
+    timezone: subscription.timezone,
+    failed_payment_attempts: 0,
+    is_manually_created: options.period === undefined,
+    charge_attempts: [],
+    // The subscription's parameters, with the invoice's own winning on conflicts.
+    custom_parameters: { ...subscription.custom_parameters, ...options.custom },
+    svc_parameters: options.svc ?? {},
+    version: 1,
+    event_sequence: 0,
+    events: [],
+  };
+  invoice.events = [invoiceEvent(invoice, 'created')];
+  return invoice;
+}
+
+/**
+ * Adds the next charge attempt (pending, leased to this worker) and its pending payment. The
+ * attempt's uuid is derived from the invoice and the attempt's number, its payment's from the
+ * attempt: two workers that race for the same attempt write the same keys, and one loses.
+ */
+export function openAttempt(
+  invoice: InvoiceRecord,
+  subscription: SubscriptionRecord,
+  source: PaymentSourceRecord,
+  automatic: boolean,
+  at: number,
+) {
+  const number = invoice.charge_attempts.length + 1;
+  const uuid = derivedUuid('charge_attempt', invoice.uuid, number);
+  const attempt: ChargeAttemptRecord = {
+    uuid,
+    number,
+    status: 'pending',
+    created: at,
+    payment_uuid: derivedUuid('payment', uuid),
+    payment_source_uuid: source.uuid,
+    automatic,
+    lease_until: at + LEASE_SECONDS,
+    event_sequence: 0,
+  };
+  invoice.charge_attempts.push(attempt);
+  delete invoice.next_attempt_day;
+  const payment = pendingRecurringPayment({
+    uuid: attempt.payment_uuid,
+    source,
+    amountMinor: invoice.amount,
+    currency: invoice.currency,
+    subscriptionUuid: subscription.uuid,
+    invoiceUuid: invoice.uuid,
+    chargeAttemptUuid: uuid,
+    ...(subscription.supporter_uuid === undefined ? {} : { supporterUuid: subscription.supporter_uuid }),
+    customParameters: invoice.custom_parameters,
+  });
+  return { attempt, payment };
+}
+
+async function sourceOf(uuid: string): Promise<PaymentSourceRecord> {
+  const source = await findPaymentSource(uuid);
+  // Sources are never deleted; a missing one is a broken store, for the dead-letter queue.
+  if (!source) throw new Error(`Payment source ${uuid} is missing`);
+  return source;
+}
+
+export interface OpenedAttempt {
+  subscriptionUuid: string;
+  invoice: InvoiceRecord;
+  attempt: ChargeAttemptRecord;
+  source: PaymentSourceRecord;
+}
+
+/**
+ * A due subscription: stores `finished` at the planned end, skips periods inside a suspension,
+ * otherwise invoices the latest due period (earlier missed ones are not charged) and charges it.
+ */
+export async function billSubscription(uuid: string): Promise<BillingOutcome> {
+  const opened = await retryOnConflict(async (): Promise<OpenedAttempt | undefined> => {
+    const subscription = await findSubscription(uuid);
+    if (!subscription) return undefined;
+    const at = now();
+    const due = billableFrom(subscription);
+    if (due === undefined || due > at) return undefined;
+    const next = copy(subscription, at);
+    const save = (extra: GuardedWrite[] = []) =>
+      transactWrite([
+        { item: subscriptionPut(next, subscription.version), onConditionFailed: () => new StaleVersionError() },
+        ...extra,
+      ]);
+    const dueDay = subscription.next_due_day;
+    if (endedAt(subscription, at) || dueDay === undefined) {
+      next.status = 'finished';
+      next.ended_at = localMidnight(subscription.planned_end ?? today(subscription, at), subscription.timezone);
+      delete next.next_due_day;
+      await save();
+      return undefined;
+    }
+    const period = periodToCharge(subscription, dueDay, at);
+    if (suspendedAt(subscription, localMidnight(period, subscription.timezone))) {
+      const resume = subscription.suspension_end;
+      const after =
+        resume === undefined ? undefined : dueOnOrAfterDay(subscription, resume > period ? resume : addDays(period, 1));
+      if (after === undefined) delete next.next_due_day;
+      else next.next_due_day = after;
+      await save();
+      return undefined;
+    }
+    next.last_period = period;
+    const following = nextDueAfterToday(next, at);
+    if (following === undefined) delete next.next_due_day;
+    else next.next_due_day = following;
+
+    const source = await sourceOf(subscription.payment_source_uuid);
+    const invoice = newInvoice(subscription, at, { period });
+    const { attempt, payment } = openAttempt(invoice, subscription, source, true, at);
+    try {
+      await save([
+        { item: invoicePut(invoice), onConditionFailed: () => new PeriodInvoiced() },
+        { item: newPaymentWrite(payment) },
+      ]);
+    } catch (error) {
+      if (!(error instanceof PeriodInvoiced)) throw error;
+      // The period has its invoice already (the subscription was rescheduled onto it): move on.
+      await save();
+      return undefined;
+    }
+    return { subscriptionUuid: uuid, invoice, attempt, source };
+  }, tooBusy);
+  if (!opened) return noOutcome();
+  const settled = await chargeAndSettle(opened);
+  return { ...settled, invoices_created: 1, charge_attempts_created: 1 };
+}
+
+/**
+ * An invoice the due index brought back: a retry whose day has come (a new attempt), or an
+ * attempt whose worker died before settling it (the same attempt, charged again under the same
+ * reference). Dunning stops for a subscription that is no longer active.
+ */
+export async function retryInvoice(subscriptionUuid: string, invoiceUuid: string): Promise<BillingOutcome> {
+  const opened = await retryOnConflict(async (): Promise<(OpenedAttempt & { isNew: boolean }) | undefined> => {
+    const invoice = await findInvoice(subscriptionUuid, invoiceUuid);
+    if (invoice?.status !== 'open') return undefined;
+    const at = now();
+    const next = copy(invoice, at);
+    const save = (extra: GuardedWrite[] = []) =>
+      transactWrite([
+        { item: invoicePut(next, invoice.version), onConditionFailed: () => new StaleVersionError() },
+        ...extra,
+      ]);
+    const pending = next.charge_attempts.find((attempt) => attempt.status === 'pending');
+    if (pending) {
+      if ((pending.lease_until ?? 0) > at) return undefined;
+      pending.lease_until = at + LEASE_SECONDS;
+      await save();
+      const source = await sourceOf(pending.payment_source_uuid);
+      return { subscriptionUuid, invoice: next, attempt: pending, source, isNew: false };
+    }
+    if (invoice.next_attempt_day === undefined || localMidnight(invoice.next_attempt_day, invoice.timezone) > at) {
+      return undefined;
+    }
+    const subscription = await findSubscription(subscriptionUuid);
+    if (!subscription || statusAt(subscription, at) !== 'active') {
+      delete next.next_attempt_day;
+      await save();
+      return undefined;
+    }
+    const source = await sourceOf(subscription.payment_source_uuid);
+    const { attempt, payment } = openAttempt(next, subscription, source, true, at);
+    await save([{ item: newPaymentWrite(payment) }]);
+    return { subscriptionUuid, invoice: next, attempt, source, isNew: true };
+  }, tooBusy);
+  if (!opened) return noOutcome();
+  const settled = await chargeAndSettle(opened);
+  return { ...settled, charge_attempts_created: opened.isNew ? 1 : 0 };
+}
+
+export async function chargeAndSettle(opened: OpenedAttempt): Promise<BillingOutcome> {
+  const { invoice, attempt, source } = opened;
+  const outcome = await chargeSavedSource(source, invoice.amount, invoice.currency, attempt.uuid);
+  return settle(opened.subscriptionUuid, invoice.uuid, attempt.uuid, outcome);
+}
+
+type ChargeOutcome = Awaited<ReturnType<typeof chargeSavedSource>>;
+
+/** Records the provider's answer once: attempt, invoice, payment and subscription together. */
+export function settle(
+  subscriptionUuid: string,
+  invoiceUuid: string,
+  attemptUuid: string,
+  outcome: ChargeOutcome,
+): Promise<BillingOutcome> {
+  return retryOnConflict(async () => {
+    const [subscription, invoice] = await Promise.all([
+      findSubscription(subscriptionUuid),
+      findInvoice(subscriptionUuid, invoiceUuid),
+    ]);
+    const read = invoice?.charge_attempts.find((a) => a.uuid === attemptUuid);
+    if (!subscription || !invoice || !read || read.status !== 'pending') return noOutcome();
+    const payment = await findPayment(read.payment_uuid);
+    if (!payment) throw new Error(`Payment ${read.payment_uuid} of charge attempt ${attemptUuid} is missing`);
+    const at = now();
+    const nextInvoice = copy(invoice, at);
+    const nextSubscription = copy(subscription, at);
+    const attempt = nextInvoice.charge_attempts.find((a) => a.uuid === attemptUuid) as ChargeAttemptRecord;
+    delete attempt.lease_until;
+    const succeeded = outcome.status === 'succeeded';
+    attempt.status = succeeded ? 'succeeded' : 'failed';
+    if (outcome.status === 'failed') attempt.status_reason = outcome.reason;
+    let subscriptionChanged = false;
+
+    if (succeeded) {
+      nextInvoice.status = 'paid';
+      nextInvoice.status_reason = 'paid';
+      delete nextInvoice.next_attempt_day;
+      nextInvoice.events = [invoiceEvent(nextInvoice, 'paid')];
+      if (subscription.consecutive_failed_invoices !== 0) {
+        nextSubscription.consecutive_failed_invoices = 0;
+        subscriptionChanged = true;
+      }
+    } else {
+      nextInvoice.failed_payment_attempts += 1;
+      nextInvoice.events = [attemptFailedEvent(nextInvoice, attempt)];
+      if (invoice.status === 'open' && !invoice.is_manually_created) {
+        subscriptionChanged = await dun(nextInvoice, nextSubscription, at);
+      }
+    }
+    const writes: GuardedWrite[] = [
+      { item: invoicePut(nextInvoice, invoice.version), onConditionFailed: () => new StaleVersionError() },
+      {
+        item: paymentUpdateWrite(settledRecurringPayment(payment, outcome), payment.version),
+        onConditionFailed: () => new StaleVersionError(),
+      },
+    ];
+    if (subscriptionChanged) {
+      writes.push({
+        item: subscriptionPut(nextSubscription, subscription.version),
+        onConditionFailed: () => new StaleVersionError(),
+      });
+    }
+    await transactWrite(writes);
+    return { ...noOutcome(), succeeded: succeeded ? 1 : 0, failed: succeeded ? 0 : 1 };
+  }, tooBusy);
+}
+
+/**
+ * Dunning after a failed attempt (contract: `retry_delays_days[i]` is the gap after failed
+ * attempt i+1): schedule the next attempt, or, with the retries used up, cancel the invoice,
+ * count it, and at the plan's limit cancel or suspend the subscription. Returns whether the
+ * subscription changed.
+ */
+async function dun(invoice: InvoiceRecord, subscription: SubscriptionRecord, at: number): Promise<boolean> {
+  const plan = await planRules(subscription.plan_uuid);
+  const {
+    retry_delays_days: delays,
+    max_consecutive_failed_invoices: limit,
+    on_max_failed,
+  } = plan.dunning_configuration;
+  const failures = invoice.failed_payment_attempts;
+  const delay = delays[failures - 1];
+  if (delay !== undefined) {
+    invoice.next_attempt_day = addDays(today(subscription, at), delay);
+    return false;
+  }
+  invoice.status = 'cancelled';
+  invoice.status_reason = 'retries_exhausted';
+  delete invoice.next_attempt_day;
+  invoice.events = [...invoice.events, invoiceEvent(invoice, 'cancelled')];
+  subscription.consecutive_failed_invoices += 1;
+  if (subscription.consecutive_failed_invoices >= limit) {
+    const status = statusAt(subscription, at);
+    if (on_max_failed === 'cancel' && status !== 'cancelled' && status !== 'finished') cancelNow(subscription, at);
+    if (on_max_failed === 'suspend' && status === 'active') suspendIndefinitely(subscription, at);
+  }
+  return true;
+}

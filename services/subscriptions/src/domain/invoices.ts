@@ -1,0 +1,133 @@
+import { ConflictError, NotFoundError, now, type Principal, ValidationError } from '@svc/core';
+import { findPaymentSource, newPaymentWrite } from '@svc/payments';
+import { retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
+import * as z from 'zod';
+import { findInvoice, invoicePut, invoicesOf } from '../repository/items';
+import type { ChargeAttemptRecord, InvoiceRecord, SubscriptionRecord } from '../repository/records';
+import { type BillingOutcome, chargeAndSettle, invoiceEvent, newInvoice, openAttempt } from './billing';
+import { readSubscription } from './subscriptions';
+
+export const createInvoiceInput = z
+  .object({
+    amount: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional(),
+    custom_parameters: z
+      .record(z.string().max(100), z.string().max(1000), { error: 'Custom parameters hold string values only' })
+      .optional(),
+    svc_parameters: z.record(z.string().max(100), z.unknown()).optional(),
+  })
+  .strict();
+
+/** Any status is taken here; anything but `paid`/`cancelled` is refused with the contract's code. */
+export const closeInvoiceInput = z.object({ status: z.unknown() }).strict();
+
+const tooBusy = () => new ConflictError('Too many concurrent changes; try again');
+
+export async function listInvoices(principal: Promise<Principal>, subscriptionUuid: string) {
+  const subscription = await readSubscription(principal, subscriptionUuid);
+  return { subscription, invoices: await invoicesOf(subscription.uuid) };
+}
+
+async function readInvoice(subscription: SubscriptionRecord, invoiceUuid: string): Promise<InvoiceRecord> {
+  const invoice = await findInvoice(subscription.uuid, invoiceUuid);
+  if (!invoice) throw new NotFoundError('Invoice not found');
+  return invoice;
+}
+
+export async function getInvoice(principal: Promise<Principal>, subscriptionUuid: string, invoiceUuid: string) {
+  const subscription = await readSubscription(principal, subscriptionUuid);
+  return { subscription, invoice: await readInvoice(subscription, invoiceUuid) };
+}
+
+/** A manual invoice: open, charged only by the charge attempts the client creates (no dunning). */
+export async function createInvoice(
+  principal: Promise<Principal>,
+  subscriptionUuid: string,
+  input: z.infer<typeof createInvoiceInput>,
+) {
+  const subscription = await readSubscription(principal, subscriptionUuid);
+  const invoice = newInvoice(subscription, now(), {
+    ...(input.amount === undefined ? {} : { amount: input.amount }),
+    ...(input.custom_parameters === undefined ? {} : { custom: input.custom_parameters }),
+    ...(input.svc_parameters === undefined ? {} : { svc: input.svc_parameters }),
+  });
+  await transactWrite([{ item: invoicePut(invoice) }]);
+  return { subscription, invoice };
+}
+
+/** Closes an open invoice as `paid` (settled elsewhere) or `cancelled`; dunning stops. */
+export async function closeInvoice(
+  principal: Promise<Principal>,
+  subscriptionUuid: string,
+  invoiceUuid: string,
+  status: unknown,
+) {
+  if (status !== 'paid' && status !== 'cancelled') {
+    throw ValidationError.field(
+      'status',
+      'the_value_you_selected_is_not_a_valid_choice',
+      'The value you selected is not a valid choice: send "paid" or "cancelled"',
+    );
+  }
+  const subscription = await readSubscription(principal, subscriptionUuid);
+  const invoice = await retryOnConflict(async () => {
+    const read = await readInvoice(subscription, invoiceUuid);
+    if (read.status !== 'open') {
+      throw new ConflictError(`The invoice is ${read.status} already`, 'error.invoice.not_open', 'status');
+    }
+    if (read.charge_attempts.some((attempt) => attempt.status === 'pending')) {
+      throw new ConflictError('A charge of this invoice is in progress', 'error.invoice.attempt_pending', 'status');
+    }
+    const at = now();
+    const next: InvoiceRecord = { ...structuredClone(read), events: [], version: read.version + 1, updated: at };
+    next.status = status;
+    next.status_reason = status === 'paid' ? 'paid' : 'cancelled';
+    delete next.next_attempt_day;
+    next.events = [invoiceEvent(next, status)];
+    await transactWrite([{ item: invoicePut(next, read.version), onConditionFailed: () => new StaleVersionError() }]);
+    return next;
+  }, tooBusy);
+  return { subscription, invoice };
+}
+
+/**
+ * A charge attempt through the API (interface 4.7 rule 4): refused with 409 when the invoice is
+ * paid or has a pending attempt. The check and the new attempt are one write guarded by the
+ * invoice's version, so of concurrent requests exactly one creates an attempt. The provider is
+ * asked at once; the response carries its answer.
+ */
+export async function createChargeAttempt(
+  principal: Promise<Principal>,
+  subscriptionUuid: string,
+  invoiceUuid: string,
+): Promise<{
+  subscription: SubscriptionRecord;
+  invoice: InvoiceRecord;
+  attempt: ChargeAttemptRecord;
+  outcome: BillingOutcome;
+}> {
+  const subscription = await readSubscription(principal, subscriptionUuid);
+  const source = await findPaymentSource(subscription.payment_source_uuid);
+  if (!source) throw new ConflictError('The subscription has no payment source', 'error.subscription.no_source');
+  const opened = await retryOnConflict(async () => {
+    const read = await readInvoice(subscription, invoiceUuid);
+    if (read.status === 'paid') {
+      throw new ConflictError('The invoice is paid', 'error.invoice.paid');
+    }
+    if (read.charge_attempts.some((attempt) => attempt.status === 'pending')) {
+      throw new ConflictError('The invoice has a pending charge attempt', 'error.invoice.attempt_pending');
+    }
+    const at = now();
+    const next: InvoiceRecord = { ...structuredClone(read), events: [], version: read.version + 1, updated: at };
+    const { attempt, payment } = openAttempt(next, subscription, source, false, at);
+    await transactWrite([
+      { item: invoicePut(next, read.version), onConditionFailed: () => new StaleVersionError() },
+      { item: newPaymentWrite(payment) },
+    ]);
+    return { subscriptionUuid: subscription.uuid, invoice: next, attempt, source };
+  }, tooBusy);
+  const outcome = await chargeAndSettle(opened);
+  const { invoice } = await getInvoice(Promise.resolve(await principal), subscriptionUuid, invoiceUuid);
+  const attempt = invoice.charge_attempts.find((a) => a.uuid === opened.attempt.uuid) ?? opened.attempt;
+  const latest = await readSubscription(principal, subscriptionUuid);
+  return { subscription: latest, invoice, attempt, outcome };
+}

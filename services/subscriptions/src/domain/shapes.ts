@@ -1,0 +1,121 @@
+import { now } from '@svc/core';
+import { findPayment } from '@svc/payments';
+import { localMidnight } from '@svc/schedule';
+import { findPlan } from '../repository/items';
+import type { ChargeAttemptRecord, InvoiceRecord, SubscriptionRecord } from '../repository/records';
+import { statusAt } from '../repository/state';
+import { shownNextDueDay } from './calendar';
+import { GLOBAL_DEFAULT_PLAN } from './plans';
+
+/** The response shapes: calendar days become local-midnight Unix seconds; internals stay inside. */
+
+const optional = <K extends string, V>(name: K, value: V | undefined) =>
+  (value === undefined ? {} : { [name]: value }) as Partial<Record<K, V>>;
+
+export interface PlanRef {
+  uuid: string;
+  name: string;
+}
+
+/** The names of the plans the subscriptions use (one coalesced read per plan). */
+export async function planRefs(subscriptions: readonly SubscriptionRecord[]): Promise<Map<string, PlanRef>> {
+  const uuids = [...new Set(subscriptions.map((s) => s.plan_uuid))];
+  const plans = await Promise.all(
+    uuids.map(async (uuid): Promise<PlanRef> => {
+      if (uuid === GLOBAL_DEFAULT_PLAN.uuid) return GLOBAL_DEFAULT_PLAN;
+      const plan = await findPlan(uuid);
+      return { uuid, name: plan?.name ?? GLOBAL_DEFAULT_PLAN.name };
+    }),
+  );
+  return new Map(plans.map((plan) => [plan.uuid, { uuid: plan.uuid, name: plan.name }]));
+}
+
+export function subscriptionShape(s: SubscriptionRecord, plan: PlanRef | undefined, at = now()) {
+  const day = (value: string | undefined) => (value === undefined ? undefined : localMidnight(value, s.timezone));
+  const status = statusAt(s, at);
+  const live = status === 'active' || status === 'suspended';
+  return {
+    uuid: s.uuid,
+    organisation_uuid: s.organisation_uuid,
+    account_uuid: s.account_uuid,
+    ...optional('supporter_uuid', s.supporter_uuid),
+    subscription_plan: plan ?? { uuid: s.plan_uuid, name: '' },
+    payment_source_uuid: s.payment_source_uuid,
+    payment_provider: s.payment_provider,
+    payment_method: s.payment_method,
+    created: s.created,
+    currency: s.currency,
+    amount: s.amount,
+    timezone: s.timezone,
+    charged_by: 'svc',
+    ...optional('next_due_date', live ? day(shownNextDueDay(s)) : undefined),
+    subscription_status: status,
+    recurring_interval: s.recurring_interval,
+    ...optional('planned_effective_from', day(s.planned_effective_from)),
+    ...optional('planned_since', s.planned_since),
+    ...optional('planned_end', day(s.planned_end)),
+    ...optional('ended_at', s.ended_at ?? (status === 'finished' ? day(s.planned_end) : undefined)),
+    ...optional('suspension_start', day(s.suspension_start)),
+    ...optional('suspension_end', day(s.suspension_end)),
+    consecutive_failed_invoices: s.consecutive_failed_invoices,
+    test_mode: s.test_mode,
+    custom_parameters: s.custom_parameters,
+    svc_parameters: s.svc_parameters,
+  };
+}
+
+export async function subscriptionResponse(subscription: SubscriptionRecord) {
+  const plans = await planRefs([subscription]);
+  return subscriptionShape(subscription, plans.get(subscription.plan_uuid));
+}
+
+/** What was refunded of the invoice: the refunds of the payment that paid it. */
+async function refundedOf(invoice: InvoiceRecord): Promise<number> {
+  const paid = invoice.charge_attempts.find((attempt) => attempt.status === 'succeeded');
+  if (!paid) return 0;
+  return (await findPayment(paid.payment_uuid))?.refunded_minor ?? 0;
+}
+
+export async function invoiceShape(invoice: InvoiceRecord) {
+  return {
+    uuid: invoice.uuid,
+    subscription: { uuid: invoice.subscription_uuid },
+    created: invoice.created,
+    status: invoice.status,
+    ...optional('status_reason', invoice.status_reason),
+    amount: invoice.amount,
+    refunded_amount: await refundedOf(invoice),
+    currency: invoice.currency,
+    ...optional(
+      'next_attempt_date',
+      invoice.status === 'open' && invoice.next_attempt_day !== undefined
+        ? localMidnight(invoice.next_attempt_day, invoice.timezone)
+        : undefined,
+    ),
+    failed_payment_attempts: invoice.failed_payment_attempts,
+    is_manually_created: invoice.is_manually_created,
+    charge_attempts: invoice.charge_attempts.map((attempt) => ({
+      uuid: attempt.uuid,
+      status: attempt.status,
+      created: attempt.created,
+    })),
+    custom_parameters: invoice.custom_parameters,
+    svc_parameters: invoice.svc_parameters,
+  };
+}
+
+export async function chargeAttemptShape(
+  attempt: ChargeAttemptRecord,
+  invoice: InvoiceRecord,
+  subscription: SubscriptionRecord,
+) {
+  return {
+    uuid: attempt.uuid,
+    created: attempt.created,
+    status: attempt.status,
+    ...optional('status_reason', attempt.status_reason),
+    payment_uuid: attempt.payment_uuid,
+    invoice: await invoiceShape(invoice),
+    subscription: await subscriptionResponse(subscription),
+  };
+}

@@ -1,0 +1,421 @@
+import {
+  assertAccountGrant,
+  ConflictError,
+  NotFoundError,
+  newUuid,
+  now,
+  type Principal,
+  uuidSchema,
+  ValidationError,
+} from '@svc/core';
+import { type EventName, newEvent } from '@svc/events';
+import { findAccount } from '@svc/organisations';
+import { findPaymentSource, type PaymentSourceRecord } from '@svc/payments';
+import { localMidnight, resolveTimezone } from '@svc/schedule';
+import { findSupporter } from '@svc/supporters';
+import { retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
+import * as z from 'zod';
+import { findSubscription, subscriptionPut } from '../repository/items';
+import type { SubscriptionRecord } from '../repository/records';
+import { statusAt, suspendedAt, type VisibleStatus } from '../repository/state';
+import { dateOrThrow, intervalOrThrow, nextDueFrom, today } from './calendar';
+import { resolvePlan } from './plans';
+
+const stringParameters = z.record(z.string().max(100), z.string().max(1000), {
+  error: 'Custom parameters hold string values only',
+});
+const svcParameters = z.record(z.string().max(100), z.unknown());
+const localDateText = z.string().max(10);
+
+const subscriptionFields = {
+  supporter_uuid: uuidSchema,
+  subscription_plan_uuid: uuidSchema,
+  payment_source_uuid: uuidSchema,
+  amount: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+  timezone: z.string().max(100),
+  recurring_interval: z.string().trim().min(1, 'This value should not be blank').max(200),
+  planned_effective_from: localDateText,
+  planned_end: localDateText,
+  custom_parameters: stringParameters,
+  svc_parameters: svcParameters,
+};
+
+export const createSubscriptionInput = z
+  .object({
+    ...subscriptionFields,
+    account_uuid: uuidSchema,
+    currency: z.string().regex(/^[A-Z]{3}$/, 'An upper-case ISO 4217 code'),
+    test_mode: z.boolean().optional(),
+    status: z.enum(['active', 'pending']).optional(),
+    subscription_plan_uuid: subscriptionFields.subscription_plan_uuid.optional(),
+    timezone: subscriptionFields.timezone.optional(),
+    planned_effective_from: localDateText.optional(),
+    planned_end: localDateText.optional(),
+    custom_parameters: stringParameters.optional(),
+    svc_parameters: svcParameters.optional(),
+  })
+  .strict();
+export type CreateSubscriptionInput = z.infer<typeof createSubscriptionInput>;
+
+export const updateSubscriptionInput = z.object(subscriptionFields).partial().strict();
+export type UpdateSubscriptionInput = z.infer<typeof updateSubscriptionInput>;
+
+export const suspendInput = z
+  .object({ suspension_start: localDateText.optional(), suspension_end: localDateText.optional() })
+  .strict();
+
+const conflict = (message: string) => new ConflictError(message, 'error.subscription.invalid_state');
+const tooBusy = () => new ConflictError('Too many concurrent changes; try again');
+
+export function subscriptionEvent(subscription: SubscriptionRecord, name: EventName) {
+  subscription.event_sequence += 1;
+  return newEvent({
+    name,
+    object: 'subscription',
+    object_uuid: subscription.uuid,
+    organisation_uuid: subscription.organisation_uuid,
+    account_uuid: subscription.account_uuid,
+    sequence: subscription.event_sequence,
+  });
+}
+
+/** The subscription, if the caller has a grant on its account. */
+export async function readSubscription(principal: Promise<Principal>, uuid: string): Promise<SubscriptionRecord> {
+  const [caller, subscription] = await Promise.all([principal, findSubscription(uuid)]);
+  if (!subscription) throw new NotFoundError('Subscription not found');
+  assertAccountGrant(caller, subscription.organisation_uuid, subscription.account_uuid);
+  return subscription;
+}
+
+async function usableSource(uuid: string, accountUuid: string, testMode: boolean): Promise<PaymentSourceRecord> {
+  const source = await findPaymentSource(uuid);
+  if (!source || source.account_uuid !== accountUuid) {
+    throw ValidationError.field(
+      'payment_source_uuid',
+      'error.validation.not_valid',
+      'No such payment source on this account',
+    );
+  }
+  if (source.status !== 'active' || !source.instrument_token) {
+    throw ValidationError.field(
+      'payment_source_uuid',
+      'error.validation.not_valid',
+      'This payment source cannot be charged',
+    );
+  }
+  if (source.test_mode !== testMode) {
+    throw ValidationError.field(
+      'test_mode',
+      'error.validation.not_valid',
+      `test_mode must match the payment source's test_mode (${source.test_mode})`,
+    );
+  }
+  return source;
+}
+
+async function checkSupporter(uuid: string, organisationUuid: string): Promise<void> {
+  const supporter = await findSupporter(uuid);
+  if (!supporter || supporter.organisation_uuid !== organisationUuid) {
+    throw ValidationError.field(
+      'supporter_uuid',
+      'error.validation.not_valid',
+      'No such supporter in this organisation',
+    );
+  }
+}
+
+/** Planned dates: today or later in the subscription's zone, the end after the start. */
+function checkPlannedDates(subscription: SubscriptionRecord, at: number): void {
+  const day = today(subscription, at);
+  if (subscription.planned_end !== undefined) {
+    const start = subscription.planned_effective_from ?? day;
+    if (subscription.planned_end <= start) {
+      throw ValidationError.field(
+        'planned_end',
+        'error.validation.not_valid',
+        'planned_end must be after planned_effective_from and after today',
+      );
+    }
+  }
+}
+
+/** Starts billing: the anchor (the first due day of keyword intervals) and the next due day. */
+function startBilling(subscription: SubscriptionRecord, at: number): void {
+  const day = today(subscription, at);
+  const from = subscription.planned_effective_from;
+  subscription.status = 'active';
+  subscription.anchor = from ?? day;
+  subscription.planned_since = Math.max(at, from === undefined ? at : localMidnight(from, subscription.timezone));
+  setNextDue(subscription, at);
+}
+
+function setNextDue(subscription: SubscriptionRecord, at: number): void {
+  const next = nextDueFrom(subscription, at);
+  if (next === undefined) delete subscription.next_due_day;
+  else subscription.next_due_day = next;
+}
+
+export interface NewSubscription {
+  input: Omit<CreateSubscriptionInput, 'supporter_uuid'> & { supporter_uuid?: string };
+  organisationUuid: string;
+  source: PaymentSourceRecord;
+  planUuid: string;
+  /** The period the creating payment already paid (subscriptions made with a payment). */
+  paidPeriod?: boolean;
+}
+
+/** Builds a subscription record (validated, billing started when active) without writing it. */
+export function buildSubscription(options: NewSubscription): SubscriptionRecord {
+  const { input, source } = options;
+  intervalOrThrow(input.recurring_interval);
+  const at = now();
+  const subscription: SubscriptionRecord = {
+    uuid: newUuid(),
+    organisation_uuid: options.organisationUuid,
+    account_uuid: input.account_uuid,
+    ...(input.supporter_uuid === undefined ? {} : { supporter_uuid: input.supporter_uuid }),
+    plan_uuid: options.planUuid,
+    payment_source_uuid: source.uuid,
+    payment_provider: source.provider,
+    payment_method: source.payment_method,
+    created: at,
+    updated: at,
+    currency: input.currency,
+    amount: input.amount,
+    timezone: resolveTimezone(input.timezone),
+    recurring_interval: input.recurring_interval,
+    status: 'pending',
+    ...(input.planned_effective_from === undefined
+      ? {}
+      : { planned_effective_from: dateOrThrow(input.planned_effective_from, 'planned_effective_from') }),
+    ...(input.planned_end === undefined ? {} : { planned_end: dateOrThrow(input.planned_end, 'planned_end') }),
+    consecutive_failed_invoices: 0,
+    test_mode: input.test_mode ?? false,
+    custom_parameters: input.custom_parameters ?? {},
+    svc_parameters: input.svc_parameters ?? {},
+    version: 1,
+    event_sequence: 0,
+    events: [],
+  };
+  checkPlannedDates(subscription, at);
+  if (
+    subscription.planned_effective_from !== undefined &&
+    subscription.planned_effective_from < today(subscription, at)
+  ) {
+    throw ValidationError.field(
+      'planned_effective_from',
+      'error.validation.not_valid',
+      'planned_effective_from must be today or later',
+    );
+  }
+  if (options.paidPeriod && subscription.planned_effective_from === undefined) {
+    subscription.last_period = today(subscription, at);
+  }
+  if ((input.status ?? 'pending') === 'active') startBilling(subscription, at);
+  subscription.events = [subscriptionEvent(subscription, 'svc.subscriptions.subscription.created')];
+  return subscription;
+}
+
+export async function createSubscription(
+  principal: Promise<Principal>,
+  input: CreateSubscriptionInput,
+): Promise<SubscriptionRecord> {
+  const [caller, account] = await Promise.all([principal, findAccount(input.account_uuid)]);
+  if (!account) throw new NotFoundError('Account not found');
+  assertAccountGrant(caller, account.organisation_uuid, account.uuid);
+  const [source, plan] = await Promise.all([
+    usableSource(input.payment_source_uuid, account.uuid, input.test_mode ?? false),
+    resolvePlan(account.organisation_uuid, account.uuid, input.subscription_plan_uuid),
+    checkSupporter(input.supporter_uuid, account.organisation_uuid),
+  ]);
+  const subscription = buildSubscription({
+    input,
+    organisationUuid: account.organisation_uuid,
+    source,
+    planUuid: plan.uuid,
+  });
+  await transactWrite([{ item: subscriptionPut(subscription) }]);
+  return subscription;
+}
+
+/** One guarded change: read, check against the current state, write with the version read. */
+async function change(
+  principal: Promise<Principal>,
+  uuid: string,
+  apply: (subscription: SubscriptionRecord, status: VisibleStatus, at: number) => Promise<void> | void,
+): Promise<SubscriptionRecord> {
+  const caller = await principal;
+  return retryOnConflict(async () => {
+    const read = await readSubscription(Promise.resolve(caller), uuid);
+    const at = now();
+    const next: SubscriptionRecord = structuredClone({ ...read, events: [] });
+    await apply(next, statusAt(read, at), at);
+    next.updated = at;
+    next.version = read.version + 1;
+    await transactWrite([
+      { item: subscriptionPut(next, read.version), onConditionFailed: () => new StaleVersionError() },
+    ]);
+    return next;
+  }, tooBusy);
+}
+
+export function updateSubscription(principal: Promise<Principal>, uuid: string, input: UpdateSubscriptionInput) {
+  return change(principal, uuid, async (subscription, status, at) => {
+    if (status === 'cancelled' || status === 'finished') throw conflict(`A ${status} subscription cannot be changed`);
+    if (input.supporter_uuid !== undefined && input.supporter_uuid !== subscription.supporter_uuid) {
+      if (subscription.supporter_uuid !== undefined) {
+        throw new ConflictError(
+          'The supporter of a subscription can be set only while it is unset',
+          'error.subscription.supporter_already_set',
+          'supporter_uuid',
+        );
+      }
+      await checkSupporter(input.supporter_uuid, subscription.organisation_uuid);
+      subscription.supporter_uuid = input.supporter_uuid;
+    }
+    if (input.subscription_plan_uuid !== undefined) {
+      const plan = await resolvePlan(
+        subscription.organisation_uuid,
+        subscription.account_uuid,
+        input.subscription_plan_uuid,
+      );
+      subscription.plan_uuid = plan.uuid;
+    }
+    if (input.payment_source_uuid !== undefined) {
+      const source = await usableSource(input.payment_source_uuid, subscription.account_uuid, subscription.test_mode);
+      subscription.payment_source_uuid = source.uuid;
+      subscription.payment_provider = source.provider;
+      subscription.payment_method = source.payment_method;
+    }
+    if (input.amount !== undefined) subscription.amount = input.amount;
+    if (input.custom_parameters !== undefined) subscription.custom_parameters = input.custom_parameters;
+    if (input.svc_parameters !== undefined) subscription.svc_parameters = input.svc_parameters;
+    const reschedule =
+      input.timezone !== undefined ||
+      input.recurring_interval !== undefined ||
+      input.planned_effective_from !== undefined ||
+      input.planned_end !== undefined;
+    if (input.timezone !== undefined) subscription.timezone = resolveTimezone(input.timezone);
+    if (input.recurring_interval !== undefined) {
+      intervalOrThrow(input.recurring_interval);
+      subscription.recurring_interval = input.recurring_interval;
+    }
+    if (input.planned_effective_from !== undefined) {
+      const from = dateOrThrow(input.planned_effective_from, 'planned_effective_from');
+      if (from < today(subscription, at)) {
+        throw ValidationError.field(
+          'planned_effective_from',
+          'error.validation.not_valid',
+          'planned_effective_from must be today or later',
+        );
+      }
+      subscription.planned_effective_from = from;
+      if (subscription.status === 'active') {
+        subscription.anchor = from;
+        subscription.planned_since = localMidnight(from, subscription.timezone);
+      }
+    }
+    if (input.planned_end !== undefined) subscription.planned_end = dateOrThrow(input.planned_end, 'planned_end');
+    checkPlannedDates(subscription, at);
+    if (input.planned_end !== undefined && subscription.planned_end !== undefined) {
+      if (subscription.planned_end <= today(subscription, at)) {
+        throw ValidationError.field('planned_end', 'error.validation.not_valid', 'planned_end must be after today');
+      }
+    }
+    if (reschedule && subscription.status === 'active') setNextDue(subscription, at);
+  });
+}
+
+export function activateSubscription(principal: Promise<Principal>, uuid: string) {
+  return change(principal, uuid, (subscription, status, at) => {
+    if (status !== 'pending' && status !== 'suspended') throw conflict(`A ${status} subscription cannot be activated`);
+    if (status === 'suspended') {
+      delete subscription.suspension_start;
+      delete subscription.suspension_end;
+      setNextDue(subscription, at);
+    } else {
+      startBilling(subscription, at);
+    }
+    subscription.events = [subscriptionEvent(subscription, 'svc.subscriptions.subscription.activated')];
+  });
+}
+
+export function cancelSubscription(principal: Promise<Principal>, uuid: string) {
+  return change(principal, uuid, (subscription, status, at) => {
+    if (status !== 'pending' && status !== 'active' && status !== 'suspended') {
+      throw conflict(`A ${status} subscription cannot be cancelled`);
+    }
+    cancelNow(subscription, at);
+  });
+}
+
+/** Cancels from any live state (the API, or dunning at the plan's limit). */
+export function cancelNow(subscription: SubscriptionRecord, at: number): void {
+  subscription.status = 'cancelled';
+  subscription.ended_at = at;
+  delete subscription.next_due_day;
+  subscription.events = [
+    ...subscription.events,
+    subscriptionEvent(subscription, 'svc.subscriptions.subscription.cancelled'),
+  ];
+}
+
+/** Suspends from today with no end (dunning at the plan's limit, when it says suspend). */
+export function suspendIndefinitely(subscription: SubscriptionRecord, at: number): void {
+  subscription.suspension_start = today(subscription, at);
+  delete subscription.suspension_end;
+  subscription.events = [
+    ...subscription.events,
+    subscriptionEvent(subscription, 'svc.subscriptions.subscription.suspended'),
+  ];
+}
+
+/**
+ * Suspend (interface 4.7 rules 2 and 3): creates a suspension, or modifies the one in force. A
+ * new one starts on `suspension_start` (today or later; today when omitted); one already in force
+ * keeps its start and takes the new end. No end means indefinite; the end day resumes billing.
+ */
+export function suspendSubscription(
+  principal: Promise<Principal>,
+  uuid: string,
+  input: z.infer<typeof suspendInput> | undefined,
+) {
+  return change(principal, uuid, (subscription, status, at) => {
+    if (status !== 'active' && status !== 'suspended') throw conflict(`A ${status} subscription cannot be suspended`);
+    const day = today(subscription, at);
+    const end = input?.suspension_end === undefined ? undefined : dateOrThrow(input.suspension_end, 'suspension_end');
+    const inForce = suspendedAt(subscription, at);
+    if (inForce && input?.suspension_start !== undefined) {
+      throw ValidationError.field(
+        'suspension_start',
+        'error.validation.not_valid',
+        'A suspension already in force keeps its start; send only suspension_end',
+      );
+    }
+    const start = inForce
+      ? (subscription.suspension_start ?? day)
+      : input?.suspension_start === undefined
+        ? day
+        : dateOrThrow(input.suspension_start, 'suspension_start');
+    if (start < day) {
+      throw ValidationError.field(
+        'suspension_start',
+        'error.validation.not_valid',
+        'suspension_start must be today or later',
+      );
+    }
+    if (end !== undefined && (end <= start || end <= day)) {
+      throw ValidationError.field(
+        'suspension_end',
+        'error.validation.not_valid',
+        'suspension_end must be after suspension_start and after today',
+      );
+    }
+    subscription.suspension_start = start;
+    if (end === undefined) delete subscription.suspension_end;
+    else subscription.suspension_end = end;
+    if (!inForce) {
+      subscription.events = [subscriptionEvent(subscription, 'svc.subscriptions.subscription.suspended')];
+    }
+  });
+}
