@@ -88,6 +88,24 @@ describe('pnpm start', () => {
     expect(organisations.status).toBe(200);
     expect(await organisations.json()).toEqual([expect.objectContaining({ name: 'Demo Foundation' })]);
 
+    // A monthly donation: its first payment now, the next one from the billing run a month on,
+    // through the SQS stand-in and the same worker that Lambda runs.
+    const donation = await fetch(`${service.url}/payments`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        account_uuid: '9c405f6d-7e8b-4c93-9da4-ce5f60718293',
+        payment_method: 'card',
+        profile: 'card',
+        amount: { value: '2000', currency: 'CHF' },
+        create_payment_source: true,
+        payment_information: { number: '4242424242424242', expiry_month: 12, expiry_year: 2099, cvv: '123' },
+        subscription: { recurring_interval: 'monthly' },
+      }),
+    });
+    expect(donation.status).toBe(201);
+    expect(((await donation.json()) as { subscription_uuid?: string }).subscription_uuid).toEqual(expect.any(String));
+
     const clock = await fetch(`${service.url}/_local/clock`, {
       method: 'POST',
       body: JSON.stringify({ advance_seconds: 3601 }),
@@ -100,6 +118,26 @@ describe('pnpm start', () => {
     expect(((await badClock.json()) as { error: { code: string } }).error.code).toBe('bad_request');
     const settled = await fetch(`${service.url}/_local/settle`, { method: 'POST' });
     expect(await settled.json()).toEqual({ processed: 0 });
+    await fetch(`${service.url}/_local/clock`, {
+      method: 'POST',
+      body: JSON.stringify({ advance_seconds: 32 * 86_400 }),
+    });
+    const run = await fetch(`${service.url}/_local/billing-run`, { method: 'POST' });
+    expect(await run.json()).toEqual({
+      due: 1,
+      invoices_created: 1,
+      charge_attempts_created: 1,
+      succeeded: 1,
+      failed: 0,
+    });
+    const again = await fetch(`${service.url}/_local/billing-run`, { method: 'POST' });
+    expect(await again.json()).toEqual({
+      due: 0,
+      invoices_created: 0,
+      charge_attempts_created: 0,
+      succeeded: 0,
+      failed: 0,
+    });
 
     expect(javaStillRunning(service.dynamoPort)).toBe(true);
     expect(await interrupt(service)).toBe(0);
