@@ -3,3 +3,5 @@ export { resetBillingQueueClient } from './handlers/billing-queue';
 export { handler as billingRunHandler } from './handlers/billing-run';
 export { processBillingBatch } from './handlers/billing-worker';
 export { subscriptionsRoutes } from './handlers/routes';
+export { chargeAttemptShape, invoiceShape, subscriptionResponse } from './domain/shapes';
+export { invoiceFromItem, subscriptionFromItem } from './repository/items';

@@ -212,6 +212,17 @@ describe('the state table', () => {
     }
   });
 
+  it('of concurrent transitions exactly one lands; the rest are 409', async () => {
+    const created = await subscription();
+    const cancels = await Promise.all(Array.from({ length: 10 }, () => transition(created.uuid, 'cancel')));
+    expect(cancels.filter((r) => r.status === 200)).toHaveLength(1);
+    expect(cancels.filter((r) => r.status === 409)).toHaveLength(9);
+    const pending = await subscription({ status: 'pending' });
+    const activations = await Promise.all(Array.from({ length: 10 }, () => transition(pending.uuid, 'activate')));
+    expect(activations.filter((r) => r.status === 200)).toHaveLength(1);
+    expect(activations.filter((r) => r.status === 409)).toHaveLength(9);
+  });
+
   it('suspend: only active or suspended; pending is 409', async () => {
     const pending = await subscription({ status: 'pending' });
     expect((await transition(pending.uuid, 'suspend')).status).toBe(409);
