@@ -41,13 +41,21 @@ export class ServiceAlarms extends Construct {
   }
 
   private alarm(id: string, metric: Metric, threshold: number, what: string): Alarm {
-    return new Alarm(this, id, {
-      metric,
-      threshold,
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-      alarmDescription: `${what}: at least ${threshold} in ${PERIOD.toMinutes()} minutes`,
-    });
+    return thresholdAlarm(this, id, metric, threshold, what);
   }
+}
+
+/**
+ * This repo's alarm shape: one period, breaching at `threshold` or more, and quiet on missing
+ * data (no traffic is no failure). The description names what happened and the metric's period.
+ */
+export function thresholdAlarm(scope: Construct, id: string, metric: Metric, threshold: number, what: string): Alarm {
+  return new Alarm(scope, id, {
+    metric,
+    threshold,
+    evaluationPeriods: 1,
+    comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    treatMissingData: TreatMissingData.NOT_BREACHING,
+    alarmDescription: `${what}: at least ${threshold} in ${metric.period.toMinutes()} minutes`,
+  });
 }

@@ -4,6 +4,7 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import type { StageConfig } from '../config/stages';
+import { Billing } from '../constructs/billing';
 import { DomainFunction, domainNames } from '../constructs/domain-function';
 import { ServiceAlarms } from '../constructs/service-alarms';
 import { ServiceApi } from '../constructs/service-api';
@@ -16,7 +17,8 @@ export interface ServiceStackProps extends StackProps {
 
 /**
  * One stage of the service: the table, one Lambda per domain behind the HTTP API, the signing
- * key secret, and the alarms. Everything stage-specific comes from `props.stage`.
+ * key secret, recurring billing (schedule, queue, worker), and the alarms. Everything
+ * stage-specific comes from `props.stage`.
  */
 export class ServiceStack extends Stack {
   readonly config: StageConfig;
@@ -25,6 +27,7 @@ export class ServiceStack extends Stack {
   readonly functions: ReadonlyMap<DomainName, DomainFunction>;
   readonly signingKeys: SigningKeys;
   readonly cardFingerprintKey: Secret;
+  readonly billing: Billing;
 
   constructor(scope: Construct, id: string, props: ServiceStackProps) {
     super(scope, id, props);
@@ -80,6 +83,9 @@ export class ServiceStack extends Stack {
         return fn.function;
       },
     });
+
+    // The billing schedule, queue and worker; its alarms follow the stage config like the ones below.
+    this.billing = new Billing(this, 'Billing', { stage, table: this.table.table });
 
     if (stage.alarms.enabled) {
       const watched: Record<string, IFunction> = {};

@@ -14,6 +14,7 @@ const functionSchema = z.object({
     Runtime: z.string(),
     Architectures: z.array(z.string()),
     MemorySize: z.number(),
+    Timeout: z.number().optional(),
     Environment: z.object({ Variables: z.record(z.string(), z.unknown()) }),
     LoggingConfig: z.object({ LogGroup: ref }).optional(),
   }),
@@ -137,4 +138,127 @@ export function logicalIdStartingWith(template: Template, type: string, prefix: 
   if (ids.length !== 1 || !ids[0])
     throw new Error(`Expected exactly one ${type} named ${prefix}…, found ${ids.length}`);
   return ids[0];
+}
+
+const inlinePoliciesSchema = z.object({
+  Properties: z.object({
+    Policies: z
+      .array(z.object({ PolicyName: z.string(), PolicyDocument: z.object({ Statement: z.array(statementSchema) }) }))
+      .optional(),
+  }),
+});
+
+/** Statements of the policies written into the role resource itself (`inlinePolicies`). */
+export function inlineStatementsOfRole(template: Template, roleId: string): Statement[] {
+  const role = resourcesOf(template, 'AWS::IAM::Role', inlinePoliciesSchema).get(roleId);
+  if (!role) throw new Error(`No role ${roleId}`);
+  return (role.Properties.Policies ?? []).flatMap((policy) => policy.PolicyDocument.Statement);
+}
+
+const trustSchema = z.object({
+  Properties: z.object({
+    AssumeRolePolicyDocument: z.object({
+      Statement: z.array(
+        z.object({
+          Effect: z.string(),
+          Action: z.string(),
+          Principal: z.object({ Service: z.string() }),
+          Condition: z.unknown().optional(),
+        }),
+      ),
+    }),
+  }),
+});
+
+/** Who may assume the role, and on what conditions. */
+export function trustOfRole(template: Template, roleId: string) {
+  const role = resourcesOf(template, 'AWS::IAM::Role', trustSchema).get(roleId);
+  if (!role) throw new Error(`No role ${roleId}`);
+  return role.Properties.AssumeRolePolicyDocument.Statement;
+}
+
+/** A statement's resources as a list, whether the template holds one or several. */
+export function resourcesOfStatement(statement: Statement): unknown[] {
+  return Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource];
+}
+
+const queueSchema = z.object({
+  DeletionPolicy: z.string().optional(),
+  Properties: z.object({
+    SqsManagedSseEnabled: z.boolean().optional(),
+    KmsMasterKeyId: z.unknown().optional(),
+    MessageRetentionPeriod: z.number().optional(),
+    VisibilityTimeout: z.number().optional(),
+    RedrivePolicy: z.object({ deadLetterTargetArn: getAttArn, maxReceiveCount: z.number() }).optional(),
+  }),
+});
+
+export type QueueView = z.infer<typeof queueSchema>;
+
+export function queues(template: Template): Map<string, QueueView> {
+  return resourcesOf(template, 'AWS::SQS::Queue', queueSchema);
+}
+
+const queuePolicySchema = z.object({
+  Properties: z.object({
+    Queues: z.array(ref),
+    PolicyDocument: z.object({
+      Statement: z.array(
+        z.object({
+          Effect: z.string(),
+          Action: z.unknown(),
+          Condition: z.unknown().optional(),
+          Principal: z.unknown(),
+        }),
+      ),
+    }),
+  }),
+});
+
+/** Resource-policy statements of each queue, by the queue's logical id. */
+export function queuePolicyStatements(template: Template): Map<string, unknown[]> {
+  const byQueue = new Map<string, unknown[]>();
+  for (const policy of resourcesOf(template, 'AWS::SQS::QueuePolicy', queuePolicySchema).values()) {
+    for (const queue of policy.Properties.Queues) {
+      byQueue.set(queue.Ref, [...(byQueue.get(queue.Ref) ?? []), ...policy.Properties.PolicyDocument.Statement]);
+    }
+  }
+  return byQueue;
+}
+
+const scheduleSchema = z.object({
+  Properties: z.object({
+    ScheduleExpression: z.string(),
+    State: z.string(),
+    Target: z.object({
+      Arn: getAttArn,
+      RoleArn: getAttArn,
+      DeadLetterConfig: z.object({ Arn: getAttArn }).optional(),
+      RetryPolicy: z.object({ MaximumEventAgeInSeconds: z.number(), MaximumRetryAttempts: z.number() }),
+      Input: z.string().optional(),
+    }),
+  }),
+});
+
+export function schedules(template: Template) {
+  return [...resourcesOf(template, 'AWS::Scheduler::Schedule', scheduleSchema).values()].map(
+    (schedule) => schedule.Properties,
+  );
+}
+
+const eventSourceMappingSchema = z.object({
+  Properties: z.object({
+    EventSourceArn: getAttArn,
+    FunctionName: ref,
+    BatchSize: z.number().optional(),
+    MaximumBatchingWindowInSeconds: z.number().optional(),
+    FunctionResponseTypes: z.array(z.string()).optional(),
+    ScalingConfig: z.object({ MaximumConcurrency: z.number() }).optional(),
+  }),
+});
+
+export function eventSourceMappings(template: Template) {
+  return [...resourcesOf(template, 'AWS::Lambda::EventSourceMapping', eventSourceMappingSchema).values()].map(
+    (mapping) => mapping.Properties,
+  );
 }

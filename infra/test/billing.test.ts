@@ -1,0 +1,350 @@
+import { WORKERS } from '@svc/api';
+import { INDEXES } from '@svc/table';
+import { RemovalPolicy } from 'aws-cdk-lib';
+import type { Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { STAGE_NAMES, STAGES, type StageName } from '../config/stages';
+import {
+  BILLING_RUN_TIMEOUT,
+  BILLING_WORKER_TABLE_ACTIONS,
+  BILLING_WORKER_TIMEOUT,
+  MAX_RECEIVE_COUNT,
+  rateDuration,
+} from '../constructs/billing';
+import { synthesizeAllStages, templateOf } from './support/synth';
+import {
+  eventSourceMappings,
+  functionsByService,
+  inlineStatementsOfRole,
+  logicalIdOf,
+  queuePolicyStatements,
+  queues,
+  resourcesOfStatement,
+  rolesAllowedOn,
+  type Statement,
+  schedules,
+  statementsOfRole,
+  trustOfRole,
+} from './support/template-model';
+
+beforeAll(() => {
+  synthesizeAllStages();
+});
+
+const FOURTEEN_DAYS = 14 * 24 * 60 * 60;
+const WRITES_AND_SCANS = [
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:BatchWriteItem',
+  'dynamodb:TransactWriteItems',
+  'dynamodb:Scan',
+];
+
+const arnOf = (logicalId: string) => ({ 'Fn::GetAtt': [logicalId, 'Arn'] });
+const indexArnOf = (tableId: string, index: string) => ({
+  'Fn::Join': ['', [arnOf(tableId), `/index/${index}`]],
+});
+
+/** The billing pieces, found by how they are wired rather than by logical id. */
+function billingOf(stage: StageName) {
+  const template = templateOf(stage);
+  const functions = functionsByService(template);
+  const run = functions.get('billing-run');
+  const worker = functions.get('billing-worker');
+  if (!run || !worker) throw new Error(`No billing functions in ${stage}`);
+  const redriven = [...queues(template)].filter(([, queue]) => queue.Properties.RedrivePolicy);
+  expect(redriven, 'exactly one queue with a dead-letter queue').toHaveLength(1);
+  const [queueId, queue] = redriven[0] ?? [];
+  const deadLetterQueueId = queue?.Properties.RedrivePolicy?.deadLetterTargetArn['Fn::GetAtt'][0];
+  const runSchedules = schedules(template).filter((s) => s.Target.Arn['Fn::GetAtt'][0] === run.logicalId);
+  expect(runSchedules, 'exactly one schedule targets the billing run').toHaveLength(1);
+  const [schedule] = runSchedules;
+  if (!queueId || !deadLetterQueueId || !schedule) throw new Error('unreachable');
+  return {
+    template,
+    run,
+    worker,
+    queueId,
+    deadLetterQueueId,
+    schedule,
+    tableId: logicalIdOf(template, 'AWS::DynamoDB::Table'),
+  };
+}
+
+function actionsOf(statements: readonly Statement[], prefix: string): Set<string> {
+  return new Set(statements.flatMap((s) => s.Action).filter((action) => action.startsWith(prefix)));
+}
+
+/** Whether an IAM action pattern (`dynamodb:*`, `*`, or exact) covers `action`. */
+function covers(pattern: string, action: string): boolean {
+  return pattern === action || (pattern.endsWith('*') && action.startsWith(pattern.slice(0, -1)));
+}
+
+/** Every resource any Allow statement grants `action` on, wildcard actions included. */
+function resourcesGranting(statements: readonly Statement[], action: string): unknown[] {
+  return statements
+    .filter((s) => s.Effect === 'Allow' && s.Action.some((pattern) => covers(pattern, action)))
+    .flatMap(resourcesOfStatement);
+}
+
+describe('the stage rate', () => {
+  it.each([
+    ['rate(15 minutes)', 900],
+    ['rate(1 minute)', 60],
+    ['rate(2 hours)', 7200],
+    ['rate(1 day)', 86_400],
+  ] as const)('reads %s as %i seconds', (expression, seconds) => {
+    expect(rateDuration(expression).toSeconds()).toBe(seconds);
+  });
+
+  it('refuses a rate of zero', () => {
+    expect(() => rateDuration('rate(0 minutes)')).toThrow(/Not a rate expression/);
+  });
+});
+
+describe.each(STAGE_NAMES)('billing on %s', (stage) => {
+  it('starts the billing run at the stage rate, retrying twice within one period, with its own dead-letter queue', () => {
+    const { schedule, deadLetterQueueId, queueId, template } = billingOf(stage);
+    expect(schedule.ScheduleExpression).toBe(STAGES[stage].billingSchedule);
+    expect(schedule.State).toBe('ENABLED');
+    expect(schedule.Target.RetryPolicy).toEqual({
+      MaximumRetryAttempts: 2,
+      MaximumEventAgeInSeconds: rateDuration(STAGES[stage].billingSchedule).toSeconds(),
+    });
+    const scheduleDeadLetterId = schedule.Target.DeadLetterConfig?.Arn['Fn::GetAtt'][0];
+    expect(scheduleDeadLetterId).toBeDefined();
+    expect([queueId, deadLetterQueueId]).not.toContain(scheduleDeadLetterId);
+    expect(queues(template).get(scheduleDeadLetterId ?? '')?.Properties).toMatchObject({
+      SqsManagedSseEnabled: true,
+      MessageRetentionPeriod: FOURTEEN_DAYS,
+    });
+  });
+
+  it('passes the scheduled time, the same on every retry, to the run', () => {
+    const input: unknown = JSON.parse(billingOf(stage).schedule.Target.Input ?? 'null');
+    expect(input).toEqual({
+      scheduledTime: '<aws.scheduler.scheduled-time>',
+      executionId: '<aws.scheduler.execution-id>',
+    });
+  });
+
+  it('retries a failed run (Lambda invokes it asynchronously) only within one schedule period', () => {
+    const { template, run } = billingOf(stage);
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: run.logicalId },
+      MaximumRetryAttempts: 2,
+      MaximumEventAgeInSeconds: rateDuration(STAGES[stage].billingSchedule).toSeconds(),
+    });
+  });
+
+  it('lets the scheduler role invoke the billing run and write its dead-letter queue, nothing else', () => {
+    const { template, schedule, run } = billingOf(stage);
+    const roleId = schedule.Target.RoleArn['Fn::GetAtt'][0];
+    expect(statementsOfRole(template, roleId), 'no policy attached besides the inline one').toEqual([]);
+    const statements = inlineStatementsOfRole(template, roleId);
+    expect(statements.every((s) => s.Effect === 'Allow')).toBe(true);
+    expect(actionsOf(statements, '')).toEqual(new Set(['lambda:InvokeFunction', 'sqs:SendMessage']));
+    expect(resourcesGranting(statements, 'lambda:InvokeFunction')).toEqual([arnOf(run.logicalId)]);
+    expect(resourcesGranting(statements, 'sqs:SendMessage')).toEqual([schedule.Target.DeadLetterConfig?.Arn]);
+    expect(trustOfRole(template, roleId)).toEqual([
+      expect.objectContaining({
+        Effect: 'Allow',
+        Action: 'sts:AssumeRole',
+        Principal: { Service: 'scheduler.amazonaws.com' },
+        Condition: { StringEquals: expect.objectContaining({ 'aws:SourceAccount': { Ref: 'AWS::AccountId' } }) },
+      }),
+    ]);
+  });
+
+  it('invokes the run through the role only: no resource policy on the function', () => {
+    const { template, run } = billingOf(stage);
+    const permissions = Object.values(template.findResources('AWS::Lambda::Permission'));
+    expect(permissions.filter((p) => JSON.stringify(p).includes(`"${run.logicalId}"`))).toEqual([]);
+  });
+
+  it('queues billing work encrypted, over TLS only, into a dead-letter queue after 5 receives kept 14 days', () => {
+    const { template, queueId, deadLetterQueueId } = billingOf(stage);
+    const all = queues(template);
+    const queue = all.get(queueId);
+    const deadLetters = all.get(deadLetterQueueId);
+    expect(MAX_RECEIVE_COUNT).toBe(5);
+    expect(queue?.Properties.RedrivePolicy?.maxReceiveCount).toBe(5);
+    expect(queue?.Properties.SqsManagedSseEnabled).toBe(true);
+    expect(deadLetters?.Properties).toMatchObject({
+      SqsManagedSseEnabled: true,
+      MessageRetentionPeriod: FOURTEEN_DAYS,
+    });
+    const policies = queuePolicyStatements(template);
+    for (const id of all.keys()) {
+      expect(policies.get(id), `${id} refuses plain HTTP`).toContainEqual(
+        expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+      );
+    }
+  });
+
+  it('keeps or deletes the queues with the stack, as the stage config says', () => {
+    const expected = STAGES[stage].removalPolicy === RemovalPolicy.RETAIN ? 'Retain' : 'Delete';
+    for (const [id, queue] of queues(billingOf(stage).template)) expect(queue.DeletionPolicy, id).toBe(expected);
+  });
+
+  it('hides a message from other receivers for at least six worker timeouts', () => {
+    const { template, queueId, worker } = billingOf(stage);
+    expect(worker.properties.Timeout).toBe(BILLING_WORKER_TIMEOUT.toSeconds());
+    expect(queues(template).get(queueId)?.Properties.VisibilityTimeout).toBeGreaterThanOrEqual(
+      6 * (worker.properties.Timeout ?? Number.POSITIVE_INFINITY),
+    );
+  });
+
+  it('feeds the worker batches of 10 from the billing queue, reporting failed items only', () => {
+    const { template, queueId, worker } = billingOf(stage);
+    const mappings = eventSourceMappings(template).filter((m) => m.FunctionName.Ref === worker.logicalId);
+    expect(mappings).toHaveLength(1);
+    const [mapping] = mappings;
+    expect(mapping?.EventSourceArn).toEqual(arnOf(queueId));
+    expect(mapping?.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
+    expect(mapping?.BatchSize).toBe(10);
+    expect(mapping?.MaximumBatchingWindowInSeconds).toBeLessThanOrEqual(1);
+  });
+
+  it('gives both functions the table, stage and queue URL; the run 5 minutes, the worker 60 s', () => {
+    const { run, worker, queueId, tableId } = billingOf(stage);
+    for (const fn of [run, worker]) {
+      expect(fn.properties.Environment.Variables).toMatchObject({
+        SVC_BILLING_QUEUE_URL: { Ref: queueId },
+        SVC_TABLE_NAME: { Ref: tableId },
+        SVC_STAGE: stage,
+      });
+      expect(fn.properties).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'] });
+    }
+    expect(run.properties.Timeout).toBe(BILLING_RUN_TIMEOUT.toSeconds());
+    expect(BILLING_RUN_TIMEOUT.toMinutes()).toBe(5);
+    expect(worker.properties.Timeout).toBe(60);
+    expect(run.properties.MemorySize).toBe(WORKERS.billingRun.memoryMb);
+    expect(worker.properties.MemorySize).toBe(WORKERS.billingWorker.memoryMb);
+  });
+
+  it('lets the billing run query the due index only, read items, and never write or scan the table', () => {
+    const { template, run, tableId } = billingOf(stage);
+    const statements = statementsOfRole(template, run.roleId);
+    expect(actionsOf(statements, 'dynamodb:')).toEqual(
+      new Set(['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query']),
+    );
+    expect(resourcesGranting(statements, 'dynamodb:Query')).toEqual([indexArnOf(tableId, INDEXES.due.name)]);
+    expect(resourcesGranting(statements, 'dynamodb:GetItem')).toEqual([arnOf(tableId)]);
+    for (const action of WRITES_AND_SCANS) expect(resourcesGranting(statements, action), action).toEqual([]);
+  });
+
+  it('lets the billing run send to the billing queue only, and do nothing else with SQS', () => {
+    const { template, run, queueId } = billingOf(stage);
+    const statements = statementsOfRole(template, run.roleId);
+    expect(actionsOf(statements, 'sqs:')).toEqual(new Set(['sqs:SendMessage']));
+    expect(resourcesGranting(statements, 'sqs:SendMessage')).toEqual([arnOf(queueId)]);
+  });
+
+  it('lets the worker read and write the table and its indexes, but never delete, batch-write or scan', () => {
+    const { template, worker, tableId } = billingOf(stage);
+    const statements = statementsOfRole(template, worker.roleId);
+    expect(actionsOf(statements, 'dynamodb:')).toEqual(new Set(BILLING_WORKER_TABLE_ACTIONS));
+    for (const action of ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem']) {
+      expect(resourcesGranting(statements, action), action).toEqual([arnOf(tableId)]);
+    }
+    expect(new Set(resourcesGranting(statements, 'dynamodb:Query'))).toEqual(
+      new Set([arnOf(tableId), ...Object.values(INDEXES).map((index) => indexArnOf(tableId, index.name))]),
+    );
+    for (const action of ['dynamodb:DeleteItem', 'dynamodb:BatchWriteItem', 'dynamodb:Scan']) {
+      expect(resourcesGranting(statements, action), action).toEqual([]);
+    }
+  });
+
+  it('lets the worker consume from and send to the billing queue, no other queue', () => {
+    const { template, worker, queueId } = billingOf(stage);
+    const statements = statementsOfRole(template, worker.roleId).filter((s) =>
+      s.Action.some((a) => a.startsWith('sqs:')),
+    );
+    expect(statements.flatMap(resourcesOfStatement)).toEqual(statements.map(() => arnOf(queueId)));
+    expect(actionsOf(statements, 'sqs:')).toEqual(
+      new Set([
+        'sqs:ReceiveMessage',
+        'sqs:DeleteMessage',
+        'sqs:ChangeMessageVisibility',
+        'sqs:GetQueueAttributes',
+        'sqs:GetQueueUrl',
+        'sqs:SendMessage',
+      ]),
+    );
+  });
+
+  it('lets only the run and the worker put messages on the billing queue, and nobody on its dead-letter queue', () => {
+    const { template, run, worker, queueId, deadLetterQueueId } = billingOf(stage);
+    expect(rolesAllowedOn(template, queueId, ['sqs:SendMessage', 'sqs:*'])).toEqual(
+      new Set([run.roleId, worker.roleId]),
+    );
+    expect(rolesAllowedOn(template, deadLetterQueueId, ['sqs:SendMessage', 'sqs:*'])).toEqual(new Set());
+  });
+});
+
+describe.each(STAGE_NAMES.filter((name) => STAGES[name].alarms.enabled))('billing alarms on %s', (stage) => {
+  const alarmOn = (template: Template, properties: Record<string, unknown>) =>
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+      ...properties,
+    });
+
+  it('fire on any message in the billing dead-letter queue', () => {
+    const { template, deadLetterQueueId } = billingOf(stage);
+    alarmOn(template, {
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [deadLetterQueueId, 'QueueName'] } }],
+      Statistic: 'Maximum',
+      Threshold: 1,
+    });
+  });
+
+  it('fire on any start the schedule could not deliver', () => {
+    const { template, schedule } = billingOf(stage);
+    const scheduleDeadLetterId = schedule.Target.DeadLetterConfig?.Arn['Fn::GetAtt'][0];
+    alarmOn(template, {
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [scheduleDeadLetterId, 'QueueName'] } }],
+      Threshold: 1,
+    });
+  });
+
+  it('fire on one failed billing run in 15 minutes', () => {
+    const { template, run } = billingOf(stage);
+    alarmOn(template, {
+      Namespace: 'AWS/Lambda',
+      MetricName: 'Errors',
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: run.logicalId } }],
+      Statistic: 'Sum',
+      Period: 900,
+      Threshold: 1,
+    });
+  });
+
+  it('fire on worker errors at the stage threshold', () => {
+    const { template, worker } = billingOf(stage);
+    alarmOn(template, {
+      Namespace: 'AWS/Lambda',
+      MetricName: 'Errors',
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: worker.logicalId } }],
+      Period: 300,
+      Threshold: STAGES[stage].alarms.functionErrors,
+    });
+  });
+
+  it('are exposed on the stack, four of them', () => {
+    expect(synthesizeAllStages().stacks.get(stage)?.billing.alarms).toHaveLength(4);
+  });
+});
+
+describe.each(STAGE_NAMES.filter((name) => !STAGES[name].alarms.enabled))('billing on %s', (stage) => {
+  it('creates no alarms, as its config says', () => {
+    expect(synthesizeAllStages().stacks.get(stage)?.billing.alarms).toEqual([]);
+    templateOf(stage).resourceCountIs('AWS::CloudWatch::Alarm', 0);
+  });
+});
