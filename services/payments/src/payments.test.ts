@@ -207,7 +207,13 @@ describe('initialising a payment refuses bad input', () => {
       [{ amount: { value: '12.50', currency: 'CHF' } }, 400, 'amount.value'],
       [{ amount: { value: '100', currency: 'chf' } }, 400, 'amount.currency'],
       [{ account_uuid: '11111111-2222-4333-8444-555555555555' }, 404, ''],
-      [{ subscription: { recurring_interval: 'monthly' } }, 400, 'subscription'],
+      [{ subscription: { recurring_interval: 'monthly' } }, 400, 'create_payment_source'],
+      [
+        { create_payment_source: true, subscription: { recurring_interval: 'hourly' } },
+        400,
+        'subscription.recurring_interval',
+      ],
+      [{ create_payment_source: true, subscription: { interval: 'monthly' } }, 400, 'subscription.interval'],
       [{ unexpected: true }, 400, 'unexpected'],
     ];
     for (const [body, status, property] of cases) {

@@ -1,4 +1,4 @@
-import { advanceClock, now } from '@svc/core';
+import { advanceClock, derivedUuid, now } from '@svc/core';
 import { findPaymentSource } from '@svc/payments';
 import { transactWrite } from '@svc/table';
 import type { SQSEvent } from 'aws-lambda';
@@ -172,6 +172,8 @@ describe('billing runs', () => {
     expect(summary.invoices_created).toBe(1);
     const invoices = await invoicesOf(created.uuid);
     expect(invoices).toHaveLength(2);
+    // The invoice is the April period's (its uuid is derived from the period), not January's or March's.
+    expect(invoices[1].uuid).toBe(derivedUuid('invoice', created.uuid, '2027-04-10'));
     const after = await ok('GET', `/subscriptions/${created.uuid}`);
     expect(after.next_due_date).toBe(at('2027-05-10T00:00'));
   });
@@ -202,10 +204,15 @@ describe('billing runs', () => {
     expect(stored?.ended_at).toBe(at('2027-07-15T00:00'));
   });
 
-  it('takes over a charge whose worker died after opening it, once the lease lapses', async () => {
+  it.each([
+    ['an open invoice', false],
+    ['a cancelled invoice', true],
+  ])('takes over a charge of %s whose worker died after opening it, once the lease lapses', async (_, cancel) => {
     setClock('2027-09-01T09:00');
     const created = await subscription({ status: 'pending' });
     const manual = await ok('POST', `/subscriptions/${created.uuid}/invoices`, {}, 201);
+    if (cancel)
+      await ok('POST', `/subscriptions/${created.uuid}/invoices/${manual.uuid}/close`, { status: 'cancelled' });
     // A worker opens the attempt (pending payment written) and dies before asking the provider.
     const record = await findSubscription(created.uuid);
     const invoice = await findInvoice(created.uuid, manual.uuid);
@@ -325,6 +332,26 @@ describe('dunning', () => {
     expect(suspended.suspension_start).toBe(at('2027-04-06T00:00'));
   });
 
+  it('retries when a suspension with an end is over, not during it', async () => {
+    setClock('2027-01-05T09:00');
+    const created = await subscription({
+      payment_source_uuid: await savedSource(FAILING_CARD),
+      recurring_interval: '5 * *',
+    });
+    await billingRun();
+    await ok('POST', `/subscriptions/${created.uuid}/suspend`, { suspension_end: '2027-01-20' });
+    setClock('2027-01-08T09:00');
+    await billingRun();
+    let [invoice] = await invoicesOf(created.uuid);
+    expect(invoice.charge_attempts).toHaveLength(1);
+    expect(invoice.next_attempt_date).toBe(at('2027-01-20T00:00'));
+    setClock('2027-01-20T09:00');
+    await billingRun();
+    [invoice] = await invoicesOf(created.uuid);
+    expect(invoice.charge_attempts).toHaveLength(2);
+    expect(invoice.next_attempt_date).toBe(at('2027-01-24T00:00'));
+  });
+
   it('stops dunning when the subscription is cancelled', async () => {
     setClock('2027-01-05T09:00');
     const created = await subscription({
@@ -403,7 +430,11 @@ describe('manual invoices and charge attempts', () => {
     const responses = await Promise.all(Array.from({ length: 20 }, () => api('POST', path)));
     const createdAttempts = responses.filter((r) => r.status === 201);
     expect(createdAttempts).toHaveLength(1);
-    expect(responses.filter((r) => r.status === 409)).toHaveLength(19);
+    const refused = responses.filter((r) => r.status === 409);
+    expect(refused).toHaveLength(19);
+    for (const response of refused) {
+      expect(['error.invoice.paid', 'error.invoice.attempt_pending']).toContain(response.json.error.message[0].code);
+    }
     const attempt = createdAttempts[0]?.json;
     expect(attempt).toMatchObject({
       status: 'succeeded',

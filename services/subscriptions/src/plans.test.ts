@@ -110,6 +110,24 @@ describe('subscription plans', () => {
     ]);
   });
 
+  it('lets only an organisation-wide plan be the default', async () => {
+    const scoped = await api('POST', '/subscription-plans', {
+      organisation_uuid: DEMO.org,
+      account_uuid: DEMO.account,
+      name: 'Account default',
+      is_default: true,
+    });
+    expect(scoped.status).toBe(400);
+    expect(detail(scoped)[0]).toEqual({ code: 'error.validation.not_valid', property: 'is_default' });
+    const plan = await ok(
+      'POST',
+      '/subscription-plans',
+      { organisation_uuid: DEMO.org, account_uuid: DEMO.account, name: 'Account plan' },
+      201,
+    );
+    expect((await api('PATCH', `/subscription-plans/${plan.uuid}`, { is_default: true })).status).toBe(400);
+  });
+
   it('keeps other tenants out', async () => {
     const plan = await ok('POST', '/subscription-plans', { organisation_uuid: DEMO.org, name: 'Private' }, 201);
     const other = await tokenFor(DEMO.otherClient);

@@ -123,14 +123,39 @@ describe('creating subscriptions', () => {
   it('keeps other tenants out and answers 404 for unknown ones', async () => {
     const created = await subscription();
     const other = await tokenFor(DEMO.otherClient);
-    for (const [method, path] of [
-      ['GET', `/subscriptions/${created.uuid}`],
-      ['POST', `/subscriptions/${created.uuid}`],
-      ['POST', `/subscriptions/${created.uuid}/cancel`],
-      ['GET', `/subscriptions/${created.uuid}/invoices`],
+    const invoice = await ok('POST', `/subscriptions/${created.uuid}/invoices`, {}, 201);
+    const invoicePath = `/subscriptions/${created.uuid}/invoices/${invoice.uuid}`;
+    for (const [method, path, body] of [
+      ['GET', `/subscriptions/${created.uuid}`, undefined],
+      ['POST', `/subscriptions/${created.uuid}`, undefined],
+      ['PATCH', `/subscriptions/${created.uuid}`, { amount: 1 }],
+      ['POST', `/subscriptions/${created.uuid}/activate`, undefined],
+      ['POST', `/subscriptions/${created.uuid}/suspend`, {}],
+      ['POST', `/subscriptions/${created.uuid}/cancel`, undefined],
+      ['GET', `/subscriptions/${created.uuid}/invoices`, undefined],
+      ['POST', `/subscriptions/${created.uuid}/invoices`, {}],
+      ['GET', invoicePath, undefined],
+      ['POST', `${invoicePath}/close`, { status: 'nonsense' }],
+      ['POST', `${invoicePath}/charge-attempts`, undefined],
+      [
+        'POST',
+        '/subscriptions',
+        {
+          account_uuid: DEMO.account,
+          payment_source_uuid: created.payment_source_uuid,
+          supporter_uuid: created.supporter_uuid,
+          currency: 'CHF',
+          amount: 1,
+          recurring_interval: 'monthly',
+        },
+      ],
     ] as const) {
-      expect((await call(method, path, { token: other })).status).toBe(403);
+      const response = await call(method, path, { token: other, ...(body === undefined ? {} : { body }) });
+      expect(response.status, `${method} ${path}`).toBe(403);
     }
+    // Nothing changed for the owner.
+    expect(await ok('GET', `/subscriptions/${created.uuid}`)).toEqual(created);
+    expect((await ok('GET', invoicePath)).status).toBe('open');
     expect((await api('GET', '/subscriptions/5b0c7c52-0000-4000-8000-000000000000')).status).toBe(404);
     expect((await api('GET', '/subscriptions/not-a-uuid')).status).toBe(404);
   });
@@ -266,8 +291,27 @@ describe('suspensions', () => {
     expect(shorter.suspension_start).toBe(at('2027-05-12T00:00'));
     expect(shorter.suspension_end).toBe(at('2027-06-01T00:00'));
     expect(shorter.next_due_date).toBe(at('2027-06-15T00:00'));
-    setClock('2027-06-01T00:00');
+    // A day later the suspension in force can still be changed (its start is in the past now).
+    setClock('2027-05-20T09:00');
+    const later = await ok('POST', `/subscriptions/${created.uuid}/suspend`, { suspension_end: '2027-06-02' });
+    expect(later.suspension_end).toBe(at('2027-06-02T00:00'));
+    setClock('2027-06-02T00:00');
     expect((await ok('GET', `/subscriptions/${created.uuid}`)).subscription_status).toBe('active');
+  });
+
+  it('refuses dates beyond 2199 with a 400 instead of failing later', async () => {
+    setClock('2027-05-10T09:00');
+    const created = await subscription({ recurring_interval: '1 * *' });
+    const far = await api('POST', `/subscriptions/${created.uuid}/suspend`, { suspension_end: '9999-12-31' });
+    expect(far.status).toBe(400);
+    expect(details(far)[0]?.property).toBe('suspension_end');
+    const farthest = await ok('POST', `/subscriptions/${created.uuid}/suspend`, { suspension_end: '2199-12-31' });
+    expect(farthest.next_due_date).toBe(at('2200-01-01T00:00'));
+    expect((await api('POST', '/search/subscriptions', { query: { $match: { uuid: created.uuid } } })).status).toBe(
+      200,
+    );
+    const start = await api('PATCH', `/subscriptions/${created.uuid}`, { planned_effective_from: '9999-12-30' });
+    expect(start.status).toBe(400);
   });
 
   it('a subscription suspended past its due days is not charged, and is charged again after the end', async () => {
@@ -318,6 +362,59 @@ describe('a subscription from a payment request', () => {
       // Jan 31 → Feb 28: the month end is kept, not skipped.
       next_due_date: at('2027-02-28T00:00', 'Europe/Zurich'),
     });
+  });
+
+  it('pays the current period when billing starts today, and starts later when planned', async () => {
+    setClock('2027-03-10T12:00');
+    const pay = (subscriptionFields: Record<string, unknown>) =>
+      ok(
+        'POST',
+        '/payments',
+        {
+          account_uuid: DEMO.account,
+          payment_method: 'card',
+          profile: 'card-test',
+          amount: { value: '3000', currency: 'CHF' },
+          payment_information: { number: GOOD_CARD, expiry_month: 12, expiry_year: 2099, cvv: '123' },
+          create_payment_source: true,
+          subscription: { recurring_interval: 'monthly', ...subscriptionFields },
+        },
+        201,
+      );
+    const today = await pay({ planned_effective_from: '2027-03-10' });
+    const later = await pay({ planned_effective_from: '2027-04-01' });
+    await ok('POST', '/_local/billing-run');
+    expect(await ok('GET', `/subscriptions/${today.subscription_uuid}/invoices`)).toEqual([]);
+    expect((await ok('GET', `/subscriptions/${today.subscription_uuid}`)).next_due_date).toBe(at('2027-04-10T00:00'));
+    expect((await ok('GET', `/subscriptions/${later.subscription_uuid}`)).next_due_date).toBe(at('2027-04-01T00:00'));
+  });
+
+  it('checks the planned dates before the card is charged', async () => {
+    setClock('2027-03-10T12:00');
+    const marker = `dates-${Date.now()}`;
+    for (const [subscriptionFields, property] of [
+      [{ planned_effective_from: '2027-03-01' }, 'subscription.planned_effective_from'],
+      [{ planned_end: '2027-03-05' }, 'subscription.planned_end'],
+      [{ planned_effective_from: '2027-05-01', planned_end: '2027-04-01' }, 'subscription.planned_end'],
+      [{ planned_end: '9999-01-01' }, 'subscription.planned_end'],
+    ] as const) {
+      const response = await api('POST', '/payments', {
+        account_uuid: DEMO.account,
+        payment_method: 'card',
+        profile: 'card-test',
+        amount: { value: '3000', currency: 'CHF' },
+        payment_information: { number: GOOD_CARD, expiry_month: 12, expiry_year: 2099, cvv: '123' },
+        create_payment_source: true,
+        custom_parameters: { marker },
+        subscription: { recurring_interval: 'monthly', ...subscriptionFields },
+      });
+      expect(response.status, response.text).toBe(400);
+      expect(details(response)[0]?.property).toBe(property);
+    }
+    const payments = await ok('POST', '/search/payments', {
+      query: { $match: { 'custom_parameters.marker': marker } },
+    });
+    expect(payments.summary.hits).toBe(0);
   });
 
   it('needs create_payment_source and a valid interval, and charges nobody otherwise', async () => {

@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import { NotFoundError } from '@svc/core';
+import { logger, NotFoundError } from '@svc/core';
 import type { GuardedWrite } from '@svc/table';
 import { providerNamed } from '../providers/registry';
 import { findPayment, type PaymentRecord } from '../repository/payment-repository';
@@ -75,9 +75,17 @@ export function decidePayment(uuid: string, token: string, approved: boolean): P
     const extra: GuardedWrite[] = [];
     if (source) extra.push({ item: newPaymentSourceWrite(source) });
     if (source && subscriptionRequest !== undefined) {
-      const started = await startSubscription(subscriptionRequest, next, source);
-      next.subscription_uuid = started.uuid;
-      extra.push({ item: started.write });
+      const started = await startSubscription(subscriptionRequest, next, source).catch((error: unknown) => {
+        // The donor has paid: the payment is recorded whatever happens to its subscription, and
+        // the request stays on the payment for support to act on.
+        logger.error('Could not start the subscription of an approved payment', { payment: payment.uuid, error });
+        next.subscription_request = subscriptionRequest;
+        return undefined;
+      });
+      if (started) {
+        next.subscription_uuid = started.uuid;
+        extra.push({ item: started.write });
+      }
     }
     return savePaymentVersion(payment, next, extra);
   });

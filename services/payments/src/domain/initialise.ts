@@ -90,8 +90,10 @@ export async function initialisePayment(
   if (source) writes.push({ item: newPaymentSourceWrite(source) });
   if (source && request.subscription !== undefined) {
     const started = await startSubscription(request.subscription, payment, source);
-    payment.subscription_uuid = started.uuid;
-    writes.push({ item: started.write });
+    if (started) {
+      payment.subscription_uuid = started.uuid;
+      writes.push({ item: started.write });
+    }
   }
   writes.unshift({ item: newPaymentWrite(payment) });
   await transactWrite(writes);
@@ -111,9 +113,9 @@ export async function startSubscription(
   request: unknown,
   payment: PaymentRecord,
   source: PaymentSourceRecord,
-): Promise<{ uuid: string; write: TransactItem }> {
+): Promise<{ uuid: string; write: TransactItem } | undefined> {
   const { subscriptionForPayment } = await subscriptionsDomain();
-  const { subscription, write } = await subscriptionForPayment(
+  const started = await subscriptionForPayment(
     request,
     {
       organisation_uuid: payment.organisation_uuid,
@@ -126,7 +128,7 @@ export async function startSubscription(
     },
     source,
   );
-  return { uuid: subscription.uuid, write };
+  return started && { uuid: started.subscription.uuid, write: started.write };
 }
 
 export function newSource(options: {

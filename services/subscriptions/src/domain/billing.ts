@@ -10,9 +10,9 @@ import {
   pendingRecurringPayment,
   settledRecurringPayment,
 } from '@svc/payments';
-import { addDays, localMidnight } from '@svc/schedule';
+import { addDays, localDateOf, localMidnight } from '@svc/schedule';
 import { type GuardedWrite, retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
-import { findInvoice, findSubscription, invoicePut, subscriptionPut } from '../repository/items';
+import { findInvoice, findSubscription, invoicePut, subscriptionPut, subscriptionUnchanged } from '../repository/items';
 import type { ChargeAttemptRecord, InvoiceRecord, SubscriptionRecord } from '../repository/records';
 import { billableFrom, endedAt, statusAt, suspendedAt } from '../repository/state';
 import { dueOnOrAfterDay, nextDueAfterToday, periodToCharge, today } from './calendar';
@@ -198,7 +198,12 @@ export async function billSubscription(uuid: string): Promise<BillingOutcome> {
         ...extra,
       ]);
     const dueDay = subscription.next_due_day;
-    if (endedAt(subscription, at) || dueDay === undefined) {
+    // Past the planned end, a due day before the end that a late run missed is still charged.
+    const ended = endedAt(subscription, at);
+    if (
+      dueDay === undefined ||
+      (ended && subscription.planned_end !== undefined && dueDay >= subscription.planned_end)
+    ) {
       next.status = 'finished';
       next.ended_at = localMidnight(subscription.planned_end ?? today(subscription, at), subscription.timezone);
       delete next.next_due_day;
@@ -249,7 +254,7 @@ export async function billSubscription(uuid: string): Promise<BillingOutcome> {
 export async function retryInvoice(subscriptionUuid: string, invoiceUuid: string): Promise<BillingOutcome> {
   const opened = await retryOnConflict(async (): Promise<(OpenedAttempt & { isNew: boolean }) | undefined> => {
     const invoice = await findInvoice(subscriptionUuid, invoiceUuid);
-    if (invoice?.status !== 'open') return undefined;
+    if (!invoice) return undefined;
     const at = now();
     const next = copy(invoice, at);
     const save = (extra: GuardedWrite[] = []) =>
@@ -265,18 +270,31 @@ export async function retryInvoice(subscriptionUuid: string, invoiceUuid: string
       const source = await sourceOf(pending.payment_source_uuid);
       return { subscriptionUuid, invoice: next, attempt: pending, source, isNew: false };
     }
-    if (invoice.next_attempt_day === undefined || localMidnight(invoice.next_attempt_day, invoice.timezone) > at) {
+    if (
+      invoice.status !== 'open' ||
+      invoice.next_attempt_day === undefined ||
+      localMidnight(invoice.next_attempt_day, invoice.timezone) > at
+    ) {
       return undefined;
     }
     const subscription = await findSubscription(subscriptionUuid);
-    if (!subscription || statusAt(subscription, at) !== 'active') {
-      delete next.next_attempt_day;
+    const status = subscription === undefined ? 'cancelled' : statusAt(subscription, at);
+    if (!subscription || status !== 'active') {
+      // No charge attempts while not active: a suspension with an end retries when it ends;
+      // otherwise dunning stops and the invoice stays open for a manual close or charge.
+      const resume = status === 'suspended' ? subscription?.suspension_end : undefined;
+      if (resume === undefined) delete next.next_attempt_day;
+      else next.next_attempt_day = resume;
       await save();
       return undefined;
     }
     const source = await sourceOf(subscription.payment_source_uuid);
     const { attempt, payment } = openAttempt(next, subscription, source, true, at);
-    await save([{ item: newPaymentWrite(payment) }]);
+    // Guarded on the subscription too: a cancel or suspend that lands meanwhile wins.
+    await save([
+      { item: newPaymentWrite(payment) },
+      { item: subscriptionUnchanged(subscription), onConditionFailed: () => new StaleVersionError() },
+    ]);
     return { subscriptionUuid, invoice: next, attempt, source, isNew: true };
   }, tooBusy);
   if (!opened) return noOutcome();
@@ -368,7 +386,7 @@ async function dun(invoice: InvoiceRecord, subscription: SubscriptionRecord, at:
   const failures = invoice.failed_payment_attempts;
   const delay = delays[failures - 1];
   if (delay !== undefined) {
-    invoice.next_attempt_day = addDays(today(subscription, at), delay);
+    invoice.next_attempt_day = addDays(localDateOf(at, invoice.timezone), delay);
     return false;
   }
   invoice.status = 'cancelled';

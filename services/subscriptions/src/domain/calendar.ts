@@ -26,12 +26,47 @@ export function intervalOrThrow(text: string, property = 'recurring_interval'): 
   return parsed.interval;
 }
 
+/** Dates beyond this are refused: far enough for any plan, well inside what calendars compute. */
+export const LATEST_DATE = '2199-12-31';
+
 export function dateOrThrow(text: string, property: string): LocalDate {
   const date = parseLocalDate(text);
   if (date === undefined) {
     throw ValidationError.field(property, 'error.validation.not_valid', 'A calendar date as YYYY-MM-DD');
   }
+  if (date > LATEST_DATE) {
+    throw ValidationError.field(property, 'error.validation.not_valid', `A date no later than ${LATEST_DATE}`);
+  }
   return date;
+}
+
+/**
+ * The planned dates' rules (today in the subscription's zone): `planned_effective_from` today or
+ * later, `planned_end` after today and after `planned_effective_from`. `prefix` names the fields
+ * inside a payment request's `subscription` object.
+ */
+export function checkPlannedDates(
+  zone: string,
+  from: LocalDate | undefined,
+  end: LocalDate | undefined,
+  at: number,
+  prefix = '',
+): void {
+  const day = localDateOf(at, zone);
+  if (from !== undefined && from < day) {
+    throw ValidationError.field(
+      `${prefix}planned_effective_from`,
+      'error.validation.not_valid',
+      'planned_effective_from must be today or later',
+    );
+  }
+  if (end !== undefined && (end <= day || (from !== undefined && end <= from))) {
+    throw ValidationError.field(
+      `${prefix}planned_end`,
+      'error.validation.not_valid',
+      'planned_end must be after today and after planned_effective_from',
+    );
+  }
 }
 
 const later = (a: LocalDate, b: LocalDate) => (a > b ? a : b);
@@ -71,7 +106,10 @@ export function nextDueAfterToday(subscription: SubscriptionRecord, at: number):
 export function periodToCharge(subscription: SubscriptionRecord, dueDay: LocalDate, at: number): LocalDate {
   if (subscription.anchor === undefined) return dueDay;
   const interval = intervalOrThrow(subscription.recurring_interval);
-  return latestDueBetween(interval, subscription.anchor, dueDay, today(subscription, at)) ?? dueDay;
+  const day = today(subscription, at);
+  const end = subscription.planned_end === undefined ? undefined : addDays(subscription.planned_end, -1);
+  const until = end !== undefined && end < day ? end : day;
+  return latestDueBetween(interval, subscription.anchor, dueDay, until) ?? dueDay;
 }
 
 /** The first due day on or after `day` (used to resume after a suspension). */
@@ -86,6 +124,15 @@ export function dueOnOrAfterDay(subscription: SubscriptionRecord, day: LocalDate
  * day once the suspension ends (none while the suspension is indefinite).
  */
 export function shownNextDueDay(subscription: SubscriptionRecord): LocalDate | undefined {
+  try {
+    return nextShownDay(subscription);
+  } catch {
+    // A response never fails on a calendar question; the stored due day is the honest answer.
+    return subscription.next_due_day;
+  }
+}
+
+function nextShownDay(subscription: SubscriptionRecord): LocalDate | undefined {
   const day = subscription.next_due_day;
   if (day === undefined || subscription.suspension_start === undefined || day < subscription.suspension_start) {
     return day;

@@ -1,10 +1,11 @@
-import { ValidationError } from '@svc/core';
+import { now, parseOrThrow } from '@svc/core';
 import type { PaymentSourceRecord } from '@svc/payments';
-import { parseInterval, parseLocalDate } from '@svc/schedule';
+import { localDateOf, resolveTimezone } from '@svc/schedule';
 import type { TransactItem } from '@svc/table';
 import * as z from 'zod';
 import { subscriptionPut } from '../repository/items';
 import type { SubscriptionRecord } from '../repository/records';
+import { checkPlannedDates, dateOrThrow, intervalOrThrow } from './calendar';
 import { resolvePlan } from './plans';
 import { buildSubscription } from './subscriptions';
 
@@ -36,42 +37,40 @@ export interface PaymentForSubscription {
   custom_parameters: Record<string, unknown>;
 }
 
-function parseRequest(raw: unknown) {
-  const parsed = paymentSubscriptionInput.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const property = ['subscription', ...(issue?.path ?? [])].join('.');
-    throw ValidationError.field(property, 'error.validation.not_valid', issue?.message ?? 'Not valid');
-  }
-  return parsed.data;
-}
+const parseRequest = (raw: unknown) => parseOrThrow(paymentSubscriptionInput, raw, 'subscription');
 
-/** Checks the request before the payment is authorised, so a bad one charges nobody. */
+/**
+ * Checks every rule of the request before the payment is authorised, so a bad one charges
+ * nobody: the interval, the dates (today in the subscription's zone) and the plan.
+ */
 export async function checkPaymentSubscription(
   raw: unknown,
   organisationUuid: string,
   accountUuid: string,
 ): Promise<void> {
   const request = parseRequest(raw);
-  const interval = parseInterval(request.recurring_interval);
-  if (!interval.ok) {
-    throw ValidationError.field(
-      'subscription.recurring_interval',
-      'error.validation.not_valid',
-      `${interval.message} (at character ${interval.position + 1})`,
-    );
-  }
-  for (const field of ['planned_effective_from', 'planned_end'] as const) {
-    const value = request[field];
-    if (value !== undefined && parseLocalDate(value) === undefined) {
-      throw ValidationError.field(
-        `subscription.${field}`,
-        'error.validation.not_valid',
-        'A calendar date as YYYY-MM-DD',
-      );
-    }
-  }
+  intervalOrThrow(request.recurring_interval, 'subscription.recurring_interval');
+  const from =
+    request.planned_effective_from === undefined
+      ? undefined
+      : dateOrThrow(request.planned_effective_from, 'subscription.planned_effective_from');
+  const end =
+    request.planned_end === undefined ? undefined : dateOrThrow(request.planned_end, 'subscription.planned_end');
+  checkPlannedDates(resolveTimezone(request.timezone), from, end, now(), 'subscription.');
   await resolvePlan(organisationUuid, accountUuid, request.plan_uuid, 'subscription.plan_uuid');
+}
+
+/**
+ * A request checked at initialisation may be out of date when a pending payment is approved
+ * (the next day, say): a start in the past starts today, and an end already reached means no
+ * subscription. The donor has paid by then, so this never throws on dates.
+ */
+function stillPlannable(request: z.infer<typeof paymentSubscriptionInput>, at: number) {
+  const day = localDateOf(at, resolveTimezone(request.timezone));
+  const from = request.planned_effective_from;
+  const start = from !== undefined && from < day ? day : from;
+  if (request.planned_end !== undefined && request.planned_end <= (start ?? day)) return undefined;
+  return { ...request, ...(start === undefined ? {} : { planned_effective_from: start }) };
 }
 
 /** The subscription of a succeeded payment and the write that creates it (in the payment's transaction). */
@@ -79,8 +78,9 @@ export async function subscriptionForPayment(
   raw: unknown,
   payment: PaymentForSubscription,
   source: PaymentSourceRecord,
-): Promise<{ subscription: SubscriptionRecord; write: TransactItem }> {
-  const request = parseRequest(raw);
+): Promise<{ subscription: SubscriptionRecord; write: TransactItem } | undefined> {
+  const request = stillPlannable(parseRequest(raw), now());
+  if (!request) return undefined;
   const plan = await resolvePlan(payment.organisation_uuid, payment.account_uuid, request.plan_uuid).catch(() =>
     resolvePlan(payment.organisation_uuid, payment.account_uuid, undefined),
   );

@@ -61,6 +61,7 @@ export async function closeInvoice(
   invoiceUuid: string,
   status: unknown,
 ) {
+  const subscription = await readSubscription(principal, subscriptionUuid);
   if (status !== 'paid' && status !== 'cancelled') {
     throw ValidationError.field(
       'status',
@@ -68,7 +69,6 @@ export async function closeInvoice(
       'The value you selected is not a valid choice: send "paid" or "cancelled"',
     );
   }
-  const subscription = await readSubscription(principal, subscriptionUuid);
   const invoice = await retryOnConflict(async () => {
     const read = await readInvoice(subscription, invoiceUuid);
     if (read.status !== 'open') {

@@ -172,10 +172,25 @@ export async function createPlan(
     updated: created,
     version: 1,
   };
+  assertDefaultIsOrganisationWide(plan);
   const writes: GuardedWrite[] = [{ item: planPut(plan) }];
   if (plan.is_default) writes.push({ item: claimDefaultPlan(plan), onConditionFailed: defaultTaken });
   await transactWrite(writes);
   return plan;
+}
+
+/**
+ * The default is the organisation's fallback for every account, so only an organisation-wide
+ * plan can be it (and only a caller with a grant on the whole organisation can set it).
+ */
+function assertDefaultIsOrganisationWide(plan: PlanRecord): void {
+  if (plan.is_default && plan.account_uuid !== undefined) {
+    throw ValidationError.field(
+      'is_default',
+      'error.validation.not_valid',
+      'Only an organisation-wide plan (without account_uuid) can be the default',
+    );
+  }
 }
 
 /** Plans shape billing for the whole organisation unless scoped to an account. */
@@ -215,6 +230,7 @@ export async function updatePlan(
       };
       if (accountUuid === undefined) delete next.account_uuid;
       else next.account_uuid = accountUuid;
+      assertDefaultIsOrganisationWide(next);
       const writes: GuardedWrite[] = [
         { item: planPut(next, plan.version), onConditionFailed: () => new StaleVersionError() },
       ];

@@ -18,7 +18,7 @@ import * as z from 'zod';
 import { findSubscription, subscriptionPut } from '../repository/items';
 import type { SubscriptionRecord } from '../repository/records';
 import { statusAt, suspendedAt, type VisibleStatus } from '../repository/state';
-import { dateOrThrow, intervalOrThrow, nextDueFrom, today } from './calendar';
+import { checkPlannedDates, dateOrThrow, intervalOrThrow, nextDueFrom, today } from './calendar';
 import { resolvePlan } from './plans';
 
 const stringParameters = z.record(z.string().max(100), z.string().max(1000), {
@@ -124,21 +124,6 @@ async function checkSupporter(uuid: string, organisationUuid: string): Promise<v
   }
 }
 
-/** Planned dates: today or later in the subscription's zone, the end after the start. */
-function checkPlannedDates(subscription: SubscriptionRecord, at: number): void {
-  const day = today(subscription, at);
-  if (subscription.planned_end !== undefined) {
-    const start = subscription.planned_effective_from ?? day;
-    if (subscription.planned_end <= start) {
-      throw ValidationError.field(
-        'planned_end',
-        'error.validation.not_valid',
-        'planned_end must be after planned_effective_from and after today',
-      );
-    }
-  }
-}
-
 /** Starts billing: the anchor (the first due day of keyword intervals) and the next due day. */
 function startBilling(subscription: SubscriptionRecord, at: number): void {
   const day = today(subscription, at);
@@ -197,20 +182,10 @@ export function buildSubscription(options: NewSubscription): SubscriptionRecord 
     event_sequence: 0,
     events: [],
   };
-  checkPlannedDates(subscription, at);
-  if (
-    subscription.planned_effective_from !== undefined &&
-    subscription.planned_effective_from < today(subscription, at)
-  ) {
-    throw ValidationError.field(
-      'planned_effective_from',
-      'error.validation.not_valid',
-      'planned_effective_from must be today or later',
-    );
-  }
-  if (options.paidPeriod && subscription.planned_effective_from === undefined) {
-    subscription.last_period = today(subscription, at);
-  }
+  checkPlannedDates(subscription.timezone, subscription.planned_effective_from, subscription.planned_end, at);
+  // The payment that starts a subscription pays the current period, unless billing starts later.
+  const day = today(subscription, at);
+  if (options.paidPeriod && (subscription.planned_effective_from ?? day) <= day) subscription.last_period = day;
   if ((input.status ?? 'pending') === 'active') startBilling(subscription, at);
   subscription.events = [subscriptionEvent(subscription, 'svc.subscriptions.subscription.created')];
   return subscription;
@@ -302,24 +277,23 @@ export function updateSubscription(principal: Promise<Principal>, uuid: string, 
     }
     if (input.planned_effective_from !== undefined) {
       const from = dateOrThrow(input.planned_effective_from, 'planned_effective_from');
-      if (from < today(subscription, at)) {
-        throw ValidationError.field(
-          'planned_effective_from',
-          'error.validation.not_valid',
-          'planned_effective_from must be today or later',
-        );
-      }
+      checkPlannedDates(subscription.timezone, from, undefined, at);
       subscription.planned_effective_from = from;
       if (subscription.status === 'active') {
         subscription.anchor = from;
         subscription.planned_since = localMidnight(from, subscription.timezone);
       }
     }
-    if (input.planned_end !== undefined) subscription.planned_end = dateOrThrow(input.planned_end, 'planned_end');
-    checkPlannedDates(subscription, at);
-    if (input.planned_end !== undefined && subscription.planned_end !== undefined) {
-      if (subscription.planned_end <= today(subscription, at)) {
-        throw ValidationError.field('planned_end', 'error.validation.not_valid', 'planned_end must be after today');
+    if (input.planned_end !== undefined) {
+      subscription.planned_end = dateOrThrow(input.planned_end, 'planned_end');
+      checkPlannedDates(subscription.timezone, undefined, subscription.planned_end, at);
+      const from = subscription.planned_effective_from;
+      if (from !== undefined && subscription.planned_end <= from) {
+        throw ValidationError.field(
+          'planned_end',
+          'error.validation.not_valid',
+          'planned_end must be after planned_effective_from',
+        );
       }
     }
     if (reschedule && subscription.status === 'active') setNextDue(subscription, at);
@@ -332,6 +306,8 @@ export function activateSubscription(principal: Promise<Principal>, uuid: string
     if (status === 'suspended') {
       delete subscription.suspension_start;
       delete subscription.suspension_end;
+      // A fresh start: dunning's count does not carry over into the reactivated subscription.
+      subscription.consecutive_failed_invoices = 0;
       setNextDue(subscription, at);
     } else {
       startBilling(subscription, at);
@@ -397,7 +373,7 @@ export function suspendSubscription(
       : input?.suspension_start === undefined
         ? day
         : dateOrThrow(input.suspension_start, 'suspension_start');
-    if (start < day) {
+    if (!inForce && start < day) {
       throw ValidationError.field(
         'suspension_start',
         'error.validation.not_valid',

@@ -155,11 +155,25 @@ export function subscriptionPut(subscription: SubscriptionRecord, readVersion?: 
   return versionedPut(subscriptionItem(subscription), readVersion);
 }
 
-/** When the billing worker next has to look at the invoice: a retry day, or a lapsed charge lease. */
+/** Guards a write on the subscription not having changed since it was read (no write to it). */
+export function subscriptionUnchanged(subscription: SubscriptionRecord): TransactItem {
+  return {
+    ConditionCheck: {
+      Key: subscriptionKey(subscription.uuid),
+      ConditionExpression: 'version = :read',
+      ExpressionAttributeValues: { ':read': subscription.version },
+    },
+  };
+}
+
+/**
+ * When the billing worker next has to look at the invoice: a lapsed charge lease (whatever the
+ * invoice's status, so no attempt stays pending), or the day of an open invoice's next retry.
+ */
 export function invoiceDueAt(invoice: InvoiceRecord): number | undefined {
-  if (invoice.status !== 'open') return undefined;
   const pending = invoice.charge_attempts.find((attempt) => attempt.status === 'pending');
   if (pending) return pending.lease_until;
+  if (invoice.status !== 'open') return undefined;
   return invoice.next_attempt_day === undefined ? undefined : localMidnight(invoice.next_attempt_day, invoice.timezone);
 }
 
