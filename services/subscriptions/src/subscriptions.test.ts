@@ -331,23 +331,28 @@ describe('suspensions', () => {
   });
 });
 
+/** A card payment that saves its source, with the given fields merged in. */
+const donation = (fields: Record<string, unknown>, number = GOOD_CARD) => ({
+  account_uuid: DEMO.account,
+  payment_method: 'card',
+  profile: 'card-test',
+  amount: { value: '3000', currency: 'CHF' },
+  payment_information: { number, expiry_month: 12, expiry_year: 2099, cvv: '123' },
+  create_payment_source: true,
+  ...fields,
+});
+
 describe('a subscription from a payment request', () => {
   it('starts active, charged from the saved source one interval after the payment', async () => {
     setClock('2027-01-31T12:00', 'Europe/Zurich');
     const payment = await ok(
       'POST',
       '/payments',
-      {
-        account_uuid: DEMO.account,
-        payment_method: 'card',
-        profile: 'card-test',
-        amount: { value: '3000', currency: 'CHF' },
-        payment_information: { number: GOOD_CARD, expiry_month: 12, expiry_year: 2099, cvv: '123' },
-        create_payment_source: true,
+      donation({
         supporter: { first_name: 'Grace', email: 'grace@example.org' },
         create_supporter: true,
         subscription: { recurring_interval: 'monthly', timezone: 'Europe/Zurich' },
-      },
+      }),
       201,
     );
     expect(payment.subscription_uuid).toEqual(expect.any(String));
@@ -370,15 +375,7 @@ describe('a subscription from a payment request', () => {
       ok(
         'POST',
         '/payments',
-        {
-          account_uuid: DEMO.account,
-          payment_method: 'card',
-          profile: 'card-test',
-          amount: { value: '3000', currency: 'CHF' },
-          payment_information: { number: GOOD_CARD, expiry_month: 12, expiry_year: 2099, cvv: '123' },
-          create_payment_source: true,
-          subscription: { recurring_interval: 'monthly', ...subscriptionFields },
-        },
+        donation({ subscription: { recurring_interval: 'monthly', ...subscriptionFields } }),
         201,
       );
     const today = await pay({ planned_effective_from: '2027-03-10' });
@@ -398,16 +395,14 @@ describe('a subscription from a payment request', () => {
       [{ planned_effective_from: '2027-05-01', planned_end: '2027-04-01' }, 'subscription.planned_end'],
       [{ planned_end: '9999-01-01' }, 'subscription.planned_end'],
     ] as const) {
-      const response = await api('POST', '/payments', {
-        account_uuid: DEMO.account,
-        payment_method: 'card',
-        profile: 'card-test',
-        amount: { value: '3000', currency: 'CHF' },
-        payment_information: { number: GOOD_CARD, expiry_month: 12, expiry_year: 2099, cvv: '123' },
-        create_payment_source: true,
-        custom_parameters: { marker },
-        subscription: { recurring_interval: 'monthly', ...subscriptionFields },
-      });
+      const response = await api(
+        'POST',
+        '/payments',
+        donation({
+          custom_parameters: { marker },
+          subscription: { recurring_interval: 'monthly', ...subscriptionFields },
+        }),
+      );
       expect(response.status, response.text).toBe(400);
       expect(details(response)[0]?.property).toBe(property);
     }
@@ -418,21 +413,14 @@ describe('a subscription from a payment request', () => {
   });
 
   it('needs create_payment_source and a valid interval, and charges nobody otherwise', async () => {
-    const base = {
-      account_uuid: DEMO.account,
-      payment_method: 'card',
-      profile: 'card-test',
-      amount: { value: '3000', currency: 'CHF' },
-      payment_information: { number: GOOD_CARD, expiry_month: 12, expiry_year: 2099, cvv: '123' },
-    };
-    const noSource = await api('POST', '/payments', { ...base, subscription: { recurring_interval: 'monthly' } });
+    const noSource = await api(
+      'POST',
+      '/payments',
+      donation({ create_payment_source: undefined, subscription: { recurring_interval: 'monthly' } }),
+    );
     expect(noSource.status).toBe(400);
     expect(details(noSource)[0]?.property).toBe('create_payment_source');
-    const badInterval = await api('POST', '/payments', {
-      ...base,
-      create_payment_source: true,
-      subscription: { recurring_interval: '0 0 * *' },
-    });
+    const badInterval = await api('POST', '/payments', donation({ subscription: { recurring_interval: '0 0 * *' } }));
     expect(badInterval.status).toBe(400);
     expect(details(badInterval)[0]?.property).toBe('subscription.recurring_interval');
   });
@@ -441,15 +429,7 @@ describe('a subscription from a payment request', () => {
     const payment = await ok(
       'POST',
       '/payments',
-      {
-        account_uuid: DEMO.account,
-        payment_method: 'card',
-        profile: 'card-test',
-        amount: { value: '1500', currency: 'CHF' },
-        payment_information: { number: '4000000000003220', expiry_month: 12, expiry_year: 2099, cvv: '123' },
-        create_payment_source: true,
-        subscription: { recurring_interval: 'yearly' },
-      },
+      donation({ subscription: { recurring_interval: 'yearly' } }, '4000000000003220'),
       201,
     );
     expect(payment.status).toBe('pending');
