@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { benchBilling, billingSummary } from './billing';
 import { measureInit } from './init-time';
 import { type LoadResult, runLoad } from './load';
 import { benchCapacity, benchInitialiseThroughput, benchSearch } from './payments';
@@ -8,8 +9,9 @@ import { ROOT, startService, tokenFor } from './service';
 
 /**
  * `pnpm bench`: every figure beside a baseline measured in the same run. All traffic goes to
- * 127.0.0.1; every loop is bounded in time and count. BENCH_ONLY=reads|payments|search|init
- * runs one part; BENCH_SECONDS, BENCH_CONCURRENCY and BENCH_SEARCH_SIZES tune it.
+ * 127.0.0.1; every loop is bounded in time and count. BENCH_ONLY=reads|payments|search|init|billing
+ * runs one part; BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_SEARCH_SIZES and BENCH_BILLING_CONCURRENCY
+ * tune it.
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -133,6 +135,15 @@ async function main() {
       );
     }
     results.init = init;
+  }
+  if (wants('billing')) {
+    const billing = await benchBilling({
+      runs: 5,
+      concurrency: Number(process.env.BENCH_BILLING_CONCURRENCY ?? 6),
+      rawSeconds: 5,
+    });
+    for (const text of billingSummary(billing)) console.log(text);
+    results.billing = billing;
   }
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
   writeFileSync(join(ROOT, 'bench', 'results', 'latest.json'), JSON.stringify(results, null, 2));
