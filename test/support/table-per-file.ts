@@ -12,6 +12,8 @@ process.env.AWS_ENDPOINT_URL_DYNAMODB = inject('dynamoEndpoint');
 process.env.SVC_TABLE_NAME = `test-${randomUUID()}`;
 process.env.SVC_DATA_DIR = ':memory:';
 process.env.SVC_STAGE = 'test';
+// As in the local runtime: test webhook receivers listen on 127.0.0.1.
+process.env.SVC_WEBHOOK_ALLOW_PRIVATE = 'true';
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 
 beforeAll(async () => {

@@ -9,17 +9,23 @@ export const DOMAINS = {
   payments: { entry: 'services/payments/src/handlers/lambda.ts', memoryMb: 1024 },
   supporters: { entry: 'services/supporters/src/handlers/lambda.ts', memoryMb: 256 },
   subscriptions: { entry: 'services/subscriptions/src/handlers/lambda.ts', memoryMb: 512 },
+  webhooks: { entry: 'services/webhooks/src/handlers/lambda.ts', memoryMb: 512 },
 } as const;
 
 export type DomainName = keyof typeof DOMAINS;
 
 /**
- * Functions that no route calls: the billing schedule's run and the billing queue's worker.
+ * Functions that no route calls: the billing schedule's run and the billing queue's worker; the
+ * event pipeline's stream publisher, fan-out, delivery worker and retry sweeper.
  * The local runtime imports the same entries and calls the same `handler`s.
  */
 export const WORKERS = {
   billingRun: { entry: 'services/subscriptions/src/handlers/billing-run.ts', memoryMb: 512 },
   billingWorker: { entry: 'services/subscriptions/src/handlers/billing-worker.ts', memoryMb: 512 },
+  streamPublisher: { entry: 'services/webhooks/src/handlers/stream-publisher.ts', memoryMb: 512 },
+  fanOut: { entry: 'services/webhooks/src/handlers/fan-out.ts', memoryMb: 512 },
+  deliveryWorker: { entry: 'services/webhooks/src/handlers/delivery-worker.ts', memoryMb: 512 },
+  deliverySweeper: { entry: 'services/webhooks/src/handlers/delivery-sweeper.ts', memoryMb: 256 },
 } as const;
 
 export type WorkerName = keyof typeof WORKERS;

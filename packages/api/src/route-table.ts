@@ -4,6 +4,7 @@ import { organisationsRoutes } from '@svc/organisations';
 import { paymentsRoutes } from '@svc/payments';
 import { subscriptionsRoutes } from '@svc/subscriptions';
 import { supportersRoutes } from '@svc/supporters';
+import { webhooksRoutes } from '@svc/webhooks';
 import type { DomainName } from './domains';
 import { createPlatformRoutes } from './platform-routes';
 
@@ -27,6 +28,7 @@ export const ROUTE_TABLE: readonly RouteEntry[] = (
     ['payments', paymentsRoutes],
     ['supporters', supportersRoutes],
     ['subscriptions', subscriptionsRoutes],
+    ['webhooks', webhooksRoutes],
   ] as const
 ).flatMap(([domain, routes]) => routes.map((route) => ({ domain, route, key: routeKey(route) })));
 

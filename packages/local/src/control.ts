@@ -2,6 +2,7 @@ import { advanceClock, freezeClock, now, resumeRealTime, ValidationError } from 
 import * as z from 'zod';
 import { settle } from './background';
 import { runBillingNow } from './billing';
+import './pipeline';
 
 /** The local runtime's control endpoints (contract 1.1). Never part of a deployed stage. */
 export interface ControlResponse {

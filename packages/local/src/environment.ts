@@ -38,6 +38,8 @@ export function useLocalAws(settings: LocalSettings, dynamoEndpoint: string): vo
   process.env.SVC_TABLE_NAME = settings.tableName;
   process.env.SVC_DATA_DIR = settings.dataDir;
   process.env.SVC_STAGE = 'local';
+  // Local receivers live on loopback and private networks; deployed stages never allow them.
+  process.env.SVC_WEBHOOK_ALLOW_PRIVATE ??= 'true';
   process.env.SVC_CONNECT_URL ??= `http://127.0.0.1:${settings.port}/connect`;
 }
 

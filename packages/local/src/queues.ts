@@ -9,6 +9,7 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import { processBillingBatch, resetBillingQueueClient } from '@svc/subscriptions';
+import { processDeliveryBatch, resetDeliveryQueueClient } from '@svc/webhooks';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { createSqsServer } from 'local-aws-sqs';
 
@@ -22,6 +23,8 @@ export interface LocalQueues {
   endpoint: string;
   billingQueueUrl: string;
   billingDeadLetterUrl: string;
+  deliveryQueueUrl: string;
+  deliveryDeadLetterUrl: string;
   stop(): Promise<void>;
 }
 
@@ -51,13 +54,35 @@ async function startQueues(): Promise<LocalQueues> {
   process.env.AWS_ENDPOINT_URL_SQS = endpoint;
   process.env.AWS_REGION ??= 'eu-central-2';
   client = new SQSClient({ endpoint });
-  const dlq = await client.send(new CreateQueueCommand({ QueueName: 'svc-billing-dlq' }));
-  const dlqArn = await client.send(
+  const billing = await createQueueWithDlq(client, 'svc-billing');
+  const delivery = await createQueueWithDlq(client, 'svc-webhook-deliveries');
+  process.env.SVC_BILLING_QUEUE_URL = billing.queueUrl;
+  process.env.SVC_DELIVERY_QUEUE_URL = delivery.queueUrl;
+  resetBillingQueueClient();
+  resetDeliveryQueueClient();
+  return {
+    endpoint,
+    billingQueueUrl: billing.queueUrl,
+    billingDeadLetterUrl: billing.deadLetterUrl,
+    deliveryQueueUrl: delivery.queueUrl,
+    deliveryDeadLetterUrl: delivery.deadLetterUrl,
+    stop: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((done) => server.close(() => done()));
+      queues = undefined;
+    },
+  };
+}
+
+/** A queue and its dead-letter queue, redriven after MAX_RECEIVE_COUNT receives like the deployed ones. */
+async function createQueueWithDlq(sqs: SQSClient, name: string) {
+  const dlq = await sqs.send(new CreateQueueCommand({ QueueName: `${name}-dlq` }));
+  const dlqArn = await sqs.send(
     new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] }),
   );
-  const queue = await client.send(
+  const queue = await sqs.send(
     new CreateQueueCommand({
-      QueueName: 'svc-billing',
+      QueueName: name,
       Attributes: {
         VisibilityTimeout: String(VISIBILITY_TIMEOUT),
         RedrivePolicy: JSON.stringify({
@@ -67,21 +92,9 @@ async function startQueues(): Promise<LocalQueues> {
       },
     }),
   );
-  if (!queue.QueueUrl || !dlq.QueueUrl) throw new Error('The local SQS stand-in did not create the billing queues');
-  process.env.SVC_BILLING_QUEUE_URL = queue.QueueUrl;
-  resetBillingQueueClient();
-  return {
-    endpoint,
-    billingQueueUrl: queue.QueueUrl,
-    billingDeadLetterUrl: dlq.QueueUrl,
-    stop: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((done) => server.close(() => done()));
-      queues = undefined;
-    },
-  };
+  if (!queue.QueueUrl || !dlq.QueueUrl) throw new Error(`The local SQS stand-in did not create ${name}`);
+  return { queueUrl: queue.QueueUrl, deadLetterUrl: dlq.QueueUrl };
 }
-
 function toRecord(message: Message, queueUrl: string): SQSRecord {
   return {
     messageId: message.MessageId ?? '',
@@ -101,6 +114,45 @@ function toRecord(message: Message, queueUrl: string): SQSRecord {
   };
 }
 
+/**
+ * Receives a queue's messages in batches of ten and hands them to its worker until nothing is
+ * visible; successful messages are deleted, failed ones come back after the visibility timeout
+ * (and end in the dead-letter queue after five receives), as with Lambda's SQS event source.
+ */
+async function drainQueue<T>(
+  queueUrl: string,
+  work: (event: SQSEvent) => Promise<{ failed: ReadonlySet<string>; result: T }>,
+  onBatch: (result: T, done: number) => void,
+): Promise<void> {
+  const sqs = client as SQSClient;
+  for (;;) {
+    const received = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: 0,
+        MessageSystemAttributeNames: ['All'],
+      }),
+    );
+    const messages = received.Messages ?? [];
+    if (messages.length === 0) return;
+    const { failed, result } = await work({ Records: messages.map((m) => toRecord(m, queueUrl)) });
+    const done = messages.filter((m) => !failed.has(m.MessageId ?? ''));
+    if (done.length > 0) {
+      await sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: done.map((m, index) => ({ Id: String(index), ReceiptHandle: m.ReceiptHandle })),
+        }),
+      );
+    }
+    onBatch(result, done.length);
+  }
+}
+
+const failedIds = (response: { batchItemFailures: Array<{ itemIdentifier: string }> }) =>
+  new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+
 export interface DrainSummary {
   processed: number;
   invoices_created: number;
@@ -109,14 +161,9 @@ export interface DrainSummary {
   failed: number;
 }
 
-/**
- * Receives billing messages in batches of ten and runs the worker on them until the queue has
- * nothing visible; successful messages are deleted, failed ones come back after the visibility
- * timeout (and end in the dead-letter queue after five receives), as with Lambda's event source.
- */
+/** The billing queue through the billing worker. */
 export async function drainBillingQueue(): Promise<DrainSummary> {
   const { billingQueueUrl } = await ensureLocalQueues();
-  const sqs = client as SQSClient;
   const total: DrainSummary = {
     processed: 0,
     invoices_created: 0,
@@ -124,33 +171,36 @@ export async function drainBillingQueue(): Promise<DrainSummary> {
     succeeded: 0,
     failed: 0,
   };
-  for (;;) {
-    const received = await sqs.send(
-      new ReceiveMessageCommand({
-        QueueUrl: billingQueueUrl,
-        MaxNumberOfMessages: 10,
-        WaitTimeSeconds: 0,
-        MessageSystemAttributeNames: ['All'],
-      }),
-    );
-    const messages = received.Messages ?? [];
-    if (messages.length === 0) return total;
-    const event: SQSEvent = { Records: messages.map((m) => toRecord(m, billingQueueUrl)) };
-    const { response, outcome } = await processBillingBatch(event);
-    const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
-    const done = messages.filter((m) => !failed.has(m.MessageId ?? ''));
-    if (done.length > 0) {
-      await sqs.send(
-        new DeleteMessageBatchCommand({
-          QueueUrl: billingQueueUrl,
-          Entries: done.map((m, index) => ({ Id: String(index), ReceiptHandle: m.ReceiptHandle })),
-        }),
-      );
-    }
-    total.processed += done.length;
-    total.invoices_created += outcome.invoices_created;
-    total.charge_attempts_created += outcome.charge_attempts_created;
-    total.succeeded += outcome.succeeded;
-    total.failed += outcome.failed;
-  }
+  await drainQueue(
+    billingQueueUrl,
+    async (event) => {
+      const { response, outcome } = await processBillingBatch(event);
+      return { failed: failedIds(response), result: outcome };
+    },
+    (outcome, done) => {
+      total.processed += done;
+      total.invoices_created += outcome.invoices_created;
+      total.charge_attempts_created += outcome.charge_attempts_created;
+      total.succeeded += outcome.succeeded;
+      total.failed += outcome.failed;
+    },
+  );
+  return total;
+}
+
+/** The delivery queue through the delivery worker; returns the attempts made. */
+export async function drainDeliveryQueue(): Promise<number> {
+  const { deliveryQueueUrl } = await ensureLocalQueues();
+  let attempted = 0;
+  await drainQueue(
+    deliveryQueueUrl,
+    async (event) => {
+      const result = await processDeliveryBatch(event);
+      return { failed: failedIds(result.response), result: result.attempted };
+    },
+    (count) => {
+      attempted += count;
+    },
+  );
+  return attempted;
 }

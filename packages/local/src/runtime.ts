@@ -7,6 +7,7 @@ import { createTableIfMissing } from '@svc/table';
 import { startBackgroundTimers, stopBackgroundTimers } from './background';
 import { startDynamoDbLocal } from './dynamodb-local';
 import { type LocalSettings, removeRuntimeFile, useLocalAws, writeRuntimeFile } from './environment';
+import { ensureLocalBus } from './event-bus';
 import { createGateway, type Gateway } from './gateway';
 import { ensureLocalQueues } from './queues';
 
@@ -28,6 +29,7 @@ export async function startService(settings: LocalSettings): Promise<RunningServ
     const seed = parseSeed(settings.seedFile ? JSON.parse(readFileSync(settings.seedFile, 'utf8')) : DEMO_SEED);
     const summary = await applySeed(seed);
     const queues = await ensureLocalQueues();
+    const bus = await ensureLocalBus();
     const gateway = await createGateway({ enableControl: true });
     const server: Server = await gateway.listen(settings.port);
     const { port } = server.address() as AddressInfo;
@@ -52,6 +54,7 @@ export async function startService(settings: LocalSettings): Promise<RunningServ
         await new Promise<void>((done) => server.close(() => done()));
         if (!settings.inMemory) removeRuntimeFile(settings.dataDir);
         await queues.stop();
+        await bus.stop();
         await dynamo.stop();
       },
     };

@@ -4,4 +4,4 @@ export { resetBillingQueueClient } from './handlers/billing-queue';
 export { handler as billingRunHandler } from './handlers/billing-run';
 export { processBillingBatch } from './handlers/billing-worker';
 export { subscriptionsRoutes } from './handlers/routes';
-export { invoiceFromItem, subscriptionFromItem } from './repository/items';
+export { findSubscription, invoiceFromItem, subscriptionFromItem } from './repository/items';

@@ -1,0 +1,272 @@
+import { createHmac } from 'node:crypto';
+import { ConflictError, derivedUuid, logger, now } from '@svc/core';
+import { matchesFilter, parseFilter } from '@svc/filter';
+import { type PostResult, postJson } from '@svc/outbound';
+import { isConditionFailure, retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
+import {
+  type DeliveryRecord,
+  deliveryPut,
+  type EndpointRecord,
+  type Envelope,
+  type EventSubscriptionRecord,
+  findDelivery,
+  findEndpoint,
+  type ResponseRecord,
+  responsePut,
+  subscribersOf,
+} from '../repository/items';
+import { open } from '../repository/secrets';
+
+/**
+ * Fan-out and delivery.
+ *
+ * Fan-out turns one event into one delivery per endpoint whose subscriptions match it. A
+ * delivery's uuid is derived from the event and the endpoint and written only if absent, so an
+ * event published twice is delivered once.
+ *
+ * An attempt is claimed before it is sent (attempt number + 1, a short lease, and a Webhook
+ * Response saying no outcome was recorded), then the response overwrites that record and the
+ * delivery is settled: delivered, gone (410), or scheduled for the next attempt on the published
+ * back-off. A worker that dies after sending leaves the claim; once its lease lapses the next
+ * worker sends the same event again as the next attempt (at-least-once; receivers de-duplicate
+ * on `X-Svc-Event-Uuid`), and the lost attempt stays logged.
+ */
+export const RETRY_DELAYS_SECONDS = [60, 300, 900, 3600, 10_800, 21_600, 43_200, 86_400, 86_400] as const;
+export const MAX_ATTEMPTS = RETRY_DELAYS_SECONDS.length + 1;
+export const ATTEMPT_LEASE_SECONDS = 60;
+/** Request and response bodies and headers are kept up to this many characters in a Webhook Response. */
+export const RECORD_LIMIT = 16_384;
+/** Webhook Responses are kept this long (DynamoDB TTL). */
+export const RESPONSE_RETENTION_SECONDS = 30 * 86_400;
+const TIMEOUT_MS = 10_000;
+
+const tooBusy = () => new ConflictError('Too many concurrent changes; try again');
+
+function wants(subscription: EventSubscriptionRecord, event: Envelope): boolean {
+  if (!subscription.enabled) return false;
+  if (subscription.account_uuid !== undefined && subscription.account_uuid !== event.account_uuid) return false;
+  if (subscription.filter === undefined) return true;
+  const parsed = parseFilter(subscription.filter);
+  return parsed.ok && matchesFilter(parsed.filter, { event });
+}
+
+/** The deliveries an event needs (one per endpoint); returns the uuids of those created now. */
+export async function fanOut(event: Envelope): Promise<string[]> {
+  const subscribers = (await subscribersOf(event.organisation_uuid, event.name)).filter((s) => wants(s, event));
+  const endpoints = [...new Set(subscribers.map((s) => s.action_configuration_uuid))];
+  const at = now();
+  const created: string[] = [];
+  await Promise.all(
+    endpoints.map(async (endpointUuid) => {
+      const endpoint = await findEndpoint(endpointUuid);
+      if (!endpoint) return;
+      const delivery: DeliveryRecord = {
+        uuid: derivedUuid('delivery', event.uuid, endpointUuid),
+        organisation_uuid: event.organisation_uuid,
+        ...(event.account_uuid === undefined ? {} : { account_uuid: event.account_uuid }),
+        endpoint_uuid: endpointUuid,
+        event,
+        attempts: 0,
+        status: 'pending',
+        next_attempt_at: at,
+        created: at,
+        updated: at,
+        version: 1,
+      };
+      try {
+        await transactWrite([{ item: deliveryPut(delivery) }]);
+        created.push(delivery.uuid);
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+      }
+    }),
+  );
+  return created;
+}
+
+/** A new delivery of a recorded attempt's event to its endpoint (redeliver: 202). */
+export async function redeliver(response: ResponseRecord): Promise<string> {
+  const original = await findDelivery(response.delivery_uuid);
+  if (!original) throw new Error(`Delivery ${response.delivery_uuid} is gone`);
+  const at = now();
+  const delivery: DeliveryRecord = {
+    ...original,
+    uuid: derivedUuid('redelivery', response.uuid, at),
+    attempts: 0,
+    status: 'pending',
+    next_attempt_at: at,
+    created: at,
+    updated: at,
+    version: 1,
+  };
+  delete delivery.lease_until;
+  await transactWrite([{ item: deliveryPut(delivery) }]);
+  return delivery.uuid;
+}
+
+const truncate = (text: string) => (text.length > RECORD_LIMIT ? text.slice(0, RECORD_LIMIT) : text);
+const REDACTED = '[redacted]';
+
+/** The headers as recorded: the Authorization value never is. */
+function recordedHeaders(headers: Record<string, string>): string {
+  const safe = Object.fromEntries(
+    Object.entries(headers).map(([name, value]) => [name, name.toLowerCase() === 'authorization' ? REDACTED : value]),
+  );
+  return truncate(JSON.stringify(safe));
+}
+
+export function hmacHex(key: string, content: string): string {
+  return createHmac('sha256', key).update(content).digest('hex');
+}
+
+async function requestFor(endpoint: EndpointRecord, delivery: DeliveryRecord, attempt: number, at: number) {
+  const body = JSON.stringify({ event: delivery.event });
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'user-agent': 'svc-webhooks/1',
+    'x-svc-event-uuid': delivery.event.uuid,
+    'x-svc-delivery-attempt': String(attempt),
+  };
+  if (endpoint.hmac_key) {
+    const key = await open(endpoint.hmac_key);
+    headers['x-hmac'] = hmacHex(key, body);
+    headers['x-svc-signature'] = `t=${at},v1=${hmacHex(key, `${at}.${body}`)}`;
+  }
+  if (endpoint.username !== undefined && endpoint.password !== undefined) {
+    const password = await open(endpoint.password);
+    headers.authorization = `Basic ${Buffer.from(`${endpoint.username}:${password}`).toString('base64')}`;
+  }
+  return { body, headers };
+}
+
+export interface Claimed {
+  delivery: DeliveryRecord;
+  endpoint: EndpointRecord | undefined;
+  attempt: number;
+  responseUuid: string;
+  request: { body: string; headers: Record<string, string> };
+  at: number;
+}
+
+function baseResponse(claimed: Claimed): ResponseRecord {
+  const { delivery, attempt, at, request } = claimed;
+  return {
+    uuid: claimed.responseUuid,
+    organisation_uuid: delivery.organisation_uuid,
+    ...(delivery.account_uuid === undefined ? {} : { account_uuid: delivery.account_uuid }),
+    webhook_configuration_uuid: delivery.endpoint_uuid,
+    delivery_uuid: delivery.uuid,
+    event_uuid: delivery.event.uuid,
+    object_uuid: delivery.event.object_uuid,
+    attempt,
+    sent_at: at,
+    error: true,
+    error_message: 'No outcome was recorded: the delivery worker stopped during this attempt',
+    do_not_retry: false,
+    request_headers: recordedHeaders(request.headers),
+    request_body: truncate(request.body),
+    response_headers: '{}',
+    response_body: '',
+  };
+}
+
+/** Claims the next attempt of a due delivery; undefined when there is nothing to do now. */
+export async function claimAttempt(uuid: string): Promise<Claimed | undefined> {
+  return retryOnConflict(async () => {
+    const read = await findDelivery(uuid);
+    const at = now();
+    if (read?.status !== 'pending') return undefined;
+    if ((read.lease_until ?? 0) > at || (read.next_attempt_at ?? 0) > at) return undefined;
+    const attempt = read.attempts + 1;
+    const endpoint = await findEndpoint(read.endpoint_uuid);
+    const next: DeliveryRecord = {
+      ...read,
+      attempts: attempt,
+      lease_until: at + ATTEMPT_LEASE_SECONDS,
+      updated: at,
+      version: read.version + 1,
+    };
+    delete next.next_attempt_at;
+    const request = endpoint
+      ? await requestFor(endpoint, next, attempt, at)
+      : { body: JSON.stringify({ event: read.event }), headers: {} };
+    const claimed: Claimed = {
+      delivery: next,
+      endpoint,
+      attempt,
+      responseUuid: derivedUuid('webhook_response', read.uuid, attempt),
+      request,
+      at,
+    };
+    await transactWrite([
+      { item: deliveryPut(next, read.version), onConditionFailed: () => new StaleVersionError() },
+      { item: responsePut(baseResponse(claimed), at + RESPONSE_RETENTION_SECONDS) },
+    ]);
+    return claimed;
+  }, tooBusy);
+}
+
+export interface AttemptOutcome {
+  attempted: boolean;
+  delivered: boolean;
+}
+
+/** One attempt of a delivery, if one is due: claim, send, record. */
+export async function attemptDelivery(uuid: string): Promise<AttemptOutcome> {
+  const claimed = await claimAttempt(uuid);
+  if (!claimed) return { attempted: false, delivered: false };
+  return recordAttempt(claimed, await sendAttempt(claimed));
+}
+
+/** Sends a claimed attempt; never throws (network trouble is a result). */
+export async function sendAttempt(claimed: Claimed): Promise<PostResult | undefined> {
+  const { endpoint, request } = claimed;
+  if (!endpoint) return undefined;
+  const allowPrivate = process.env.SVC_WEBHOOK_ALLOW_PRIVATE === 'true';
+  return postJson(endpoint.endpoint, request.body, request.headers, { allowPrivate, timeoutMs: TIMEOUT_MS });
+}
+
+/** Records a sent attempt's outcome and settles the delivery (delivered, gone, failed or the next retry). */
+export async function recordAttempt(claimed: Claimed, result: PostResult | undefined): Promise<AttemptOutcome> {
+  const { delivery, endpoint, attempt } = claimed;
+  const uuid = delivery.uuid;
+  const gone = result?.statusCode === 410;
+  const delivered = result?.ok === true;
+  const final = !endpoint || delivered || gone || attempt >= MAX_ATTEMPTS;
+  const response: ResponseRecord = {
+    ...baseResponse(claimed),
+    error: !delivered,
+    do_not_retry: final && !delivered,
+    ...(result?.statusCode === undefined ? {} : { status_code: result.statusCode }),
+    ...(result?.reasonPhrase === undefined ? {} : { reason_phrase: result.reasonPhrase }),
+    ...(result === undefined ? {} : { response_time: Math.round(result.responseTimeMs) }),
+    response_headers: truncate(JSON.stringify(result?.responseHeaders ?? {})),
+    response_body: truncate(result?.responseBody ?? ''),
+  };
+  if (!endpoint) response.error_message = 'The webhook endpoint was deleted';
+  else if (result?.error !== undefined) response.error_message = result.error;
+  else if (!delivered) response.error_message = `The receiver answered ${result?.statusCode}`;
+  else delete response.error_message;
+
+  const at = now();
+  await retryOnConflict(async () => {
+    const read = await findDelivery(uuid);
+    // Another worker took over after our lease lapsed: it owns the delivery now.
+    if (!read || read.attempts !== attempt || read.status !== 'pending') {
+      await transactWrite([{ item: responsePut(response, claimed.at + RESPONSE_RETENTION_SECONDS) }]);
+      return;
+    }
+    const next: DeliveryRecord = { ...read, updated: at, version: read.version + 1 };
+    delete next.lease_until;
+    if (delivered) next.status = 'delivered';
+    else if (gone) next.status = 'gone';
+    else if (final) next.status = 'failed';
+    else next.next_attempt_at = at + (RETRY_DELAYS_SECONDS[attempt - 1] ?? 86_400);
+    await transactWrite([
+      { item: deliveryPut(next, read.version), onConditionFailed: () => new StaleVersionError() },
+      { item: responsePut(response, claimed.at + RESPONSE_RETENTION_SECONDS) },
+    ]);
+  }, tooBusy);
+  if (!delivered) logger.info('webhook delivery failed', { delivery: uuid, attempt, status: result?.statusCode });
+  return { attempted: true, delivered };
+}

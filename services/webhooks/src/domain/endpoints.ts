@@ -1,0 +1,185 @@
+import { ConflictError, NotFoundError, newToken, newUuid, now, type Principal, uuidSchema } from '@svc/core';
+import { type GuardedWrite, retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
+import * as z from 'zod';
+import {
+  claimUrl,
+  deleteGuarded,
+  type EndpointRecord,
+  endpointKey,
+  endpointPut,
+  endpointsOf,
+  findEndpoint,
+  releaseUrl,
+  urlHash,
+} from '../repository/items';
+import { open, seal } from '../repository/secrets';
+import { assertCanManage, checkScope, listScope } from './access';
+
+/**
+ * Webhook endpoints (interface 2.14): where deliveries go. `password` is write-only; password and
+ * HMAC key are stored sealed. Without an `hmac_key` the service generates one, so every delivery
+ * is signed (the single response shows it). `prevent_duplicates: true` makes the URL unique in
+ * the organisation (409 for a second endpoint with it), guarded by a marker item.
+ */
+const endpointUrl = z
+  .string()
+  .trim()
+  .min(1, 'This value should not be blank')
+  .max(2000)
+  .refine((value) => value.startsWith('https://'), 'The endpoint must start with https://')
+  .refine((value) => URL.canParse(value), 'Not a valid URL');
+
+const secret = z.string().min(1).max(500);
+const fields = {
+  organisation_uuid: uuidSchema,
+  account_uuid: uuidSchema.optional(),
+  alias: z.string().max(200).optional(),
+  endpoint: endpointUrl,
+  username: z.string().max(200).optional(),
+  password: secret.nullable().optional(),
+  hmac_key: secret.nullable().optional(),
+  prevent_duplicates: z.boolean().optional(),
+};
+
+export const createEndpointInput = z.object(fields).strict();
+export const replaceEndpointInput = z
+  .object({ ...fields, organisation_uuid: fields.organisation_uuid.optional() })
+  .strict();
+export const updateEndpointInput = replaceEndpointInput.partial();
+export type EndpointInput = z.infer<typeof updateEndpointInput>;
+
+const tooBusy = () => new ConflictError('Too many concurrent changes; try again');
+const duplicate = () =>
+  new ConflictError('An endpoint with this URL exists in the organisation', 'error.webhook.duplicate_url', 'endpoint');
+
+export function endpointListShape(endpoint: EndpointRecord) {
+  return {
+    uuid: endpoint.uuid,
+    organisation_uuid: endpoint.organisation_uuid,
+    ...(endpoint.account_uuid === undefined ? {} : { account_uuid: endpoint.account_uuid }),
+    ...(endpoint.alias === undefined ? {} : { alias: endpoint.alias }),
+  };
+}
+
+export async function endpointShape(endpoint: EndpointRecord) {
+  return {
+    ...endpointListShape(endpoint),
+    endpoint: endpoint.endpoint,
+    ...(endpoint.username === undefined ? {} : { username: endpoint.username }),
+    ...(endpoint.hmac_key === undefined ? {} : { hmac_key: await open(endpoint.hmac_key) }),
+  };
+}
+
+export async function createEndpoint(principal: Promise<Principal>, input: z.infer<typeof createEndpointInput>) {
+  const caller = await principal;
+  assertCanManage(caller, input);
+  await checkScope(input.organisation_uuid, input.account_uuid);
+  const at = now();
+  const endpoint: EndpointRecord = {
+    uuid: newUuid(),
+    organisation_uuid: input.organisation_uuid,
+    ...(input.account_uuid === undefined ? {} : { account_uuid: input.account_uuid }),
+    ...(input.alias === undefined ? {} : { alias: input.alias }),
+    endpoint: input.endpoint,
+    ...(input.username === undefined ? {} : { username: input.username }),
+    ...(input.password ? { password: await seal(input.password) } : {}),
+    hmac_key: await seal(input.hmac_key ?? newToken(32)),
+    ...(input.prevent_duplicates ? { unique_url: urlHash(input.endpoint) } : {}),
+    created: at,
+    updated: at,
+    version: 1,
+  };
+  const writes: GuardedWrite[] = [{ item: endpointPut(endpoint) }];
+  if (endpoint.unique_url) writes.push({ item: claimUrl(endpoint, endpoint.unique_url), onConditionFailed: duplicate });
+  await transactWrite(writes);
+  return endpoint;
+}
+
+export async function readEndpoint(principal: Promise<Principal>, uuid: string): Promise<EndpointRecord> {
+  const [caller, endpoint] = await Promise.all([principal, findEndpoint(uuid)]);
+  if (!endpoint) throw new NotFoundError('Webhook endpoint not found');
+  assertCanManage(caller, endpoint);
+  return endpoint;
+}
+
+export async function listEndpoints(
+  principal: Promise<Principal>,
+  organisationUuid: string | undefined,
+  accountUuid: string | undefined,
+) {
+  const visible = listScope(await principal, organisationUuid, accountUuid);
+  return (await endpointsOf(organisationUuid as string)).filter(visible);
+}
+
+/**
+ * PUT (`mode: replace`) takes the whole object: optional fields left out are cleared, except the
+ * secrets, which a client cannot read back: they stay unless sent (`null` clears them; a cleared
+ * HMAC key is replaced by a new one). PATCH changes only what it sends.
+ */
+export async function changeEndpoint(
+  principal: Promise<Principal>,
+  uuid: string,
+  input: EndpointInput,
+  mode: 'replace' | 'update',
+) {
+  const caller = await principal;
+  return retryOnConflict(async () => {
+    const read = await readEndpoint(Promise.resolve(caller), uuid);
+    if (input.organisation_uuid !== undefined && input.organisation_uuid !== read.organisation_uuid) {
+      throw new ConflictError(
+        'An endpoint cannot move to another organisation',
+        'error.webhook.organisation',
+        'organisation_uuid',
+      );
+    }
+    const keep = <K extends 'account_uuid' | 'alias' | 'username'>(name: K) =>
+      name in input ? input[name] : mode === 'replace' ? undefined : read[name];
+    const next: EndpointRecord = {
+      uuid: read.uuid,
+      organisation_uuid: read.organisation_uuid,
+      endpoint: input.endpoint ?? read.endpoint,
+      created: read.created,
+      updated: now(),
+      version: read.version + 1,
+    };
+    const accountUuid = keep('account_uuid');
+    const alias = keep('alias');
+    const username = keep('username');
+    if (accountUuid !== undefined) next.account_uuid = accountUuid;
+    if (alias !== undefined) next.alias = alias;
+    if (username !== undefined) next.username = username;
+    if (input.password === undefined && read.password !== undefined) next.password = read.password;
+    if (input.password) next.password = await seal(input.password);
+    next.hmac_key =
+      input.hmac_key === undefined
+        ? read.hmac_key
+        : await seal(input.hmac_key === null ? newToken(32) : input.hmac_key);
+    assertCanManage(caller, next);
+    if (next.account_uuid !== read.account_uuid) await checkScope(next.organisation_uuid, next.account_uuid);
+
+    const unique = input.prevent_duplicates ?? (mode === 'replace' ? false : read.unique_url !== undefined);
+    if (unique) next.unique_url = urlHash(next.endpoint);
+    const writes: GuardedWrite[] = [
+      { item: endpointPut(next, read.version), onConditionFailed: () => new StaleVersionError() },
+    ];
+    if (read.unique_url && read.unique_url !== next.unique_url)
+      writes.push({ item: releaseUrl(read, read.unique_url) });
+    if (next.unique_url && next.unique_url !== read.unique_url) {
+      writes.push({ item: claimUrl(next, next.unique_url), onConditionFailed: duplicate });
+    }
+    await transactWrite(writes);
+    return next;
+  }, tooBusy);
+}
+
+export async function deleteEndpoint(principal: Promise<Principal>, uuid: string): Promise<void> {
+  const caller = await principal;
+  await retryOnConflict(async () => {
+    const read = await readEndpoint(Promise.resolve(caller), uuid);
+    const writes: GuardedWrite[] = [
+      { item: deleteGuarded(endpointKey(read.uuid), read.version), onConditionFailed: () => new StaleVersionError() },
+    ];
+    if (read.unique_url) writes.push({ item: releaseUrl(read, read.unique_url) });
+    await transactWrite(writes);
+  }, tooBusy);
+}

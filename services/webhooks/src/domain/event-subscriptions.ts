@@ -1,0 +1,202 @@
+import { ConflictError, NotFoundError, newUuid, now, type Principal, uuidSchema, ValidationError } from '@svc/core';
+import { canonicalEventName } from '@svc/events';
+import { parseFilter } from '@svc/filter';
+import { retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
+import * as z from 'zod';
+import {
+  deleteGuarded,
+  type EventSubscriptionRecord,
+  eventSubscriptionKey,
+  eventSubscriptionPut,
+  eventSubscriptionsOf,
+  findEndpoint,
+  findEventSubscription,
+} from '../repository/items';
+import { assertCanManage, booleanText, checkScope, listScope } from './access';
+
+/**
+ * Event subscriptions (interface 2.15): which events go to which webhook endpoint. The event name
+ * may be canonical or a payment-gateway alias (stored as sent, matched by its canonical form);
+ * the filter is parsed when it is written (400 with the position of the problem) and evaluated
+ * per event by fan-out.
+ */
+const enabled = z.union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')]);
+const fields = {
+  organisation_uuid: uuidSchema,
+  account_uuid: uuidSchema.optional(),
+  action_configuration_uuid: uuidSchema,
+  action_type: z.string().min(1, 'This value should not be blank'),
+  event_name: z.string().trim().min(1, 'This value should not be blank').max(200),
+  filter: z.string().max(2000).nullable().optional(),
+  enabled: enabled.optional(),
+};
+export const createSubscriptionInput = z.object(fields).strict();
+export const replaceSubscriptionInput = z
+  .object({ ...fields, organisation_uuid: fields.organisation_uuid.optional() })
+  .strict();
+export const updateSubscriptionInput = replaceSubscriptionInput.partial();
+type SubscriptionInput = z.infer<typeof updateSubscriptionInput>;
+
+const tooBusy = () => new ConflictError('Too many concurrent changes; try again');
+
+export function eventSubscriptionShape(s: EventSubscriptionRecord) {
+  return {
+    uuid: s.uuid,
+    organisation_uuid: s.organisation_uuid,
+    ...(s.account_uuid === undefined ? {} : { account_uuid: s.account_uuid }),
+    action_configuration_uuid: s.action_configuration_uuid,
+    action_type: s.action_type,
+    event_name: s.event_name,
+    ...(s.filter === undefined ? {} : { filter: s.filter }),
+    enabled: booleanText(s.enabled),
+  };
+}
+
+function checkActionType(value: string): 'webhook' {
+  if (value !== 'webhook') {
+    throw ValidationError.field(
+      'action_type',
+      'the_value_you_selected_is_not_a_valid_choice',
+      'Only the action type webhook is supported',
+    );
+  }
+  return value;
+}
+
+function checkEventName(name: string): string {
+  const canonical = canonicalEventName(name);
+  if (!canonical) throw ValidationError.field('event_name', 'error.validation.not_valid', `Unknown event name ${name}`);
+  return canonical;
+}
+
+function checkFilter(filter: string | null | undefined): string | undefined {
+  if (filter === undefined || filter === null || filter.trim() === '') return undefined;
+  const parsed = parseFilter(filter);
+  if (!parsed.ok) {
+    throw ValidationError.field(
+      'filter',
+      'error.validation.not_valid',
+      `${parsed.message} (at character ${parsed.position + 1})`,
+    );
+  }
+  return filter;
+}
+
+/** The endpoint exists, in the same organisation, and the caller manages it. */
+async function checkEndpoint(caller: Principal, uuid: string, organisationUuid: string): Promise<void> {
+  const endpoint = await findEndpoint(uuid);
+  if (!endpoint || endpoint.organisation_uuid !== organisationUuid) {
+    throw ValidationError.field(
+      'action_configuration_uuid',
+      'error.validation.not_valid',
+      'No such webhook endpoint in this organisation',
+    );
+  }
+  assertCanManage(caller, endpoint);
+}
+
+export async function createEventSubscription(
+  principal: Promise<Principal>,
+  input: z.infer<typeof createSubscriptionInput>,
+) {
+  const caller = await principal;
+  assertCanManage(caller, input);
+  const action_type = checkActionType(input.action_type);
+  const canonical = checkEventName(input.event_name);
+  const filter = checkFilter(input.filter);
+  await checkScope(input.organisation_uuid, input.account_uuid);
+  await checkEndpoint(caller, input.action_configuration_uuid, input.organisation_uuid);
+  const at = now();
+  const subscription: EventSubscriptionRecord = {
+    uuid: newUuid(),
+    organisation_uuid: input.organisation_uuid,
+    ...(input.account_uuid === undefined ? {} : { account_uuid: input.account_uuid }),
+    action_configuration_uuid: input.action_configuration_uuid,
+    action_type,
+    event_name: input.event_name,
+    canonical_event_name: canonical,
+    ...(filter === undefined ? {} : { filter }),
+    enabled: input.enabled ?? true,
+    created: at,
+    updated: at,
+    version: 1,
+  };
+  await transactWrite([{ item: eventSubscriptionPut(subscription) }]);
+  return subscription;
+}
+
+export async function readEventSubscription(principal: Promise<Principal>, uuid: string) {
+  const [caller, subscription] = await Promise.all([principal, findEventSubscription(uuid)]);
+  if (!subscription) throw new NotFoundError('Event subscription not found');
+  assertCanManage(caller, subscription);
+  return subscription;
+}
+
+export async function listEventSubscriptions(
+  principal: Promise<Principal>,
+  organisationUuid: string | undefined,
+  accountUuid: string | undefined,
+) {
+  const visible = listScope(await principal, organisationUuid, accountUuid);
+  return (await eventSubscriptionsOf(organisationUuid as string)).filter(visible);
+}
+
+/** PUT replaces (the filter and account cleared unless sent, `enabled` back to true); PATCH merges. */
+export async function changeEventSubscription(
+  principal: Promise<Principal>,
+  uuid: string,
+  input: SubscriptionInput,
+  mode: 'replace' | 'update',
+) {
+  const caller = await principal;
+  return retryOnConflict(async () => {
+    const read = await readEventSubscription(Promise.resolve(caller), uuid);
+    if (input.organisation_uuid !== undefined && input.organisation_uuid !== read.organisation_uuid) {
+      throw new ConflictError(
+        'An event subscription cannot move to another organisation',
+        'error.event_subscription.organisation',
+        'organisation_uuid',
+      );
+    }
+    const replace = mode === 'replace';
+    const eventName = input.event_name ?? read.event_name;
+    const accountUuid = 'account_uuid' in input ? input.account_uuid : replace ? undefined : read.account_uuid;
+    const filter = 'filter' in input ? checkFilter(input.filter) : replace ? undefined : read.filter;
+    const next: EventSubscriptionRecord = {
+      uuid: read.uuid,
+      organisation_uuid: read.organisation_uuid,
+      ...(accountUuid === undefined ? {} : { account_uuid: accountUuid }),
+      action_configuration_uuid: input.action_configuration_uuid ?? read.action_configuration_uuid,
+      action_type: input.action_type === undefined ? read.action_type : checkActionType(input.action_type),
+      event_name: eventName,
+      canonical_event_name: checkEventName(eventName),
+      ...(filter === undefined ? {} : { filter }),
+      enabled: input.enabled ?? (replace ? true : read.enabled),
+      created: read.created,
+      updated: now(),
+      version: read.version + 1,
+    };
+    assertCanManage(caller, next);
+    if (next.account_uuid !== read.account_uuid) await checkScope(next.organisation_uuid, next.account_uuid);
+    if (next.action_configuration_uuid !== read.action_configuration_uuid) {
+      await checkEndpoint(caller, next.action_configuration_uuid, next.organisation_uuid);
+    }
+    await transactWrite([
+      { item: eventSubscriptionPut(next, read.version), onConditionFailed: () => new StaleVersionError() },
+    ]);
+    return next;
+  }, tooBusy);
+}
+
+export async function deleteEventSubscription(principal: Promise<Principal>, uuid: string): Promise<void> {
+  const caller = await principal;
+  await retryOnConflict(async () => {
+    const read = await readEventSubscription(Promise.resolve(caller), uuid);
+    await transactWrite([
+      {
+        item: deleteGuarded(eventSubscriptionKey(read.uuid), read.version),
+        onConditionFailed: () => new StaleVersionError(),
+      },
+    ]);
+  }, tooBusy);
+}

@@ -1,0 +1,9 @@
+export { hmacHex, RETRY_DELAYS_SECONDS } from './domain/delivery';
+export { sweepDueDeliveries } from './handlers/delivery-sweeper';
+export { processDeliveryBatch } from './handlers/delivery-worker';
+export { fanOutEvent } from './handlers/fan-out';
+export { webhooksRoutes } from './handlers/routes';
+export { publishStreamRecords } from './handlers/stream-publisher';
+export { registerEventData } from './pipeline/envelope';
+export { EVENT_SOURCE, resetBusClient } from './pipeline/publish';
+export { resetDeliveryQueueClient } from './pipeline/queue';

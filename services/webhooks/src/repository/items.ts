@@ -1,0 +1,302 @@
+import { createHash } from 'node:crypto';
+import { getItem, key, queryAll, queryPages, type TransactItem } from '@svc/table';
+import * as z from 'zod';
+
+/**
+ * The webhooks domain's items in the one table.
+ *
+ * | pattern                                      | index | key                                                             |
+ * |----------------------------------------------|-------|-----------------------------------------------------------------|
+ * | endpoint by uuid                             | table | pk = WEBHOOK#<uuid>, sk = WEBHOOK                               |
+ * | endpoints of an organisation                 | gsi1  | gsi1pk = ORG#<org>#WEBHOOKS, gsi1sk = <created>#<uuid>          |
+ * | one endpoint per URL (optional, on request)  | table | pk = ORG#<org>, sk = WEBHOOK_URL#<sha256 of the URL>            |
+ * | event subscription by uuid                   | table | pk = EVENT_SUBSCRIPTION#<uuid>, sk = EVENT_SUBSCRIPTION         |
+ * | event subscriptions of an organisation       | gsi1  | gsi1pk = ORG#<org>#EVENT_SUBSCRIPTIONS, gsi1sk = <created>#<uuid> |
+ * | subscriptions to one event name (fan-out)    | gsi2  | gsi2pk = ORG#<org>#EVENT#<canonical name>, gsi2sk = <uuid>      |
+ * | delivery of an event to an endpoint          | table | pk = DELIVERY#<uuid>, sk = DELIVERY                             |
+ * | deliveries due for an attempt                | due   | duepk = DELIVERY_DUE#<shard 0-7>, duesk = <unix 12 digits>#<uuid> |
+ * | webhook response (one per attempt)           | table | pk = WEBHOOK_RESPONSE#<uuid>, sk = WEBHOOK_RESPONSE             |
+ * | responses of an organisation, newest first   | gsi1  | gsi1pk = ORG#<org>#WEBHOOK_RESPONSES, gsi1sk = <sent_at>#<uuid> |
+ */
+export const DELIVERY_SHARDS = 8;
+const timeKey = (unixSeconds: number) => String(Math.max(0, Math.floor(unixSeconds))).padStart(12, '0');
+const shardOf = (uuid: string, shards: number) => (createHash('sha1').update(uuid).digest()[0] ?? 0) % shards;
+
+export const endpointRecordSchema = z.object({
+  uuid: z.string(),
+  organisation_uuid: z.string(),
+  account_uuid: z.string().optional(),
+  alias: z.string().optional(),
+  endpoint: z.string(),
+  username: z.string().optional(),
+  /** Sealed (see secrets.ts). */
+  password: z.string().optional(),
+  /** Sealed (see secrets.ts). */
+  hmac_key: z.string().optional(),
+  /** sha256 of the URL when the endpoint claimed it as unique in its organisation. */
+  unique_url: z.string().optional(),
+  created: z.number().int(),
+  updated: z.number().int(),
+  version: z.number().int(),
+});
+export type EndpointRecord = z.infer<typeof endpointRecordSchema>;
+
+export const subscriptionRecordSchema = z.object({
+  uuid: z.string(),
+  organisation_uuid: z.string(),
+  account_uuid: z.string().optional(),
+  action_configuration_uuid: z.string(),
+  action_type: z.literal('webhook'),
+  /** As the client sent it (an alias stays an alias in responses). */
+  event_name: z.string(),
+  canonical_event_name: z.string(),
+  filter: z.string().optional(),
+  enabled: z.boolean(),
+  created: z.number().int(),
+  updated: z.number().int(),
+  version: z.number().int(),
+});
+export type EventSubscriptionRecord = z.infer<typeof subscriptionRecordSchema>;
+
+export const envelopeSchema = z.object({
+  uuid: z.string(),
+  name: z.string(),
+  created: z.number(),
+  object: z.string(),
+  object_uuid: z.string(),
+  organisation_uuid: z.string(),
+  account_uuid: z.string().optional(),
+  sequence: z.number().int(),
+  data: z.record(z.string(), z.unknown()),
+});
+export type Envelope = z.infer<typeof envelopeSchema>;
+
+export const deliveryRecordSchema = z.object({
+  uuid: z.string(),
+  organisation_uuid: z.string(),
+  account_uuid: z.string().optional(),
+  endpoint_uuid: z.string(),
+  event: envelopeSchema,
+  /** Attempts started so far (the next one is attempts + 1). */
+  attempts: z.number().int(),
+  status: z.enum(['pending', 'delivered', 'failed', 'gone']),
+  /** When the next attempt is due (Unix seconds), while pending. */
+  next_attempt_at: z.number().int().optional(),
+  /** While an attempt is in flight: until when its worker owns it. */
+  lease_until: z.number().int().optional(),
+  created: z.number().int(),
+  updated: z.number().int(),
+  version: z.number().int(),
+});
+export type DeliveryRecord = z.infer<typeof deliveryRecordSchema>;
+
+export const responseRecordSchema = z.object({
+  uuid: z.string(),
+  organisation_uuid: z.string(),
+  account_uuid: z.string().optional(),
+  webhook_configuration_uuid: z.string(),
+  delivery_uuid: z.string(),
+  event_uuid: z.string(),
+  object_uuid: z.string(),
+  attempt: z.number().int(),
+  sent_at: z.number().int(),
+  error: z.boolean(),
+  status_code: z.number().int().optional(),
+  reason_phrase: z.string().optional(),
+  response_time: z.number().int().optional(),
+  error_message: z.string().optional(),
+  do_not_retry: z.boolean(),
+  request_headers: z.string(),
+  request_body: z.string(),
+  response_headers: z.string(),
+  response_body: z.string(),
+});
+export type ResponseRecord = z.infer<typeof responseRecordSchema>;
+
+export const endpointKey = (uuid: string) => ({ pk: key('WEBHOOK', uuid), sk: 'WEBHOOK' });
+export const urlKey = (organisationUuid: string, urlHash: string) => ({
+  pk: key('ORG', organisationUuid),
+  sk: key('WEBHOOK_URL', urlHash),
+});
+export const eventSubscriptionKey = (uuid: string) => ({
+  pk: key('EVENT_SUBSCRIPTION', uuid),
+  sk: 'EVENT_SUBSCRIPTION',
+});
+export const deliveryKey = (uuid: string) => ({ pk: key('DELIVERY', uuid), sk: 'DELIVERY' });
+export const responseKey = (uuid: string) => ({ pk: key('WEBHOOK_RESPONSE', uuid), sk: 'WEBHOOK_RESPONSE' });
+
+export function urlHash(url: string): string {
+  return createHash('sha256').update(url).digest('hex');
+}
+
+function guarded(item: Record<string, unknown>, readVersion: number | undefined): TransactItem {
+  return {
+    Put: {
+      Item: item,
+      ...(readVersion === undefined
+        ? { ConditionExpression: 'attribute_not_exists(pk)' }
+        : { ConditionExpression: 'version = :read', ExpressionAttributeValues: { ':read': readVersion } }),
+    },
+  };
+}
+
+// Endpoints
+
+export function endpointPut(endpoint: EndpointRecord, readVersion?: number): TransactItem {
+  return guarded(
+    {
+      ...endpointKey(endpoint.uuid),
+      entity: 'webhook',
+      gsi1pk: key('ORG', endpoint.organisation_uuid, 'WEBHOOKS'),
+      gsi1sk: key(timeKey(endpoint.created), endpoint.uuid),
+      ...endpoint,
+    },
+    readVersion,
+  );
+}
+
+export async function findEndpoint(uuid: string): Promise<EndpointRecord | undefined> {
+  const item = await getItem(endpointKey(uuid));
+  return item ? endpointRecordSchema.parse(item) : undefined;
+}
+
+export async function endpointsOf(organisationUuid: string): Promise<EndpointRecord[]> {
+  const items = await queryAll({ index: 'gsi1', partition: key('ORG', organisationUuid, 'WEBHOOKS') });
+  return items.map((item) => endpointRecordSchema.parse(item));
+}
+
+export function claimUrl(endpoint: EndpointRecord, hash: string): TransactItem {
+  return {
+    Put: {
+      Item: { ...urlKey(endpoint.organisation_uuid, hash), entity: 'webhook_url', webhook_uuid: endpoint.uuid },
+      ConditionExpression: 'attribute_not_exists(pk) OR webhook_uuid = :self',
+      ExpressionAttributeValues: { ':self': endpoint.uuid },
+    },
+  };
+}
+
+export function releaseUrl(endpoint: EndpointRecord, hash: string): TransactItem {
+  return {
+    Delete: {
+      Key: urlKey(endpoint.organisation_uuid, hash),
+      ConditionExpression: 'webhook_uuid = :self',
+      ExpressionAttributeValues: { ':self': endpoint.uuid },
+    },
+  };
+}
+
+export function deleteGuarded(itemKey: { pk: string; sk: string }, readVersion: number): TransactItem {
+  return {
+    Delete: {
+      Key: itemKey,
+      ConditionExpression: 'version = :read',
+      ExpressionAttributeValues: { ':read': readVersion },
+    },
+  };
+}
+
+// Event subscriptions
+
+export function eventSubscriptionPut(subscription: EventSubscriptionRecord, readVersion?: number): TransactItem {
+  return guarded(
+    {
+      ...eventSubscriptionKey(subscription.uuid),
+      entity: 'event_subscription',
+      gsi1pk: key('ORG', subscription.organisation_uuid, 'EVENT_SUBSCRIPTIONS'),
+      gsi1sk: key(timeKey(subscription.created), subscription.uuid),
+      gsi2pk: key('ORG', subscription.organisation_uuid, 'EVENT', subscription.canonical_event_name),
+      gsi2sk: subscription.uuid,
+      ...subscription,
+    },
+    readVersion,
+  );
+}
+
+export async function findEventSubscription(uuid: string): Promise<EventSubscriptionRecord | undefined> {
+  const item = await getItem(eventSubscriptionKey(uuid));
+  return item ? subscriptionRecordSchema.parse(item) : undefined;
+}
+
+export async function eventSubscriptionsOf(organisationUuid: string): Promise<EventSubscriptionRecord[]> {
+  const items = await queryAll({ index: 'gsi1', partition: key('ORG', organisationUuid, 'EVENT_SUBSCRIPTIONS') });
+  return items.map((item) => subscriptionRecordSchema.parse(item));
+}
+
+/** The subscriptions of an organisation to one (canonical) event name: what fan-out reads. */
+export async function subscribersOf(organisationUuid: string, eventName: string): Promise<EventSubscriptionRecord[]> {
+  const items = await queryAll({ index: 'gsi2', partition: key('ORG', organisationUuid, 'EVENT', eventName) });
+  return items.map((item) => subscriptionRecordSchema.parse(item));
+}
+
+// Deliveries
+
+export function deliveryItem(delivery: DeliveryRecord): Record<string, unknown> {
+  const due = delivery.status === 'pending' ? (delivery.lease_until ?? delivery.next_attempt_at) : undefined;
+  return {
+    ...deliveryKey(delivery.uuid),
+    entity: 'delivery',
+    ...(due === undefined
+      ? {}
+      : {
+          duepk: key('DELIVERY_DUE', shardOf(delivery.uuid, DELIVERY_SHARDS)),
+          duesk: key(timeKey(due), delivery.uuid),
+        }),
+    ...delivery,
+  };
+}
+
+export function deliveryPut(delivery: DeliveryRecord, readVersion?: number): TransactItem {
+  return guarded(deliveryItem(delivery), readVersion);
+}
+
+export async function findDelivery(uuid: string): Promise<DeliveryRecord | undefined> {
+  const item = await getItem(deliveryKey(uuid));
+  return item ? deliveryRecordSchema.parse(item) : undefined;
+}
+
+/** Deliveries due at or before `at`, shard by shard (keys only). */
+export async function* dueDeliveries(at: number): AsyncGenerator<string[]> {
+  const before = `${timeKey(at)}$`;
+  for (let shard = 0; shard < DELIVERY_SHARDS; shard++) {
+    for await (const page of queryPages({
+      index: 'due',
+      partition: key('DELIVERY_DUE', shard),
+      sortBefore: before,
+    })) {
+      yield page.map((item) => String(item.duesk).split('#')[1] ?? '').filter(Boolean);
+    }
+  }
+}
+
+// Webhook responses
+
+export function responsePut(response: ResponseRecord, ttl: number): TransactItem {
+  return {
+    Put: {
+      Item: {
+        ...responseKey(response.uuid),
+        entity: 'webhook_response',
+        gsi1pk: key('ORG', response.organisation_uuid, 'WEBHOOK_RESPONSES'),
+        gsi1sk: key(timeKey(response.sent_at), response.uuid),
+        ttl,
+        ...response,
+      },
+    },
+  };
+}
+
+export async function findResponse(uuid: string): Promise<ResponseRecord | undefined> {
+  const item = await getItem(responseKey(uuid));
+  return item ? responseRecordSchema.parse(item) : undefined;
+}
+
+/** Responses of an organisation, newest first, page by page. */
+export async function* responsesOf(organisationUuid: string): AsyncGenerator<ResponseRecord[]> {
+  for await (const page of queryPages({
+    index: 'gsi1',
+    partition: key('ORG', organisationUuid, 'WEBHOOK_RESPONSES'),
+    descending: true,
+  })) {
+    yield page.map((item) => responseRecordSchema.parse(item));
+  }
+}
