@@ -1,3 +1,4 @@
+export { paymentStatusEvents } from './domain/events';
 export {
   chargeSavedSource,
   pendingRecurringPayment,

@@ -1,5 +1,7 @@
 import { createHmac } from 'node:crypto';
-import { advanceClock, freezeClock, now } from '@svc/core';
+import { advanceClock, freezeClock, newUuid, now } from '@svc/core';
+import { findPayment, newPaymentWrite, paymentStatusEvents } from '@svc/payments';
+import { transactWrite } from '@svc/table';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type Receiver, startReceiver } from '../../../packages/outbound/src/testing/receiver';
 import { type ApiResponse, call, DEMO, seedDemo, tokenFor } from '../../../test/support/api';
@@ -430,6 +432,105 @@ describe('delivery', () => {
     } finally {
       process.env.SVC_WEBHOOK_ALLOW_PRIVATE = 'true';
     }
+  });
+
+  it('delivers every event name the payments and subscriptions capabilities emit', async () => {
+    const webhook = await endpoint();
+    const names = [
+      'svc.payments.payment.succeeded',
+      'svc.payments.payment.failed',
+      'svc.payments.payment.cancelled',
+      'svc.payments.refund.succeeded',
+      'svc.subscriptions.subscription.created',
+      'svc.subscriptions.subscription.activated',
+      'svc.subscriptions.subscription.suspended',
+      'svc.subscriptions.subscription.cancelled',
+      'svc.subscriptions.invoice.created',
+      'svc.subscriptions.invoice.paid',
+      'svc.subscriptions.invoice.cancelled',
+      'svc.subscriptions.charge_attempt.failed',
+    ];
+    for (const name of names) await subscribe(webhook.uuid, name);
+    const succeeded = await pay('5100');
+    await pay('5200', '4000000000000002');
+    const pending = await ok(
+      'POST',
+      '/payments',
+      {
+        account_uuid: DEMO.secondAccount,
+        payment_method: 'twint',
+        profile: 'twint',
+        amount: { value: '5300', currency: 'CHF' },
+      },
+      201,
+    );
+    await ok('POST', `/payments/${pending.uuid}/cancel`);
+    await ok('POST', `/payments/${succeeded.uuid}/refunds`, { amount: { value: '100', currency: 'CHF' } });
+    const source = await ok(
+      'POST',
+      '/payment-sources',
+      {
+        account_uuid: DEMO.account,
+        payment_method: 'card',
+        profile: 'card-test',
+        amount: { value: '100', currency: 'CHF' },
+        payment_information: { number: '4000000000000341', expiry_month: 12, expiry_year: 2099, cvv: '123' },
+      },
+      201,
+    );
+    const supporter = await ok('POST', '/supporters', { organisation_uuid: DEMO.org, first_name: 'Ada' }, 201);
+    const subscription = await ok(
+      'POST',
+      '/subscriptions',
+      {
+        account_uuid: DEMO.account,
+        payment_source_uuid: source.uuid,
+        supporter_uuid: supporter.uuid,
+        currency: 'CHF',
+        amount: 700,
+        recurring_interval: 'monthly',
+      },
+      201,
+    );
+    await ok('POST', `/subscriptions/${subscription.uuid}/activate`);
+    await ok('POST', `/subscriptions/${subscription.uuid}/suspend`);
+    await ok('POST', `/subscriptions/${subscription.uuid}/activate`);
+    const toClose = await ok('POST', `/subscriptions/${subscription.uuid}/invoices`, {}, 201);
+    await ok('POST', `/subscriptions/${subscription.uuid}/invoices/${toClose.uuid}/close`, { status: 'cancelled' });
+    const toPay = await ok('POST', `/subscriptions/${subscription.uuid}/invoices`, {}, 201);
+    await ok('POST', `/subscriptions/${subscription.uuid}/invoices/${toPay.uuid}/charge-attempts`, undefined, 201);
+    await ok('POST', `/subscriptions/${subscription.uuid}/invoices/${toPay.uuid}/close`, { status: 'paid' });
+    await ok('POST', `/subscriptions/${subscription.uuid}/cancel`);
+    await settle();
+    const received = receiver.requests
+      .filter((r) => r.url === `/hooks/${endpoints}`)
+      .map((r) => JSON.parse(r.body).event as { name: string; object: string; object_uuid: string; data: unknown });
+    expect(new Set(received.map((e) => e.name))).toEqual(new Set(names));
+    const refund = received.find((e) => e.name === 'svc.payments.refund.succeeded');
+    expect(refund?.object).toBe('refund');
+    expect(refund?.data).toMatchObject({ payment_uuid: succeeded.uuid, amount: { value: '100', currency: 'CHF' } });
+    const failedAttempt = received.find((e) => e.name === 'svc.subscriptions.charge_attempt.failed');
+    expect(failedAttempt?.data).toMatchObject({ status: 'failed', invoice: { uuid: toPay.uuid } });
+  });
+
+  it('a state change whose Lambda died right after writing still produces its event', async () => {
+    const webhook = await endpoint();
+    await subscribe(webhook.uuid, 'svc.payments.payment.succeeded');
+    // The payment item written with its event, and nothing else: no response, no handler code after it.
+    const template = await pay('5400');
+    await settle();
+    const stored = await findPayment(template.uuid);
+    if (!stored) throw new Error('setup');
+    const orphan = { ...stored, uuid: newUuid(), events: [] as typeof stored.events };
+    orphan.events = paymentStatusEvents(orphan);
+    await transactWrite([{ item: newPaymentWrite(orphan) }]);
+    await settle();
+    const [request] = requestsForObject(orphan.uuid);
+    expect(JSON.parse(request?.body ?? '{}').event).toMatchObject({
+      name: 'svc.payments.payment.succeeded',
+      object_uuid: orphan.uuid,
+      data: { uuid: orphan.uuid, status: 'succeeded' },
+    });
   });
 
   it('delivers subscription events with the subscription as GET returns it', async () => {
