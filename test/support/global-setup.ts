@@ -1,4 +1,5 @@
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDynamoDbLocal } from '@svc/local';
 import type { TestProject } from 'vitest/node';
@@ -15,11 +16,14 @@ export default async function setup(project: TestProject) {
   const dynamo = await startDynamoDbLocal({});
   project.provide('dynamoEndpoint', dynamo.endpoint);
   const tls = selfSignedCertificate('127.0.0.1');
-  const certFile = join(process.cwd(), 'node_modules', '.test-receiver-cert.pem');
+  // One file per run: concurrent runs on one machine must not trust each other's certificates.
+  const certDir = mkdtempSync(join(tmpdir(), 'svc-test-tls-'));
+  const certFile = join(certDir, 'receiver-cert.pem');
   writeFileSync(certFile, tls.cert);
   process.env.NODE_EXTRA_CA_CERTS = certFile;
   project.provide('receiverTls', tls);
   return async () => {
+    rmSync(certDir, { recursive: true, force: true });
     await dynamo.stop();
   };
 }
