@@ -349,6 +349,40 @@ describe('delivery', () => {
     ]);
   });
 
+  it('gets the event to a receiver that refused connections, once it is back', async () => {
+    const closed = await startReceiver(() => undefined, inject('receiverTls'));
+    const closedPort = closed.port;
+    await closed.close();
+    const webhook = await endpoint();
+    const path = new URL(webhook.endpoint).pathname;
+    await ok('PATCH', `/webhooks/${webhook.uuid}`, { endpoint: `https://127.0.0.1:${closedPort}${path}` });
+    await subscribe(webhook.uuid, 'svc.payments.payment.succeeded');
+    const payment = await pay('4150');
+    await settle();
+    expect(requestsForObject(payment.uuid)).toHaveLength(0);
+    // The receiver is back (at its usual address) and fails once more before it recovers.
+    await ok('PATCH', `/webhooks/${webhook.uuid}`, { endpoint: `${receiverUrl()}/${endpoints}` });
+    answer(webhook, [503]);
+    advanceClock(60);
+    await settle();
+    advanceClock(300);
+    await settle();
+    const seen = requestsForObject(payment.uuid);
+    expect(seen.map((r) => r.headers['x-svc-delivery-attempt'])).toEqual(['2', '3']);
+    const eventUuid = String(seen[0]?.headers['x-svc-event-uuid']);
+    const logged = await ok(
+      'GET',
+      `/webhook-responses?organisation_uuid=${DEMO.org}&event_uuid=${eventUuid}&webhook_configuration_uuid=${webhook.uuid}`,
+    );
+    expect(logged.map((r: { status_code?: number; error: string }) => [r.status_code, r.error])).toEqual([
+      [200, 'false'],
+      [503, 'true'],
+      [undefined, 'true'],
+    ]);
+    const refused = await ok('GET', `/webhook-responses/${logged[2].uuid}`);
+    expect(refused.error_message).toMatch(/ECONNREFUSED|refused/i);
+  });
+
   it('stops at 410 Gone', async () => {
     const webhook = await endpoint();
     await subscribe(webhook.uuid, 'svc.payments.payment.succeeded');
