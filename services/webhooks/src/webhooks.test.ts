@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { advanceClock, freezeClock, newUuid, now } from '@svc/core';
 import { findPayment, newPaymentWrite, paymentStatusEvents } from '@svc/payments';
 import { transactWrite } from '@svc/table';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { type Receiver, startReceiver } from '../../../packages/outbound/src/testing/receiver';
 import { type ApiResponse, call, DEMO, seedDemo, tokenFor } from '../../../test/support/api';
 import { claimAttempt, sendAttempt } from './domain/delivery';
@@ -27,6 +27,11 @@ beforeAll(async () => {
     response.writeHead(status, { 'content-type': 'text/plain' });
     response.end(status === 200 ? 'thanks' : 'not now');
   }, inject('receiverTls'));
+});
+
+// Every test runs on a frozen clock (the shared setup resumes real time after each test).
+beforeEach(() => {
+  freezeClock(now());
 });
 
 afterAll(async () => {
