@@ -3,13 +3,14 @@ import { INDEXES } from '@svc/table';
 import { Duration, Stack, Validations } from 'aws-cdk-lib';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { PolicyDocument, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { PolicyDocument, PolicyStatement, type Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { ContextAttribute, Schedule, ScheduleExpression, ScheduleTargetInput } from 'aws-cdk-lib/aws-scheduler';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
 import { Queue, QueueEncryption, type QueueProps } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { RateExpression, StageConfig } from '../config/stages';
+import { indexArn, schedulerRole } from './scheduling';
 import { thresholdAlarm } from './service-alarms';
 import { ServiceFunction } from './service-function';
 import { TABLE_READ_ACTIONS } from './table-access';
@@ -200,35 +201,14 @@ export class Billing extends Construct {
     });
   }
 
-  /**
-   * Assumed by EventBridge Scheduler for schedules of this account's default group only (the
-   * confused-deputy conditions). Its one inline policy is part of the role resource, so the
-   * schedule never exists with a role that cannot yet invoke the run.
-   */
   private schedulerRoleFor(run: ServiceFunction, deadLetterQueue: Queue): Role {
-    const stack = Stack.of(this);
-    return new Role(this, 'SchedulerRole', {
+    return schedulerRole(this, 'SchedulerRole', {
       description: 'EventBridge Scheduler: starts the billing run (execution role)',
-      assumedBy: new ServicePrincipal('scheduler.amazonaws.com', {
-        conditions: {
-          StringEquals: {
-            'aws:SourceAccount': stack.account,
-            'aws:SourceArn': stack.formatArn({
-              service: 'scheduler',
-              resource: 'schedule-group',
-              resourceName: 'default',
-            }),
-          },
-        },
-      }),
-      inlinePolicies: {
-        StartBillingRun: new PolicyDocument({
-          statements: [
-            new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [run.function.functionArn] }),
-            new PolicyStatement({ actions: [SEND_MESSAGE], resources: [deadLetterQueue.queueArn] }),
-          ],
-        }),
-      },
+      policyName: 'StartBillingRun',
+      statements: [
+        new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [run.function.functionArn] }),
+        new PolicyStatement({ actions: [SEND_MESSAGE], resources: [deadLetterQueue.queueArn] }),
+      ],
     });
   }
 
@@ -269,11 +249,6 @@ export class Billing extends Construct {
       ),
     ];
   }
-}
-
-/** The ARN IAM checks for a Query on one index of the table. */
-function indexArn(table: ITable, indexName: string): string {
-  return `${table.tableArn}/index/${indexName}`;
 }
 
 const RATE_UNIT_MINUTES: Readonly<Record<string, number>> = {

@@ -6,6 +6,7 @@ import type { Construct } from 'constructs';
 import type { StageConfig } from '../config/stages';
 import { Billing } from '../constructs/billing';
 import { DomainFunction, domainNames } from '../constructs/domain-function';
+import { Events } from '../constructs/events';
 import { ServiceAlarms } from '../constructs/service-alarms';
 import { ServiceApi } from '../constructs/service-api';
 import { ServiceTable } from '../constructs/service-table';
@@ -17,7 +18,8 @@ export interface ServiceStackProps extends StackProps {
 
 /**
  * One stage of the service: the table, one Lambda per domain behind the HTTP API, the signing
- * key secret, recurring billing (schedule, queue, worker), and the alarms. Everything
+ * key secret, recurring billing (schedule, queue, worker), the event pipeline behind webhooks
+ * (bus, fan-out, delivery queue and worker, sweeper, secrets key), and the alarms. Everything
  * stage-specific comes from `props.stage`.
  */
 export class ServiceStack extends Stack {
@@ -28,6 +30,7 @@ export class ServiceStack extends Stack {
   readonly signingKeys: SigningKeys;
   readonly cardFingerprintKey: Secret;
   readonly billing: Billing;
+  readonly events: Events;
 
   constructor(scope: Construct, id: string, props: ServiceStackProps) {
     super(scope, id, props);
@@ -86,6 +89,12 @@ export class ServiceStack extends Stack {
 
     // The billing schedule, queue and worker; its alarms follow the stage config like the ones below.
     this.billing = new Billing(this, 'Billing', { stage, table: this.table.table });
+
+    // Stream → bus → fan-out → delivery queue → worker; it also wires the webhooks domain function
+    // (queue URL, secrets key). Its alarms follow the stage config too.
+    const webhooksApi = functions.get('webhooks');
+    if (!webhooksApi) throw new Error('DOMAINS lists no webhooks domain, which the event pipeline serves');
+    this.events = new Events(this, 'Events', { stage, table: this.table.table, webhooksApi });
 
     if (stage.alarms.enabled) {
       const watched: Record<string, IFunction> = {};

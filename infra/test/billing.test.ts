@@ -13,15 +13,16 @@ import {
 } from '../constructs/billing';
 import { synthesizeAllStages, templateOf } from './support/synth';
 import {
+  actionsOf,
   eventSourceMappings,
   functionsByService,
   inlineStatementsOfRole,
   logicalIdOf,
   queuePolicyStatements,
   queues,
+  resourcesGranting,
   resourcesOfStatement,
   rolesAllowedOn,
-  type Statement,
   schedules,
   statementsOfRole,
   trustOfRole,
@@ -53,8 +54,14 @@ function billingOf(stage: StageName) {
   const run = functions.get('billing-run');
   const worker = functions.get('billing-worker');
   if (!run || !worker) throw new Error(`No billing functions in ${stage}`);
-  const redriven = [...queues(template)].filter(([, queue]) => queue.Properties.RedrivePolicy);
-  expect(redriven, 'exactly one queue with a dead-letter queue').toHaveLength(1);
+  // Other queues of the stack (the webhook delivery queue) have dead-letter queues too.
+  const consumed = new Set(
+    eventSourceMappings(template)
+      .filter((mapping) => mapping.FunctionName.Ref === worker.logicalId)
+      .map((mapping) => mapping.EventSourceArn['Fn::GetAtt'][0]),
+  );
+  const redriven = [...queues(template)].filter(([id, queue]) => consumed.has(id) && queue.Properties.RedrivePolicy);
+  expect(redriven, 'exactly one queue with a dead-letter queue feeds the billing worker').toHaveLength(1);
   const [queueId, queue] = redriven[0] ?? [];
   const deadLetterQueueId = queue?.Properties.RedrivePolicy?.deadLetterTargetArn['Fn::GetAtt'][0];
   const runSchedules = schedules(template).filter((s) => s.Target.Arn['Fn::GetAtt'][0] === run.logicalId);
@@ -70,22 +77,6 @@ function billingOf(stage: StageName) {
     schedule,
     tableId: logicalIdOf(template, 'AWS::DynamoDB::Table'),
   };
-}
-
-function actionsOf(statements: readonly Statement[], prefix: string): Set<string> {
-  return new Set(statements.flatMap((s) => s.Action).filter((action) => action.startsWith(prefix)));
-}
-
-/** Whether an IAM action pattern (`dynamodb:*`, `*`, or exact) covers `action`. */
-function covers(pattern: string, action: string): boolean {
-  return pattern === action || (pattern.endsWith('*') && action.startsWith(pattern.slice(0, -1)));
-}
-
-/** Every resource any Allow statement grants `action` on, wildcard actions included. */
-function resourcesGranting(statements: readonly Statement[], action: string): unknown[] {
-  return statements
-    .filter((s) => s.Effect === 'Allow' && s.Action.some((pattern) => covers(pattern, action)))
-    .flatMap(resourcesOfStatement);
 }
 
 describe('the stage rate', () => {

@@ -17,6 +17,7 @@ const functionSchema = z.object({
     Timeout: z.number().optional(),
     Environment: z.object({ Variables: z.record(z.string(), z.unknown()) }),
     LoggingConfig: z.object({ LogGroup: ref }).optional(),
+    DeadLetterConfig: z.object({ TargetArn: getAttArn }).optional(),
   }),
 });
 
@@ -24,6 +25,7 @@ const statementSchema = z.object({
   Effect: z.string(),
   Action: z.union([z.string(), z.array(z.string())]).transform((action) => (Array.isArray(action) ? action : [action])),
   Resource: z.unknown(),
+  Condition: z.unknown().optional(),
 });
 
 const policySchema = z.object({
@@ -248,12 +250,19 @@ export function schedules(template: Template) {
 
 const eventSourceMappingSchema = z.object({
   Properties: z.object({
-    EventSourceArn: getAttArn,
+    /** A queue's `Arn`, or a table's `StreamArn`. */
+    EventSourceArn: z.object({ 'Fn::GetAtt': z.tuple([z.string(), z.enum(['Arn', 'StreamArn'])]) }),
     FunctionName: ref,
     BatchSize: z.number().optional(),
     MaximumBatchingWindowInSeconds: z.number().optional(),
     FunctionResponseTypes: z.array(z.string()).optional(),
     ScalingConfig: z.object({ MaximumConcurrency: z.number() }).optional(),
+    StartingPosition: z.string().optional(),
+    BisectBatchOnFunctionError: z.boolean().optional(),
+    MaximumRetryAttempts: z.number().optional(),
+    MaximumRecordAgeInSeconds: z.number().optional(),
+    ParallelizationFactor: z.number().optional(),
+    DestinationConfig: z.object({ OnFailure: z.object({ Destination: getAttArn }) }).optional(),
   }),
 });
 
@@ -261,4 +270,57 @@ export function eventSourceMappings(template: Template) {
   return [...resourcesOf(template, 'AWS::Lambda::EventSourceMapping', eventSourceMappingSchema).values()].map(
     (mapping) => mapping.Properties,
   );
+}
+
+const ruleSchema = z.object({
+  Properties: z.object({
+    EventBusName: ref.optional(),
+    EventPattern: z.unknown(),
+    State: z.string().optional(),
+    Targets: z.array(
+      z.object({
+        Arn: getAttArn,
+        DeadLetterConfig: z.object({ Arn: getAttArn }).optional(),
+        RetryPolicy: z.object({ MaximumEventAgeInSeconds: z.number(), MaximumRetryAttempts: z.number() }).optional(),
+      }),
+    ),
+  }),
+});
+
+/** EventBridge rules, by logical id. */
+export function rules(template: Template) {
+  return new Map(
+    [...resourcesOf(template, 'AWS::Events::Rule', ruleSchema)].map(([id, rule]) => [id, rule.Properties]),
+  );
+}
+
+const permissionSchema = z.object({
+  Properties: z.object({
+    Action: z.string(),
+    FunctionName: z.unknown(),
+    Principal: z.string(),
+    SourceArn: z.unknown().optional(),
+  }),
+});
+
+/** Resource-policy statements on Lambda functions (who else may invoke them). */
+export function lambdaPermissions(template: Template) {
+  return [...resourcesOf(template, 'AWS::Lambda::Permission', permissionSchema).values()].map((p) => p.Properties);
+}
+
+/** The actions of `statements` that start with `prefix` (`''` for all). */
+export function actionsOf(statements: readonly Statement[], prefix: string): Set<string> {
+  return new Set(statements.flatMap((s) => s.Action).filter((action) => action.startsWith(prefix)));
+}
+
+/** Whether an IAM action pattern (`dynamodb:*`, `*`, or exact) covers `action`. */
+function covers(pattern: string, action: string): boolean {
+  return pattern === action || (pattern.endsWith('*') && action.startsWith(pattern.slice(0, -1)));
+}
+
+/** Every resource any Allow statement grants `action` on, wildcard actions included. */
+export function resourcesGranting(statements: readonly Statement[], action: string): unknown[] {
+  return statements
+    .filter((s) => s.Effect === 'Allow' && s.Action.some((pattern) => covers(pattern, action)))
+    .flatMap(resourcesOfStatement);
 }

@@ -1,4 +1,4 @@
-export { hmacHex, RETRY_DELAYS_SECONDS } from './domain/delivery';
+export { ATTEMPT_LEASE_SECONDS, hmacHex, RETRY_DELAYS_SECONDS } from './domain/delivery';
 export { sweepDueDeliveries } from './handlers/delivery-sweeper';
 export { processDeliveryBatch } from './handlers/delivery-worker';
 export { fanOutEvent } from './handlers/fan-out';

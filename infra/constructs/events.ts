@@ -1,0 +1,413 @@
+import { WORKERS } from '@svc/api';
+import { INDEXES } from '@svc/table';
+import { EVENT_SOURCE } from '@svc/webhooks';
+import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { EventBus, Rule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { type IGrantable, PolicyDocument, PolicyStatement, type Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Key } from 'aws-cdk-lib/aws-kms';
+import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { Schedule, ScheduleExpression } from 'aws-cdk-lib/aws-scheduler';
+import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
+import { Queue, QueueEncryption, type QueueProps } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import type { RateExpression, StageConfig } from '../config/stages';
+import { indexArn, schedulerRole } from './scheduling';
+import { thresholdAlarm } from './service-alarms';
+import { ServiceFunction } from './service-function';
+
+export interface EventsProps {
+  stage: StageConfig;
+  /** The service table; its stream (NEW_AND_OLD_IMAGES) feeds the stream publisher. */
+  table: ITable;
+  /**
+   * The `webhooks` domain function: it seals webhook secrets with the key and sends a redelivery
+   * to the delivery queue, so it gets the queue URL, the key id and those two grants here.
+   */
+  webhooksApi: ServiceFunction;
+}
+
+/** The `source` the stream publisher puts on every event; the fan-out rule matches it. */
+export const EVENTS_RULE_SOURCE = EVENT_SOURCE;
+
+/** Stream records per publisher invocation (DynamoDB's default batch). */
+export const STREAM_BATCH_SIZE = 100;
+/**
+ * Retries of a failing stream batch before its records are given up (bisected on the way, so a
+ * poison record ends up alone): without a bound one bad record would hold its shard until the
+ * stream drops it after 24 hours, and every event behind it would wait as long.
+ */
+export const STREAM_RETRY_ATTEMPTS = 10;
+/** The stream's own retention: a record is never dropped for its age before DynamoDB drops it. */
+export const STREAM_MAX_RECORD_AGE = Duration.days(1);
+/** At most 100 records, each one PutEvents call (plus a read for charge attempts). */
+export const STREAM_PUBLISHER_TIMEOUT = Duration.seconds(60);
+
+/** One event: a gsi2 query, the endpoints read, conditional puts and one SendMessageBatch. */
+export const FAN_OUT_TIMEOUT = Duration.seconds(30);
+/**
+ * The rule's retry policy covers delivery to Lambda only (Lambda invokes asynchronously): keep
+ * trying for as long as the stream could replay the event (24 hours), then the dead-letter queue.
+ */
+export const FAN_OUT_TARGET_RETRIES = 185;
+export const FAN_OUT_TARGET_MAX_EVENT_AGE = Duration.hours(24);
+/** Lambda's own asynchronous retries of a fan-out that throws (the maximum), then the same queue. */
+export const FAN_OUT_ASYNC_RETRIES = 2;
+export const FAN_OUT_ASYNC_MAX_EVENT_AGE = Duration.hours(6);
+
+/**
+ * Ten deliveries in parallel, each at most one POST with a 10 s timeout, a KMS decrypt and a few
+ * table writes. It must stay below the delivery lease (ATTEMPT_LEASE_SECONDS, 60 s in
+ * services/webhooks): a worker that times out never overlaps the next worker's attempt.
+ */
+export const DELIVERY_WORKER_TIMEOUT = Duration.seconds(30);
+export const DELIVERY_BATCH_SIZE = 10;
+/**
+ * Concurrent worker invocations the delivery queue may drive (the event source's cap, not
+ * reserved concurrency, for the reason billing.ts gives): ten batches of ten, so at most a
+ * hundred requests to receivers at once, whatever the back-log.
+ */
+export const DELIVERY_WORKER_MAX_CONCURRENCY = 10;
+/** Receives before a delivery message moves to the dead-letter queue. */
+export const DELIVERY_MAX_RECEIVE_COUNT = 5;
+const DEAD_LETTER_RETENTION = Duration.days(14);
+
+/** Retries wait in the due index; the sweeper sends what is due to the queue every minute. */
+export const SWEEP_SCHEDULE: RateExpression = 'rate(1 minute)';
+/** Below the period, so one sweep has finished (or timed out) before the next one starts. */
+export const SWEEPER_TIMEOUT = Duration.seconds(50);
+
+/** Thresholds of the pipeline's alarms. */
+export const DELIVERY_BACKLOG_AGE_ALARM = Duration.minutes(15);
+export const STREAM_ITERATOR_AGE_ALARM = Duration.minutes(5);
+
+/** The encryption context the webhooks code passes to Encrypt and Decrypt (services/webhooks secrets.ts). */
+export const WEBHOOK_SECRET_CONTEXT = { purpose: 'webhook-secret' } as const;
+
+/** Point reads: the stream publisher shapes a charge attempt's event from its subscription. */
+export const STREAM_PUBLISHER_TABLE_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem'] as const;
+/** Reads endpoints, writes a new delivery (conditional put); Query on gsi2 only (below). */
+export const FAN_OUT_TABLE_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem'] as const;
+/**
+ * Reads the delivery and its endpoint; writes the delivery and its Webhook Response (puts, alone
+ * or as a TransactWriteItems, which IAM checks per operation). No update, delete, query or scan.
+ */
+export const DELIVERY_WORKER_TABLE_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem'] as const;
+
+const SEND_MESSAGE = 'sqs:SendMessage';
+
+/**
+ * The event pipeline behind webhooks: the table stream's publisher puts each written item's
+ * events on the bus; a rule sends every `svc` event to fan-out, which writes one delivery per
+ * subscribed endpoint and queues it; the delivery worker POSTs to the receiver; deliveries whose
+ * next attempt is due (retries, lapsed leases, enqueues that failed) wait in the table's due
+ * index, and the sweeper queues them again every minute. Webhook passwords and HMAC keys are
+ * sealed with a KMS key of their own. Every stage that can lose work has a dead-letter queue.
+ */
+export class Events extends Construct {
+  readonly bus: EventBus;
+  /** Routes every `svc` event to fan-out. */
+  readonly rule: Rule;
+  /** Seals webhook passwords and HMAC keys (encryption context `purpose=webhook-secret`). */
+  readonly secretsKey: Key;
+  readonly deliveryQueue: Queue;
+  readonly deliveryDeadLetterQueue: Queue;
+  /** Events fan-out never handled: the rule could not invoke it, or it failed all its retries. */
+  readonly fanOutDeadLetterQueue: Queue;
+  /** Where the stream event source puts the position of records it gave up on. */
+  readonly streamDeadLetterQueue: Queue;
+  readonly streamPublisher: ServiceFunction;
+  readonly fanOut: ServiceFunction;
+  readonly deliveryWorker: ServiceFunction;
+  readonly sweeper: ServiceFunction;
+  readonly sweepSchedule: Schedule;
+  /** The role the sweep schedule assumes: invoke the sweeper, nothing else. */
+  readonly schedulerRole: Role;
+  /** Empty where the stage config turns alarms off. */
+  readonly alarms: readonly Alarm[];
+
+  constructor(scope: Construct, id: string, props: EventsProps) {
+    super(scope, id);
+    const { stage, table, webhooksApi } = props;
+
+    this.secretsKey = new Key(this, 'WebhookSecretsKey', {
+      description: `svc fundraising webhook passwords and HMAC keys (${stage.name})`,
+      alias: `alias/svc-${stage.name}-webhook-secrets`,
+      enableKeyRotation: true,
+      // Retained wherever the table is: sealed secrets in a kept table must stay readable.
+      removalPolicy: stage.removalPolicy,
+    });
+
+    this.bus = new EventBus(this, 'Bus', {
+      eventBusName: `svc-${stage.name}-events`,
+      description: `svc fundraising domain events (${stage.name})`,
+    });
+
+    this.deliveryDeadLetterQueue = this.encryptedQueue('DeliveryDeadLetterQueue', stage, {
+      retentionPeriod: DEAD_LETTER_RETENTION,
+    });
+    this.deliveryQueue = this.encryptedQueue('DeliveryQueue', stage, {
+      // AWS's rule for SQS event sources: at least six times the function timeout.
+      visibilityTimeout: Duration.seconds(DELIVERY_WORKER_TIMEOUT.toSeconds() * 6),
+      deadLetterQueue: { queue: this.deliveryDeadLetterQueue, maxReceiveCount: DELIVERY_MAX_RECEIVE_COUNT },
+    });
+    this.fanOutDeadLetterQueue = this.encryptedQueue('FanOutDeadLetterQueue', stage, {
+      retentionPeriod: DEAD_LETTER_RETENTION,
+    });
+    this.streamDeadLetterQueue = this.encryptedQueue('StreamDeadLetterQueue', stage, {
+      retentionPeriod: DEAD_LETTER_RETENTION,
+    });
+    Validations.of(this.streamDeadLetterQueue).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason:
+        'This queue is a dead-letter queue: the stream event source mapping names it as its on-failure destination, which the rule does not look for; a dead-letter queue of its own would only move the same records once more.',
+    });
+
+    const base = { SVC_TABLE_NAME: table.tableName, SVC_STAGE: stage.name };
+    const common = { logRetention: stage.logRetention, removalPolicy: stage.removalPolicy };
+
+    // Stream publisher: table stream → PutEvents.
+    this.streamPublisher = new ServiceFunction(this, 'StreamPublisher', {
+      entry: WORKERS.streamPublisher.entry,
+      memoryMb: WORKERS.streamPublisher.memoryMb,
+      description: `svc fundraising stream publisher (${stage.name})`,
+      timeout: STREAM_PUBLISHER_TIMEOUT,
+      environment: { ...base, SVC_EVENT_BUS_NAME: this.bus.eventBusName, POWERTOOLS_SERVICE_NAME: 'stream-publisher' },
+      ...common,
+    });
+    this.streamPublisher.role.addToPrincipalPolicy(
+      new PolicyStatement({ actions: [...STREAM_PUBLISHER_TABLE_ACTIONS], resources: [table.tableArn] }),
+    );
+    this.streamPublisher.role.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['events:PutEvents'], resources: [this.bus.eventBusArn] }),
+    );
+    // Grants the stream reads (DescribeStream, GetShardIterator, GetRecords on this stream, and
+    // ListStreams, which IAM cannot scope) and SendMessage on the on-failure queue.
+    this.streamPublisher.function.addEventSource(
+      new DynamoEventSource(table, {
+        startingPosition: StartingPosition.TRIM_HORIZON,
+        batchSize: STREAM_BATCH_SIZE,
+        // The handler reports the first record it could not publish; the stream retries from it, in order.
+        reportBatchItemFailures: true,
+        bisectBatchOnError: true,
+        retryAttempts: STREAM_RETRY_ATTEMPTS,
+        maxRecordAge: STREAM_MAX_RECORD_AGE,
+        // Holds the shard and sequence numbers given up on (not the records): replay within the
+        // stream's 24 hours, or from the items themselves, which the table keeps.
+        onFailure: new SqsDlq(this.streamDeadLetterQueue),
+      }),
+    );
+    Validations.of(this.streamPublisher.role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'dynamodb:ListStreams, which the DynamoDB stream event source needs, supports no resource-level permissions; the stream reads themselves (DescribeStream, GetShardIterator, GetRecords) name this table stream only.',
+    });
+
+    // Fan-out: one event → one delivery per subscribed endpoint, queued.
+    this.fanOut = new ServiceFunction(this, 'FanOut', {
+      entry: WORKERS.fanOut.entry,
+      memoryMb: WORKERS.fanOut.memoryMb,
+      description: `svc fundraising event fan-out (${stage.name})`,
+      timeout: FAN_OUT_TIMEOUT,
+      environment: {
+        ...base,
+        SVC_DELIVERY_QUEUE_URL: this.deliveryQueue.queueUrl,
+        POWERTOOLS_SERVICE_NAME: 'fan-out',
+      },
+      // The body of what Lambda puts here is the event, as in what the rule puts here: one queue.
+      deadLetterQueue: this.fanOutDeadLetterQueue,
+      ...common,
+    });
+    this.fanOut.role.addToPrincipalPolicy(
+      new PolicyStatement({ actions: [...FAN_OUT_TABLE_ACTIONS], resources: [table.tableArn] }),
+    );
+    this.fanOut.role.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['dynamodb:Query'], resources: [indexArn(table, INDEXES.gsi2.name)] }),
+    );
+    this.fanOut.role.addToPrincipalPolicy(
+      new PolicyStatement({ actions: [SEND_MESSAGE], resources: [this.deliveryQueue.queueArn] }),
+    );
+    // Fan-out is idempotent (delivery uuids derive from event and endpoint), so retries are safe.
+    this.fanOut.function.configureAsyncInvoke({
+      retryAttempts: FAN_OUT_ASYNC_RETRIES,
+      maxEventAge: FAN_OUT_ASYNC_MAX_EVENT_AGE,
+    });
+    this.rule = new Rule(this, 'FanOutRule', {
+      eventBus: this.bus,
+      description: `Every svc event to the webhook fan-out (${stage.name})`,
+      eventPattern: { source: [EVENTS_RULE_SOURCE] },
+      targets: [
+        new LambdaFunction(this.fanOut.function, {
+          deadLetterQueue: this.fanOutDeadLetterQueue,
+          retryAttempts: FAN_OUT_TARGET_RETRIES,
+          maxEventAge: FAN_OUT_TARGET_MAX_EVENT_AGE,
+        }),
+      ],
+    });
+
+    // Delivery worker: one attempt per message, failed items reported.
+    this.deliveryWorker = new ServiceFunction(this, 'DeliveryWorker', {
+      entry: WORKERS.deliveryWorker.entry,
+      memoryMb: WORKERS.deliveryWorker.memoryMb,
+      description: `svc fundraising webhook delivery worker (${stage.name})`,
+      timeout: DELIVERY_WORKER_TIMEOUT,
+      // Never SVC_WEBHOOK_ALLOW_PRIVATE: absent, the outbound guard refuses private targets.
+      environment: { ...base, POWERTOOLS_SERVICE_NAME: 'delivery-worker' },
+      ...common,
+    });
+    this.deliveryWorker.role.addToPrincipalPolicy(
+      new PolicyStatement({ actions: [...DELIVERY_WORKER_TABLE_ACTIONS], resources: [table.tableArn] }),
+    );
+    // Opens sealed secrets; the ciphertext names the key, so the worker needs no key id.
+    this.grantSecrets(this.deliveryWorker.role, ['kms:Decrypt']);
+    // Grants the consume actions on the delivery queue (receive, delete, visibility); no send.
+    this.deliveryWorker.function.addEventSource(
+      new SqsEventSource(this.deliveryQueue, {
+        batchSize: DELIVERY_BATCH_SIZE,
+        reportBatchItemFailures: true,
+        maxConcurrency: DELIVERY_WORKER_MAX_CONCURRENCY,
+      }),
+    );
+
+    // Sweeper: due deliveries (retries, lapsed leases) back onto the queue.
+    this.sweeper = new ServiceFunction(this, 'DeliverySweeper', {
+      entry: WORKERS.deliverySweeper.entry,
+      memoryMb: WORKERS.deliverySweeper.memoryMb,
+      description: `svc fundraising webhook delivery sweeper (${stage.name})`,
+      timeout: SWEEPER_TIMEOUT,
+      environment: {
+        ...base,
+        SVC_DELIVERY_QUEUE_URL: this.deliveryQueue.queueUrl,
+        POWERTOOLS_SERVICE_NAME: 'delivery-sweeper',
+      },
+      ...common,
+    });
+    this.sweeper.role.addToPrincipalPolicy(
+      new PolicyStatement({ actions: ['dynamodb:Query'], resources: [indexArn(table, INDEXES.due.name)] }),
+    );
+    this.sweeper.role.addToPrincipalPolicy(
+      new PolicyStatement({ actions: [SEND_MESSAGE], resources: [this.deliveryQueue.queueArn] }),
+    );
+    // A missed or failed sweep is redone by the next one a minute later; a retry would only overlap it.
+    this.sweeper.function.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(1) });
+    this.schedulerRole = this.schedulerRoleFor(this.sweeper);
+    this.sweepSchedule = new Schedule(this, 'SweepSchedule', {
+      schedule: ScheduleExpression.expression(SWEEP_SCHEDULE),
+      description: `Queues the webhook deliveries that are due (${stage.name})`,
+      target: new LambdaInvoke(this.sweeper.function, {
+        // The policy is on the role already; LambdaInvoke's own grant would add `<function>:*`.
+        role: this.schedulerRole.withoutPolicyUpdates(),
+        // Same reason: no retries and no dead-letter queue; nothing is lost with a start.
+        retryAttempts: 0,
+        maxEventAge: Duration.minutes(1),
+      }),
+    });
+
+    // The webhooks API: seals secrets (and shows HMAC keys), sends a redelivery to the queue.
+    webhooksApi.function.addEnvironment('SVC_DELIVERY_QUEUE_URL', this.deliveryQueue.queueUrl);
+    webhooksApi.function.addEnvironment('SVC_WEBHOOK_KMS_KEY_ID', this.secretsKey.keyArn);
+    webhooksApi.role.addToPrincipalPolicy(
+      new PolicyStatement({ actions: [SEND_MESSAGE], resources: [this.deliveryQueue.queueArn] }),
+    );
+    this.grantSecrets(webhooksApi.role, ['kms:Encrypt', 'kms:Decrypt']);
+
+    this.alarms = stage.alarms.enabled ? this.createAlarms(stage) : [];
+  }
+
+  /** Key use for webhook secrets only: the request must carry the webhooks encryption context. */
+  private grantSecrets(grantee: IGrantable, actions: readonly ('kms:Encrypt' | 'kms:Decrypt')[]): void {
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: [...actions],
+        resources: [this.secretsKey.keyArn],
+        conditions: { StringEquals: { 'kms:EncryptionContext:purpose': WEBHOOK_SECRET_CONTEXT.purpose } },
+      }),
+    );
+  }
+
+  private encryptedQueue(
+    id: string,
+    stage: StageConfig,
+    props: Pick<QueueProps, 'retentionPeriod' | 'visibilityTimeout' | 'deadLetterQueue'>,
+  ): Queue {
+    return new Queue(this, id, {
+      ...props,
+      // SQS-managed keys: messages carry delivery uuids or events (already on the bus), never
+      // webhook secrets; EventBridge and Lambda write the dead-letter queues without key grants.
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      removalPolicy: stage.removalPolicy,
+    });
+  }
+
+  private schedulerRoleFor(sweeper: ServiceFunction): Role {
+    return schedulerRole(this, 'SchedulerRole', {
+      description: 'EventBridge Scheduler: starts the webhook delivery sweeper (execution role)',
+      policyName: 'StartDeliverySweeper',
+      statements: [
+        new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [sweeper.function.functionArn] }),
+      ],
+    });
+  }
+
+  private createAlarms(stage: StageConfig): Alarm[] {
+    const scope = new Construct(this, 'Alarms');
+    const fiveMinutes = Duration.minutes(5);
+    const deadLetters = (id: string, queue: Queue, what: string) =>
+      thresholdAlarm(
+        scope,
+        id,
+        queue.metricApproximateNumberOfMessagesVisible({ period: fiveMinutes, statistic: 'Maximum' }),
+        1,
+        what,
+      );
+    return [
+      deadLetters(
+        'DeliveryDeadLetters',
+        this.deliveryDeadLetterQueue,
+        `Delivery messages failed ${DELIVERY_MAX_RECEIVE_COUNT} receives and wait in the dead-letter queue`,
+      ),
+      deadLetters(
+        'FanOutDeadLetters',
+        this.fanOutDeadLetterQueue,
+        'Events fan-out never handled wait in its dead-letter queue; no delivery was created for them',
+      ),
+      deadLetters(
+        'StreamDeadLetters',
+        this.streamDeadLetterQueue,
+        'The stream publisher gave up on table stream records; their events never reached the bus',
+      ),
+      thresholdAlarm(
+        scope,
+        'DeliveryBacklogAge',
+        this.deliveryQueue.metricApproximateAgeOfOldestMessage({ period: fiveMinutes, statistic: 'Maximum' }),
+        DELIVERY_BACKLOG_AGE_ALARM.toSeconds(),
+        'Webhooks are late: age in seconds of the oldest message on the delivery queue',
+      ),
+      thresholdAlarm(
+        scope,
+        'StreamIteratorAge',
+        this.streamPublisher.function.metric('IteratorAge', { period: fiveMinutes, statistic: 'Maximum' }),
+        STREAM_ITERATOR_AGE_ALARM.toMilliseconds(),
+        'Events reach the bus late: stream publisher iterator age in milliseconds',
+      ),
+      thresholdAlarm(
+        scope,
+        'DeliveryWorkerErrors',
+        this.deliveryWorker.function.metricErrors({ period: fiveMinutes, statistic: 'Sum' }),
+        stage.alarms.functionErrors,
+        'The webhook delivery worker threw or timed out',
+      ),
+      thresholdAlarm(
+        scope,
+        'SweeperErrors',
+        this.sweeper.function.metricErrors({ period: fiveMinutes, statistic: 'Sum' }),
+        stage.alarms.functionErrors,
+        'The webhook delivery sweeper threw or timed out: retries are not being queued',
+      ),
+    ];
+  }
+}

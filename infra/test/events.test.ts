@@ -1,0 +1,558 @@
+import { WORKERS } from '@svc/api';
+import { INDEXES } from '@svc/table';
+import { ATTEMPT_LEASE_SECONDS, EVENT_SOURCE } from '@svc/webhooks';
+import { RemovalPolicy } from 'aws-cdk-lib';
+import type { Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import * as z from 'zod';
+import { STAGE_NAMES, STAGES, type StageName } from '../config/stages';
+import {
+  DELIVERY_WORKER_MAX_CONCURRENCY,
+  DELIVERY_WORKER_TIMEOUT,
+  SWEEP_SCHEDULE,
+  WEBHOOK_SECRET_CONTEXT,
+} from '../constructs/events';
+import { synthesizeAllStages, templateOf } from './support/synth';
+import {
+  actionsOf,
+  eventSourceMappings,
+  functionsByService,
+  inlineStatementsOfRole,
+  lambdaPermissions,
+  logicalIdOf,
+  managedPoliciesOfRole,
+  queuePolicyStatements,
+  queues,
+  resourcesGranting,
+  rolesAllowedOn,
+  rules,
+  type Statement,
+  schedules,
+  statementsOfRole,
+  trustOfRole,
+} from './support/template-model';
+
+beforeAll(() => {
+  synthesizeAllStages();
+});
+
+const FOURTEEN_DAYS = 14 * 24 * 60 * 60;
+const TABLE_WRITES_AND_SCANS = [
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:BatchWriteItem',
+  'dynamodb:ConditionCheckItem',
+  'dynamodb:Scan',
+];
+const SQS_CONSUME = [
+  'sqs:ReceiveMessage',
+  'sqs:DeleteMessage',
+  'sqs:ChangeMessageVisibility',
+  'sqs:GetQueueAttributes',
+  'sqs:GetQueueUrl',
+];
+
+const arnOf = (logicalId: string) => ({ 'Fn::GetAtt': [logicalId, 'Arn'] });
+const indexArnOf = (tableId: string, index: string) => ({
+  'Fn::Join': ['', [arnOf(tableId), `/index/${index}`]],
+});
+const secretContext = { StringEquals: { 'kms:EncryptionContext:purpose': 'webhook-secret' } };
+
+/** The pipeline's pieces, found by how they are wired rather than by logical id. */
+function pipelineOf(stage: StageName) {
+  const template = templateOf(stage);
+  const functions = functionsByService(template);
+  const fn = (service: string) => {
+    const found = functions.get(service);
+    if (!found) throw new Error(`No ${service} function in ${stage}`);
+    return found;
+  };
+  const publisher = fn('stream-publisher');
+  const fanOut = fn('fan-out');
+  const worker = fn('delivery-worker');
+  const sweeper = fn('delivery-sweeper');
+  const webhooks = fn('webhooks');
+  const tableId = logicalIdOf(template, 'AWS::DynamoDB::Table');
+  const busId = logicalIdOf(template, 'AWS::Events::EventBus');
+  const keyId = logicalIdOf(template, 'AWS::KMS::Key');
+
+  const mappings = eventSourceMappings(template);
+  const workerMappings = mappings.filter((m) => m.FunctionName.Ref === worker.logicalId);
+  const streamMappings = mappings.filter((m) => m.FunctionName.Ref === publisher.logicalId);
+  expect(workerMappings, 'one event source feeds the delivery worker').toHaveLength(1);
+  expect(streamMappings, 'one event source feeds the stream publisher').toHaveLength(1);
+  const [workerMapping] = workerMappings;
+  const [streamMapping] = streamMappings;
+  const deliveryQueueId = workerMapping?.EventSourceArn['Fn::GetAtt'][0];
+  const deliveryDeadLetterId = queues(template).get(deliveryQueueId ?? '')?.Properties.RedrivePolicy
+    ?.deadLetterTargetArn['Fn::GetAtt'][0];
+  const streamDeadLetterId = streamMapping?.DestinationConfig?.OnFailure.Destination['Fn::GetAtt'][0];
+
+  const busRules = [...rules(template)].filter(([, rule]) => rule.EventBusName?.Ref === busId);
+  expect(busRules, 'one rule on the bus').toHaveLength(1);
+  const [ruleId, rule] = busRules[0] ?? [];
+  const fanOutDeadLetterId = rule?.Targets[0]?.DeadLetterConfig?.Arn['Fn::GetAtt'][0];
+
+  const sweeps = schedules(template).filter((s) => s.Target.Arn['Fn::GetAtt'][0] === sweeper.logicalId);
+  expect(sweeps, 'one schedule starts the sweeper').toHaveLength(1);
+  const [schedule] = sweeps;
+
+  if (
+    !workerMapping ||
+    !streamMapping ||
+    !deliveryQueueId ||
+    !deliveryDeadLetterId ||
+    !streamDeadLetterId ||
+    !ruleId ||
+    !rule ||
+    !fanOutDeadLetterId ||
+    !schedule
+  ) {
+    throw new Error(`The event pipeline of ${stage} is not wired as expected`);
+  }
+  return {
+    template,
+    publisher,
+    fanOut,
+    worker,
+    sweeper,
+    webhooks,
+    tableId,
+    busId,
+    keyId,
+    workerMapping,
+    streamMapping,
+    deliveryQueueId,
+    deliveryDeadLetterId,
+    streamDeadLetterId,
+    ruleId,
+    rule,
+    fanOutDeadLetterId,
+    schedule,
+  };
+}
+
+function statementsOf(template: Template, roleId: string): Statement[] {
+  const statements = statementsOfRole(template, roleId);
+  expect(statements.every((s) => s.Effect === 'Allow')).toBe(true);
+  return statements;
+}
+
+/** The SVC_* variables of a function (NODE_OPTIONS and POWERTOOLS_SERVICE_NAME are functions.test's). */
+function serviceVariables(variables: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(variables).filter(([name]) => name.startsWith('SVC_')));
+}
+
+describe.each(STAGE_NAMES)('the %s event bus', (stage) => {
+  it('is a bus of its own, named for the stage, and the stream publisher puts events on it', () => {
+    const { template, busId, publisher } = pipelineOf(stage);
+    template.hasResourceProperties('AWS::Events::EventBus', { Name: `svc-${stage}-events` });
+    expect(publisher.properties.Environment.Variables.SVC_EVENT_BUS_NAME).toEqual({ Ref: busId });
+  });
+
+  it('routes every event the publisher sends (source svc) to fan-out, and nothing else', () => {
+    const { rule, fanOut } = pipelineOf(stage);
+    expect(EVENT_SOURCE).toBe('svc');
+    expect(rule.EventPattern).toEqual({ source: ['svc'] });
+    expect(rule.State).toBe('ENABLED');
+    expect(rule.Targets).toHaveLength(1);
+    expect(rule.Targets[0]?.Arn).toEqual(arnOf(fanOut.logicalId));
+  });
+
+  it('retries delivery to fan-out for a day, then puts the event in a dead-letter queue', () => {
+    const { rule, template, fanOutDeadLetterId } = pipelineOf(stage);
+    expect(rule.Targets[0]?.RetryPolicy).toEqual({ MaximumRetryAttempts: 185, MaximumEventAgeInSeconds: 86_400 });
+    expect(queues(template).get(fanOutDeadLetterId)?.Properties).toMatchObject({
+      SqsManagedSseEnabled: true,
+      MessageRetentionPeriod: FOURTEEN_DAYS,
+    });
+  });
+
+  it('lets EventBridge write that dead-letter queue for this rule only', () => {
+    const { template, fanOutDeadLetterId, ruleId } = pipelineOf(stage);
+    const allows = (queuePolicyStatements(template).get(fanOutDeadLetterId) ?? []).filter(
+      (statement) => z.object({ Effect: z.literal('Allow') }).safeParse(statement).success,
+    );
+    expect(allows).toEqual([
+      expect.objectContaining({
+        Principal: { Service: 'events.amazonaws.com' },
+        Action: 'sqs:SendMessage',
+        Condition: { ArnEquals: { 'aws:SourceArn': arnOf(ruleId) } },
+      }),
+    ]);
+  });
+
+  it('puts a fan-out that fails Lambda’s two asynchronous retries in the same dead-letter queue', () => {
+    const { template, fanOut, fanOutDeadLetterId } = pipelineOf(stage);
+    expect(fanOut.properties.DeadLetterConfig?.TargetArn).toEqual(arnOf(fanOutDeadLetterId));
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: fanOut.logicalId },
+      MaximumRetryAttempts: 2,
+      MaximumEventAgeInSeconds: 6 * 3600,
+    });
+  });
+
+  it('lets only this rule invoke fan-out, and no resource policy invoke the other pipeline functions', () => {
+    const { template, fanOut, publisher, worker, sweeper, ruleId } = pipelineOf(stage);
+    const on = (logicalId: string) =>
+      lambdaPermissions(template).filter((p) => JSON.stringify(p.FunctionName).includes(`"${logicalId}"`));
+    expect(on(fanOut.logicalId)).toEqual([
+      {
+        Action: 'lambda:InvokeFunction',
+        FunctionName: arnOf(fanOut.logicalId),
+        Principal: 'events.amazonaws.com',
+        SourceArn: arnOf(ruleId),
+      },
+    ]);
+    for (const other of [publisher, worker, sweeper]) expect(on(other.logicalId), other.logicalId).toEqual([]);
+  });
+});
+
+describe.each(STAGE_NAMES)('the %s stream publisher', (stage) => {
+  it('reads the table stream from its oldest record, in batches of 100', () => {
+    const { streamMapping, tableId } = pipelineOf(stage);
+    expect(streamMapping.EventSourceArn).toEqual({ 'Fn::GetAtt': [tableId, 'StreamArn'] });
+    expect(streamMapping.StartingPosition).toBe('TRIM_HORIZON');
+    expect(streamMapping.BatchSize).toBe(100);
+    // One batch per shard at a time: events of one item reach the bus in order.
+    expect(streamMapping.ParallelizationFactor ?? 1).toBe(1);
+  });
+
+  it('retries from the failed record, bisects a failing batch, and gives a record up after 10 retries or a day', () => {
+    const { streamMapping, template, streamDeadLetterId } = pipelineOf(stage);
+    expect(streamMapping.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
+    expect(streamMapping.BisectBatchOnFunctionError).toBe(true);
+    expect(streamMapping.MaximumRetryAttempts).toBe(10);
+    expect(streamMapping.MaximumRecordAgeInSeconds).toBe(86_400);
+    expect(queues(template).get(streamDeadLetterId)?.Properties).toMatchObject({
+      SqsManagedSseEnabled: true,
+      MessageRetentionPeriod: FOURTEEN_DAYS,
+    });
+  });
+
+  it('may put events on this bus only, read items, read the stream, and never write or query the table', () => {
+    const { template, publisher, busId, tableId, streamDeadLetterId } = pipelineOf(stage);
+    const statements = statementsOf(template, publisher.roleId);
+    expect(actionsOf(statements, 'events:')).toEqual(new Set(['events:PutEvents']));
+    expect(resourcesGranting(statements, 'events:PutEvents')).toEqual([arnOf(busId)]);
+    expect(actionsOf(statements, 'dynamodb:')).toEqual(
+      new Set([
+        'dynamodb:GetItem',
+        'dynamodb:BatchGetItem',
+        'dynamodb:DescribeStream',
+        'dynamodb:GetRecords',
+        'dynamodb:GetShardIterator',
+        'dynamodb:ListStreams',
+      ]),
+    );
+    expect(resourcesGranting(statements, 'dynamodb:GetItem')).toEqual([arnOf(tableId)]);
+    for (const action of ['dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:DescribeStream']) {
+      expect(resourcesGranting(statements, action), action).toEqual([{ 'Fn::GetAtt': [tableId, 'StreamArn'] }]);
+    }
+    for (const action of [...TABLE_WRITES_AND_SCANS, 'dynamodb:Query']) {
+      expect(resourcesGranting(statements, action), action).toEqual([]);
+    }
+    expect(resourcesGranting(statements, 'sqs:SendMessage')).toEqual([arnOf(streamDeadLetterId)]);
+    expect(actionsOf(statements, 'kms:')).toEqual(new Set());
+  });
+
+  it('is the only role that may put events on the bus', () => {
+    const { template, busId, publisher } = pipelineOf(stage);
+    expect(rolesAllowedOn(template, busId, ['events:PutEvents', 'events:*'])).toEqual(new Set([publisher.roleId]));
+  });
+});
+
+describe.each(STAGE_NAMES)('the %s delivery queue', (stage) => {
+  it('moves a message to a 14-day dead-letter queue after 5 receives, all encrypted', () => {
+    const { template, deliveryQueueId, deliveryDeadLetterId } = pipelineOf(stage);
+    const all = queues(template);
+    expect(all.get(deliveryQueueId)?.Properties.RedrivePolicy?.maxReceiveCount).toBe(5);
+    expect(all.get(deliveryQueueId)?.Properties.SqsManagedSseEnabled).toBe(true);
+    expect(all.get(deliveryDeadLetterId)?.Properties).toMatchObject({
+      SqsManagedSseEnabled: true,
+      MessageRetentionPeriod: FOURTEEN_DAYS,
+    });
+  });
+
+  it('and every other pipeline queue refuse plain HTTP and follow the stage removal policy', () => {
+    const { template, deliveryQueueId, deliveryDeadLetterId, fanOutDeadLetterId, streamDeadLetterId } =
+      pipelineOf(stage);
+    const policies = queuePolicyStatements(template);
+    const expected = STAGES[stage].removalPolicy === RemovalPolicy.RETAIN ? 'Retain' : 'Delete';
+    for (const id of [deliveryQueueId, deliveryDeadLetterId, fanOutDeadLetterId, streamDeadLetterId]) {
+      expect(policies.get(id), `${id} refuses plain HTTP`).toContainEqual(
+        expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+      );
+      expect(queues(template).get(id)?.DeletionPolicy, id).toBe(expected);
+    }
+    expect(new Set([deliveryQueueId, deliveryDeadLetterId, fanOutDeadLetterId, streamDeadLetterId]).size).toBe(4);
+  });
+
+  it('hides a message for at least six worker timeouts; the worker times out within one delivery lease', () => {
+    const { template, deliveryQueueId, worker } = pipelineOf(stage);
+    const timeout = worker.properties.Timeout ?? Number.POSITIVE_INFINITY;
+    expect(timeout).toBe(DELIVERY_WORKER_TIMEOUT.toSeconds());
+    expect(timeout).toBeLessThan(ATTEMPT_LEASE_SECONDS);
+    expect(queues(template).get(deliveryQueueId)?.Properties.VisibilityTimeout).toBeGreaterThanOrEqual(6 * timeout);
+  });
+
+  it('feeds the delivery worker batches of 10, reporting failed items, at a bounded concurrency', () => {
+    const { workerMapping } = pipelineOf(stage);
+    expect(workerMapping.BatchSize).toBe(10);
+    expect(workerMapping.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
+    expect(workerMapping.ScalingConfig?.MaximumConcurrency).toBe(DELIVERY_WORKER_MAX_CONCURRENCY);
+    expect(DELIVERY_WORKER_MAX_CONCURRENCY).toBeGreaterThanOrEqual(2);
+  });
+
+  it('takes messages from fan-out, the sweeper and the webhooks API (redeliver) only; nobody sends to its dead-letter queue', () => {
+    const { template, deliveryQueueId, deliveryDeadLetterId, fanOut, sweeper, webhooks } = pipelineOf(stage);
+    expect(rolesAllowedOn(template, deliveryQueueId, ['sqs:SendMessage', 'sqs:*'])).toEqual(
+      new Set([fanOut.roleId, sweeper.roleId, webhooks.roleId]),
+    );
+    expect(rolesAllowedOn(template, deliveryDeadLetterId, ['sqs:SendMessage', 'sqs:*'])).toEqual(new Set());
+  });
+});
+
+describe.each(STAGE_NAMES)('the %s pipeline functions', (stage) => {
+  it('are sized as WORKERS says, Node 22 on arm64', () => {
+    const { publisher, fanOut, worker, sweeper } = pipelineOf(stage);
+    const sized = [
+      [publisher, WORKERS.streamPublisher],
+      [fanOut, WORKERS.fanOut],
+      [worker, WORKERS.deliveryWorker],
+      [sweeper, WORKERS.deliverySweeper],
+    ] as const;
+    for (const [fn, spec] of sized) {
+      expect(fn.properties, spec.entry).toMatchObject({
+        MemorySize: spec.memoryMb,
+        Runtime: 'nodejs22.x',
+        Architectures: ['arm64'],
+      });
+    }
+  });
+
+  it('get the table, the stage and exactly the pipeline variables their code reads', () => {
+    const { publisher, fanOut, worker, sweeper, tableId, busId, deliveryQueueId } = pipelineOf(stage);
+    const base = { SVC_TABLE_NAME: { Ref: tableId }, SVC_STAGE: stage };
+    const queueUrl = { SVC_DELIVERY_QUEUE_URL: { Ref: deliveryQueueId } };
+    expect(serviceVariables(publisher.properties.Environment.Variables)).toEqual({
+      ...base,
+      SVC_EVENT_BUS_NAME: { Ref: busId },
+    });
+    expect(serviceVariables(fanOut.properties.Environment.Variables)).toEqual({ ...base, ...queueUrl });
+    expect(serviceVariables(sweeper.properties.Environment.Variables)).toEqual({ ...base, ...queueUrl });
+    expect(serviceVariables(worker.properties.Environment.Variables)).toEqual(base);
+  });
+
+  it('give the webhooks domain function the delivery queue URL and the secrets key', () => {
+    const { webhooks, deliveryQueueId, keyId } = pipelineOf(stage);
+    expect(webhooks.properties.Environment.Variables).toMatchObject({
+      SVC_DELIVERY_QUEUE_URL: { Ref: deliveryQueueId },
+      SVC_WEBHOOK_KMS_KEY_ID: arnOf(keyId),
+    });
+  });
+
+  it('never allow private webhook targets: no function anywhere sets SVC_WEBHOOK_ALLOW_PRIVATE', () => {
+    const all = Object.entries(templateOf(stage).findResources('AWS::Lambda::Function'));
+    expect(all.length).toBeGreaterThan(0);
+    for (const [id, resource] of all) {
+      expect(JSON.stringify(resource), id).not.toContain('SVC_WEBHOOK_ALLOW_PRIVATE');
+    }
+  });
+
+  it('let fan-out query subscribers on gsi2 only, read endpoints, put deliveries, and send to the delivery queue', () => {
+    const { template, fanOut, tableId, deliveryQueueId, fanOutDeadLetterId } = pipelineOf(stage);
+    const statements = statementsOf(template, fanOut.roleId);
+    expect(actionsOf(statements, 'dynamodb:')).toEqual(
+      new Set(['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:Query']),
+    );
+    expect(resourcesGranting(statements, 'dynamodb:Query')).toEqual([indexArnOf(tableId, INDEXES.gsi2.name)]);
+    expect(resourcesGranting(statements, 'dynamodb:PutItem')).toEqual([arnOf(tableId)]);
+    expect(actionsOf(statements, 'sqs:')).toEqual(new Set(['sqs:SendMessage']));
+    // Its own dead-letter queue too: Lambda writes it with the function's role.
+    expect(new Set(resourcesGranting(statements, 'sqs:SendMessage'))).toEqual(
+      new Set([arnOf(deliveryQueueId), arnOf(fanOutDeadLetterId)]),
+    );
+    expect(actionsOf(statements, 'kms:')).toEqual(new Set());
+  });
+
+  it('let the delivery worker read and put items, decrypt secrets, and consume the queue; no delete, update, query or scan', () => {
+    const { template, worker, tableId, keyId, deliveryQueueId } = pipelineOf(stage);
+    const statements = statementsOf(template, worker.roleId);
+    expect(actionsOf(statements, 'dynamodb:')).toEqual(
+      new Set(['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem']),
+    );
+    expect(resourcesGranting(statements, 'dynamodb:PutItem')).toEqual([arnOf(tableId)]);
+    for (const action of ['dynamodb:DeleteItem', 'dynamodb:Scan', 'dynamodb:UpdateItem', 'dynamodb:Query']) {
+      expect(resourcesGranting(statements, action), action).toEqual([]);
+    }
+    expect(actionsOf(statements, 'kms:')).toEqual(new Set(['kms:Decrypt']));
+    expect(resourcesGranting(statements, 'kms:Decrypt')).toEqual([arnOf(keyId)]);
+    expect(resourcesGranting(statements, 'kms:Encrypt')).toEqual([]);
+    expect(actionsOf(statements, 'sqs:')).toEqual(new Set(SQS_CONSUME));
+    for (const action of SQS_CONSUME) {
+      expect(resourcesGranting(statements, action), action).toEqual([arnOf(deliveryQueueId)]);
+    }
+  });
+
+  it('let the sweeper query the due index only and send to the delivery queue only', () => {
+    const { template, sweeper, tableId, deliveryQueueId } = pipelineOf(stage);
+    const statements = statementsOf(template, sweeper.roleId);
+    expect(actionsOf(statements, 'dynamodb:')).toEqual(new Set(['dynamodb:Query']));
+    expect(resourcesGranting(statements, 'dynamodb:Query')).toEqual([indexArnOf(tableId, INDEXES.due.name)]);
+    expect(actionsOf(statements, 'sqs:')).toEqual(new Set(['sqs:SendMessage']));
+    expect(resourcesGranting(statements, 'sqs:SendMessage')).toEqual([arnOf(deliveryQueueId)]);
+    expect(actionsOf(statements, 'kms:')).toEqual(new Set());
+  });
+
+  it('let the webhooks domain function encrypt and decrypt with this key only, for webhook secrets only', () => {
+    const { template, webhooks, keyId } = pipelineOf(stage);
+    const kms = statementsOf(template, webhooks.roleId).filter((s) => s.Action.some((a) => a.startsWith('kms:')));
+    expect(actionsOf(kms, 'kms:')).toEqual(new Set(['kms:Encrypt', 'kms:Decrypt']));
+    expect(kms).toEqual([expect.objectContaining({ Resource: arnOf(keyId), Condition: secretContext })]);
+    expect(WEBHOOK_SECRET_CONTEXT).toEqual({ purpose: 'webhook-secret' });
+  });
+
+  it('leave encryption with the secrets key to the webhooks function, decryption to it and the worker, each on that context', () => {
+    const { template, webhooks, worker, keyId } = pipelineOf(stage);
+    expect(rolesAllowedOn(template, keyId, ['kms:Encrypt', 'kms:*'])).toEqual(new Set([webhooks.roleId]));
+    expect(rolesAllowedOn(template, keyId, ['kms:Decrypt', 'kms:*'])).toEqual(
+      new Set([webhooks.roleId, worker.roleId]),
+    );
+    for (const [service, fn] of functionsByService(template)) {
+      const kms = statementsOfRole(template, fn.roleId).filter((s) => s.Action.some((a) => a.startsWith('kms:')));
+      for (const statement of kms) {
+        expect(statement.Resource, service).toEqual(arnOf(keyId));
+        expect(statement.Condition, service).toEqual(secretContext);
+      }
+    }
+  });
+});
+
+describe.each(STAGE_NAMES)('the %s webhook secrets key', (stage) => {
+  it('rotates, has the stage alias, and is kept or deleted with the stack as the stage config says', () => {
+    const { template, keyId } = pipelineOf(stage);
+    const key = template.findResources('AWS::KMS::Key')[keyId];
+    const expected = STAGES[stage].removalPolicy === RemovalPolicy.RETAIN ? 'Retain' : 'Delete';
+    expect(key).toMatchObject({ DeletionPolicy: expected, Properties: { EnableKeyRotation: true } });
+    template.hasResourceProperties('AWS::KMS::Alias', {
+      AliasName: `alias/svc-${stage}-webhook-secrets`,
+      TargetKeyId: arnOf(keyId),
+    });
+  });
+});
+
+describe.each(STAGE_NAMES)('the %s delivery sweep', (stage) => {
+  it('starts the sweeper every minute, without retries: the next sweep redoes a missed one', () => {
+    const { schedule } = pipelineOf(stage);
+    expect(SWEEP_SCHEDULE).toBe('rate(1 minute)');
+    expect(schedule.ScheduleExpression).toBe('rate(1 minute)');
+    expect(schedule.State).toBe('ENABLED');
+    expect(schedule.Target.RetryPolicy).toEqual({ MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 });
+    expect(schedule.Target.DeadLetterConfig).toBeUndefined();
+  });
+
+  it('assumes a role of its own that may invoke the sweeper and nothing else', () => {
+    const { template, schedule, sweeper } = pipelineOf(stage);
+    const roleId = schedule.Target.RoleArn['Fn::GetAtt'][0];
+    expect(roleId).not.toBe(sweeper.roleId);
+    expect(statementsOfRole(template, roleId), 'no policy attached besides the inline one').toEqual([]);
+    expect(managedPoliciesOfRole(template, roleId)).toEqual([]);
+    expect(inlineStatementsOfRole(template, roleId)).toEqual([
+      { Effect: 'Allow', Action: ['lambda:InvokeFunction'], Resource: arnOf(sweeper.logicalId) },
+    ]);
+    expect(trustOfRole(template, roleId)).toEqual([
+      expect.objectContaining({
+        Effect: 'Allow',
+        Action: 'sts:AssumeRole',
+        Principal: { Service: 'scheduler.amazonaws.com' },
+        Condition: { StringEquals: expect.objectContaining({ 'aws:SourceAccount': { Ref: 'AWS::AccountId' } }) },
+      }),
+    ]);
+  });
+
+  it('does not let Lambda retry a failed sweep either', () => {
+    const { template, sweeper } = pipelineOf(stage);
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: sweeper.logicalId },
+      MaximumRetryAttempts: 0,
+    });
+  });
+});
+
+describe.each(STAGE_NAMES.filter((name) => STAGES[name].alarms.enabled))('the %s event pipeline alarms', (stage) => {
+  const alarmOn = (template: Template, properties: Record<string, unknown>) =>
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+      ...properties,
+    });
+  const queueDimension = (queueId: string) => [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId, 'QueueName'] } }];
+
+  it('fire on any message in each dead-letter queue of the pipeline', () => {
+    const { template, deliveryDeadLetterId, fanOutDeadLetterId, streamDeadLetterId } = pipelineOf(stage);
+    for (const id of [deliveryDeadLetterId, fanOutDeadLetterId, streamDeadLetterId]) {
+      alarmOn(template, {
+        Namespace: 'AWS/SQS',
+        MetricName: 'ApproximateNumberOfMessagesVisible',
+        Dimensions: queueDimension(id),
+        Statistic: 'Maximum',
+        Threshold: 1,
+      });
+    }
+  });
+
+  it('fire when the oldest delivery message has waited 15 minutes', () => {
+    const { template, deliveryQueueId } = pipelineOf(stage);
+    alarmOn(template, {
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateAgeOfOldestMessage',
+      Dimensions: queueDimension(deliveryQueueId),
+      Statistic: 'Maximum',
+      Threshold: 900,
+    });
+  });
+
+  it('fire when the stream publisher lags the stream by 5 minutes', () => {
+    const { template, publisher } = pipelineOf(stage);
+    alarmOn(template, {
+      Namespace: 'AWS/Lambda',
+      MetricName: 'IteratorAge',
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: publisher.logicalId } }],
+      Statistic: 'Maximum',
+      Threshold: 300_000,
+    });
+  });
+
+  it('fire on delivery worker and sweeper errors at the stage threshold', () => {
+    const { template, worker, sweeper } = pipelineOf(stage);
+    for (const fn of [worker, sweeper]) {
+      alarmOn(template, {
+        Namespace: 'AWS/Lambda',
+        MetricName: 'Errors',
+        Dimensions: [{ Name: 'FunctionName', Value: { Ref: fn.logicalId } }],
+        Statistic: 'Sum',
+        Period: 300,
+        Threshold: STAGES[stage].alarms.functionErrors,
+      });
+    }
+  });
+
+  it('are exposed on the stack, seven of them', () => {
+    expect(synthesizeAllStages().stacks.get(stage)?.events.alarms).toHaveLength(7);
+  });
+});
+
+describe.each(STAGE_NAMES.filter((name) => !STAGES[name].alarms.enabled))('the %s event pipeline', (stage) => {
+  it('creates no alarms, as its config says', () => {
+    expect(synthesizeAllStages().stacks.get(stage)?.events.alarms).toEqual([]);
+    templateOf(stage).resourceCountIs('AWS::CloudWatch::Alarm', 0);
+  });
+});
+
+describe('the stage config', () => {
+  it('turns the pipeline alarms on for staging and prod only', () => {
+    expect(STAGE_NAMES.filter((name) => STAGES[name].alarms.enabled)).toEqual(['staging', 'prod']);
+  });
+});
