@@ -6,12 +6,13 @@ import { measureInit } from './init-time';
 import { type LoadResult, runLoad } from './load';
 import { benchCapacity, benchInitialiseThroughput, benchSearch } from './payments';
 import { ROOT, startService, tokenFor } from './service';
+import { benchWebhooks, webhooksSummary } from './webhooks';
 
 /**
  * `pnpm bench`: every figure beside a baseline measured in the same run. All traffic goes to
- * 127.0.0.1; every loop is bounded in time and count. BENCH_ONLY=reads|payments|search|init|billing
- * runs one part; BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_SEARCH_SIZES and BENCH_BILLING_CONCURRENCY
- * tune it.
+ * 127.0.0.1; every loop is bounded in time and count. BENCH_ONLY=reads|payments|search|init|billing|
+ * webhooks runs one part; BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_SEARCH_SIZES,
+ * BENCH_BILLING_CONCURRENCY and BENCH_WEBHOOK_PAYMENTS tune it.
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -144,6 +145,16 @@ async function main() {
     });
     for (const text of billingSummary(billing)) console.log(text);
     results.billing = billing;
+  }
+  if (wants('webhooks')) {
+    const webhooks = await benchWebhooks({
+      payments: Number(process.env.BENCH_WEBHOOK_PAYMENTS ?? 1000),
+      concurrency: CONCURRENCY,
+      trickle: 50,
+      bareSeconds: 5,
+    });
+    for (const text of webhooksSummary(webhooks)) console.log(text);
+    results.webhooks = webhooks;
   }
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
   writeFileSync(join(ROOT, 'bench', 'results', 'latest.json'), JSON.stringify(results, null, 2));

@@ -118,10 +118,7 @@ describe('pnpm start', () => {
     expect(((await badClock.json()) as { error: { code: string } }).error.code).toBe('bad_request');
     // The donation's events go through the stream publisher and the bus (no receivers yet), on
     // the service's timers or on settle; once settled, nothing is left.
-    const settled = (await (await fetch(`${service.url}/_local/settle`, { method: 'POST' })).json()) as {
-      processed: number;
-    };
-    expect(settled.processed).toBeGreaterThanOrEqual(0);
+    expect((await fetch(`${service.url}/_local/settle`, { method: 'POST' })).status).toBe(200);
     const settledAgain = await fetch(`${service.url}/_local/settle`, { method: 'POST' });
     expect(await settledAgain.json()).toEqual({ processed: 0 });
     await fetch(`${service.url}/_local/clock`, {

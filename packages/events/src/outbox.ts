@@ -1,4 +1,4 @@
-import { newUuid, now } from '@svc/core';
+import { logger, newUuid, now } from '@svc/core';
 import * as z from 'zod';
 import { EVENT_NAMES, EVENT_OBJECTS, type EventName, type EventObject } from './names';
 
@@ -53,11 +53,17 @@ export function eventsOfChange(
   newImage: Record<string, unknown> | undefined,
   oldImage: Record<string, unknown> | undefined,
 ): StoredEvent[] {
-  const parse = (image: Record<string, unknown> | undefined) =>
-    z
-      .array(storedEventSchema)
-      .catch([])
-      .parse(image?.[EVENTS_ATTRIBUTE] ?? []);
+  // Each event on its own: one malformed entry (logged) never takes the others with it.
+  const parse = (image: Record<string, unknown> | undefined) => {
+    const raw = image?.[EVENTS_ATTRIBUTE];
+    if (!Array.isArray(raw)) return [];
+    return raw.flatMap((entry) => {
+      const parsed = storedEventSchema.safeParse(entry);
+      if (parsed.success) return [parsed.data];
+      logger.error('A stored event is malformed and cannot be published', { entry, issues: parsed.error.issues });
+      return [];
+    });
+  };
   const seen = new Set(parse(oldImage).map((event) => event.uuid));
   return parse(newImage).filter((event) => !seen.has(event.uuid));
 }

@@ -16,7 +16,7 @@ export interface BackgroundTask {
 const tasks: BackgroundTask[] = [];
 const names = new Set<string>();
 const timers: NodeJS.Timeout[] = [];
-const running = new Set<string>();
+const running = new Map<string, Promise<number>>();
 
 /** Registers a task once (a second registration under the same name is ignored). */
 export function registerBackgroundTask(task: BackgroundTask): void {
@@ -25,11 +25,19 @@ export function registerBackgroundTask(task: BackgroundTask): void {
   tasks.push(task);
 }
 
+/**
+ * Runs a task unless it is already running; a caller that finds it running (settle, while a
+ * timer's run is in flight) waits for that run and then runs it again, so "nothing handled"
+ * always means nothing was left.
+ */
 async function runGuarded(task: BackgroundTask): Promise<number> {
-  if (running.has(task.name)) return 0;
-  running.add(task.name);
+  const inFlight = running.get(task.name);
+  if (inFlight) await inFlight.catch(() => 0);
+  if (running.has(task.name)) return runGuarded(task);
+  const run = task.runOnce();
+  running.set(task.name, run);
   try {
-    return await task.runOnce();
+    return await run;
   } finally {
     running.delete(task.name);
   }

@@ -1,7 +1,7 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { isIP, type Socket } from 'node:net';
-import { BlockedTargetError } from './blocked-target-error';
+import { type BlockedReason, BlockedTargetError } from './blocked-target-error';
 import { type LookupFn, pinnedLookup } from './lookup';
 import { type ResolvedTarget, resolveTarget } from './resolve-target';
 import { ResponseBody } from './response-body';
@@ -29,6 +29,8 @@ export interface PostResult {
   error?: string;
   /** Refused by the SSRF guard (never connected): retrying will not help. */
   blocked?: boolean;
+  /** Why the guard refused it (with `blocked`): `address` may change with DNS; the others never do. */
+  blockedReason?: BlockedReason;
 }
 
 export interface PostJsonOptions {
@@ -275,7 +277,10 @@ function toResult(exchange: Exchange, requestHeaders: Record<string, string>, re
   if (exchange.reasonPhrase !== undefined) result.reasonPhrase = exchange.reasonPhrase;
   if (exchange.body.truncated) result.responseTruncated = true;
   if (error !== undefined) result.error = describeError(error, exchange.phase);
-  if (error instanceof BlockedTargetError) result.blocked = true;
+  if (error instanceof BlockedTargetError) {
+    result.blocked = true;
+    result.blockedReason = error.reason;
+  }
   return result;
 }
 

@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { advanceClock, freezeClock, newUuid, now } from '@svc/core';
+import { createClient } from '@svc/identity';
 import { findPayment, newPaymentWrite, paymentStatusEvents } from '@svc/payments';
 import { transactWrite } from '@svc/table';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
@@ -135,6 +136,9 @@ describe('webhook endpoints', () => {
       [{ endpoint: '' }, 'endpoint'],
       [{ endpoint: 'https://' }, 'endpoint'],
       [{ endpoint: receiverUrl(), surprise: 1 }, 'surprise'],
+      [{ endpoint: 'https://user:secret@example.org/' }, 'endpoint'],
+      [{ endpoint: 'https://example.org:0/' }, 'endpoint'],
+      [{ endpoint: 'https://example.org/', username: 'a:b' }, 'username'],
     ] as const) {
       const refused = await api('POST', '/webhooks', { organisation_uuid: DEMO.org, ...body });
       expect(refused.status).toBe(400);
@@ -388,6 +392,68 @@ describe('delivery', () => {
     expect(refused.error_message).toMatch(/ECONNREFUSED|refused/i);
   });
 
+  it('shows the traffic of an endpoint only to who manages it, and redelivers on request', async () => {
+    const webhook = await endpoint();
+    await subscribe(webhook.uuid, 'svc.payments.payment.succeeded');
+    const payment = await pay('4160');
+    await settle();
+    const [logged] = await ok(
+      'GET',
+      `/webhook-responses?organisation_uuid=${DEMO.org}&webhook_configuration_uuid=${webhook.uuid}`,
+    );
+    expect(logged.object_uuid).toBe(payment.uuid);
+    // A client with a grant on the payment's account only does not manage the organisation-wide endpoint.
+    const scoped = await createClient({ grants: [{ organisation_uuid: DEMO.org, account_uuid: DEMO.secondAccount }] });
+    const scopedToken = await tokenFor({ id: scoped.client_id, secret: scoped.client_secret });
+    expect((await api('GET', `/webhooks/${webhook.uuid}`, undefined, scopedToken)).status).toBe(403);
+    expect((await api('GET', `/webhook-responses/${logged.uuid}`, undefined, scopedToken)).status).toBe(403);
+    expect((await api('POST', `/webhook-responses/${logged.uuid}/redeliver`, undefined, scopedToken)).status).toBe(403);
+    const listed = await api(
+      'GET',
+      `/webhook-responses?organisation_uuid=${DEMO.org}&account_uuid=${DEMO.secondAccount}`,
+      undefined,
+      scopedToken,
+    );
+    expect(listed.status).toBe(200);
+    expect(listed.json.map((r: { uuid: string }) => r.uuid)).not.toContain(logged.uuid);
+    expect((await api('GET', `/webhook-responses/${logged.uuid}`, undefined, otherToken)).status).toBe(403);
+    // The owner redelivers, twice in the same second: two new deliveries of the same event.
+    const first = await ok('POST', `/webhook-responses/${logged.uuid}/redeliver`, undefined, 202);
+    const second = await ok('POST', `/webhook-responses/${logged.uuid}/redeliver`, undefined, 202);
+    expect(first.delivery_uuid).not.toBe(second.delivery_uuid);
+    await settle();
+    const seen = requestsForObject(payment.uuid);
+    expect(seen).toHaveLength(3);
+    expect(new Set(seen.map((r) => r.headers['x-svc-event-uuid'])).size).toBe(1);
+  });
+
+  it('gives up after ten attempts, the last marked do_not_retry', async () => {
+    const webhook = await endpoint();
+    await subscribe(webhook.uuid, 'svc.payments.payment.succeeded');
+    answer(
+      webhook,
+      Array.from({ length: 12 }, () => 500),
+    );
+    const payment = await pay('4170');
+    await settle();
+    for (const delay of [60, 300, 900, 3600, 10_800, 21_600, 43_200, 86_400, 86_400, 86_400]) {
+      advanceClock(delay);
+      await settle();
+    }
+    const seen = requestsForObject(payment.uuid);
+    expect(seen.map((r) => r.headers['x-svc-delivery-attempt'])).toEqual(
+      Array.from({ length: 10 }, (_, i) => String(i + 1)),
+    );
+    const eventUuid = String(seen[0]?.headers['x-svc-event-uuid']);
+    const logged = await ok(
+      'GET',
+      `/webhook-responses?organisation_uuid=${DEMO.org}&event_uuid=${eventUuid}&webhook_configuration_uuid=${webhook.uuid}`,
+    );
+    expect(logged).toHaveLength(10);
+    expect((await ok('GET', `/webhook-responses/${logged[0].uuid}`)).do_not_retry).toBe('true');
+    expect((await ok('GET', `/webhook-responses/${logged[1].uuid}`)).do_not_retry).toBe('false');
+  });
+
   it('stops at 410 Gone', async () => {
     const webhook = await endpoint();
     await subscribe(webhook.uuid, 'svc.payments.payment.succeeded');
@@ -435,8 +501,10 @@ describe('delivery', () => {
       `/webhook-responses?organisation_uuid=${DEMO.org}&event_uuid=${eventUuid}&webhook_configuration_uuid=${webhook.uuid}`,
     );
     expect(logged).toHaveLength(3);
-    const lost = await ok('GET', `/webhook-responses/${logged[1].uuid}`);
-    expect(lost.error_message).toMatch(/No outcome was recorded/);
+    const singles = await Promise.all(logged.map((r: { uuid: string }) => ok('GET', `/webhook-responses/${r.uuid}`)));
+    const lost = singles.filter((r) => /No outcome was recorded/.test(r.error_message ?? ''));
+    expect(lost).toHaveLength(1);
+    expect(lost[0]).toMatchObject({ attempt: 1, error: 'true' });
   });
 
   it('evaluates filters per event', async () => {

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { ConflictError, derivedUuid, logger, now } from '@svc/core';
+import { ConflictError, derivedUuid, logger, newUuid, now } from '@svc/core';
 import { matchesFilter, parseFilter } from '@svc/filter';
 import { type PostResult, postJson } from '@svc/outbound';
 import { isConditionFailure, retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
@@ -91,7 +91,7 @@ export async function redeliver(response: ResponseRecord): Promise<string> {
   const at = now();
   const delivery: DeliveryRecord = {
     ...original,
-    uuid: derivedUuid('redelivery', response.uuid, at),
+    uuid: newUuid(),
     attempts: 0,
     status: 'pending',
     next_attempt_at: at,
@@ -107,12 +107,20 @@ export async function redeliver(response: ResponseRecord): Promise<string> {
 const truncate = (text: string) => (text.length > RECORD_LIMIT ? text.slice(0, RECORD_LIMIT) : text);
 const REDACTED = '[redacted]';
 
-/** The headers as recorded: the Authorization value never is. */
-function recordedHeaders(headers: Record<string, string>): string {
-  const safe = Object.fromEntries(
-    Object.entries(headers).map(([name, value]) => [name, name.toLowerCase() === 'authorization' ? REDACTED : value]),
-  );
-  return truncate(JSON.stringify(safe));
+/**
+ * Headers as recorded: JSON text that stays valid within the limit (values are cut, then whole
+ * headers dropped), and the Authorization value never recorded.
+ */
+export function recordedHeaders(headers: Record<string, string>): string {
+  const safe: Record<string, string> = {};
+  let size = 2;
+  for (const [name, value] of Object.entries(headers)) {
+    const shown = name.toLowerCase() === 'authorization' ? REDACTED : value.slice(0, 1024);
+    size += JSON.stringify(name).length + JSON.stringify(shown).length + 2;
+    if (size > RECORD_LIMIT) break;
+    safe[name] = shown;
+  }
+  return JSON.stringify(safe);
 }
 
 export function hmacHex(key: string, content: string): string {
@@ -128,18 +136,20 @@ async function requestFor(endpoint: EndpointRecord, delivery: DeliveryRecord, at
     'x-svc-delivery-attempt': String(attempt),
   };
   if (endpoint.hmac_key) {
-    const key = await open(endpoint.hmac_key);
+    const key = await open(endpoint.hmac_key, { endpoint: endpoint.uuid, field: 'hmac_key' });
     headers['x-hmac'] = hmacHex(key, body);
     headers['x-svc-signature'] = `t=${at},v1=${hmacHex(key, `${at}.${body}`)}`;
   }
   if (endpoint.username !== undefined && endpoint.password !== undefined) {
-    const password = await open(endpoint.password);
+    const password = await open(endpoint.password, { endpoint: endpoint.uuid, field: 'password' });
     headers.authorization = `Basic ${Buffer.from(`${endpoint.username}:${password}`).toString('base64')}`;
   }
   return { body, headers };
 }
 
 export interface Claimed {
+  /** Why this attempt cannot be sent (it is recorded as failed without a request). */
+  problem?: string;
   delivery: DeliveryRecord;
   endpoint: EndpointRecord | undefined;
   attempt: number;
@@ -155,6 +165,7 @@ function baseResponse(claimed: Claimed): ResponseRecord {
     organisation_uuid: delivery.organisation_uuid,
     ...(delivery.account_uuid === undefined ? {} : { account_uuid: delivery.account_uuid }),
     webhook_configuration_uuid: delivery.endpoint_uuid,
+    ...(claimed.endpoint?.account_uuid === undefined ? {} : { endpoint_account_uuid: claimed.endpoint.account_uuid }),
     delivery_uuid: delivery.uuid,
     event_uuid: delivery.event.uuid,
     object_uuid: delivery.event.object_uuid,
@@ -177,6 +188,15 @@ export async function claimAttempt(uuid: string): Promise<Claimed | undefined> {
     const at = now();
     if (read?.status !== 'pending') return undefined;
     if ((read.lease_until ?? 0) > at || (read.next_attempt_at ?? 0) > at) return undefined;
+    if (read.attempts >= MAX_ATTEMPTS) {
+      // The last attempt's worker died: its "no outcome" record stays the final word.
+      const failed: DeliveryRecord = { ...read, status: 'failed', updated: at, version: read.version + 1 };
+      delete failed.lease_until;
+      await transactWrite([
+        { item: deliveryPut(failed, read.version), onConditionFailed: () => new StaleVersionError() },
+      ]);
+      return undefined;
+    }
     const attempt = read.attempts + 1;
     const endpoint = await findEndpoint(read.endpoint_uuid);
     const next: DeliveryRecord = {
@@ -187,9 +207,16 @@ export async function claimAttempt(uuid: string): Promise<Claimed | undefined> {
       version: read.version + 1,
     };
     delete next.next_attempt_at;
+    const bare = { body: JSON.stringify({ event: read.event }), headers: {} };
+    // A secret that cannot be opened (a disabled KMS key, say) fails this attempt on the record
+    // and the schedule goes on: the delivery never stalls unlogged.
+    let problem: string | undefined;
     const request = endpoint
-      ? await requestFor(endpoint, next, attempt, at)
-      : { body: JSON.stringify({ event: read.event }), headers: {} };
+      ? await requestFor(endpoint, next, attempt, at).catch((error: unknown) => {
+          problem = `The endpoint's secrets could not be opened: ${error instanceof Error ? error.message : String(error)}`;
+          return bare;
+        })
+      : bare;
     const claimed: Claimed = {
       delivery: next,
       endpoint,
@@ -197,6 +224,7 @@ export async function claimAttempt(uuid: string): Promise<Claimed | undefined> {
       responseUuid: derivedUuid('webhook_response', read.uuid, attempt),
       request,
       at,
+      ...(problem === undefined ? {} : { problem }),
     };
     await transactWrite([
       { item: deliveryPut(next, read.version), onConditionFailed: () => new StaleVersionError() },
@@ -221,7 +249,7 @@ export async function attemptDelivery(uuid: string): Promise<AttemptOutcome> {
 /** Sends a claimed attempt; never throws (network trouble is a result). */
 export async function sendAttempt(claimed: Claimed): Promise<PostResult | undefined> {
   const { endpoint, request } = claimed;
-  if (!endpoint) return undefined;
+  if (!endpoint || claimed.problem !== undefined) return undefined;
   const allowPrivate = process.env.SVC_WEBHOOK_ALLOW_PRIVATE === 'true';
   return postJson(endpoint.endpoint, request.body, request.headers, { allowPrivate, timeoutMs: TIMEOUT_MS });
 }
@@ -232,7 +260,9 @@ export async function recordAttempt(claimed: Claimed, result: PostResult | undef
   const uuid = delivery.uuid;
   const gone = result?.statusCode === 410;
   const delivered = result?.ok === true;
-  const final = !endpoint || delivered || gone || attempt >= MAX_ATTEMPTS;
+  // A URL the guard refuses for its form (not its address) can never succeed: no retries.
+  const hopeless = result?.blocked === true && result.blockedReason !== undefined && result.blockedReason !== 'address';
+  const final = !endpoint || delivered || gone || hopeless || attempt >= MAX_ATTEMPTS;
   const response: ResponseRecord = {
     ...baseResponse(claimed),
     error: !delivered,
@@ -240,10 +270,11 @@ export async function recordAttempt(claimed: Claimed, result: PostResult | undef
     ...(result?.statusCode === undefined ? {} : { status_code: result.statusCode }),
     ...(result?.reasonPhrase === undefined ? {} : { reason_phrase: result.reasonPhrase }),
     ...(result === undefined ? {} : { response_time: Math.round(result.responseTimeMs) }),
-    response_headers: truncate(JSON.stringify(result?.responseHeaders ?? {})),
+    response_headers: recordedHeaders(result?.responseHeaders ?? {}),
     response_body: truncate(result?.responseBody ?? ''),
   };
   if (!endpoint) response.error_message = 'The webhook endpoint was deleted';
+  else if (claimed.problem !== undefined) response.error_message = claimed.problem;
   else if (result?.error !== undefined) response.error_message = result.error;
   else if (!delivered) response.error_message = `The receiver answered ${result?.statusCode}`;
   else delete response.error_message;
@@ -261,6 +292,8 @@ export async function recordAttempt(claimed: Claimed, result: PostResult | undef
     if (delivered) next.status = 'delivered';
     else if (gone) next.status = 'gone';
     else if (final) next.status = 'failed';
+    // A settled delivery is kept as long as its responses (it also de-duplicates replays).
+    if (next.status !== 'pending') next.expires_at = at + RESPONSE_RETENTION_SECONDS;
     else next.next_attempt_at = at + (RETRY_DELAYS_SECONDS[attempt - 1] ?? 86_400);
     await transactWrite([
       { item: deliveryPut(next, read.version), onConditionFailed: () => new StaleVersionError() },

@@ -27,7 +27,12 @@ const endpointUrl = z
   .min(1, 'This value should not be blank')
   .max(2000)
   .refine((value) => value.startsWith('https://'), 'The endpoint must start with https://')
-  .refine((value) => URL.canParse(value), 'Not a valid URL');
+  .refine((value) => URL.canParse(value), 'Not a valid URL')
+  .refine((value) => {
+    const url = URL.parse(value);
+    return url !== null && url.username === '' && url.password === '';
+  }, 'Put credentials in username and password, not in the URL')
+  .refine((value) => URL.parse(value)?.port !== '0', 'Not a valid port');
 
 const secret = z.string().min(1).max(500);
 const fields = {
@@ -35,7 +40,11 @@ const fields = {
   account_uuid: uuidSchema.optional(),
   alias: z.string().max(200).optional(),
   endpoint: endpointUrl,
-  username: z.string().max(200).optional(),
+  username: z
+    .string()
+    .max(200)
+    .refine((value) => !value.includes(':'), 'A Basic-auth username cannot contain a colon')
+    .optional(),
   password: secret.nullable().optional(),
   hmac_key: secret.nullable().optional(),
   prevent_duplicates: z.boolean().optional(),
@@ -66,7 +75,9 @@ export async function endpointShape(endpoint: EndpointRecord) {
     ...endpointListShape(endpoint),
     endpoint: endpoint.endpoint,
     ...(endpoint.username === undefined ? {} : { username: endpoint.username }),
-    ...(endpoint.hmac_key === undefined ? {} : { hmac_key: await open(endpoint.hmac_key) }),
+    ...(endpoint.hmac_key === undefined
+      ? {}
+      : { hmac_key: await open(endpoint.hmac_key, { endpoint: endpoint.uuid, field: 'hmac_key' }) }),
   };
 }
 
@@ -75,15 +86,16 @@ export async function createEndpoint(principal: Promise<Principal>, input: z.inf
   assertCanManage(caller, input);
   await checkScope(input.organisation_uuid, input.account_uuid);
   const at = now();
+  const uuid = newUuid();
   const endpoint: EndpointRecord = {
-    uuid: newUuid(),
+    uuid,
     organisation_uuid: input.organisation_uuid,
     ...(input.account_uuid === undefined ? {} : { account_uuid: input.account_uuid }),
     ...(input.alias === undefined ? {} : { alias: input.alias }),
     endpoint: input.endpoint,
     ...(input.username === undefined ? {} : { username: input.username }),
-    ...(input.password ? { password: await seal(input.password) } : {}),
-    hmac_key: await seal(input.hmac_key ?? newToken(32)),
+    ...(input.password ? { password: await seal(input.password, { endpoint: uuid, field: 'password' }) } : {}),
+    hmac_key: await seal(input.hmac_key ?? newToken(32), { endpoint: uuid, field: 'hmac_key' }),
     ...(input.prevent_duplicates ? { unique_url: urlHash(input.endpoint) } : {}),
     created: at,
     updated: at,
@@ -149,11 +161,11 @@ export async function changeEndpoint(
     if (alias !== undefined) next.alias = alias;
     if (username !== undefined) next.username = username;
     if (input.password === undefined && read.password !== undefined) next.password = read.password;
-    if (input.password) next.password = await seal(input.password);
+    if (input.password) next.password = await seal(input.password, { endpoint: read.uuid, field: 'password' });
     next.hmac_key =
       input.hmac_key === undefined
         ? read.hmac_key
-        : await seal(input.hmac_key === null ? newToken(32) : input.hmac_key);
+        : await seal(input.hmac_key ?? newToken(32), { endpoint: read.uuid, field: 'hmac_key' });
     assertCanManage(caller, next);
     if (next.account_uuid !== read.account_uuid) await checkScope(next.organisation_uuid, next.account_uuid);
 

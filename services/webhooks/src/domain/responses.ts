@@ -1,7 +1,7 @@
-import { NotFoundError, type Principal, uuidSchema } from '@svc/core';
+import { ForbiddenError, NotFoundError, type Principal, uuidSchema } from '@svc/core';
 import * as z from 'zod';
 import { findResponse, type ResponseRecord, responsesOf } from '../repository/items';
-import { assertCanManage, booleanText, listScope } from './access';
+import { booleanText, canManage, listScope } from './access';
 import { redeliver } from './delivery';
 
 /** Webhook Responses (interface 2.16): one record per delivery attempt, newest first. */
@@ -43,16 +43,35 @@ export function responseShape(r: ResponseRecord) {
   };
 }
 
+/**
+ * A filtered list reads at most this many records (newest first) of the partition it lists: an
+ * endpoint's when `webhook_configuration_uuid` is given, else the organisation's.
+ */
+export const RESPONSE_SCAN_LIMIT = 5_000;
+
+/** A response is readable by whoever manages both its endpoint and the account of its event. */
+function readable(caller: Principal, r: ResponseRecord): boolean {
+  const scope = (account: string | undefined) => ({
+    organisation_uuid: r.organisation_uuid,
+    ...(account === undefined ? {} : { account_uuid: account }),
+  });
+  return canManage(caller, scope(r.endpoint_account_uuid)) && canManage(caller, scope(r.account_uuid));
+}
+
 export async function listResponses(principal: Promise<Principal>, query: z.infer<typeof listResponsesQuery>) {
-  const visible = listScope(await principal, query.organisation_uuid, query.account_uuid);
+  const caller = await principal;
+  listScope(caller, query.organisation_uuid, query.account_uuid);
   const matches = (r: ResponseRecord) =>
-    visible({ organisation_uuid: r.organisation_uuid, ...(r.account_uuid ? { account_uuid: r.account_uuid } : {}) }) &&
+    r.organisation_uuid === query.organisation_uuid &&
+    readable(caller, r) &&
+    (query.account_uuid === undefined || r.account_uuid === query.account_uuid) &&
     (query.webhook_configuration_uuid === undefined ||
       r.webhook_configuration_uuid === query.webhook_configuration_uuid) &&
     (query.event_uuid === undefined || r.event_uuid === query.event_uuid);
   const found: ResponseRecord[] = [];
   const wanted = query.from + query.size;
-  for await (const page of responsesOf(query.organisation_uuid as string)) {
+  const pages = responsesOf(query.organisation_uuid as string, query.webhook_configuration_uuid, RESPONSE_SCAN_LIMIT);
+  for await (const page of pages) {
     for (const response of page) if (matches(response)) found.push(response);
     if (found.length >= wanted) break;
   }
@@ -62,10 +81,7 @@ export async function listResponses(principal: Promise<Principal>, query: z.infe
 export async function readResponse(principal: Promise<Principal>, uuid: string): Promise<ResponseRecord> {
   const [caller, response] = await Promise.all([principal, findResponse(uuid)]);
   if (!response) throw new NotFoundError('Webhook response not found');
-  assertCanManage(caller, {
-    organisation_uuid: response.organisation_uuid,
-    ...(response.account_uuid === undefined ? {} : { account_uuid: response.account_uuid }),
-  });
+  if (!readable(caller, response)) throw new ForbiddenError();
   return response;
 }
 

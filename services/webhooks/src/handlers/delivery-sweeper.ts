@@ -7,14 +7,13 @@ import { dueDeliveries } from '../repository/items';
  * delivery queue. Retries wait here, in the table's due index, by the service clock, so back-off
  * of hours costs nothing while it waits and survives any restart.
  */
+/** At most this many per shard per sweep: a back-log drains over several sweeps, fairly. */
+export const SWEEP_PER_SHARD = 2_000;
+
 export async function sweepDueDeliveries(): Promise<number> {
-  let sent = 0;
-  for await (const uuids of dueDeliveries(now())) {
-    if (uuids.length === 0) continue;
-    await enqueueDeliveries(uuids);
-    sent += uuids.length;
-  }
-  return sent;
+  const uuids = await dueDeliveries(now(), SWEEP_PER_SHARD);
+  if (uuids.length > 0) await enqueueDeliveries(uuids);
+  return uuids.length;
 }
 
 export const handler = async (): Promise<{ due: number }> => ({ due: await sweepDueDeliveries() });

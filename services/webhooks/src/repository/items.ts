@@ -17,6 +17,7 @@ import * as z from 'zod';
  * | deliveries due for an attempt                | due   | duepk = DELIVERY_DUE#<shard 0-7>, duesk = <unix 12 digits>#<uuid> |
  * | webhook response (one per attempt)           | table | pk = WEBHOOK_RESPONSE#<uuid>, sk = WEBHOOK_RESPONSE             |
  * | responses of an organisation, newest first   | gsi1  | gsi1pk = ORG#<org>#WEBHOOK_RESPONSES, gsi1sk = <sent_at>#<uuid> |
+ * | responses of one endpoint, newest first      | gsi2  | gsi2pk = WEBHOOK#<uuid>#RESPONSES, gsi2sk = <sent_at>#<uuid>    |
  */
 export const DELIVERY_SHARDS = 8;
 const timeKey = (unixSeconds: number) => String(Math.max(0, Math.floor(unixSeconds))).padStart(12, '0');
@@ -84,6 +85,8 @@ export const deliveryRecordSchema = z.object({
   next_attempt_at: z.number().int().optional(),
   /** While an attempt is in flight: until when its worker owns it. */
   lease_until: z.number().int().optional(),
+  /** Once settled: when DynamoDB's TTL may remove it. */
+  expires_at: z.number().int().optional(),
   created: z.number().int(),
   updated: z.number().int(),
   version: z.number().int(),
@@ -95,6 +98,8 @@ export const responseRecordSchema = z.object({
   organisation_uuid: z.string(),
   account_uuid: z.string().optional(),
   webhook_configuration_uuid: z.string(),
+  /** The endpoint's own account scope, if any: who may read its traffic. */
+  endpoint_account_uuid: z.string().optional(),
   delivery_uuid: z.string(),
   event_uuid: z.string(),
   object_uuid: z.string(),
@@ -235,6 +240,7 @@ export function deliveryItem(delivery: DeliveryRecord): Record<string, unknown> 
   return {
     ...deliveryKey(delivery.uuid),
     entity: 'delivery',
+    ...(delivery.expires_at === undefined ? {} : { ttl: delivery.expires_at }),
     ...(due === undefined
       ? {}
       : {
@@ -254,18 +260,27 @@ export async function findDelivery(uuid: string): Promise<DeliveryRecord | undef
   return item ? deliveryRecordSchema.parse(item) : undefined;
 }
 
-/** Deliveries due at or before `at`, shard by shard (keys only). */
-export async function* dueDeliveries(at: number): AsyncGenerator<string[]> {
+/**
+ * Deliveries due at or before `at` (keys only): every shard read in parallel, at most
+ * `perShard` from each, oldest first, so one busy shard cannot starve the others.
+ */
+export async function dueDeliveries(at: number, perShard: number): Promise<string[]> {
   const before = `${timeKey(at)}$`;
-  for (let shard = 0; shard < DELIVERY_SHARDS; shard++) {
-    for await (const page of queryPages({
-      index: 'due',
-      partition: key('DELIVERY_DUE', shard),
-      sortBefore: before,
-    })) {
-      yield page.map((item) => String(item.duesk).split('#')[1] ?? '').filter(Boolean);
-    }
-  }
+  const shards = await Promise.all(
+    Array.from({ length: DELIVERY_SHARDS }, async (_, shard) => {
+      const uuids: string[] = [];
+      for await (const page of queryPages({
+        index: 'due',
+        partition: key('DELIVERY_DUE', shard),
+        sortBefore: before,
+        limit: perShard,
+      })) {
+        uuids.push(...page.map((item) => String(item.duesk).split('#')[1] ?? '').filter(Boolean));
+      }
+      return uuids;
+    }),
+  );
+  return shards.flat();
 }
 
 // Webhook responses
@@ -278,6 +293,8 @@ export function responsePut(response: ResponseRecord, ttl: number): TransactItem
         entity: 'webhook_response',
         gsi1pk: key('ORG', response.organisation_uuid, 'WEBHOOK_RESPONSES'),
         gsi1sk: key(timeKey(response.sent_at), response.uuid),
+        gsi2pk: key('WEBHOOK', response.webhook_configuration_uuid, 'RESPONSES'),
+        gsi2sk: key(timeKey(response.sent_at), response.uuid),
         ttl,
         ...response,
       },
@@ -290,12 +307,18 @@ export async function findResponse(uuid: string): Promise<ResponseRecord | undef
   return item ? responseRecordSchema.parse(item) : undefined;
 }
 
-/** Responses of an organisation, newest first, page by page. */
-export async function* responsesOf(organisationUuid: string): AsyncGenerator<ResponseRecord[]> {
+/** Responses of an organisation (or of one endpoint), newest first, page by page, at most `limit` read. */
+export async function* responsesOf(
+  organisationUuid: string,
+  endpointUuid: string | undefined,
+  limit: number,
+): AsyncGenerator<ResponseRecord[]> {
   for await (const page of queryPages({
-    index: 'gsi1',
-    partition: key('ORG', organisationUuid, 'WEBHOOK_RESPONSES'),
+    ...(endpointUuid === undefined
+      ? { index: 'gsi1' as const, partition: key('ORG', organisationUuid, 'WEBHOOK_RESPONSES') }
+      : { index: 'gsi2' as const, partition: key('WEBHOOK', endpointUuid, 'RESPONSES') }),
     descending: true,
+    limit,
   })) {
     yield page.map((item) => responseRecordSchema.parse(item));
   }
