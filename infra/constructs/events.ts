@@ -1,12 +1,12 @@
 import { WORKERS } from '@svc/api';
 import { INDEXES } from '@svc/table';
 import { EVENT_SOURCE } from '@svc/webhooks';
-import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, Validations } from 'aws-cdk-lib';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { EventBus, Rule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { type IGrantable, PolicyDocument, PolicyStatement, type Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { type IGrantable, PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
