@@ -31,6 +31,8 @@ export interface LocalQueues {
 /** Seconds a received message stays hidden; a failed one comes back after this (real time). */
 const VISIBILITY_TIMEOUT = 30;
 const MAX_RECEIVE_COUNT = 5;
+/** Batches a drain works on at once (the deployed workers run several invocations too). */
+const CONCURRENT_BATCHES = 4;
 
 let queues: Promise<LocalQueues> | undefined;
 let client: SQSClient | undefined;
@@ -125,7 +127,7 @@ async function drainQueue<T>(
   onBatch: (result: T, done: number) => void,
 ): Promise<void> {
   const sqs = client as SQSClient;
-  for (;;) {
+  const batch = async (): Promise<number> => {
     const received = await sqs.send(
       new ReceiveMessageCommand({
         QueueUrl: queueUrl,
@@ -135,7 +137,7 @@ async function drainQueue<T>(
       }),
     );
     const messages = received.Messages ?? [];
-    if (messages.length === 0) return;
+    if (messages.length === 0) return 0;
     const { failed, result } = await work({ Records: messages.map((m) => toRecord(m, queueUrl)) });
     const done = messages.filter((m) => !failed.has(m.MessageId ?? ''));
     if (done.length > 0) {
@@ -147,6 +149,12 @@ async function drainQueue<T>(
       );
     }
     onBatch(result, done.length);
+    return messages.length;
+  };
+  // Several batches at once, as Lambda runs several invocations of an SQS event source.
+  for (;;) {
+    const received = await Promise.all(Array.from({ length: CONCURRENT_BATCHES }, batch));
+    if (received.every((count) => count === 0)) return;
   }
 }
 

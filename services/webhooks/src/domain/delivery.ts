@@ -34,6 +34,8 @@ import { open } from '../repository/secrets';
 export const RETRY_DELAYS_SECONDS = [60, 300, 900, 3600, 10_800, 21_600, 43_200, 86_400, 86_400] as const;
 export const MAX_ATTEMPTS = RETRY_DELAYS_SECONDS.length + 1;
 export const ATTEMPT_LEASE_SECONDS = 60;
+/** How long a queued delivery is left to its queue message before the sweeper sends another. */
+export const QUEUED_GRACE_SECONDS = 300;
 /** Request and response bodies and headers are kept up to this many characters in a Webhook Response. */
 export const RECORD_LIMIT = 16_384;
 /** Webhook Responses are kept this long (DynamoDB TTL). */
@@ -69,6 +71,8 @@ export async function fanOut(event: Envelope): Promise<string[]> {
         attempts: 0,
         status: 'pending',
         next_attempt_at: at,
+        // Fan-out sends it to the queue now; the sweeper is only the safety net.
+        queued_until: at + QUEUED_GRACE_SECONDS,
         created: at,
         updated: at,
         version: 1,
@@ -84,6 +88,34 @@ export async function fanOut(event: Envelope): Promise<string[]> {
   return created;
 }
 
+/**
+ * Marks due deliveries as queued (the sweeper sends them right after): each is re-read and
+ * written guarded by its version, so one claimed meanwhile is left out. Returns those marked.
+ */
+export async function markQueued(uuids: readonly string[]): Promise<string[]> {
+  const at = now();
+  const marked = await Promise.all(
+    uuids.map(async (uuid) => {
+      const read = await findDelivery(uuid);
+      if (read?.status !== 'pending') return undefined;
+      const next: DeliveryRecord = {
+        ...read,
+        queued_until: at + QUEUED_GRACE_SECONDS,
+        updated: at,
+        version: read.version + 1,
+      };
+      try {
+        await transactWrite([{ item: deliveryPut(next, read.version) }]);
+        return uuid;
+      } catch (error) {
+        if (isConditionFailure(error)) return undefined;
+        throw error;
+      }
+    }),
+  );
+  return marked.filter((uuid): uuid is string => uuid !== undefined);
+}
+
 /** A new delivery of a recorded attempt's event to its endpoint (redeliver: 202). */
 export async function redeliver(response: ResponseRecord): Promise<string> {
   const original = await findDelivery(response.delivery_uuid);
@@ -95,6 +127,7 @@ export async function redeliver(response: ResponseRecord): Promise<string> {
     attempts: 0,
     status: 'pending',
     next_attempt_at: at,
+    queued_until: at + QUEUED_GRACE_SECONDS,
     created: at,
     updated: at,
     version: 1,
@@ -207,6 +240,7 @@ export async function claimAttempt(uuid: string): Promise<Claimed | undefined> {
       version: read.version + 1,
     };
     delete next.next_attempt_at;
+    delete next.queued_until;
     const bare = { body: JSON.stringify({ event: read.event }), headers: {} };
     // A secret that cannot be opened (a disabled KMS key, say) fails this attempt on the record
     // and the schedule goes on: the delivery never stalls unlogged.

@@ -1,4 +1,5 @@
 import { now } from '@svc/core';
+import { markQueued } from '../domain/delivery';
 import { enqueueDeliveries } from '../pipeline/queue';
 import { dueDeliveries } from '../repository/items';
 
@@ -11,7 +12,8 @@ import { dueDeliveries } from '../repository/items';
 export const SWEEP_PER_SHARD = 2_000;
 
 export async function sweepDueDeliveries(): Promise<number> {
-  const uuids = await dueDeliveries(now(), SWEEP_PER_SHARD);
+  const due = await dueDeliveries(now(), SWEEP_PER_SHARD);
+  const uuids = due.length === 0 ? [] : await markQueued(due);
   if (uuids.length > 0) await enqueueDeliveries(uuids);
   return uuids.length;
 }

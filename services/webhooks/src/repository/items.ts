@@ -85,6 +85,8 @@ export const deliveryRecordSchema = z.object({
   next_attempt_at: z.number().int().optional(),
   /** While an attempt is in flight: until when its worker owns it. */
   lease_until: z.number().int().optional(),
+  /** Sent to the queue: the sweeper leaves it alone until then. */
+  queued_until: z.number().int().optional(),
   /** Once settled: when DynamoDB's TTL may remove it. */
   expires_at: z.number().int().optional(),
   created: z.number().int(),
@@ -236,7 +238,10 @@ export async function subscribersOf(organisationUuid: string, eventName: string)
 // Deliveries
 
 export function deliveryItem(delivery: DeliveryRecord): Record<string, unknown> {
-  const due = delivery.status === 'pending' ? (delivery.lease_until ?? delivery.next_attempt_at) : undefined;
+  // A delivery just sent to the queue is due for the sweeper only once that message had its
+  // chance (queued_until), so a sweep never re-sends what is already waiting in the queue.
+  const waiting = Math.max(delivery.next_attempt_at ?? 0, delivery.queued_until ?? 0);
+  const due = delivery.status === 'pending' ? (delivery.lease_until ?? waiting) : undefined;
   return {
     ...deliveryKey(delivery.uuid),
     entity: 'delivery',
