@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { ConflictError, derivedUuid, logger, newUuid, now } from '@svc/core';
 import { matchesFilter, parseFilter } from '@svc/filter';
 import { type PostResult, postJson } from '@svc/outbound';
-import { isConditionFailure, retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
+import { type GuardedWrite, isConditionFailure, retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
 import {
   type DeliveryRecord,
   deliveryPut,
@@ -41,6 +41,7 @@ export const RECORD_LIMIT = 16_384;
 /** Webhook Responses are kept this long (DynamoDB TTL). */
 export const RESPONSE_RETENTION_SECONDS = 30 * 86_400;
 const TIMEOUT_MS = 10_000;
+const LOST_ATTEMPT = 'No outcome was recorded: the delivery worker stopped during this attempt';
 
 const tooBusy = () => new ConflictError('Too many concurrent changes; try again');
 
@@ -67,6 +68,7 @@ export async function fanOut(event: Envelope): Promise<string[]> {
         organisation_uuid: event.organisation_uuid,
         ...(event.account_uuid === undefined ? {} : { account_uuid: event.account_uuid }),
         endpoint_uuid: endpointUuid,
+        ...(endpoint.account_uuid === undefined ? {} : { endpoint_account_uuid: endpoint.account_uuid }),
         event,
         attempts: 0,
         status: 'pending',
@@ -205,7 +207,7 @@ function baseResponse(claimed: Claimed): ResponseRecord {
     attempt,
     sent_at: at,
     error: true,
-    error_message: 'No outcome was recorded: the delivery worker stopped during this attempt',
+    error_message: LOST_ATTEMPT,
     do_not_retry: false,
     request_headers: recordedHeaders(request.headers),
     request_body: truncate(request.body),
@@ -221,12 +223,16 @@ export async function claimAttempt(uuid: string): Promise<Claimed | undefined> {
     const at = now();
     if (read?.status !== 'pending') return undefined;
     if ((read.lease_until ?? 0) > at || (read.next_attempt_at ?? 0) > at) return undefined;
+    // A lease that lapsed means the previous attempt's worker stopped before recording it: that
+    // attempt is logged now, as one with no outcome (it may have reached the receiver).
+    const lost: GuardedWrite[] = read.lease_until === undefined ? [] : [{ item: lostAttemptRecord(read) }];
     if (read.attempts >= MAX_ATTEMPTS) {
-      // The last attempt's worker died: its "no outcome" record stays the final word.
+      // The last attempt's worker died: its "no outcome" record is the final word.
       const failed: DeliveryRecord = { ...read, status: 'failed', updated: at, version: read.version + 1 };
       delete failed.lease_until;
       await transactWrite([
         { item: deliveryPut(failed, read.version), onConditionFailed: () => new StaleVersionError() },
+        ...lost,
       ]);
       return undefined;
     }
@@ -260,12 +266,39 @@ export async function claimAttempt(uuid: string): Promise<Claimed | undefined> {
       at,
       ...(problem === undefined ? {} : { problem }),
     };
+    // Usually one conditional put; a transaction only when a lost attempt is logged with it.
     await transactWrite([
       { item: deliveryPut(next, read.version), onConditionFailed: () => new StaleVersionError() },
-      { item: responsePut(baseResponse(claimed), at + RESPONSE_RETENTION_SECONDS) },
+      ...lost,
     ]);
     return claimed;
   }, tooBusy);
+}
+
+/** The record of an attempt whose worker stopped before recording it (written once, if absent). */
+function lostAttemptRecord(read: DeliveryRecord) {
+  const startedAt = (read.lease_until ?? now()) - ATTEMPT_LEASE_SECONDS;
+  const record: ResponseRecord = {
+    uuid: derivedUuid('webhook_response', read.uuid, read.attempts),
+    organisation_uuid: read.organisation_uuid,
+    ...(read.account_uuid === undefined ? {} : { account_uuid: read.account_uuid }),
+    webhook_configuration_uuid: read.endpoint_uuid,
+    ...(read.endpoint_account_uuid === undefined ? {} : { endpoint_account_uuid: read.endpoint_account_uuid }),
+    delivery_uuid: read.uuid,
+    event_uuid: read.event.uuid,
+    object_uuid: read.event.object_uuid,
+    attempt: read.attempts,
+    sent_at: startedAt,
+    error: true,
+    error_message: LOST_ATTEMPT,
+    do_not_retry: read.attempts >= MAX_ATTEMPTS,
+    request_headers: '{}',
+    request_body: truncate(JSON.stringify({ event: read.event })),
+    response_headers: '{}',
+    response_body: '',
+  };
+  const put = responsePut(record, startedAt + RESPONSE_RETENTION_SECONDS);
+  return 'Put' in put ? { Put: { ...put.Put, ConditionExpression: 'attribute_not_exists(pk)' } } : put;
 }
 
 export interface AttemptOutcome {

@@ -77,6 +77,8 @@ export const deliveryRecordSchema = z.object({
   organisation_uuid: z.string(),
   account_uuid: z.string().optional(),
   endpoint_uuid: z.string(),
+  /** The endpoint's account scope when the delivery was made (who may read its traffic). */
+  endpoint_account_uuid: z.string().optional(),
   event: envelopeSchema,
   /** Attempts started so far (the next one is attempts + 1). */
   attempts: z.number().int(),
