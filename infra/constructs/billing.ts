@@ -7,10 +7,10 @@ import { PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { ContextAttribute, Schedule, ScheduleExpression, ScheduleTargetInput } from 'aws-cdk-lib/aws-scheduler';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
-import { Queue, QueueEncryption, type QueueProps } from 'aws-cdk-lib/aws-sqs';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { RateExpression, StageConfig } from '../config/stages';
-import { indexArn, schedulerRole } from './scheduling';
+import { encryptedQueue, indexArn, schedulerRole } from './background-parts';
 import { thresholdAlarm } from './service-alarms';
 import { ServiceFunction } from './service-function';
 import { TABLE_READ_ACTIONS } from './table-access';
@@ -82,15 +82,15 @@ export class Billing extends Construct {
     super(scope, id);
     const { stage, table } = props;
 
-    this.deadLetterQueue = this.encryptedQueue('DeadLetterQueue', stage, { retentionPeriod: DEAD_LETTER_RETENTION });
-    this.queue = this.encryptedQueue('Queue', stage, {
+    this.deadLetterQueue = encryptedQueue(this, 'DeadLetterQueue', stage, { retentionPeriod: DEAD_LETTER_RETENTION });
+    this.queue = encryptedQueue(this, 'Queue', stage, {
       // AWS's rule for SQS event sources: six times the function timeout, plus the batching window.
       visibilityTimeout: Duration.seconds(
         BILLING_WORKER_TIMEOUT.toSeconds() * 6 + MAX_BATCHING_WINDOW.toSeconds({ integral: true }),
       ),
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },
     });
-    this.scheduleDeadLetterQueue = this.encryptedQueue('ScheduleDeadLetterQueue', stage, {
+    this.scheduleDeadLetterQueue = encryptedQueue(this, 'ScheduleDeadLetterQueue', stage, {
       retentionPeriod: DEAD_LETTER_RETENTION,
     });
     Validations.of(this.scheduleDeadLetterQueue).acknowledge({
@@ -184,21 +184,6 @@ export class Billing extends Construct {
     });
 
     this.alarms = stage.alarms.enabled ? this.createAlarms(stage) : [];
-  }
-
-  private encryptedQueue(
-    id: string,
-    stage: StageConfig,
-    props: Pick<QueueProps, 'retentionPeriod' | 'visibilityTimeout' | 'deadLetterQueue'>,
-  ): Queue {
-    return new Queue(this, id, {
-      ...props,
-      // SQS-managed keys: the messages carry subscription ids, not card data, and a KMS key would
-      // need kms:GenerateDataKey for the run, the worker and the scheduler role, plus a key policy.
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      removalPolicy: stage.removalPolicy,
-    });
   }
 
   private schedulerRoleFor(run: ServiceFunction, deadLetterQueue: Queue): Role {

@@ -12,10 +12,10 @@ import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Schedule, ScheduleExpression } from 'aws-cdk-lib/aws-scheduler';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
-import { Queue, QueueEncryption, type QueueProps } from 'aws-cdk-lib/aws-sqs';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { RateExpression, StageConfig } from '../config/stages';
-import { indexArn, schedulerRole } from './scheduling';
+import { encryptedQueue, indexArn, schedulerRole } from './background-parts';
 import { thresholdAlarm } from './service-alarms';
 import { ServiceFunction } from './service-function';
 
@@ -146,18 +146,18 @@ export class Events extends Construct {
       description: `svc fundraising domain events (${stage.name})`,
     });
 
-    this.deliveryDeadLetterQueue = this.encryptedQueue('DeliveryDeadLetterQueue', stage, {
+    this.deliveryDeadLetterQueue = encryptedQueue(this, 'DeliveryDeadLetterQueue', stage, {
       retentionPeriod: DEAD_LETTER_RETENTION,
     });
-    this.deliveryQueue = this.encryptedQueue('DeliveryQueue', stage, {
+    this.deliveryQueue = encryptedQueue(this, 'DeliveryQueue', stage, {
       // AWS's rule for SQS event sources: at least six times the function timeout.
       visibilityTimeout: Duration.seconds(DELIVERY_WORKER_TIMEOUT.toSeconds() * 6),
       deadLetterQueue: { queue: this.deliveryDeadLetterQueue, maxReceiveCount: DELIVERY_MAX_RECEIVE_COUNT },
     });
-    this.fanOutDeadLetterQueue = this.encryptedQueue('FanOutDeadLetterQueue', stage, {
+    this.fanOutDeadLetterQueue = encryptedQueue(this, 'FanOutDeadLetterQueue', stage, {
       retentionPeriod: DEAD_LETTER_RETENTION,
     });
-    this.streamDeadLetterQueue = this.encryptedQueue('StreamDeadLetterQueue', stage, {
+    this.streamDeadLetterQueue = encryptedQueue(this, 'StreamDeadLetterQueue', stage, {
       retentionPeriod: DEAD_LETTER_RETENTION,
     });
     Validations.of(this.streamDeadLetterQueue).acknowledge({
@@ -326,21 +326,6 @@ export class Events extends Construct {
         conditions: { StringEquals: { 'kms:EncryptionContext:purpose': WEBHOOK_SECRET_CONTEXT.purpose } },
       }),
     );
-  }
-
-  private encryptedQueue(
-    id: string,
-    stage: StageConfig,
-    props: Pick<QueueProps, 'retentionPeriod' | 'visibilityTimeout' | 'deadLetterQueue'>,
-  ): Queue {
-    return new Queue(this, id, {
-      ...props,
-      // SQS-managed keys: messages carry delivery uuids or events (already on the bus), never
-      // webhook secrets; EventBridge and Lambda write the dead-letter queues without key grants.
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      removalPolicy: stage.removalPolicy,
-    });
   }
 
   private schedulerRoleFor(sweeper: ServiceFunction): Role {

@@ -1,7 +1,9 @@
 import { Stack } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyDocument, type PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Queue, QueueEncryption, type QueueProps } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import type { StageConfig } from '../config/stages';
 
 /**
  * An execution role for EventBridge Scheduler, assumable only for schedules of this account's
@@ -35,4 +37,23 @@ export function schedulerRole(
 /** The ARN IAM checks for a Query on one index of the table. */
 export function indexArn(table: ITable, indexName: string): string {
   return `${table.tableArn}/index/${indexName}`;
+}
+
+/**
+ * A queue of the service: SQS-managed encryption (messages carry ids or events that are on the
+ * bus already, never secrets or card data, and a KMS key would need grants for every producer,
+ * consumer and AWS service that writes dead letters), TLS only, the stage's removal policy.
+ */
+export function encryptedQueue(
+  scope: Construct,
+  id: string,
+  stage: StageConfig,
+  props: Pick<QueueProps, 'retentionPeriod' | 'visibilityTimeout' | 'deadLetterQueue'>,
+): Queue {
+  return new Queue(scope, id, {
+    ...props,
+    encryption: QueueEncryption.SQS_MANAGED,
+    enforceSSL: true,
+    removalPolicy: stage.removalPolicy,
+  });
 }
