@@ -12,6 +12,8 @@ import { claimAttempt, sendAttempt } from './domain/delivery';
 let token: string;
 let otherToken: string;
 let receiver: Receiver;
+/** A receiver answer that never comes (the delivery times out). */
+const HANG = 0;
 /** What the receiver answers next on a path: a status per request, 200 once the list is used up. */
 const answers = new Map<string, number[]>();
 const answer = (webhook: { endpoint: string }, statuses: number[]) =>
@@ -26,6 +28,11 @@ beforeAll(async () => {
   otherToken = await tokenFor(DEMO.otherClient);
   receiver = await startReceiver((request, response) => {
     const status = answers.get(request.url ?? '')?.shift() ?? 200;
+    if (status === HANG) {
+      // Never answers in time (the delivery's timeout ends it); closed later, after the test.
+      setTimeout(() => response.destroy(), 5_000).unref();
+      return;
+    }
     response.writeHead(status, { 'content-type': 'text/plain' });
     response.end(status === 200 ? 'thanks' : 'not now');
   }, inject('receiverTls'));
@@ -487,6 +494,33 @@ describe('delivery', () => {
     expect(logged).toHaveLength(10);
     expect((await ok('GET', `/webhook-responses/${logged[0].uuid}`)).do_not_retry).toBe('true');
     expect((await ok('GET', `/webhook-responses/${logged[1].uuid}`)).do_not_retry).toBe('false');
+  });
+
+  it('gets the event to a receiver that timed out, once it answers in time', async () => {
+    const webhook = await endpoint();
+    await subscribe(webhook.uuid, 'svc.payments.payment.succeeded');
+    answer(webhook, [HANG]);
+    process.env.SVC_WEBHOOK_TIMEOUT_MS = '300';
+    try {
+      const payment = await pay('4180');
+      await settle();
+      advanceClock(60);
+      await settle();
+      const seen = requestsForObject(payment.uuid);
+      expect(seen.map((r) => r.headers['x-svc-delivery-attempt'])).toEqual(['1', '2']);
+      const eventUuid = String(seen[0]?.headers['x-svc-event-uuid']);
+      const logged = await ok(
+        'GET',
+        `/webhook-responses?organisation_uuid=${DEMO.org}&event_uuid=${eventUuid}&webhook_configuration_uuid=${webhook.uuid}`,
+      );
+      expect(logged.map((r: { status_code?: number; error: string }) => [r.status_code, r.error])).toEqual([
+        [200, 'false'],
+        [undefined, 'true'],
+      ]);
+      expect((await ok('GET', `/webhook-responses/${logged[1].uuid}`)).error_message).toMatch(/timed out/i);
+    } finally {
+      delete process.env.SVC_WEBHOOK_TIMEOUT_MS;
+    }
   });
 
   it('stops at 410 Gone', async () => {

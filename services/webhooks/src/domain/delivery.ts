@@ -40,7 +40,15 @@ export const QUEUED_GRACE_SECONDS = 300;
 export const RECORD_LIMIT = 16_384;
 /** Webhook Responses are kept this long (DynamoDB TTL). */
 export const RESPONSE_RETENTION_SECONDS = 30 * 86_400;
+/**
+ * The receiver has 10 s (contract). SVC_WEBHOOK_TIMEOUT_MS may only shorten it (tests use a
+ * fraction of a second to exercise timeouts without waiting).
+ */
 const TIMEOUT_MS = 10_000;
+function timeoutMs(): number {
+  const configured = Number(process.env.SVC_WEBHOOK_TIMEOUT_MS);
+  return Number.isFinite(configured) && configured >= 50 ? Math.min(configured, TIMEOUT_MS) : TIMEOUT_MS;
+}
 const LOST_ATTEMPT = 'No outcome was recorded: the delivery worker stopped during this attempt';
 
 const tooBusy = () => new ConflictError('Too many concurrent changes; try again');
@@ -318,7 +326,7 @@ export async function sendAttempt(claimed: Claimed): Promise<PostResult | undefi
   const { endpoint, request } = claimed;
   if (!endpoint || claimed.problem !== undefined) return undefined;
   const allowPrivate = process.env.SVC_WEBHOOK_ALLOW_PRIVATE === 'true';
-  return postJson(endpoint.endpoint, request.body, request.headers, { allowPrivate, timeoutMs: TIMEOUT_MS });
+  return postJson(endpoint.endpoint, request.body, request.headers, { allowPrivate, timeoutMs: timeoutMs() });
 }
 
 /** Records a sent attempt's outcome and settles the delivery (delivered, gone, failed or the next retry). */
