@@ -354,14 +354,13 @@ export async function recordAttempt(claimed: Claimed, result: PostResult | undef
   else if (!delivered) response.error_message = `The receiver answered ${result?.statusCode}`;
   else delete response.error_message;
 
+  // The response first (it is the truth of this attempt whatever happens next), then the
+  // delivery, guarded by the version this worker's claim wrote: two plain writes, no transaction.
+  // If the worker stops between them, the next claim finds the lease lapsed and leaves this
+  // response as it is (its "lost attempt" record is written only where none exists).
+  await transactWrite([{ item: responsePut(response, claimed.at + RESPONSE_RETENTION_SECONDS) }]);
   const at = now();
-  await retryOnConflict(async () => {
-    const read = await findDelivery(uuid);
-    // Another worker took over after our lease lapsed: it owns the delivery now.
-    if (!read || read.attempts !== attempt || read.status !== 'pending') {
-      await transactWrite([{ item: responsePut(response, claimed.at + RESPONSE_RETENTION_SECONDS) }]);
-      return;
-    }
+  const settled = (read: DeliveryRecord): DeliveryRecord => {
     const next: DeliveryRecord = { ...read, updated: at, version: read.version + 1 };
     delete next.lease_until;
     if (delivered) next.status = 'delivered';
@@ -370,9 +369,16 @@ export async function recordAttempt(claimed: Claimed, result: PostResult | undef
     // A settled delivery is kept as long as its responses (it also de-duplicates replays).
     if (next.status !== 'pending') next.expires_at = at + RESPONSE_RETENTION_SECONDS;
     else next.next_attempt_at = at + (RETRY_DELAYS_SECONDS[attempt - 1] ?? 86_400);
+    return next;
+  };
+  let known: DeliveryRecord | undefined = delivery;
+  await retryOnConflict(async () => {
+    const read = known ?? (await findDelivery(uuid));
+    known = undefined;
+    // Another worker took over after our lease lapsed: it owns the delivery now.
+    if (!read || read.attempts !== attempt || read.status !== 'pending') return;
     await transactWrite([
-      { item: deliveryPut(next, read.version), onConditionFailed: () => new StaleVersionError() },
-      { item: responsePut(response, claimed.at + RESPONSE_RETENTION_SECONDS) },
+      { item: deliveryPut(settled(read), read.version), onConditionFailed: () => new StaleVersionError() },
     ]);
   }, tooBusy);
   if (!delivered) logger.info('webhook delivery failed', { delivery: uuid, attempt, status: result?.statusCode });
