@@ -142,6 +142,13 @@ async function newSubscription(card: string, amount: number) {
   );
 }
 
+/** The Webhook Responses of one event at one endpoint, newest first. */
+const attemptsLogged = (webhook: { uuid: string }, eventUuid: string) =>
+  ok(
+    'GET',
+    `/webhook-responses?organisation_uuid=${DEMO.org}&event_uuid=${eventUuid}&webhook_configuration_uuid=${webhook.uuid}`,
+  );
+
 /** Requests the receiver got for one event. */
 const requestsForObject = (objectUuid: string) =>
   receiver.requests.filter(
@@ -388,10 +395,7 @@ describe('delivery', () => {
     expect(new Set(seen.map((r) => r.headers['x-svc-event-uuid'])).size).toBe(1);
     expect(seen.map((r) => r.headers['x-svc-delivery-attempt'])).toEqual(['1', '2', '3', '4']);
     const eventUuid = String(seen[0]?.headers['x-svc-event-uuid']);
-    const logged = await ok(
-      'GET',
-      `/webhook-responses?organisation_uuid=${DEMO.org}&event_uuid=${eventUuid}&webhook_configuration_uuid=${webhook.uuid}`,
-    );
+    const logged = await attemptsLogged(webhook, eventUuid);
     expect(logged.map((r: { status_code: number; error: string }) => [r.status_code, r.error])).toEqual([
       [200, 'false'],
       [502, 'true'],
@@ -421,10 +425,7 @@ describe('delivery', () => {
     const seen = requestsForObject(payment.uuid);
     expect(seen.map((r) => r.headers['x-svc-delivery-attempt'])).toEqual(['2', '3']);
     const eventUuid = String(seen[0]?.headers['x-svc-event-uuid']);
-    const logged = await ok(
-      'GET',
-      `/webhook-responses?organisation_uuid=${DEMO.org}&event_uuid=${eventUuid}&webhook_configuration_uuid=${webhook.uuid}`,
-    );
+    const logged = await attemptsLogged(webhook, eventUuid);
     expect(logged.map((r: { status_code?: number; error: string }) => [r.status_code, r.error])).toEqual([
       [200, 'false'],
       [503, 'true'],
@@ -487,10 +488,7 @@ describe('delivery', () => {
       Array.from({ length: 10 }, (_, i) => String(i + 1)),
     );
     const eventUuid = String(seen[0]?.headers['x-svc-event-uuid']);
-    const logged = await ok(
-      'GET',
-      `/webhook-responses?organisation_uuid=${DEMO.org}&event_uuid=${eventUuid}&webhook_configuration_uuid=${webhook.uuid}`,
-    );
+    const logged = await attemptsLogged(webhook, eventUuid);
     expect(logged).toHaveLength(10);
     expect((await ok('GET', `/webhook-responses/${logged[0].uuid}`)).do_not_retry).toBe('true');
     expect((await ok('GET', `/webhook-responses/${logged[1].uuid}`)).do_not_retry).toBe('false');
@@ -509,10 +507,7 @@ describe('delivery', () => {
       const seen = requestsForObject(payment.uuid);
       expect(seen.map((r) => r.headers['x-svc-delivery-attempt'])).toEqual(['1', '2']);
       const eventUuid = String(seen[0]?.headers['x-svc-event-uuid']);
-      const logged = await ok(
-        'GET',
-        `/webhook-responses?organisation_uuid=${DEMO.org}&event_uuid=${eventUuid}&webhook_configuration_uuid=${webhook.uuid}`,
-      );
+      const logged = await attemptsLogged(webhook, eventUuid);
       expect(logged.map((r: { status_code?: number; error: string }) => [r.status_code, r.error])).toEqual([
         [200, 'false'],
         [undefined, 'true'],
@@ -533,10 +528,7 @@ describe('delivery', () => {
     await settle();
     expect(requestsForObject(payment.uuid)).toHaveLength(1);
     const eventUuid = String(requestsForObject(payment.uuid)[0]?.headers['x-svc-event-uuid']);
-    const [logged] = await ok(
-      'GET',
-      `/webhook-responses?organisation_uuid=${DEMO.org}&event_uuid=${eventUuid}&webhook_configuration_uuid=${webhook.uuid}`,
-    );
+    const [logged] = await attemptsLogged(webhook, eventUuid);
     expect((await ok('GET', `/webhook-responses/${logged.uuid}`)).do_not_retry).toBe('true');
   });
 
@@ -565,10 +557,7 @@ describe('delivery', () => {
     expect(seen.slice(1).map((r) => r.headers['x-svc-delivery-attempt'])).toEqual(['1', '2']);
     const eventUuid = String(seen[0]?.headers['x-svc-event-uuid']);
     expect(new Set(seen.map((r) => r.headers['x-svc-event-uuid']))).toEqual(new Set([eventUuid]));
-    const logged = await ok(
-      'GET',
-      `/webhook-responses?organisation_uuid=${DEMO.org}&event_uuid=${eventUuid}&webhook_configuration_uuid=${webhook.uuid}`,
-    );
+    const logged = await attemptsLogged(webhook, eventUuid);
     expect(logged).toHaveLength(3);
     const singles = await Promise.all(logged.map((r: { uuid: string }) => ok('GET', `/webhook-responses/${r.uuid}`)));
     const lost = singles.filter((r) => /No outcome was recorded/.test(r.error_message ?? ''));
