@@ -10,6 +10,8 @@ let gateway: Promise<Gateway> | undefined;
 export interface ApiResponse {
   status: number;
   headers: Record<string, string>;
+  /** `Set-Cookie` values. */
+  cookies: string[];
   text: string;
   // biome-ignore lint/suspicious/noExplicitAny: tests read response bodies freely
   json: any;
@@ -40,7 +42,7 @@ export async function call(method: string, url: string, options: CallOptions = {
   } catch {
     json = undefined;
   }
-  return { status: response.status, headers: response.headers, text, json };
+  return { status: response.status, headers: response.headers, cookies: response.cookies ?? [], text, json };
 }
 
 export const DEMO = {
@@ -53,6 +55,9 @@ export const DEMO = {
   client: { id: 'demo-client', secret: 'demo-secret-change-me' },
   otherClient: { id: 'other-client', secret: 'other-secret-change-me' },
   operator: { id: 'demo-operator', secret: 'operator-secret-change-me' },
+  partner: { id: 'demo-partner', secret: 'partner-secret-change-me' },
+  partnerOrg: '0a0b0c0d-0e0f-4a1b-8c2d-3e4f5a6b7c8d',
+  onboardingConfiguration: 'cf738c9a-ab1e-4fc6-b0d7-f18293a4b5c6',
 } as const;
 
 export async function seedDemo(): Promise<SeedFile> {

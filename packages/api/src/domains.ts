@@ -10,6 +10,8 @@ export const DOMAINS = {
   supporters: { entry: 'services/supporters/src/handlers/lambda.ts', memoryMb: 256 },
   subscriptions: { entry: 'services/subscriptions/src/handlers/lambda.ts', memoryMb: 512 },
   webhooks: { entry: 'services/webhooks/src/handlers/lambda.ts', memoryMb: 512 },
+  // scrypt for user passwords wants the CPU that comes with memory.
+  onboarding: { entry: 'services/onboarding/src/handlers/lambda.ts', memoryMb: 1024 },
 } as const;
 
 export type DomainName = keyof typeof DOMAINS;
@@ -22,7 +24,7 @@ export type DomainName = keyof typeof DOMAINS;
 export const WORKERS = {
   billingRun: { entry: 'services/subscriptions/src/handlers/billing-run.ts', memoryMb: 512 },
   billingWorker: { entry: 'services/subscriptions/src/handlers/billing-worker.ts', memoryMb: 512 },
-  streamPublisher: { entry: 'services/webhooks/src/handlers/stream-publisher.ts', memoryMb: 512 },
+  streamPublisher: { entry: 'packages/api/src/stream-publisher-lambda.ts', memoryMb: 512 },
   fanOut: { entry: 'services/webhooks/src/handlers/fan-out.ts', memoryMb: 512 },
   deliveryWorker: { entry: 'services/webhooks/src/handlers/delivery-worker.ts', memoryMb: 512 },
   deliverySweeper: { entry: 'services/webhooks/src/handlers/delivery-sweeper.ts', memoryMb: 256 },

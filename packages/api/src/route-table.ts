@@ -1,5 +1,6 @@
 import { type AnyRoute, routeKey } from '@svc/http';
 import { identityRoutes } from '@svc/identity';
+import { connectRoutes, onboardingRoutes } from '@svc/onboarding';
 import { organisationsRoutes } from '@svc/organisations';
 import { paymentsRoutes } from '@svc/payments';
 import { subscriptionsRoutes } from '@svc/subscriptions';
@@ -29,6 +30,7 @@ export const ROUTE_TABLE: readonly RouteEntry[] = (
     ['supporters', supportersRoutes],
     ['subscriptions', subscriptionsRoutes],
     ['webhooks', webhooksRoutes],
+    ['onboarding', [...onboardingRoutes, ...connectRoutes]],
   ] as const
 ).flatMap(([domain, routes]) => routes.map((route) => ({ domain, route, key: routeKey(route) })));
 

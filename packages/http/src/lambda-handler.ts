@@ -49,6 +49,17 @@ function buildStack(route: AnyRoute, authenticator: Authenticator): StackHandler
     .handler(dispatch);
 }
 
+function cookiesOf(cookies: readonly string[] | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const cookie of cookies ?? []) {
+    const at = cookie.indexOf('=');
+    if (at <= 0) continue;
+    const name = cookie.slice(0, at).trim();
+    if (!(name in out)) out[name] = cookie.slice(at + 1).trim();
+  }
+  return out;
+}
+
 async function dispatch(event: StackEvent): Promise<APIGatewayProxyStructuredResultV2> {
   const { svc } = event;
   const principal = svc.principal;
@@ -64,6 +75,7 @@ async function dispatch(event: StackEvent): Promise<APIGatewayProxyStructuredRes
       query: svc.query,
       body: svc.body,
       headers: event.headers,
+      cookies: cookiesOf(event.cookies),
       requestId: svc.requestId,
       baseUrl: process.env.SVC_PUBLIC_URL ?? `https://${event.requestContext.domainName}`,
       principal: () => principal ?? Promise.reject(new UnauthorizedError('This route takes no token')),

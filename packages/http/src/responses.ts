@@ -17,7 +17,10 @@ export function toLambdaResult(result: HttpResult): StackResult {
     headers['content-type'] ??= JSON_TYPE;
     body = JSON.stringify(result.body);
   }
-  return body === undefined ? { statusCode: result.status, headers } : { statusCode: result.status, headers, body };
+  const cookies = result.cookies && result.cookies.length > 0 ? { cookies: result.cookies } : {};
+  return body === undefined
+    ? { statusCode: result.status, headers, ...cookies }
+    : { statusCode: result.status, headers, body, ...cookies };
 }
 
 /** The contract's error bodies: Simple for 401, Nested for everything else. */

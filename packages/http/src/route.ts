@@ -12,6 +12,8 @@ export interface HttpResult {
   html?: string;
   text?: string;
   headers?: Record<string, string>;
+  /** `Set-Cookie` values. */
+  cookies?: string[];
 }
 
 export interface RouteRequest<P, Q, B> {
@@ -19,6 +21,8 @@ export interface RouteRequest<P, Q, B> {
   query: Q;
   body: B;
   headers: Readonly<Record<string, string | undefined>>;
+  /** Request cookies by name (the first of repeated names). */
+  cookies: Readonly<Record<string, string>>;
   requestId: string;
   /** The service's public base address (`SVC_PUBLIC_URL`, else the API's own domain). */
   baseUrl: string;

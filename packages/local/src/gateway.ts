@@ -13,6 +13,8 @@ export interface GatewayResponse {
   status: number;
   headers: Record<string, string>;
   body: Buffer;
+  /** `Set-Cookie` values (payload format 2.0 returns them apart from the headers). */
+  cookies?: string[];
 }
 
 /** API Gateway's own payload limit; the handlers enforce the contract's 256 KiB below it. */
@@ -52,7 +54,12 @@ function fromLambda(result: APIGatewayProxyStructuredResultV2): GatewayResponse 
   for (const [name, value] of Object.entries(result.headers ?? {})) headers[name.toLowerCase()] = String(value);
   const body =
     result.body === undefined ? Buffer.alloc(0) : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
-  return { status: result.statusCode ?? 200, headers, body };
+  return {
+    status: result.statusCode ?? 200,
+    headers,
+    body,
+    ...(result.cookies && result.cookies.length > 0 ? { cookies: result.cookies } : {}),
+  };
 }
 
 function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): GatewayResponse {
@@ -114,7 +121,11 @@ export async function createGateway(options: { enableControl: boolean }): Promis
           return fromLambda(internalErrorResult(requestId));
         })
         .then((response) => {
-          res.writeHead(response.status, { ...response.headers, 'content-length': response.body.length });
+          res.writeHead(response.status, {
+            ...response.headers,
+            ...(response.cookies ? { 'set-cookie': response.cookies } : {}),
+            'content-length': response.body.length,
+          });
           res.end(response.body);
         });
     });

@@ -7,8 +7,12 @@ import {
   type _Record as StreamRecord,
 } from '@aws-sdk/client-dynamodb-streams';
 import { db, tableName } from '@svc/table';
+import { registerOnboardingEventData } from '@svc/onboarding';
 import { publishStreamRecords } from '@svc/webhooks';
 import type { DynamoDBRecord } from 'aws-lambda';
+
+// The same event shapes the stream publisher's Lambda entry registers.
+registerOnboardingEventData();
 
 /**
  * Feeds the table's stream on DynamoDB Local to the stream publisher, as Lambda's event source

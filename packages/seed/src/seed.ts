@@ -1,5 +1,5 @@
 import { uuidSchema } from '@svc/core';
-import { partnerProfileSchema, upsertClient } from '@svc/identity';
+import { addGrant, partnerProfileSchema, upsertClient } from '@svc/identity';
 import { organisationSeedSchema, upsertOrganisation } from '@svc/organisations';
 import { saveSourceConfiguration, sourceConfigurationSchema } from '@svc/reconciliation';
 import * as z from 'zod';
@@ -26,6 +26,7 @@ export const seedFileSchema = z.object({
         client_id: z.string().min(1),
         client_secret: z.string().min(12),
         onboarding_configuration_uuid: uuidSchema,
+        organisation_uuid: uuidSchema.optional(),
         base_url: z.url({ protocol: /^https$/ }),
         descriptions: z.object({
           de: z.string().max(150),
@@ -62,6 +63,8 @@ export async function applySeed(seed: SeedFile): Promise<SeedSummary> {
   for (const client of seed.clients) await upsertClient(client);
   for (const { client_id, client_secret, ...partner } of seed.partners) {
     await upsertClient({ client_id, client_secret, role: 'customer', partner });
+    // Its own organisation, where it subscribes to onboarding events; onboarding adds the others.
+    if (partner.organisation_uuid) await addGrant(client_id, { organisation_uuid: partner.organisation_uuid });
   }
   for (const configuration of seed.reconciliation_source_configurations) await saveSourceConfiguration(configuration);
   return {

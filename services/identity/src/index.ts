@@ -11,4 +11,11 @@ export {
 export { forgetSigningKeys, generateKeySet, keySetSchema } from './domain/signing-keys';
 export { issueAccessToken, TOKEN_LIFETIME_SECONDS, verifyAccessToken } from './domain/tokens';
 export { identityRoutes } from './handlers/routes';
-export { findClient, type PartnerProfile, partnerProfileSchema } from './repository/client-repository';
+export {
+  type ClientRecord,
+  findClient,
+  findPartnerByConfiguration,
+  grantsChangeWrite,
+  type PartnerProfile,
+  partnerProfileSchema,
+} from './repository/client-repository';

@@ -1,3 +1,6 @@
+export { decideApproval } from './domain/approval';
+export { type OnboardedAddress, type OnboardedOrganisation, onboardedOrganisationWrites } from './domain/onboarded';
+export { organisationShape } from './domain/shapes';
 export {
   DEFAULT_PAYMENT_METHOD_PROFILES,
   type OrganisationSeed,
@@ -5,4 +8,10 @@ export {
   upsertOrganisation,
 } from './domain/upsert';
 export { organisationsRoutes } from './handlers/routes';
-export { type Account, findAccount, findOrganisation, type Organisation } from './repository/organisation-repository';
+export {
+  type Account,
+  findAccount,
+  findOrganisation,
+  type Organisation,
+  organisationSchema,
+} from './repository/organisation-repository';

@@ -1,4 +1,13 @@
 export { ATTEMPT_LEASE_SECONDS, hmacHex, RETRY_DELAYS_SECONDS } from './domain/delivery';
+export {
+  checkInitialWebhookEvent,
+  INITIAL_WEBHOOK_EVENTS,
+  type InitialWebhookInput,
+  initialWebhookInput,
+  initialWebhookWrites,
+  type SealedInitialWebhook,
+  sealInitialWebhooks,
+} from './domain/initial-webhooks';
 export { sweepDueDeliveries } from './handlers/delivery-sweeper';
 export { processDeliveryBatch } from './handlers/delivery-worker';
 export { fanOutEvent } from './handlers/fan-out';

@@ -1,6 +1,6 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Grant } from '@svc/core';
-import { db, getItem, isConditionFailure, key, tableName } from '@svc/table';
+import { db, getItem, isConditionFailure, key, queryAll, type TransactItem, tableName } from '@svc/table';
 import * as z from 'zod';
 
 /**
@@ -25,6 +25,11 @@ export const partnerProfileSchema = z.object({
   support_url: z.string().optional(),
   logos: z.object({ horizontal: z.string(), square: z.string() }),
   descriptions: z.object({ de: z.string(), fr: z.string(), it: z.string(), en: z.string() }),
+  /**
+   * The partner's own organisation, where it subscribes to onboarding events (interface 6.2);
+   * the seed gives the partner a grant on it.
+   */
+  organisation_uuid: z.string().optional(),
 });
 export type PartnerProfile = z.infer<typeof partnerProfileSchema>;
 
@@ -104,6 +109,41 @@ export async function saveClientCredentials(client: Omit<ClientRecord, 'grants'>
       ExpressionAttributeValues: values,
     }),
   );
+}
+
+/** The partner registered with this onboarding configuration (the index is eventually consistent). */
+export async function findPartnerByConfiguration(configurationUuid: string): Promise<ClientRecord | undefined> {
+  const [item] = await queryAll({ index: 'gsi1', partition: key('ONBOARDING_CONFIG', configurationUuid), limit: 1 });
+  return item ? clientItemSchema.parse(item) : undefined;
+}
+
+/**
+ * A change of a client's grants as one write of a caller's transaction, guarded by the grants
+ * version it was computed from: the caller retries on a condition failure (another writer got
+ * there first), so grant changes never overwrite each other and land atomically with whatever
+ * else the caller writes (onboarding, disconnect).
+ */
+export async function grantsChangeWrite(
+  clientId: string,
+  change: (grants: Grant[]) => Grant[],
+): Promise<{ item: TransactItem; grants: Grant[] }> {
+  const item = await getItem(clientKey(clientId));
+  if (!item) throw new Error(`No client ${clientId}`);
+  const current = clientItemSchema.parse(item);
+  const version = typeof item.grants_version === 'number' ? item.grants_version : 0;
+  const grants = change(current.grants);
+  return {
+    grants,
+    item: {
+      Update: {
+        Key: clientKey(clientId),
+        UpdateExpression: 'SET grants = :grants, grants_version = :next',
+        ConditionExpression:
+          'attribute_exists(pk) AND (grants_version = :version OR (attribute_not_exists(grants_version) AND :version = :zero))',
+        ExpressionAttributeValues: { ':grants': grants, ':next': version + 1, ':version': version, ':zero': 0 },
+      },
+    },
+  };
 }
 
 /**

@@ -93,6 +93,10 @@ export async function upsertOrganisation(seed: OrganisationSeed): Promise<void> 
             locale: seed.locale,
             metadata: seed.metadata,
             account_uuids: accountUuids,
+            // Events counted so far (approval) keep counting after a re-seed.
+            ...(existing?.organisation.event_sequence === undefined
+              ? {}
+              : { event_sequence: existing.organisation.event_sequence }),
           },
         },
       },

@@ -1,6 +1,7 @@
 import { NotFoundError } from '@svc/core';
 import { type AnyRoute, defineRoute, uuidParam, uuidParams } from '@svc/http';
 import * as z from 'zod';
+import { decideApproval } from '../domain/approval';
 import {
   getAccount,
   getAccountAddresses,
@@ -85,7 +86,28 @@ function pickAddress<T extends { uuid: string }>(addresses: T[], uuid: string): 
   return found;
 }
 
+const approvalRoute = (decision: 'approve' | 'decline') =>
+  defineRoute({
+    method: 'POST',
+    path: `/operator/organisations/{organisation_uuid}/${decision}`,
+    auth: 'token',
+    operationId: `${decision}Organisation`,
+    summary: `Operators only: ${decision} an organisation (emits the ${decision === 'approve' ? 'approved' : 'declined'} event)`,
+    params: orgParams,
+    responses: {
+      200: { description: 'Organisation (single shape)', schema: organisationOut },
+      403: { description: 'The caller is not an operator' },
+      409: { description: 'The organisation is already in that state' },
+    },
+    handle: async ({ params, principal }) => {
+      const organisation = await decideApproval(principal(), params.organisation_uuid, decision);
+      return { status: 200, body: organisationShape(organisation, organisation.account_uuids) };
+    },
+  });
+
 export const organisationsRoutes: AnyRoute[] = [
+  approvalRoute('approve'),
+  approvalRoute('decline'),
   defineRoute({
     method: 'GET',
     path: '/organisations',

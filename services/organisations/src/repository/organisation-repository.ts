@@ -1,3 +1,4 @@
+import { EVENTS_ATTRIBUTE, type StoredEvent } from '@svc/events';
 import { getItem, key, queryAll, type TransactItem } from '@svc/table';
 import * as z from 'zod';
 
@@ -36,6 +37,8 @@ export const organisationSchema = z.object({
   locale: z.string(),
   metadata: z.record(z.string(), z.string()),
   account_uuids: z.array(z.string()),
+  /** Counts the organisation's events (approval); absent until its first. */
+  event_sequence: z.number().int().optional(),
 });
 export type Organisation = z.infer<typeof organisationSchema>;
 
@@ -118,6 +121,41 @@ export async function listAccountsOfOrganisation(organisationUuid: string): Prom
 
 export function organisationWrite(organisation: Organisation): TransactItem {
   return { Put: { Item: { ...orgKey(organisation.uuid), entity: 'organisation', ...organisation } } };
+}
+
+/** Moves the approval status, guarded by the status and event count it was decided on. */
+export function organisationApprovalUpdate(
+  organisation: Organisation,
+  status: Organisation['approval_status'],
+  event: StoredEvent,
+): TransactItem {
+  return {
+    Update: {
+      Key: orgKey(organisation.uuid),
+      UpdateExpression: 'SET approval_status = :status, event_sequence = :sequence, #events = :events',
+      ConditionExpression:
+        'approval_status = :was AND (event_sequence = :previous OR (attribute_not_exists(event_sequence) AND :previous = :zero))',
+      ExpressionAttributeNames: { '#events': EVENTS_ATTRIBUTE },
+      ExpressionAttributeValues: {
+        ':status': status,
+        ':sequence': event.sequence,
+        ':events': [event],
+        ':was': organisation.approval_status,
+        ':previous': organisation.event_sequence ?? 0,
+        ':zero': 0,
+      },
+    },
+  };
+}
+
+/** A new organisation that must not exist yet (onboarding), with the events of its creation. */
+export function newOrganisationWrite(organisation: Organisation, events: StoredEvent[]): TransactItem {
+  return {
+    Put: {
+      Item: { ...orgKey(organisation.uuid), entity: 'organisation', ...organisation, [EVENTS_ATTRIBUTE]: events },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  };
 }
 
 export function accountWrite(account: Account): TransactItem {

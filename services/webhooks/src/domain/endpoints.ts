@@ -21,7 +21,7 @@ import { assertCanManage, checkScope, listScope } from './access';
  * is signed (the single response shows it). `prevent_duplicates: true` makes the URL unique in
  * the organisation (409 for a second endpoint with it), guarded by a marker item.
  */
-const endpointUrl = z
+export const endpointUrl = z
   .string()
   .trim()
   .min(1, 'This value should not be blank')

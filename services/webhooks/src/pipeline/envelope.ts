@@ -1,4 +1,5 @@
 import { type EventObject, eventsOfChange, itemFromStreamImage, type StoredEvent } from '@svc/events';
+import { organisationSchema, organisationShape } from '@svc/organisations';
 import { paymentFromItem, paymentShape, refundShape } from '@svc/payments';
 import {
   chargeAttemptShape,
@@ -36,9 +37,13 @@ const DATA: Partial<Record<EventObject, DataOf>> = {
     if (!attempt || !subscription) throw new Error(`Charge attempt ${event.object_uuid} cannot be shaped`);
     return chargeAttemptShape(attempt, invoice, subscription);
   },
+  organisation: async (_event, item) => {
+    const organisation = organisationSchema.parse(item);
+    return organisationShape(organisation, organisation.account_uuids);
+  },
 };
 
-/** Lets later capabilities (organisations, onboarding, reconciliation) add their shapes. */
+/** Lets capabilities that build on webhooks (onboarding, reconciliation) add their shapes. */
 export function registerEventData(object: EventObject, dataOf: DataOf): void {
   DATA[object] = dataOf;
 }

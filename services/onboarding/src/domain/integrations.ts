@@ -1,0 +1,104 @@
+import { ConflictError, ForbiddenError, NotFoundError, now, type Principal, touchesOrganisation } from '@svc/core';
+import { findClient, grantsChangeWrite } from '@svc/identity';
+import { retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
+import {
+  disabledIntegrationWrites,
+  findIntegration,
+  type IntegrationRecord,
+  integrationsOfOrganisation,
+  integrationsOfPartner,
+} from '../repository/integration-repository';
+
+export interface IntegrationFilters {
+  organisation_uuid?: string | undefined;
+  account_uuid?: string | undefined;
+  configuration_uuid?: string | undefined;
+}
+
+/**
+ * Who sees an integration: the partner that owns it (also after it was disabled) and anyone
+ * with a grant on its organisation.
+ */
+function visibleTo(caller: Principal, integration: IntegrationRecord): boolean {
+  return (
+    integration.partner_client_id === caller.clientId || touchesOrganisation(caller, integration.organisation_uuid)
+  );
+}
+
+/**
+ * List Partner Integrations with its filters. Filtering on an organisation needs a grant on it
+ * (403, contract section 7); without that filter the list holds the caller's own integrations
+ * (a partner) and those of every organisation its grants touch.
+ */
+export async function listIntegrations(principal: Promise<Principal>, filters: IntegrationFilters) {
+  const caller = await principal;
+  let candidates: IntegrationRecord[];
+  if (filters.organisation_uuid) {
+    if (!touchesOrganisation(caller, filters.organisation_uuid)) {
+      throw new ForbiddenError('You have no grant on this organisation');
+    }
+    candidates = await integrationsOfOrganisation(filters.organisation_uuid);
+  } else {
+    const organisations = [...new Set(caller.grants.map((g) => g.organisation_uuid))];
+    const found = await Promise.all([
+      integrationsOfPartner(caller.clientId),
+      ...organisations.map((uuid) => integrationsOfOrganisation(uuid)),
+    ]);
+    candidates = [...new Map(found.flat().map((i) => [i.uuid, i])).values()];
+  }
+  return candidates
+    .filter((i) => visibleTo(caller, i))
+    .filter((i) => !filters.account_uuid || i.account_uuids.includes(filters.account_uuid))
+    .filter((i) => !filters.configuration_uuid || i.onboarding_configuration_uuid === filters.configuration_uuid)
+    .sort((a, b) => a.created - b.created || a.uuid.localeCompare(b.uuid));
+}
+
+/**
+ * Disconnect: the integration is disabled and the partner loses its grants on the organisation,
+ * in one transaction (403 from the next request on). The partner may always disconnect; the
+ * organisation's own clients (a whole-organisation grant) only when the partner registered
+ * `allow_self_disconnect`, and otherwise are pointed to the partner's support address.
+ * Disabling a disabled integration changes nothing and answers it again.
+ */
+export async function disableIntegration(principal: Promise<Principal>, uuid: string): Promise<IntegrationRecord> {
+  const caller = await principal;
+  return retryOnConflict(
+    async () => {
+      const integration = await findIntegration(uuid);
+      if (!integration) throw new NotFoundError('Partner integration not found');
+      if (!visibleTo(caller, integration)) throw new ForbiddenError();
+      const partner = await findClient(integration.partner_client_id);
+      if (integration.partner_client_id !== caller.clientId) {
+        const organisationClient = caller.grants.some(
+          (g) => g.organisation_uuid === integration.organisation_uuid && g.account_uuid === undefined,
+        );
+        if (!organisationClient) throw new ForbiddenError('Only the partner or the whole organisation can disconnect');
+        if (!partner?.partner?.allow_self_disconnect) {
+          const support = partner?.partner?.support_url;
+          throw new ForbiddenError(
+            `${partner?.partner?.name ?? 'The partner'} does not allow disconnecting here${support ? `; ask at ${support}` : ''}`,
+          );
+        }
+      }
+      if (integration.status === 'disabled') return integration;
+      const disabled: IntegrationRecord = {
+        ...integration,
+        status: 'disabled',
+        disabled_at: now(),
+        disabled_by: caller.clientId,
+      };
+      const grants = await grantsChangeWrite(integration.partner_client_id, (current) =>
+        current.filter((g) => g.organisation_uuid !== integration.organisation_uuid),
+      );
+      await transactWrite([
+        ...disabledIntegrationWrites(disabled).map((item) => ({
+          item,
+          onConditionFailed: () => new StaleVersionError(),
+        })),
+        { item: grants.item, onConditionFailed: () => new StaleVersionError() },
+      ]);
+      return disabled;
+    },
+    () => new ConflictError('Too many concurrent changes; try again'),
+  );
+}

@@ -1,0 +1,250 @@
+import * as z from 'zod';
+
+/** Interface 4.9, rule 8: the user locales accepted by onboarding. */
+export const ONBOARDING_LOCALES = ['de_CH', 'fr_CH', 'it_CH', 'en_GB'] as const;
+export type OnboardingLocale = (typeof ONBOARDING_LOCALES)[number];
+
+/** Interface 4.9, rule 9. `0000` is for non-charity organisations only (it may change provider pricing). */
+export const MERCHANT_CATEGORY_CODES = [
+  { code: '8699', label: 'Membership organisations' },
+  { code: '7997', label: 'Membership clubs (sports, recreation, athletic)' },
+  { code: '8398', label: 'Charitable and social service organisations' },
+  { code: '8641', label: 'Civic and social associations' },
+  { code: '8651', label: 'Political organisations' },
+  { code: '8661', label: 'Religious organisations' },
+  { code: '0000', label: 'Other (non-charity organisations only)' },
+] as const;
+export type MerchantCategoryCode = (typeof MERCHANT_CATEGORY_CODES)[number]['code'];
+
+const MCC_VALUES = MERCHANT_CATEGORY_CODES.map((entry) => entry.code) as [
+  MerchantCategoryCode,
+  ...MerchantCategoryCode[],
+];
+
+// ------------------------------------------------------------------------------------------ IBAN
+
+/**
+ * IBAN lengths of the ISO 13616 registry: every SEPA country (with CH and LI, 21 characters) and
+ * some other European and frequent countries. An IBAN of a country outside this table is refused,
+ * because its length cannot be checked.
+ */
+const IBAN_LENGTHS: ReadonlyMap<string, number> = new Map(
+  [
+    'AD24 AL28 AT20 BE16 BG22 CH21 CY28 CZ24 DE22 DK18 EE20 ES24 FI18 FR27 GB22 GI23',
+    'GR27 HR21 HU28 IE22 IS26 IT27 LI21 LT20 LU20 LV21 MC27 MD24 ME22 MK19 MT31 NL18',
+    'NO15 PL28 PT25 RO24 SE24 SI19 SK24 SM27 VA22',
+    // Outside SEPA.
+    'AE23 AZ28 BA20 BH22 BR29 BY28 CR22 DO28 EG29 FO18 GE22 GL18 GT28 IL23 JO30 KW30',
+    'KZ20 LB28 MU30 PK24 QA29 RS22 SA24 TN24 TR26 UA29 VG24 XK20',
+  ]
+    .join(' ')
+    .split(' ')
+    .map((entry) => [entry.slice(0, 2), Number(entry.slice(2))]),
+);
+
+/** The compact form: whitespace removed, upper case. */
+export function normaliseIban(value: string): string {
+  return value.replace(/\s+/g, '').toUpperCase();
+}
+
+/** The display form: the compact form in groups of four, e.g. `CH93 0076 2011 6238 5295 7`. */
+export function formatIban(value: string): string {
+  return normaliseIban(value).replace(/(.{4})(?=.)/g, '$1 ');
+}
+
+/** ISO 7064 MOD 97-10 over the digits of `text`, taken seven digits at a time. */
+function mod97(digits: string): number {
+  let remainder = 0;
+  for (let i = 0; i < digits.length; i += 7) {
+    remainder = Number(`${remainder}${digits.slice(i, i + 7)}`) % 97;
+  }
+  return remainder;
+}
+
+/** ISO 13616: country code, check digits, the registered length and the MOD 97-10 check. */
+export function isValidIban(value: string): boolean {
+  if (typeof value !== 'string') return false;
+  const iban = normaliseIban(value);
+  if (!/^[A-Z]{2}\d{2}[A-Z0-9]{1,30}$/.test(iban)) return false;
+  if (IBAN_LENGTHS.get(iban.slice(0, 2)) !== iban.length) return false;
+  const check = iban.slice(2, 4);
+  if (check === '00' || check === '01' || check === '99') return false;
+  const rearranged = iban.slice(4) + iban.slice(0, 4);
+  const digits = rearranged.replace(/[A-Z]/g, (letter) => String(letter.charCodeAt(0) - 55));
+  return mod97(digits) === 1;
+}
+
+// ------------------------------------------------------------------------------------- schemas
+
+/** A trimmed text field with short English messages for a missing, blank or too long value. */
+function text(label: string, min: 0 | 1, max: number) {
+  const trimmed = z
+    .string({ error: (issue) => (issue.input === undefined ? `${label} is required.` : `${label} must be a string.`) })
+    .trim()
+    .max(max, `${label} must have at most ${max} characters.`);
+  return min === 1 ? trimmed.min(1, `${label} must not be blank.`) : trimmed;
+}
+
+const localeSchema = z.enum(ONBOARDING_LOCALES, {
+  error: (issue) =>
+    issue.input === undefined ? 'Locale is required.' : `Locale must be one of ${ONBOARDING_LOCALES.join(', ')}.`,
+});
+
+export const merchantCategoryCodeSchema = z.enum(MCC_VALUES, {
+  error: (issue) =>
+    issue.input === undefined
+      ? 'Merchant category code is required.'
+      : `Merchant category code must be one of ${MCC_VALUES.join(', ')}.`,
+});
+
+const countrySchema = z
+  .string({ error: (issue) => (issue.input === undefined ? 'Country is required.' : 'Country must be a string.') })
+  .trim()
+  .toUpperCase()
+  .regex(/^[A-Z]{2}$/, 'Country must be an ISO 3166-1 alpha-2 code such as CH.');
+
+const emailSchema = text('E-mail address', 1, 254)
+  .toLowerCase()
+  .pipe(z.email({ error: 'E-mail address is not valid.' }));
+
+const ibanSchema = z
+  .string({ error: (issue) => (issue.input === undefined ? 'IBAN is required.' : 'IBAN must be a string.') })
+  .refine(isValidIban, 'IBAN is not valid.')
+  .overwrite(normaliseIban);
+
+const addressFields = {
+  address_line1: text('Address line 1', 1, 200),
+  address_line2: text('Address line 2', 0, 200),
+  postal_code: text('Postal code', 1, 20),
+  city: text('City', 1, 100),
+  country: countrySchema,
+};
+
+const billingFields = {
+  iban: ibanSchema,
+  bank_name: text('Bank name', 0, 200),
+  account_holder: text('Account holder', 1, 200),
+};
+
+const userFields = {
+  email: emailSchema,
+  first_name: text('First name', 1, 100),
+  last_name: text('Last name', 1, 100),
+  locale: localeSchema,
+};
+
+/**
+ * A partial address (creation data may be incomplete). `address_line2` gets no default here, so
+ * that merging a partial address never blanks a line 2 given earlier; the complete schema defaults it.
+ */
+export const onboardingAddressSchema = z.object(addressFields).partial().strict();
+export const billingInformationSchema = z.object(billingFields).partial().strict();
+export const onboardingUserSchema = z.object(userFields).partial().strict();
+export const onboardingOrganisationSchema = z
+  .object({
+    name: text('Organisation name', 1, 200),
+    merchant_category_code: merchantCategoryCodeSchema,
+    main_address: onboardingAddressSchema,
+    billing_address: onboardingAddressSchema,
+    billing_information: billingInformationSchema,
+  })
+  .partial()
+  .strict();
+
+const passwordSchema = z
+  .string({ error: (issue) => (issue.input === undefined ? 'Password is required.' : 'Password must be a string.') })
+  .min(10, 'Password must have at least 10 characters.')
+  .max(200, 'Password must have at most 200 characters.');
+
+/** The user and organisation of a process, as given at creation (no password). */
+export const onboardingDataSchema = z
+  .object({ user: onboardingUserSchema, organisation: onboardingOrganisationSchema })
+  .partial()
+  .strict();
+
+/** The body of the `onboard` operation: like the creation data, and the user may set a password. */
+export const onboardRequestSchema = z
+  .object({
+    user: onboardingUserSchema.extend({ password: passwordSchema.optional() }).strict(),
+    organisation: onboardingOrganisationSchema,
+  })
+  .partial()
+  .strict();
+
+const completeAddressSchema = z
+  .object({ ...addressFields, address_line2: addressFields.address_line2.default('') })
+  .strict();
+
+/**
+ * What executing the onboarding needs, checked on the merge of the creation data and the
+ * `onboard` body. Unknown keys beside `user` and `organisation` (e.g. `event_subscriptions`) are
+ * dropped; inside them unknown keys are refused.
+ */
+export const completeOnboardingSchema = z.object({
+  user: z.object({ ...userFields, password: passwordSchema }).strict(),
+  organisation: z
+    .object({
+      name: text('Organisation name', 1, 200),
+      merchant_category_code: merchantCategoryCodeSchema,
+      main_address: completeAddressSchema,
+      billing_address: completeAddressSchema.optional(),
+      billing_information: z.object({ ...billingFields, bank_name: billingFields.bank_name.optional() }).strict(),
+    })
+    .strict(),
+});
+
+export type OnboardingAddress = z.output<typeof onboardingAddressSchema>;
+export type BillingInformation = z.output<typeof billingInformationSchema>;
+export type OnboardingUser = z.output<typeof onboardingUserSchema>;
+export type OnboardingOrganisation = z.output<typeof onboardingOrganisationSchema>;
+export type OnboardRequest = z.output<typeof onboardRequestSchema>;
+export type CompleteOnboarding = z.output<typeof completeOnboardingSchema>;
+
+/** The user (possibly with a password) and organisation of a process; any other keys are kept. */
+export interface OnboardingData {
+  user?: OnboardingUser & { password?: string };
+  organisation?: OnboardingOrganisation;
+}
+
+// --------------------------------------------------------------------------------------- merge
+
+/** Shallow merge where `undefined` in the override keeps the base value; undefined when both are. */
+function mergeDefined<T extends object>(base: T | undefined, override: T | undefined): T | undefined {
+  if (base === undefined && override === undefined) return undefined;
+  const merged: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(override ?? {})) {
+    if (value !== undefined) merged[key] = value;
+  }
+  return merged as T;
+}
+
+const NESTED = ['main_address', 'billing_address', 'billing_information'] as const;
+
+function mergeOrganisation(
+  base: OnboardingOrganisation | undefined,
+  override: OnboardingOrganisation | undefined,
+): OnboardingOrganisation | undefined {
+  const merged = mergeDefined(base, override);
+  if (!merged) return undefined;
+  const nested: Record<string, unknown> = {};
+  for (const key of NESTED) {
+    const value = mergeDefined<object>(base?.[key], override?.[key]);
+    if (value !== undefined) nested[key] = value;
+  }
+  return { ...merged, ...nested };
+}
+
+/**
+ * Merges the `onboard` body over a process's initialisation data: `user`, `organisation` and
+ * the organisation's addresses and billing information are merged field by field, the override
+ * winning; `undefined` in the override never erases a value. Other keys of `base` are kept as
+ * they are; the inputs are not changed.
+ */
+export function mergeOnboardingData<T extends OnboardingData>(base: T, override: OnboardingData | undefined): T {
+  const result: T = { ...base };
+  const user = mergeDefined(base.user, override?.user);
+  const organisation = mergeOrganisation(base.organisation, override?.organisation);
+  if (user !== undefined) result.user = user;
+  if (organisation !== undefined) result.organisation = organisation;
+  return result;
+}

@@ -1,0 +1,63 @@
+import { now } from '@svc/core';
+import type { IntegrationRecord } from '../repository/integration-repository';
+import type { ProcessRecord } from '../repository/process-repository';
+
+/** Where the hosted page lives: `SVC_CONNECT_URL`, else the service's own `/connect`. */
+export function connectUrl(baseUrl: string | undefined): string | undefined {
+  return process.env.SVC_CONNECT_URL ?? (baseUrl ? `${baseUrl.replace(/\/$/, '')}/connect` : undefined);
+}
+
+export function onboardingUrl(record: ProcessRecord, baseUrl: string | undefined): string | undefined {
+  const base = connectUrl(baseUrl);
+  return base ? `${base}?token=${encodeURIComponent(record.token)}` : undefined;
+}
+
+/**
+ * The process as the API returns it (interface 2.17). `label` mirrors `status`; `expired` is
+ * read from the service clock. Webhook passwords and HMAC keys given at creation are write-only.
+ */
+export function processShape(record: ProcessRecord, baseUrl?: string) {
+  const url = onboardingUrl(record, baseUrl);
+  const data = record.initialisation_data;
+  return {
+    uuid: record.uuid,
+    onboarding_configuration_uuid: record.onboarding_configuration_uuid,
+    partner_integration_uuid: record.partner_integration_uuid,
+    label: record.status,
+    status: record.status,
+    token: record.token,
+    expires_at: record.expires_at,
+    expired: now() >= record.expires_at,
+    created: record.created,
+    ...(record.external_id === undefined ? {} : { external_id: record.external_id }),
+    initialisation_data: {
+      ...(data.organisation === undefined ? {} : { organisation: data.organisation }),
+      ...(data.user === undefined ? {} : { user: data.user }),
+      ...(data.event_subscriptions === undefined
+        ? {}
+        : {
+            event_subscriptions: data.event_subscriptions.map((entry) => ({
+              event_name: entry.event_name,
+              endpoint: entry.endpoint,
+              ...(entry.username === undefined ? {} : { username: entry.username }),
+            })),
+          }),
+    },
+    ...(record.results === undefined ? {} : { results: record.results }),
+    ...(url === undefined ? {} : { onboarding_url: url }),
+  };
+}
+
+export function integrationShape(record: IntegrationRecord) {
+  return {
+    uuid: record.uuid,
+    status: record.status,
+    organisation_uuid: record.organisation_uuid,
+    accounts: record.account_uuids.map((uuid) => ({ uuid })),
+    onboarding_configuration_uuid: record.onboarding_configuration_uuid,
+    onboarding_process_uuid: record.onboarding_process_uuid,
+    partner: { name: record.partner_name },
+    created: record.created,
+    ...(record.disabled_at === undefined ? {} : { disabled_at: record.disabled_at }),
+  };
+}

@@ -1,0 +1,97 @@
+import type { Messages } from './messages';
+
+/** French (Switzerland): Swiss terms (NPA, localité); a no-break space before the colon and question mark. */
+export const fr_CH: Messages = {
+  doc_title: '{step} – {partner}',
+  doc_title_error: 'Erreur\u00a0: {title}',
+  skip_link: 'Aller au contenu principal',
+  intro: '{partner} souhaite se connecter à votre organisation.',
+  language_switcher: 'Langue',
+  return_to: 'Retour à {label}',
+  optional: 'facultatif',
+  continue: 'Continuer',
+  busy: 'Veuillez patienter…',
+  error_summary_heading: 'Veuillez corriger les points suivants',
+
+  email_title: 'Connecter votre organisation',
+  email_lead:
+    'Saisissez votre adresse e-mail pour commencer. Si vous avez déjà un compte, vous pourrez connecter l’une de vos organisations. Sinon, vous créerez une nouvelle organisation.',
+  email_label: 'Adresse e-mail',
+  captcha_test_note: 'Mode test\u00a0: la vérification de sécurité (captcha) est simulée et réussit automatiquement.',
+  captcha_prompt: 'Veuillez confirmer que vous n’êtes pas un robot.',
+  captcha_requires_js:
+    'La vérification de sécurité nécessite JavaScript. Veuillez activer JavaScript dans votre navigateur et recharger la page.',
+
+  onboard_title: 'Créer votre organisation',
+  onboard_lead:
+    'Veuillez vérifier les informations ci-dessous et compléter ce qui manque. Votre organisation sera ensuite créée et connectée à {partner}.',
+  section_user: 'Vos coordonnées',
+  section_organisation: 'Organisation',
+  section_address: 'Adresse',
+  section_bank: 'Compte bancaire',
+  first_name_label: 'Prénom',
+  last_name_label: 'Nom',
+  user_locale_label: 'Langue préférée',
+  password_label: 'Mot de passe',
+  password_hint: 'Au moins {min} caractères.',
+  password_confirmation_label: 'Confirmer le mot de passe',
+  password_show: 'Afficher le mot de passe',
+  password_hide: 'Masquer le mot de passe',
+  organisation_name_label: 'Nom de l’organisation',
+  mcc_label: 'Type d’organisation',
+  mcc_choose: 'Veuillez choisir',
+  mcc_8699: 'Organisation de membres',
+  mcc_7997: 'Club de membres (sport, loisirs, athlétisme)',
+  mcc_8398: 'Organisation caritative ou d’aide sociale',
+  mcc_8641: 'Association civique ou sociale',
+  mcc_8651: 'Organisation politique',
+  mcc_8661: 'Organisation religieuse',
+  mcc_0000: 'Autre (pas une organisation caritative)',
+  address_line1_label: 'Rue et numéro',
+  address_line2_label: 'Complément d’adresse',
+  postal_code_label: 'NPA',
+  city_label: 'Localité',
+  country_label: 'Pays',
+  country_hint: 'Code de pays à deux lettres, p. ex. CH pour la Suisse.',
+  iban_label: 'IBAN',
+  iban_hint: 'Par exemple CH93 0076 2011 6238 5295 7',
+  bank_name_label: 'Nom de la banque',
+  account_holder_label: 'Titulaire du compte',
+  onboard_submit: 'Créer l’organisation et connecter',
+
+  signin_title: 'Connexion',
+  signin_lead: 'Un compte existe déjà pour {email}. Connectez-vous pour relier {partner} à l’une de vos organisations.',
+  signin_submit: 'Se connecter',
+
+  pick_title: 'Choisir une organisation',
+  pick_lead: 'Quelle organisation souhaitez-vous connecter à {partner}\u00a0?',
+  pick_legend: 'Vos organisations',
+  pick_submit: 'Connecter',
+
+  error_required: 'Veuillez remplir ce champ.',
+  error_choose: 'Veuillez choisir une option.',
+  error_email: 'Veuillez saisir une adresse e-mail valide, p. ex. nom@example.ch.',
+  error_iban: 'Veuillez saisir un IBAN valide.',
+  error_country: 'Veuillez saisir un code de pays à deux lettres, p. ex. CH.',
+  error_password_short: 'Le mot de passe doit comporter au moins {min} caractères.',
+  error_passwords_differ: 'Les mots de passe ne correspondent pas.',
+  error_credentials: 'L’adresse e-mail ou le mot de passe est incorrect.',
+  error_no_organisations: 'Votre compte n’a aucune organisation pouvant être connectée.',
+  error_captcha: 'La vérification de sécurité a échoué. Veuillez réessayer.',
+
+  problem_unknown_title: 'Lien introuvable',
+  problem_unknown_text:
+    'Ce lien de connexion n’est pas valide. Veuillez vérifier le lien ou recommencer la connexion depuis l’application d’où vous venez.',
+  problem_expired_title: 'Ce lien a expiré',
+  problem_expired_text:
+    'Pour des raisons de sécurité, les liens de connexion ne sont valables que pendant une durée limitée. Veuillez recommencer la connexion depuis l’application d’où vous venez.',
+  problem_used_title: 'Ce lien a déjà été utilisé',
+  problem_used_text:
+    'La connexion liée à ce lien a déjà été effectuée. Pour connecter à nouveau, veuillez recommencer depuis l’application d’où vous venez.',
+  problem_csrf_title: 'Votre session a expiré',
+  problem_csrf_text:
+    'Le formulaire est resté ouvert trop longtemps ou a été envoyé deux fois. Veuillez recharger la page et réessayer.',
+  problem_failed_title: 'Une erreur est survenue',
+  problem_failed_text: 'Votre demande n’a pas pu être traitée. Veuillez réessayer plus tard.',
+  try_again: 'Réessayer',
+};

@@ -1,0 +1,114 @@
+import { EVENTS_ATTRIBUTE, type StoredEvent } from '@svc/events';
+import { getItem, key, type TransactItem, TTL_ATTRIBUTE } from '@svc/table';
+import * as z from 'zod';
+
+/**
+ * Onboarding processes (interface 2.17) and their tokens.
+ *
+ * | pattern                    | index | key                                                   |
+ * |----------------------------|-------|-------------------------------------------------------|
+ * | process by uuid            | table | pk = ONBOARDING#<uuid>, sk = ONBOARDING               |
+ * | process by token           | table | pk = ONBOARDING_TOKEN#<token>, sk = ONBOARDING_TOKEN  |
+ *
+ * The token item only points at the process; both are written in one transaction, so a token
+ * always finds its process (two strongly consistent reads, no index lag on the hosted page).
+ * Both expire by TTL a retention period after the process does.
+ */
+export const PROCESS_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+
+const sealedWebhook = z.object({
+  event_name: z.string(),
+  endpoint: z.string(),
+  username: z.string().optional(),
+  password: z.string().optional(),
+  hmac_key: z.string().optional(),
+});
+
+export const processRecordSchema = z.object({
+  uuid: z.string(),
+  partner_client_id: z.string(),
+  /** Where the partner's onboarding events go (its own organisation), when it has one. */
+  partner_organisation_uuid: z.string().optional(),
+  onboarding_configuration_uuid: z.string(),
+  partner_integration_uuid: z.string(),
+  status: z.enum(PROCESS_STATUSES),
+  token: z.string(),
+  expires_at: z.number().int(),
+  created: z.number().int(),
+  updated: z.number().int(),
+  external_id: z.string().optional(),
+  initialisation_data: z.object({
+    user: z.record(z.string(), z.unknown()).optional(),
+    organisation: z.record(z.string(), z.unknown()).optional(),
+    event_subscriptions: z.array(sealedWebhook).optional(),
+  }),
+  results: z
+    .object({
+      organisation: z.object({ uuid: z.string() }),
+      accounts: z.record(z.string(), z.object({ uuid: z.string() })),
+      user: z.object({ uuid: z.string() }),
+    })
+    .optional(),
+  failure_reason: z.string().optional(),
+  event_sequence: z.number().int(),
+});
+export type ProcessRecord = z.infer<typeof processRecordSchema>;
+
+/** Kept this long after expiry (or execution) for the partner's reads, then removed by TTL. */
+export const PROCESS_RETENTION_SECONDS = 90 * 86_400;
+
+const processKey = (uuid: string) => ({ pk: key('ONBOARDING', uuid), sk: 'ONBOARDING' });
+const tokenKey = (token: string) => ({ pk: key('ONBOARDING_TOKEN', token), sk: 'ONBOARDING_TOKEN' });
+
+function processItem(process: ProcessRecord, events: StoredEvent[]) {
+  return {
+    ...processKey(process.uuid),
+    entity: 'onboarding_process',
+    ...process,
+    [EVENTS_ATTRIBUTE]: events,
+    [TTL_ATTRIBUTE]: Math.max(process.expires_at, process.updated) + PROCESS_RETENTION_SECONDS,
+  };
+}
+
+export function newProcessWrites(process: ProcessRecord, events: StoredEvent[]): TransactItem[] {
+  return [
+    { Put: { Item: processItem(process, events), ConditionExpression: 'attribute_not_exists(pk)' } },
+    {
+      Put: {
+        Item: {
+          ...tokenKey(process.token),
+          entity: 'onboarding_token',
+          process_uuid: process.uuid,
+          [TTL_ATTRIBUTE]: process.expires_at + PROCESS_RETENTION_SECONDS,
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+  ];
+}
+
+/**
+ * The process after execution (or failure), guarded by it still being pending: of two
+ * executions racing, exactly one lands.
+ */
+export function executedProcessWrite(process: ProcessRecord, events: StoredEvent[]): TransactItem {
+  return {
+    Put: {
+      Item: processItem(process, events),
+      ConditionExpression: '#status = :pending',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':pending': 'pending' },
+    },
+  };
+}
+
+export async function findProcess(uuid: string): Promise<ProcessRecord | undefined> {
+  const item = await getItem(processKey(uuid));
+  return item ? processRecordSchema.parse(item) : undefined;
+}
+
+export async function findProcessByToken(token: string): Promise<ProcessRecord | undefined> {
+  const pointer = await getItem(tokenKey(token));
+  const uuid = typeof pointer?.process_uuid === 'string' ? pointer.process_uuid : undefined;
+  return uuid ? findProcess(uuid) : undefined;
+}
