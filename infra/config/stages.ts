@@ -45,7 +45,18 @@ export interface StageConfig {
    */
   signingKeyRotation: number;
   domain?: CustomDomainConfig;
+  /**
+   * The reCAPTCHA site key of the hosted onboarding page (`/connect`), public: the page embeds it
+   * (SVC_CAPTCHA_SITE_KEY). Register the stage's domain in Google's reCAPTCHA admin console and
+   * put the site key here; its secret key goes into the stack's CaptchaSecret, never here. The
+   * defaults are placeholders: until one is replaced, Google's widget reports an invalid key and
+   * no e-mail step passes the captcha (the verifier fails closed).
+   */
+  captchaSiteKey: string;
 }
+
+/** Marks a `captchaSiteKey` nobody has set yet; see StageConfig.captchaSiteKey. */
+export const CAPTCHA_SITE_KEY_PLACEHOLDER = 'placeholder-recaptcha-site-key';
 
 export const STAGES: Readonly<Record<StageName, StageConfig>> = {
   dev: {
@@ -58,6 +69,7 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     throttle: { rateLimit: 50, burstLimit: 100 },
     billingSchedule: 'rate(15 minutes)',
     signingKeyRotation: 1,
+    captchaSiteKey: `${CAPTCHA_SITE_KEY_PLACEHOLDER}-dev`,
   },
   staging: {
     name: 'staging',
@@ -69,6 +81,7 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     throttle: { rateLimit: 100, burstLimit: 200 },
     billingSchedule: 'rate(15 minutes)',
     signingKeyRotation: 1,
+    captchaSiteKey: `${CAPTCHA_SITE_KEY_PLACEHOLDER}-staging`,
   },
   prod: {
     name: 'prod',
@@ -80,6 +93,7 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     throttle: { rateLimit: 500, burstLimit: 1000 },
     billingSchedule: 'rate(15 minutes)',
     signingKeyRotation: 1,
+    captchaSiteKey: `${CAPTCHA_SITE_KEY_PLACEHOLDER}-prod`,
   },
 };
 

@@ -3,7 +3,7 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { Construct } from 'constructs';
 import type { StageConfig } from '../config/stages';
 import { ServiceFunction } from './service-function';
-import { grantTableAccess, type TableAccess, tableAccessFor } from './table-access';
+import { grantTableAccess, type TableAccess, type TableGrant, tableAccessFor, tableGrantFor } from './table-access';
 
 export interface DomainFunctionProps {
   domain: DomainName;
@@ -15,11 +15,14 @@ export interface DomainFunctionProps {
 
 /**
  * A domain's one Lambda, behind all of its routes: the entry and memory come from DOMAINS, the
- * table access from the route table (see tableAccessFor), the environment is what the code reads.
+ * table access from the route table (see tableAccessFor), narrowed where the domain's code is
+ * known to need less (tableGrantFor); the environment is what the code reads.
  */
 export class DomainFunction extends ServiceFunction {
   readonly domain: DomainName;
   readonly tableAccess: TableAccess;
+  /** The table and index actions granted: the tier above, or less. */
+  readonly tableGrant: TableGrant;
 
   constructor(scope: Construct, id: string, props: DomainFunctionProps) {
     const { domain, stage, table } = props;
@@ -39,7 +42,8 @@ export class DomainFunction extends ServiceFunction {
     });
     this.domain = domain;
     this.tableAccess = tableAccessFor(domain);
-    grantTableAccess(table, this.role, this.tableAccess);
+    this.tableGrant = tableGrantFor(domain);
+    grantTableAccess(table, this.role, this.tableGrant);
   }
 }
 

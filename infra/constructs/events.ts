@@ -28,6 +28,11 @@ export interface EventsProps {
    * to the delivery queue, so it gets the queue URL, the key id and those two grants here.
    */
   webhooksApi: ServiceFunction;
+  /**
+   * The hosted onboarding page's public address (SVC_CONNECT_URL): onboarding process events
+   * carry each process's `onboarding_url`, and the publisher shapes them without a request.
+   */
+  connectUrl: string;
 }
 
 /** The `source` the stream publisher puts on every event; the fan-out rule matches it. */
@@ -131,7 +136,7 @@ export class Events extends Construct {
 
   constructor(scope: Construct, id: string, props: EventsProps) {
     super(scope, id);
-    const { stage, table, webhooksApi } = props;
+    const { stage, table, webhooksApi, connectUrl } = props;
 
     this.secretsKey = new Key(this, 'WebhookSecretsKey', {
       description: `svc fundraising webhook passwords and HMAC keys (${stage.name})`,
@@ -175,7 +180,12 @@ export class Events extends Construct {
       memoryMb: WORKERS.streamPublisher.memoryMb,
       description: `svc fundraising stream publisher (${stage.name})`,
       timeout: STREAM_PUBLISHER_TIMEOUT,
-      environment: { ...base, SVC_EVENT_BUS_NAME: this.bus.eventBusName, POWERTOOLS_SERVICE_NAME: 'stream-publisher' },
+      environment: {
+        ...base,
+        SVC_EVENT_BUS_NAME: this.bus.eventBusName,
+        SVC_CONNECT_URL: connectUrl,
+        POWERTOOLS_SERVICE_NAME: 'stream-publisher',
+      },
       ...common,
     });
     this.streamPublisher.role.addToPrincipalPolicy(
@@ -308,13 +318,23 @@ export class Events extends Construct {
 
     // The webhooks API: seals secrets (and shows HMAC keys), sends a redelivery to the queue.
     webhooksApi.function.addEnvironment('SVC_DELIVERY_QUEUE_URL', this.deliveryQueue.queueUrl);
-    webhooksApi.function.addEnvironment('SVC_WEBHOOK_KMS_KEY_ID', this.secretsKey.keyArn);
     webhooksApi.role.addToPrincipalPolicy(
       new PolicyStatement({ actions: [SEND_MESSAGE], resources: [this.deliveryQueue.queueArn] }),
     );
-    this.grantSecrets(webhooksApi.role, ['kms:Encrypt', 'kms:Decrypt']);
+    this.allowSealing(webhooksApi);
 
     this.alarms = stage.alarms.enabled ? this.createAlarms(stage) : [];
+  }
+
+  /**
+   * Lets a function seal and open webhook secrets with the secrets key, as the webhooks code does
+   * (services/webhooks secrets.ts): the key id in SVC_WEBHOOK_KMS_KEY_ID, kms:Encrypt and
+   * kms:Decrypt on this key only, and only with the webhooks encryption context. The webhooks
+   * domain function gets it here; onboarding (webhooks given with a process) from the stack.
+   */
+  allowSealing(fn: ServiceFunction): void {
+    fn.function.addEnvironment('SVC_WEBHOOK_KMS_KEY_ID', this.secretsKey.keyArn);
+    this.grantSecrets(fn.role, ['kms:Encrypt', 'kms:Decrypt']);
   }
 
   /** Key use for webhook secrets only: the request must carry the webhooks encryption context. */

@@ -49,10 +49,13 @@ export class ServiceApi extends Construct {
   readonly api: HttpApi;
   readonly stage: HttpStage;
   readonly accessLogs: LogGroup;
+  /** The stage config's custom domain name, if it has one. */
+  private readonly customDomainName: string | undefined;
 
   constructor(scope: Construct, id: string, props: ServiceApiProps) {
     super(scope, id);
     const { stage } = props;
+    this.customDomainName = stage.domain?.name;
     this.api = new HttpApi(this, 'HttpApi', {
       apiName: `svc-fundraising-${stage.name}`,
       description: `svc fundraising payments API (${stage.name})`,
@@ -108,6 +111,20 @@ export class ServiceApi extends Construct {
   /** The stage URL (the execute-api endpoint; a custom domain, if any, maps onto this stage). */
   get url(): string {
     return this.stage.url;
+  }
+
+  /**
+   * The address clients are given, with a trailing slash: the custom domain where the stage
+   * config has one, else the stage URL. It is what the functions see as the request's host
+   * (lambda-handler's baseUrl), so links built here and there agree.
+   */
+  get publicUrl(): string {
+    return this.customDomainName ? `https://${this.customDomainName}/` : this.url;
+  }
+
+  /** The hosted onboarding page (onboarding's `GET /connect`), as partners and organisations open it. */
+  get connectUrl(): string {
+    return `${this.publicUrl}connect`;
   }
 
   private customDomain(domain: NonNullable<StageConfig['domain']>): DomainName {

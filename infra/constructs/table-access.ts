@@ -1,5 +1,5 @@
 import { type DomainName, ROUTE_TABLE, type RouteEntry } from '@svc/api';
-import { INDEXES } from '@svc/table';
+import { INDEXES, type IndexName } from '@svc/table';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 
@@ -49,18 +49,90 @@ export function tableAccessFor(domain: DomainName, routes: readonly RouteEntry[]
   return RANK[declared] > RANK[fromRoutes] ? declared : fromRoutes;
 }
 
+/** A table action a domain function may be granted: the reads and writes above, never more. */
+export type TableAction = (typeof TABLE_READ_ACTIONS)[number] | (typeof TABLE_WRITE_ACTIONS)[number];
+
 /**
- * Grants exactly `access` on the table and, for queries, on each named index from @svc/table
+ * What a domain function may do with the table: actions on the table itself, and Query on the
+ * named indexes (IAM checks an index query against the index's own ARN).
+ */
+export interface TableGrant {
+  tableActions: readonly TableAction[];
+  indexes: readonly IndexName[];
+}
+
+const ALL_INDEXES = Object.keys(INDEXES).filter((name): name is IndexName => name in INDEXES);
+
+/** What each tier allows: the most a domain at that tier may hold. */
+const TIER_GRANTS: Record<TableAccess, TableGrant> = {
+  none: { tableActions: [], indexes: [] },
+  read: { tableActions: [...TABLE_READ_ACTIONS], indexes: ALL_INDEXES },
+  readWrite: { tableActions: [...TABLE_READ_ACTIONS, ...TABLE_WRITE_ACTIONS], indexes: ALL_INDEXES },
+};
+
+/**
+ * Domains whose code is known to use less than its tier gives: the grant is narrowed to what the
+ * code sends. A narrowing can only take away (tableGrantFor refuses one that adds to the tier the
+ * route table implies), so the route table stays the ceiling. Update it with the domain's code.
+ */
+const NARROWED: Partial<Record<DomainName, TableGrant>> = {
+  /**
+   * Processes, users and partner integrations, and through identity's, organisations' and
+   * webhooks' exported functions the clients, organisations and endpoints an execution creates.
+   * Reads by key (GetItem, BatchGetItem); lists on gsi1 (an organisation's integrations, the
+   * configuration's partner) and gsi2 (a partner client's integrations), never the table's own
+   * partitions, never the due index. Writes: TransactWriteItems of Put/Update/Delete/ConditionCheck
+   * (checked per operation) and single Put/Update/Delete (a one-item transaction, idempotency
+   * records). No BatchWriteItem, no Scan.
+   */
+  onboarding: {
+    tableActions: [
+      'dynamodb:GetItem',
+      'dynamodb:BatchGetItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+      'dynamodb:DeleteItem',
+      'dynamodb:ConditionCheckItem',
+    ],
+    indexes: ['gsi1', 'gsi2'],
+  },
+};
+
+/**
+ * The grant of a domain's function: its tier (tableAccessFor), narrowed where NARROWED says what
+ * the code sends. Throws if a narrowing would grant anything the tier does not.
+ */
+export function tableGrantFor(domain: DomainName, routes: readonly RouteEntry[] = ROUTE_TABLE): TableGrant {
+  const access = tableAccessFor(domain, routes);
+  const ceiling = TIER_GRANTS[access];
+  const narrowed = NARROWED[domain];
+  if (!narrowed) return ceiling;
+  const beyond = [
+    ...narrowed.tableActions.filter((action) => !ceiling.tableActions.includes(action)),
+    ...narrowed.indexes.filter((index) => !ceiling.indexes.includes(index)).map((index) => `Query on ${index}`),
+  ];
+  if (beyond.length > 0) {
+    throw new Error(`The table grant of ${domain} names ${beyond.join(', ')}, beyond its route-derived ${access}`);
+  }
+  return narrowed;
+}
+
+/**
+ * Grants exactly `grant` on the table and, for queries, on each named index from @svc/table
  * (no `index/*` wildcard, so a new index is a reviewed change here too).
  */
-export function grantTableAccess(table: ITable, grantee: IGrantable, access: TableAccess): void {
-  if (access === 'none') return;
-  const actions: string[] = [...TABLE_READ_ACTIONS, ...(access === 'readWrite' ? TABLE_WRITE_ACTIONS : [])];
-  grantee.grantPrincipal.addToPrincipalPolicy(new PolicyStatement({ actions, resources: [table.tableArn] }));
-  grantee.grantPrincipal.addToPrincipalPolicy(
-    new PolicyStatement({
-      actions: ['dynamodb:Query'],
-      resources: Object.values(INDEXES).map((index) => `${table.tableArn}/index/${index.name}`),
-    }),
-  );
+export function grantTableAccess(table: ITable, grantee: IGrantable, grant: TableGrant): void {
+  if (grant.tableActions.length > 0) {
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({ actions: [...grant.tableActions], resources: [table.tableArn] }),
+    );
+  }
+  if (grant.indexes.length > 0) {
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:Query'],
+        resources: grant.indexes.map((index) => `${table.tableArn}/index/${INDEXES[index].name}`),
+      }),
+    );
+  }
 }

@@ -18,7 +18,7 @@ export interface ServiceStackProps extends StackProps {
 
 /**
  * One stage of the service: the table, one Lambda per domain behind the HTTP API, the signing
- * key secret, recurring billing (schedule, queue, worker), the event pipeline behind webhooks
+ * key, card fingerprint and captcha secrets, recurring billing (schedule, queue, worker), the event pipeline behind webhooks
  * (bus, fan-out, delivery queue and worker, sweeper, secrets key), and the alarms. Everything
  * stage-specific comes from `props.stage`.
  */
@@ -29,6 +29,8 @@ export class ServiceStack extends Stack {
   readonly functions: ReadonlyMap<DomainName, DomainFunction>;
   readonly signingKeys: SigningKeys;
   readonly cardFingerprintKey: Secret;
+  /** The reCAPTCHA secret key of the hosted onboarding page; the operator puts it in. */
+  readonly captchaSecret: Secret;
   readonly billing: Billing;
   readonly events: Events;
 
@@ -52,12 +54,25 @@ export class ServiceStack extends Stack {
         'A fingerprint key must stay fixed: the same card has to keep the same fingerprint across payments; a rotation would silently break matching.',
     });
 
+    this.captchaSecret = new Secret(this, 'CaptchaSecret', {
+      description:
+        'reCAPTCHA secret key of the hosted onboarding page (/connect): the operator replaces the generated placeholder with the secret key from Google reCAPTCHA admin console, as a plain string; onboarding reads it',
+      removalPolicy: stage.removalPolicy,
+    });
+    Validations.of(this.captchaSecret).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason:
+        'A third-party API key: Google issues the reCAPTCHA secret key, and the operator rotates it in the reCAPTCHA admin console and puts the new one here; a rotation Lambda cannot obtain a new key.',
+    });
+
     const functions = new Map<DomainName, DomainFunction>();
     for (const domain of domainNames()) {
       // Identity alone signs tokens; every other domain verifies them from the public keys in the table.
       const signs = domain === 'identity';
       // Payments alone fingerprints cards.
       const fingerprints = domain === 'payments';
+      // Onboarding alone verifies captchas (the hosted page's e-mail step, the existence check).
+      const verifiesCaptchas = domain === 'onboarding';
       const fn = new DomainFunction(this, `Domain-${domain}`, {
         domain,
         stage,
@@ -66,8 +81,18 @@ export class ServiceStack extends Stack {
         ...(fingerprints
           ? { environment: { SVC_CARD_FINGERPRINT_SECRET_ARN: this.cardFingerprintKey.secretArn } }
           : {}),
+        ...(verifiesCaptchas
+          ? {
+              environment: {
+                SVC_CAPTCHA_VERIFIER: 'recaptcha',
+                SVC_CAPTCHA_SECRET_ARN: this.captchaSecret.secretArn,
+                SVC_CAPTCHA_SITE_KEY: stage.captchaSiteKey,
+              },
+            }
+          : {}),
       });
       if (fingerprints) this.cardFingerprintKey.grantRead(fn.role);
+      if (verifiesCaptchas) this.captchaSecret.grantRead(fn.role);
       if (signs) {
         this.signingKeys.grantRead(fn.role);
         // Serve tokens only once the secret holds a key set.
@@ -90,11 +115,25 @@ export class ServiceStack extends Stack {
     // The billing schedule, queue and worker; its alarms follow the stage config like the ones below.
     this.billing = new Billing(this, 'Billing', { stage, table: this.table.table });
 
+    // The hosted onboarding page's address: onboarding builds processes' onboarding_url from it,
+    // and so does the stream publisher for their events.
+    const onboarding = functions.get('onboarding');
+    if (!onboarding) throw new Error('DOMAINS lists no onboarding domain, which serves the hosted page');
+    onboarding.function.addEnvironment('SVC_CONNECT_URL', this.api.connectUrl);
+
     // Stream → bus → fan-out → delivery queue → worker; it also wires the webhooks domain function
     // (queue URL, secrets key). Its alarms follow the stage config too.
     const webhooksApi = functions.get('webhooks');
     if (!webhooksApi) throw new Error('DOMAINS lists no webhooks domain, which the event pipeline serves');
-    this.events = new Events(this, 'Events', { stage, table: this.table.table, webhooksApi });
+    this.events = new Events(this, 'Events', {
+      stage,
+      table: this.table.table,
+      webhooksApi,
+      connectUrl: this.api.connectUrl,
+    });
+    // Onboarding seals the webhook passwords and HMAC keys given with a process, and opens them
+    // again to seal them to the endpoints it creates: the same key and context as webhooks.
+    this.events.allowSealing(onboarding);
 
     if (stage.alarms.enabled) {
       const watched: Record<string, IFunction> = {};

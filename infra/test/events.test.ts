@@ -73,6 +73,7 @@ function pipelineOf(stage: StageName) {
   const worker = fn('delivery-worker');
   const sweeper = fn('delivery-sweeper');
   const webhooks = fn('webhooks');
+  const onboarding = fn('onboarding');
   const tableId = logicalIdOf(template, 'AWS::DynamoDB::Table');
   const busId = logicalIdOf(template, 'AWS::Events::EventBus');
   const keyId = logicalIdOf(template, 'AWS::KMS::Key');
@@ -118,6 +119,7 @@ function pipelineOf(stage: StageName) {
     worker,
     sweeper,
     webhooks,
+    onboarding,
     tableId,
     busId,
     keyId,
@@ -333,13 +335,16 @@ describe.each(STAGE_NAMES)('the %s pipeline functions', (stage) => {
   });
 
   it('get the table, the stage and exactly the pipeline variables their code reads', () => {
-    const { publisher, fanOut, worker, sweeper, tableId, busId, deliveryQueueId } = pipelineOf(stage);
+    const { publisher, fanOut, worker, sweeper, onboarding, tableId, busId, deliveryQueueId } = pipelineOf(stage);
     const base = { SVC_TABLE_NAME: { Ref: tableId }, SVC_STAGE: stage };
     const queueUrl = { SVC_DELIVERY_QUEUE_URL: { Ref: deliveryQueueId } };
     expect(serviceVariables(publisher.properties.Environment.Variables)).toEqual({
       ...base,
       SVC_EVENT_BUS_NAME: { Ref: busId },
+      // Onboarding process events carry onboarding_url: the same page address onboarding uses.
+      SVC_CONNECT_URL: onboarding.properties.Environment.Variables.SVC_CONNECT_URL,
     });
+    expect(publisher.properties.Environment.Variables.SVC_CONNECT_URL).toBeDefined();
     expect(serviceVariables(fanOut.properties.Environment.Variables)).toEqual({ ...base, ...queueUrl });
     expect(serviceVariables(sweeper.properties.Environment.Variables)).toEqual({ ...base, ...queueUrl });
     expect(serviceVariables(worker.properties.Environment.Variables)).toEqual(base);
@@ -414,11 +419,13 @@ describe.each(STAGE_NAMES)('the %s pipeline functions', (stage) => {
     expect(WEBHOOK_SECRET_CONTEXT).toEqual({ purpose: 'webhook-secret' });
   });
 
-  it('leave encryption with the secrets key to the webhooks function, decryption to it and the worker, each on that context', () => {
-    const { template, webhooks, worker, keyId } = pipelineOf(stage);
-    expect(rolesAllowedOn(template, keyId, ['kms:Encrypt', 'kms:*'])).toEqual(new Set([webhooks.roleId]));
+  it('leave encryption with the secrets key to the webhooks and onboarding functions, decryption to them and the worker, each on that context', () => {
+    const { template, webhooks, onboarding, worker, keyId } = pipelineOf(stage);
+    expect(rolesAllowedOn(template, keyId, ['kms:Encrypt', 'kms:*'])).toEqual(
+      new Set([webhooks.roleId, onboarding.roleId]),
+    );
     expect(rolesAllowedOn(template, keyId, ['kms:Decrypt', 'kms:*'])).toEqual(
-      new Set([webhooks.roleId, worker.roleId]),
+      new Set([webhooks.roleId, onboarding.roleId, worker.roleId]),
     );
     for (const [service, fn] of functionsByService(template)) {
       const kms = statementsOfRole(template, fn.roleId).filter((s) => s.Action.some((a) => a.startsWith('kms:')));

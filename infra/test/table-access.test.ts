@@ -1,7 +1,7 @@
 import type { DomainName, RouteEntry } from '@svc/api';
 import type { AnyRoute, HttpMethod } from '@svc/http';
 import { describe, expect, it } from 'vitest';
-import { tableAccessFor } from '../constructs/table-access';
+import { TABLE_READ_ACTIONS, TABLE_WRITE_ACTIONS, tableAccessFor, tableGrantFor } from '../constructs/table-access';
 
 function entry(domain: DomainName, method: HttpMethod, auth: AnyRoute['auth'], readOnly = false): RouteEntry {
   const path = `/${domain}/${method.toLowerCase()}`;
@@ -55,11 +55,48 @@ describe('table access derived from the route table', () => {
     expect(tableAccessFor('identity', [entry('identity', 'POST', 'none')])).toBe('readWrite');
   });
 
-  it('gives the current route table platform none, organisations read, the others read/write', () => {
+  it('gives the current route table platform none and the others read/write (organisations: operator approval)', () => {
     expect(
-      (['platform', 'organisations', 'identity', 'payments', 'supporters'] as const).map((domain) =>
+      (['platform', 'organisations', 'identity', 'payments', 'supporters', 'onboarding'] as const).map((domain) =>
         tableAccessFor(domain),
       ),
-    ).toEqual(['none', 'read', 'readWrite', 'readWrite', 'readWrite']);
+    ).toEqual(['none', 'readWrite', 'readWrite', 'readWrite', 'readWrite', 'readWrite']);
+  });
+});
+
+describe('the table grant of a domain function', () => {
+  it('is its tier where nothing narrows it: every read and write, Query on every index', () => {
+    expect(tableGrantFor('payments')).toEqual({
+      tableActions: [...TABLE_READ_ACTIONS, ...TABLE_WRITE_ACTIONS],
+      indexes: ['gsi1', 'gsi2', 'due'],
+    });
+    expect(tableGrantFor('platform')).toEqual({ tableActions: [], indexes: [] });
+  });
+
+  it('gives organisations UpdateItem, which the operator approval routes send', () => {
+    expect(tableGrantFor('organisations').tableActions).toContain('dynamodb:UpdateItem');
+  });
+
+  it('narrows onboarding to what its code sends: no table Query, no BatchWriteItem, gsi1 and gsi2 only', () => {
+    expect(tableGrantFor('onboarding')).toEqual({
+      tableActions: [
+        'dynamodb:GetItem',
+        'dynamodb:BatchGetItem',
+        'dynamodb:PutItem',
+        'dynamodb:UpdateItem',
+        'dynamodb:DeleteItem',
+        'dynamodb:ConditionCheckItem',
+      ],
+      indexes: ['gsi1', 'gsi2'],
+    });
+  });
+
+  it('refuses a narrowing that grants more than the route table implies', () => {
+    expect(() => tableGrantFor('onboarding', [entry('onboarding', 'GET', 'token')])).toThrow(
+      /onboarding names dynamodb:PutItem.*beyond its route-derived read/,
+    );
+    expect(() => tableGrantFor('onboarding', [])).toThrow(
+      /Query on gsi1, Query on gsi2, beyond its route-derived none/,
+    );
   });
 });

@@ -6,8 +6,8 @@ import {
   GetShardIteratorCommand,
   type _Record as StreamRecord,
 } from '@aws-sdk/client-dynamodb-streams';
-import { db, tableName } from '@svc/table';
 import { registerOnboardingEventData } from '@svc/onboarding';
+import { db, tableName } from '@svc/table';
 import { publishStreamRecords } from '@svc/webhooks';
 import type { DynamoDBRecord } from 'aws-lambda';
 

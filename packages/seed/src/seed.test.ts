@@ -56,4 +56,85 @@ describe('seed files', () => {
       parseSeed({ organisations: [{ uuid: 'nope', name: '' }], clients: [{ client_id: 'a', client_secret: 'short' }] }),
     ).toThrow(/organisations\.0\.uuid[\s\S]*organisations\.0\.name[\s\S]*clients\.0\.client_secret/);
   });
+
+  interface Partner {
+    logos: { horizontal: string; square: string };
+    descriptions: Record<string, string>;
+    base_url: string;
+    allow_self_disconnect: boolean;
+    support_url?: string;
+    return_label: string;
+  }
+  describe("validate a partner's registration data (interface section 8)", () => {
+    const partner = () => structuredClone((DEMO_SEED as unknown as { partners: Partner[] }).partners[0]) as Partner;
+    const refusal = (changed: Partner) => () => parseSeed({ partners: [changed] });
+
+    it('accepts the demo partner', () => {
+      expect(parseSeed({ partners: [partner()] }).partners).toHaveLength(1);
+    });
+
+    it.each([
+      [
+        'a horizontal logo of the wrong size',
+        (p: Partner) => {
+          p.logos.horizontal = p.logos.square;
+        },
+        /logos\.horizontal/,
+      ],
+      [
+        'a square logo that is not SVG',
+        (p: Partner) => {
+          p.logos.square = '<png/>';
+        },
+        /logos\.square/,
+      ],
+      [
+        'a logo with a script',
+        (p: Partner) => {
+          p.logos.square = p.logos.square.replace('</svg>', '<script>alert(1)</script></svg>');
+        },
+        /logos\.square/,
+      ],
+      [
+        'a description over 150 characters',
+        (p: Partner) => {
+          p.descriptions.fr = 'x'.repeat(151);
+        },
+        /descriptions\.fr/,
+      ],
+      [
+        'a base URL without https',
+        (p: Partner) => {
+          p.base_url = 'http://partner.example.org';
+        },
+        /base_url/,
+      ],
+      [
+        'no self-disconnect and no support URL',
+        (p: Partner) => {
+          p.allow_self_disconnect = false;
+          delete p.support_url;
+        },
+        /support_url/,
+      ],
+      [
+        'an empty return label',
+        (p: Partner) => {
+          p.return_label = ' ';
+        },
+        /return_label/,
+      ],
+    ])('refuses %s', (_label, change, property) => {
+      const changed = partner();
+      change(changed);
+      expect(refusal(changed)).toThrow(property);
+    });
+
+    it('accepts a partner that allows self-disconnect without a support URL', () => {
+      const changed = partner();
+      changed.allow_self_disconnect = true;
+      delete changed.support_url;
+      expect(parseSeed({ partners: [changed] }).partners[0]?.allow_self_disconnect).toBe(true);
+    });
+  });
 });

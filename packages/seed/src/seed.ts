@@ -22,19 +22,17 @@ export const seedFileSchema = z.object({
     .default([]),
   partners: z
     .array(
-      partnerProfileSchema.extend({
-        client_id: z.string().min(1),
-        client_secret: z.string().min(12),
-        onboarding_configuration_uuid: uuidSchema,
-        organisation_uuid: uuidSchema.optional(),
-        base_url: z.url({ protocol: /^https$/ }),
-        descriptions: z.object({
-          de: z.string().max(150),
-          fr: z.string().max(150),
-          it: z.string().max(150),
-          en: z.string().max(150),
+      partnerProfileSchema
+        .extend({
+          client_id: z.string().min(1),
+          client_secret: z.string().min(12),
+          onboarding_configuration_uuid: uuidSchema,
+          organisation_uuid: uuidSchema.optional(),
+        })
+        .refine((partner) => partner.allow_self_disconnect || partner.support_url !== undefined, {
+          path: ['support_url'],
+          message: 'A partner that does not allow self-disconnect must give a support_url',
         }),
-      }),
     )
     .default([]),
   reconciliation_source_configurations: z.array(sourceConfigurationSchema).default([]),

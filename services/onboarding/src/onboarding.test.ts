@@ -1,5 +1,7 @@
 import { advanceClock, freezeClock, now } from '@svc/core';
-import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import * as table from '@svc/table';
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
+import { type Receiver, startReceiver } from '../../../packages/outbound/src/testing/receiver';
 import { call, DEMO, seedDemo, tokenFor } from '../../../test/support/api';
 import { streamEvents } from '../../../test/support/stream';
 import { PROCESS_LIFETIME_SECONDS } from './domain/processes';
@@ -8,8 +10,13 @@ let partner: string;
 let customer: string;
 let operator: string;
 let otherClient: string;
+let receiver: Receiver;
 
 beforeAll(async () => {
+  receiver = await startReceiver((_request, response) => {
+    response.writeHead(200);
+    response.end('ok');
+  }, inject('receiverTls'));
   await seedDemo();
   partner = await tokenFor(DEMO.partner);
   customer = await tokenFor(DEMO.client);
@@ -19,6 +26,10 @@ beforeAll(async () => {
 
 beforeEach(() => {
   freezeClock(now());
+});
+
+afterAll(async () => {
+  await receiver.close();
 });
 
 const api = (method: string, path: string, token?: string, body?: unknown) =>
@@ -490,5 +501,79 @@ describe('events', () => {
       ['svc.organisations.organisation.approval_requested', organisation, 1],
       ['svc.organisations.organisation.approved', organisation, 2],
     ]);
+  });
+});
+
+describe('webhooks of onboarding', () => {
+  it('delivers the partner its process events and the new organisation its approval events, with data', async () => {
+    const hook = await api('POST', '/webhooks', partner, {
+      organisation_uuid: DEMO.partnerOrg,
+      endpoint: `https://127.0.0.1:${receiver.port}/partner`,
+    });
+    expect(hook.status, hook.text).toBe(201);
+    for (const event_name of [
+      'svc.onboarding.onboarding_process.created',
+      'svc.onboarding.onboarding_process.succeeded',
+    ]) {
+      const subscription = await api('POST', '/event-subscriptions', partner, {
+        organisation_uuid: DEMO.partnerOrg,
+        action_configuration_uuid: hook.json.uuid,
+        action_type: 'webhook',
+        event_name,
+      });
+      expect(subscription.status, subscription.text).toBe(201);
+    }
+    const { user, organisation } = shapeA();
+    const created = await newProcess({
+      onboarding_configuration_uuid: DEMO.onboardingConfiguration,
+      initialisation_data: {
+        user,
+        organisation,
+        event_subscriptions: [
+          {
+            event_name: 'svc.organisations.organisation.approval_requested',
+            endpoint: `https://127.0.0.1:${receiver.port}/organisation`,
+          },
+        ],
+      },
+    });
+    const done = await onboard(created.token);
+    expect((await api('POST', '/_local/settle')).status).toBe(200);
+
+    const bodies = (path: string) =>
+      receiver.requests.filter((r) => r.url === path).map((r) => JSON.parse(r.body).event);
+    // Deliveries run concurrently: receivers order one object's events by `sequence`.
+    const processEvents = bodies('/partner')
+      .filter((e) => e.object_uuid === created.uuid)
+      .sort((a, b) => a.sequence - b.sequence);
+    expect(processEvents.map((e) => [e.name, e.data.status])).toEqual([
+      ['svc.onboarding.onboarding_process.created', 'pending'],
+      ['svc.onboarding.onboarding_process.succeeded', 'succeeded'],
+    ]);
+    expect(processEvents[1].data.results).toEqual(done.json.results);
+    const [requested] = bodies('/organisation');
+    expect(requested).toMatchObject({
+      name: 'svc.organisations.organisation.approval_requested',
+      object: 'organisation',
+      object_uuid: done.json.results.organisation.uuid,
+      data: { approval_status: 'approval_pending', name: organisation.name },
+    });
+  });
+});
+
+describe('a technical failure during execution', () => {
+  it('marks the process failed with its event; the partner starts a new one', async () => {
+    const created = await newProcess();
+    const spy = vi.spyOn(table, 'transactWrite').mockRejectedValueOnce(new Error('the store is unavailable'));
+    try {
+      expect((await onboard(created.token)).status).toBe(500);
+    } finally {
+      spy.mockRestore();
+    }
+    const read = await api('GET', `/onboarding/processes/${created.uuid}`, partner);
+    expect(read.json).toMatchObject({ status: 'failed', label: 'failed' });
+    expect((await onboard(created.token)).status).toBe(409);
+    const events = (await streamEvents()).filter((e) => e.object_uuid === created.uuid).map((e) => e.name);
+    expect(events).toEqual(['svc.onboarding.onboarding_process.created', 'svc.onboarding.onboarding_process.failed']);
   });
 });

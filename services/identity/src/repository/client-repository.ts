@@ -2,6 +2,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Grant } from '@svc/core';
 import { db, getItem, isConditionFailure, key, queryAll, type TransactItem, tableName } from '@svc/table';
 import * as z from 'zod';
+import { PARTNER_LOGO_SIZES, partnerLogoProblems } from '../domain/partner-profile';
 
 /**
  * API clients (customers, operators, partners).
@@ -16,15 +17,28 @@ import * as z from 'zod';
  */
 const grantSchema = z.object({ organisation_uuid: z.string(), account_uuid: z.string().optional() });
 
+const logo = (size: { width: number; height: number }) =>
+  z.string().superRefine((svg, context) => {
+    for (const problem of partnerLogoProblems(svg, size)) context.addIssue({ code: 'custom', message: problem });
+  });
+const description = z.string().trim().min(1).max(150);
+const httpsUrl = z.url({ protocol: /^https$/, hostname: z.regexes.domain });
+
+/**
+ * A partner's registration data (interface section 8): both logos (SVG, horizontal 130x48 and
+ * square 75x75), the return label, descriptions of at most 150 characters per language, the
+ * base URL that dynamic redirects are checked against, and whether users may disconnect on
+ * their own (if not, a support URL; the seed checks that rule).
+ */
 export const partnerProfileSchema = z.object({
-  name: z.string(),
+  name: z.string().trim().min(1).max(200),
   onboarding_configuration_uuid: z.string(),
-  base_url: z.string(),
-  return_label: z.string(),
+  base_url: httpsUrl,
+  return_label: z.string().trim().min(1).max(100),
   allow_self_disconnect: z.boolean(),
-  support_url: z.string().optional(),
-  logos: z.object({ horizontal: z.string(), square: z.string() }),
-  descriptions: z.object({ de: z.string(), fr: z.string(), it: z.string(), en: z.string() }),
+  support_url: httpsUrl.optional(),
+  logos: z.object({ horizontal: logo(PARTNER_LOGO_SIZES.horizontal), square: logo(PARTNER_LOGO_SIZES.square) }),
+  descriptions: z.object({ de: description, fr: description, it: description, en: description }),
   /**
    * The partner's own organisation, where it subscribes to onboarding events (interface 6.2);
    * the seed gives the partner a grant on it.

@@ -150,7 +150,8 @@ const emailStep: Step = async (loaded, ctx, body) => {
   const email = (body.email ?? '').trim().toLowerCase();
   const errors: FieldErrors = {};
   if (!z.email().max(254).safeParse(email).success) errors.email = t(ctx.locale, 'error_email');
-  else if (!(await verifyCaptcha(body.recaptcha_token ?? ''))) errors.recaptcha_token = t(ctx.locale, 'error_captcha');
+  else if (!(await verifyCaptcha(body.recaptcha_token || body['g-recaptcha-response'] || '')))
+    errors.recaptcha_token = t(ctx.locale, 'error_captcha');
   if (Object.keys(errors).length > 0) {
     return htmlPage(400, renderEmailStep(ctx, { email, errors, captcha: captcha() }), {
       ctx,

@@ -1,0 +1,310 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DOMAINS, ROUTE_TABLE, WORKERS } from '@svc/api';
+import { INDEXES } from '@svc/table';
+import { App, Validations } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import * as z from 'zod';
+import { CAPTCHA_SITE_KEY_PLACEHOLDER, STAGE_NAMES, STAGES, type StageName } from '../config/stages';
+import { ServiceStack } from '../stacks/service-stack';
+import { appProps, SKIP_BUNDLING } from './support/app-props';
+import { synthesizeAllStages, templateOf } from './support/synth';
+import {
+  actionsOf,
+  functionsByService,
+  integrationTargets,
+  logicalIdOf,
+  logicalIdStartingWith,
+  resourcesGranting,
+  rolesAllowedOn,
+  routes,
+  type Statement,
+  statementsOfRole,
+} from './support/template-model';
+
+beforeAll(() => {
+  synthesizeAllStages();
+});
+
+/** The onboarding domain's routes, as the interface names them: the API, then the hosted page. */
+const ONBOARDING_ROUTES = [
+  'POST /onboarding/processes',
+  'GET /onboarding/processes/{process_uuid}',
+  'GET /onboarding/processes/token/{token}',
+  'POST /onboarding/processes/token/{token}/onboard',
+  'POST /onboarding/processes/token/{token}/connect',
+  'GET /onboarding/users/{email}/existence',
+  'GET /partner-integrations',
+  'POST /partner-integrations/{partner_integration_uuid}/disable',
+];
+const CONNECT_ROUTES = [
+  'GET /connect',
+  'POST /connect/email',
+  'POST /connect/onboard',
+  'POST /connect/sign-in',
+  'POST /connect/connect',
+  'GET /connect/assets/{file}',
+];
+/** Without a token: the page, the operations the process token addresses, the captcha-guarded check. */
+const PUBLIC_ROUTES = [
+  ...CONNECT_ROUTES,
+  'GET /onboarding/processes/token/{token}',
+  'POST /onboarding/processes/token/{token}/onboard',
+  'POST /onboarding/processes/token/{token}/connect',
+  'GET /onboarding/users/{email}/existence',
+];
+
+/** What the onboarding code sends to the table (besides Query on gsi1 and gsi2). */
+const ONBOARDING_TABLE_ACTIONS = [
+  'dynamodb:GetItem',
+  'dynamodb:BatchGetItem',
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:ConditionCheckItem',
+];
+
+const arnOf = (logicalId: string) => ({ 'Fn::GetAtt': [logicalId, 'Arn'] });
+const indexArnOf = (tableId: string, index: string) => ({
+  'Fn::Join': ['', [arnOf(tableId), `/index/${index}`]],
+});
+const secretContext = { StringEquals: { 'kms:EncryptionContext:purpose': 'webhook-secret' } };
+/** The execute-api address of the stage's HTTP API, followed by `path`. */
+const apiAddress = (apiId: string, path: string) => ({
+  'Fn::Join': [
+    '',
+    ['https://', { Ref: apiId }, '.execute-api.', { Ref: 'AWS::Region' }, '.', { Ref: 'AWS::URLSuffix' }, path],
+  ],
+});
+
+function functionOf(template: Template, service: string) {
+  const fn = functionsByService(template).get(service);
+  if (!fn) throw new Error(`No ${service} function`);
+  return fn;
+}
+
+function onboardingOf(stage: StageName) {
+  const template = templateOf(stage);
+  const fn = functionOf(template, 'onboarding');
+  return {
+    template,
+    fn,
+    variables: fn.properties.Environment.Variables,
+    statements: statementsOfRole(template, fn.roleId),
+    tableId: logicalIdOf(template, 'AWS::DynamoDB::Table'),
+    keyId: logicalIdOf(template, 'AWS::KMS::Key'),
+    apiId: logicalIdOf(template, 'AWS::ApiGatewayV2::Api'),
+    captchaSecretId: logicalIdStartingWith(template, 'AWS::SecretsManager::Secret', 'CaptchaSecret'),
+  };
+}
+
+const kmsStatements = (statements: readonly Statement[]) =>
+  statements.filter((statement) => statement.Action.some((action) => action.startsWith('kms:')));
+
+describe('the onboarding domain in the route table', () => {
+  it('serves the partner onboarding API and the hosted page, and nothing else', () => {
+    const keys = ROUTE_TABLE.filter((entry) => entry.domain === 'onboarding').map((entry) => entry.key);
+    expect(keys.sort()).toEqual([...ONBOARDING_ROUTES, ...CONNECT_ROUTES].sort());
+  });
+
+  it('needs a token everywhere but on /connect*, the token-addressed operations and the existence check', () => {
+    const own = ROUTE_TABLE.filter((entry) => entry.domain === 'onboarding');
+    const open = own.filter((entry) => entry.route.auth === 'none').map((entry) => entry.key);
+    expect(open.sort()).toEqual([...PUBLIC_ROUTES].sort());
+    const closed = own.filter((entry) => entry.route.auth === 'token').map((entry) => entry.key);
+    expect(closed.sort()).toEqual(ONBOARDING_ROUTES.filter((key) => !PUBLIC_ROUTES.includes(key)).sort());
+  });
+
+  it('is a DOMAINS entry of 1024 MB bundled from the onboarding handlers', () => {
+    expect(DOMAINS.onboarding).toEqual({ entry: 'services/onboarding/src/handlers/lambda.ts', memoryMb: 1024 });
+  });
+});
+
+describe.each(STAGE_NAMES)('the %s onboarding function', (stage) => {
+  it('is a Node 22 arm64 Lambda of its own, sized as DOMAINS says', () => {
+    const { fn } = onboardingOf(stage);
+    expect(fn.properties).toMatchObject({
+      Runtime: 'nodejs22.x',
+      Architectures: ['arm64'],
+      MemorySize: DOMAINS.onboarding.memoryMb,
+    });
+    expect(fn.properties.Environment.Variables.POWERTOOLS_SERVICE_NAME).toBe('onboarding');
+  });
+
+  it('serves every onboarding and connect route of the HTTP API', () => {
+    const { template, fn } = onboardingOf(stage);
+    const targets = integrationTargets(template);
+    const served = new Map(routes(template).map((route) => [route.routeKey, targets.get(route.integrationId)]));
+    for (const key of [...ONBOARDING_ROUTES, ...CONNECT_ROUTES]) {
+      expect(served.has(key), `${key} is a route of the API`).toBe(true);
+      expect(served.get(key), key).toBe(fn.logicalId);
+    }
+    const servedByOnboarding = [...served].filter(([, target]) => target === fn.logicalId).map(([key]) => key);
+    expect(servedByOnboarding.sort()).toEqual([...ONBOARDING_ROUTES, ...CONNECT_ROUTES].sort());
+  });
+
+  it('serves the page assets through GET /connect/assets/{file}, without a gateway authorizer', () => {
+    const { template, fn } = onboardingOf(stage);
+    const targets = integrationTargets(template);
+    const assets = routes(template).filter((route) => route.routeKey === 'GET /connect/assets/{file}');
+    expect(assets).toHaveLength(1);
+    expect(targets.get(assets[0]?.integrationId ?? '')).toBe(fn.logicalId);
+    expect(assets[0]?.authorizationType ?? 'NONE').toBe('NONE');
+  });
+
+  it('may get, batch-get, put, update, delete and condition-check items, and query gsi1 and gsi2 only: no Scan', () => {
+    const { statements, tableId } = onboardingOf(stage);
+    expect(actionsOf(statements, 'dynamodb:')).toEqual(new Set([...ONBOARDING_TABLE_ACTIONS, 'dynamodb:Query']));
+    for (const action of ONBOARDING_TABLE_ACTIONS) {
+      expect(resourcesGranting(statements, action), action).toEqual([arnOf(tableId)]);
+    }
+    expect(resourcesGranting(statements, 'dynamodb:Query')).toEqual([
+      indexArnOf(tableId, INDEXES.gsi1.name),
+      indexArnOf(tableId, INDEXES.gsi2.name),
+    ]);
+    for (const action of ['dynamodb:Scan', 'dynamodb:BatchWriteItem', 'dynamodb:DeleteTable', 'dynamodb:*']) {
+      expect(resourcesGranting(statements, action), action).toEqual([]);
+    }
+  });
+
+  it('seals and opens webhook secrets with the webhook secrets key, for that encryption context only', () => {
+    const { statements, variables, keyId } = onboardingOf(stage);
+    expect(variables.SVC_WEBHOOK_KMS_KEY_ID).toEqual(arnOf(keyId));
+    const kms = kmsStatements(statements);
+    expect(actionsOf(kms, 'kms:')).toEqual(new Set(['kms:Encrypt', 'kms:Decrypt']));
+    expect(kms).toEqual([
+      expect.objectContaining({ Effect: 'Allow', Resource: arnOf(keyId), Condition: secretContext }),
+    ]);
+  });
+
+  it('holds the same key grant as the webhooks function, which seals the same secrets', () => {
+    const { template, statements } = onboardingOf(stage);
+    const webhooks = functionOf(template, 'webhooks');
+    expect(kmsStatements(statements)).toEqual(kmsStatements(statementsOfRole(template, webhooks.roleId)));
+  });
+
+  it('verifies captchas with reCAPTCHA: the stage site key and the captcha secret ARN', () => {
+    const { variables, captchaSecretId } = onboardingOf(stage);
+    expect(variables).toMatchObject({
+      SVC_CAPTCHA_VERIFIER: 'recaptcha',
+      SVC_CAPTCHA_SECRET_ARN: { Ref: captchaSecretId },
+      SVC_CAPTCHA_SITE_KEY: STAGES[stage].captchaSiteKey,
+    });
+    expect(variables).not.toHaveProperty('SVC_CAPTCHA_SECRET');
+  });
+
+  it('may read the captcha secret, and no other secret', () => {
+    const { statements, captchaSecretId } = onboardingOf(stage);
+    expect(resourcesGranting(statements, 'secretsmanager:GetSecretValue')).toEqual([{ Ref: captchaSecretId }]);
+    const secretStatements = statements.filter((s) => s.Action.some((action) => action.startsWith('secretsmanager:')));
+    for (const statement of secretStatements) expect(statement.Resource).toEqual({ Ref: captchaSecretId });
+    expect(actionsOf(statements, 'secretsmanager:').has('secretsmanager:PutSecretValue')).toBe(false);
+  });
+
+  it('points SVC_CONNECT_URL at the API’s own /connect (no custom domain in the stage config)', () => {
+    const { variables, apiId } = onboardingOf(stage);
+    expect(STAGES[stage].domain).toBeUndefined();
+    expect(variables.SVC_CONNECT_URL).toEqual(apiAddress(apiId, '/connect'));
+  });
+});
+
+describe.each(STAGE_NAMES)('the %s captcha secret', (stage) => {
+  it('is created by the stack for the operator to fill in, without rotation', () => {
+    const { template, captchaSecretId } = onboardingOf(stage);
+    const secret = template.findResources('AWS::SecretsManager::Secret')[captchaSecretId];
+    expect(secret?.Properties?.Description).toMatch(/reCAPTCHA secret key.*operator/);
+    template.resourceCountIs('AWS::SecretsManager::RotationSchedule', 0);
+  });
+
+  it('is readable by the onboarding function only, and writable by no function', () => {
+    const { template, fn, captchaSecretId } = onboardingOf(stage);
+    expect(rolesAllowedOn(template, captchaSecretId, ['secretsmanager:GetSecretValue', 'secretsmanager:*'])).toEqual(
+      new Set([fn.roleId]),
+    );
+    expect(
+      rolesAllowedOn(template, captchaSecretId, [
+        'secretsmanager:PutSecretValue',
+        'secretsmanager:UpdateSecret',
+        'secretsmanager:*',
+      ]).size,
+    ).toBe(0);
+    for (const [service, other] of functionsByService(template)) {
+      if (service === 'onboarding') continue;
+      expect(
+        Object.keys(other.properties.Environment.Variables).filter((name) => name.startsWith('SVC_CAPTCHA')),
+        service,
+      ).toEqual([]);
+    }
+  });
+
+  it('acknowledges the rotation rule (AwsSolutions-SMG4) with the reason: a third-party key', () => {
+    const stack = synthesizeAllStages().stacks.get(stage);
+    const acknowledged = (stack?.captchaSecret.node.metadata ?? [])
+      .filter((entry) => entry.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
+      .flatMap((entry) => Object.entries(z.record(z.string(), z.string()).parse(entry.data)));
+    // The key carries CDK's own prefix (`Annotation::`); the rule id ends it.
+    expect(acknowledged).toEqual([
+      [expect.stringMatching(/AwsSolutions-SMG4$/), expect.stringMatching(/third-party/i)],
+    ]);
+  });
+});
+
+describe.each(STAGE_NAMES)('the %s stream publisher', (stage) => {
+  it('gets the same SVC_CONNECT_URL as onboarding, for the onboarding_url of process events', () => {
+    const { template, variables, apiId } = onboardingOf(stage);
+    const publisher = functionOf(template, 'stream-publisher');
+    expect(publisher.properties.Environment.Variables.SVC_CONNECT_URL).toEqual(apiAddress(apiId, '/connect'));
+    expect(publisher.properties.Environment.Variables.SVC_CONNECT_URL).toEqual(variables.SVC_CONNECT_URL);
+  });
+
+  it('is bundled from the API package’s entry, which registers onboarding’s event shapes', () => {
+    expect(WORKERS.streamPublisher.entry).toBe('packages/api/src/stream-publisher-lambda.ts');
+    const { outdir } = synthesizeAllStages();
+    const publisher = functionOf(templateOf(stage), 'stream-publisher');
+    const code = z
+      .object({ S3Key: z.string() })
+      .parse(
+        z
+          .object({ Properties: z.object({ Code: z.unknown() }) })
+          .parse(templateOf(stage).findResources('AWS::Lambda::Function')[publisher.logicalId]).Properties.Code,
+      );
+    const assetDir = join(outdir, `asset.${code.S3Key.replace(/\.zip$/, '')}`);
+    const sourceMap = join(assetDir, 'index.mjs.map');
+    expect(existsSync(sourceMap), sourceMap).toBe(true);
+    const { sources } = z.object({ sources: z.array(z.string()) }).parse(JSON.parse(readFileSync(sourceMap, 'utf8')));
+    expect(sources.some((source) => source.endsWith(WORKERS.streamPublisher.entry))).toBe(true);
+    expect(sources.some((source) => source.endsWith('services/onboarding/src/event-data.ts'))).toBe(true);
+  });
+});
+
+describe('a stage with a custom domain', () => {
+  it('gives onboarding and the stream publisher https://<domain>/connect', () => {
+    const stack = new ServiceStack(new App(appProps(SKIP_BUNDLING)), 'connect-domain', {
+      stage: {
+        ...STAGES.staging,
+        domain: {
+          name: 'api.staging.example.org',
+          certificateArn: 'arn:aws:acm:eu-central-2:000000000000:certificate/11111111-2222-3333-4444-555555555555',
+        },
+      },
+    });
+    const template = Template.fromStack(stack);
+    for (const service of ['onboarding', 'stream-publisher']) {
+      expect(functionOf(template, service).properties.Environment.Variables.SVC_CONNECT_URL, service).toBe(
+        'https://api.staging.example.org/connect',
+      );
+    }
+  }, 60_000);
+});
+
+describe('the stage config', () => {
+  it('gives every stage a reCAPTCHA site key: the one set for it, or a placeholder naming the stage', () => {
+    for (const name of STAGE_NAMES) {
+      const siteKey = STAGES[name].captchaSiteKey;
+      expect(siteKey, name).toMatch(/^\S+$/);
+      if (siteKey.startsWith(CAPTCHA_SITE_KEY_PLACEHOLDER))
+        expect(siteKey, name).toBe(`${CAPTCHA_SITE_KEY_PLACEHOLDER}-${name}`);
+    }
+  });
+});
