@@ -1,5 +1,6 @@
 export * from './clock';
 export * from './errors';
+export * from './iban';
 export * from './ids';
 export { logger } from './logger';
 export * from './money';
