@@ -308,6 +308,15 @@ describe('executing onboarding', () => {
     ).toHaveLength(1);
   });
 
+  it('gives one user per e-mail address when two processes with it run at once', async () => {
+    const person = shapeA();
+    const processes = await Promise.all([newProcess(person), newProcess({ ...shapeA(), user: person.user })]);
+    const answers = await Promise.all(processes.map((p) => onboard(p.token)));
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 409]);
+    const loser = answers.find((a) => a.status === 409);
+    expect(loser?.json.error.message[0].code).toBe('error.onboarding.user_exists');
+  });
+
   it('refuses a second user with the same e-mail address (409) and leaves that process pending', async () => {
     const first = shapeA();
     expect((await onboard((await newProcess(first)).token)).status).toBe(201);
@@ -400,6 +409,29 @@ describe('executing a partner connection', () => {
     });
     expect((await api('GET', `/organisations/${organisation}`, partner)).status).toBe(200);
     expect((await connect(credentials)).status).toBe(409);
+  });
+
+  it('connects an organisation once when two processes connect it at once', async () => {
+    const person = shapeA();
+    const first = await onboard((await newProcess(person)).token);
+    const organisation = first.json.results.organisation.uuid;
+    const [integration] = (await api('GET', `/partner-integrations?organisation_uuid=${organisation}`, partner)).json;
+    await api('POST', `/partner-integrations/${integration.uuid}/disable`, partner);
+    const processes = await Promise.all([newProcess(), newProcess(), newProcess()]);
+    const answers = await Promise.all(
+      processes.map((p) =>
+        api('POST', `/onboarding/processes/token/${p.token}/connect`, undefined, {
+          email: person.user.email,
+          password: 'correct horse battery',
+          organisation_uuid: organisation,
+        }),
+      ),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 409, 409]);
+    const active = (await api('GET', `/partner-integrations?organisation_uuid=${organisation}`, partner)).json.filter(
+      (i: { status: string }) => i.status === 'active',
+    );
+    expect(active).toHaveLength(1);
   });
 
   it('refuses to connect an organisation that is connected already (409)', async () => {
