@@ -99,7 +99,7 @@ export const CONNECT_JS = String.raw`(function () {
   all('input[data-iban]').forEach(function (input) {
     input.addEventListener('blur', function () {
       var compact = input.value.replace(/\s+/g, '').toUpperCase();
-      input.value = compact; compact.replace(/(.{4})(?=.)/g, '$1 ');
+      input.value = compact.replace(/(.{4})(?=.)/g, '$1 ');
     });
   });
 

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { MERCHANT_CATEGORY_CODES } from '../domain/rules';
 import {
   format,
   htmlLang,
   isPageLocale,
   LOCALE_NAMES,
-  MERCHANT_CATEGORY_CODES,
   MESSAGES,
   type MessageKey,
   merchantCategoryOptions,
@@ -104,10 +104,11 @@ describe('locales', () => {
   });
 
   it('labels every merchant category code in every locale', () => {
-    expect(MERCHANT_CATEGORY_CODES).toEqual(['8699', '7997', '8398', '8641', '8651', '8661', '0000']);
+    const codes = MERCHANT_CATEGORY_CODES.map((entry) => entry.code);
+    expect(codes).toEqual(['8699', '7997', '8398', '8641', '8651', '8661', '0000']);
     for (const locale of PAGE_LOCALES) {
       const options = merchantCategoryOptions(locale);
-      expect(options.map((o) => o.code)).toEqual([...MERCHANT_CATEGORY_CODES]);
+      expect(options.map((o) => o.code)).toEqual(codes);
       expect(new Set(options.map((o) => o.label)).size).toBe(options.length);
     }
   });

@@ -4,6 +4,7 @@
  * unknown key in any locale does not compile. Texts are plain strings (never HTML): the templates
  * escape them like any other value.
  */
+import { MERCHANT_CATEGORY_CODES, type MerchantCategoryCode } from '../domain/rules';
 import { de_CH } from './messages-de';
 import { en_GB } from './messages-en';
 import { fr_CH } from './messages-fr';
@@ -84,11 +85,7 @@ export function resolveLocale(
   return fallback;
 }
 
-/** The merchant category codes accepted by onboarding (interface 4.9 rule 9). */
-export const MERCHANT_CATEGORY_CODES = ['8699', '7997', '8398', '8641', '8651', '8661', '0000'] as const;
-export type MerchantCategoryCode = (typeof MERCHANT_CATEGORY_CODES)[number];
-
 /** The merchant category options of the onboarding form, labelled in the page locale. */
 export function merchantCategoryOptions(locale: PageLocale): { code: MerchantCategoryCode; label: string }[] {
-  return MERCHANT_CATEGORY_CODES.map((code) => ({ code, label: t(locale, `mcc_${code}`) }));
+  return MERCHANT_CATEGORY_CODES.map(({ code }) => ({ code, label: t(locale, `mcc_${code}`) }));
 }

@@ -104,7 +104,7 @@ export function renderOnboardStep(
       className: 'width-iban',
       attributes: { 'data-iban': true, maxlength: 42, ...uppercase },
     }),
-    text('bank_name', 'bank_name_label', 'off'),
+    text('bank_name', 'bank_name_label', 'off', { required: false }),
     text('account_holder', 'account_holder_label', 'off'),
   );
 

@@ -86,7 +86,7 @@ describe('onboarding step', () => {
       if (control?.tag === 'input' && attr(control, 'type') !== 'password') {
         expect(attr(control, 'value'), name).toBe(allValues[name]);
       }
-      expect(control?.attrs.has('required'), name).toBe(name !== 'main_address_line2');
+      expect(control?.attrs.has('required'), name).toBe(name !== 'main_address_line2' && name !== 'bank_name');
     }
     expect(doc).not.toContain('password_confirmation" value');
     expect(field(elements, 'password')?.attrs.has('value')).toBe(false);
