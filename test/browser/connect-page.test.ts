@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import {
   type Browser,
@@ -9,8 +11,14 @@ import {
   type Locator,
   type Page,
 } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LOCALE_NAMES, PAGE_LOCALES, type PageLocale, t } from '../../services/onboarding/src/page/messages';
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import {
+  LOCALE_NAMES,
+  type MessageKey,
+  PAGE_LOCALES,
+  type PageLocale,
+  t,
+} from '../../services/onboarding/src/page/messages';
 
 /**
  * The hosted connect page (/connect) in a real browser: the local service as `pnpm start` runs
@@ -45,6 +53,7 @@ const HEADINGS: Record<PageLocale, { email: string; onboard: string; signIn: str
     signIn: 'Connexion',
     pick: 'Choisir une organisation',
   },
+  // Only the no-JavaScript walk is in Italian: its headings come from the catalogue.
   it_CH: {
     email: t('it_CH', 'email_title'),
     onboard: t('it_CH', 'onboard_title'),
@@ -102,7 +111,7 @@ async function stopService(service: Service | undefined): Promise<void> {
   await exited;
 }
 
-function launchChromium(): Promise<Browser> {
+async function launchChromium(partnerPort: number): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
     throw new Error(
       `Chromium not found at ${CHROMIUM}. The browser test needs Debian's chromium ` +
@@ -120,12 +129,14 @@ function launchChromium(): Promise<Browser> {
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
+      `--host-resolver-rules=MAP partner.example.org:443 127.0.0.1:${partnerPort}`,
     ],
   });
 }
 
 let service: Service | undefined;
 let browser: Browser | undefined;
+let partnerSite: PartnerStandIn | undefined;
 
 function baseUrl(): string {
   if (!service) throw new Error('The service did not start');
@@ -206,16 +217,13 @@ async function createProcess(data: { user?: Record<string, string>; organisation
   return response.body;
 }
 
-/**
- * The page's address from the process's `onboarding_url`, on the running service. The local
- * runtime sets SVC_CONNECT_URL from the configured port before it listens, so with PORT=0 the
- * API answers `http://127.0.0.1:0/connect?token=…` (reported); only path and query are used.
- */
+/** The page's address: the process's `onboarding_url` (on the running service's own port). */
 function pageUrl(process: Process, redirect?: string): string {
   const given = new URL(process.onboarding_url);
+  expect(given.origin).toBe(new URL(baseUrl()).origin);
   expect(given.pathname).toBe('/connect');
   expect(given.searchParams.get('token')).toBe(process.token);
-  const url = new URL(`${given.pathname}${given.search}`, baseUrl());
+  const url = new URL(given.href);
   if (redirect !== undefined) url.searchParams.set('redirect_url', Buffer.from(redirect, 'utf8').toString('base64'));
   return url.href;
 }
@@ -226,8 +234,35 @@ async function readProcess(uuid: string): Promise<Process> {
   return response.body;
 }
 
-/** A user with one organisation, made through the API, and the partner's integration disabled again. */
-async function existingUser(email: string, organisation: Organisation): Promise<{ organisationUuid: string }> {
+/** The partner's active integration of an organisation. */
+async function activeIntegration(organisationUuid: string): Promise<string> {
+  const integrations = await api<{ uuid: string; status: string }[]>(
+    'GET',
+    `/partner-integrations?organisation_uuid=${organisationUuid}`,
+    undefined,
+    await partnerToken(),
+  );
+  expect(integrations.status).toBe(200);
+  const active = integrations.body.filter((i) => i.status === 'active');
+  expect(active).toHaveLength(1);
+  return active[0]?.uuid as string;
+}
+
+async function disableIntegration(organisationUuid: string): Promise<void> {
+  const uuid = await activeIntegration(organisationUuid);
+  const disabled = await api('POST', `/partner-integrations/${uuid}/disable`, undefined, await partnerToken());
+  expect(disabled.status).toBe(200);
+}
+
+/**
+ * A user with one organisation, made through the API. The partner can only connect an
+ * organisation it is not connected to: the integration is disabled again unless `keepConnected`.
+ */
+async function existingUser(
+  email: string,
+  organisation: Organisation,
+  keepConnected: boolean,
+): Promise<{ organisationUuid: string }> {
   const process = await createProcess({
     user: { email, first_name: 'Claire', last_name: 'Dubois', locale: 'fr_CH' },
     organisation,
@@ -237,30 +272,52 @@ async function existingUser(email: string, organisation: Organisation): Promise<
   });
   expect(onboarded.status).toBe(201);
   const organisationUuid = onboarded.body.results?.organisation.uuid as string;
-  const bearer = await partnerToken();
-  const integrations = await api<{ uuid: string; status: string }[]>(
-    'GET',
-    `/partner-integrations?organisation_uuid=${organisationUuid}`,
-    undefined,
-    bearer,
-  );
-  expect(integrations.status).toBe(200);
-  const active = integrations.body.filter((i) => i.status === 'active');
-  expect(active).toHaveLength(1);
-  const disabled = await api('POST', `/partner-integrations/${active[0]?.uuid}/disable`, undefined, bearer);
-  expect(disabled.status).toBe(200);
+  if (keepConnected) await activeIntegration(organisationUuid);
+  else await disableIntegration(organisationUuid);
   return { organisationUuid };
 }
 
 const VIEWPORT = { width: 1000, height: 900 };
 
-/** A browser context whose requests to the partner's (unresolvable) host get a small stand-in page. */
+/**
+ * The partner's host. partner.example.org does not resolve here, and Playwright's `route()` is not
+ * consulted for the hops of a redirect (the 303 from a form post), so Chromium resolves the name to
+ * this small https stand-in instead (`--host-resolver-rules`; its certificate is the test
+ * receivers' one, hence `ignoreHTTPSErrors`). It records what the browser asked it for.
+ */
+interface PartnerStandIn {
+  server: HttpsServer;
+  port: number;
+  requests: string[];
+}
+
+async function startPartnerStandIn(): Promise<PartnerStandIn> {
+  const { cert, key } = inject('receiverTls');
+  const requests: string[] = [];
+  const server = createHttpsServer({ cert, key }, (request, response) => {
+    if (request.url === '/favicon.ico') {
+      response.writeHead(404).end();
+      return;
+    }
+    requests.push(`${request.method} ${request.url}`);
+    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    response.end('<!doctype html><html lang="en"><title>Partner</title><h1>Partner</h1></html>');
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  return { server, port: (server.address() as AddressInfo).port, requests };
+}
+
 async function newContext(options: BrowserContextOptions = {}): Promise<BrowserContext> {
   if (!browser) throw new Error('Chromium did not start');
-  const context = await browser.newContext({ viewport: VIEWPORT, deviceScaleFactor: 1, ...options });
-  await context.route('https://partner.example.org/**', (route) =>
-    route.fulfill({ status: 200, contentType: 'text/html', body: '<h1>Partner</h1>' }),
-  );
+  const context = await browser.newContext({
+    viewport: VIEWPORT,
+    deviceScaleFactor: 1,
+    ignoreHTTPSErrors: true,
+    ...options,
+  });
+  // Every page is rendered by the server: what a step shows is there once it has loaded.
+  context.setDefaultTimeout(15_000);
+  context.setDefaultNavigationTimeout(NAVIGATION.timeout);
   return context;
 }
 
@@ -283,7 +340,9 @@ async function expectPageFrame(page: Page, locale: PageLocale, heading: string):
   const logo = page.getByRole('img', { name: 'Demo Partner CRM' });
   await logo.waitFor();
   expect(await logo.getAttribute('src')).toMatch(/^data:image\/svg\+xml;base64,/);
-  expect(await logo.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true);
+  expect(
+    await logo.evaluate((img: { complete: boolean; naturalWidth: number }) => img.complete && img.naturalWidth > 0),
+  ).toBe(true);
   const languages = page.getByRole('navigation', { name: t(locale, 'language_switcher') });
   for (const other of PAGE_LOCALES) {
     const link = languages.getByRole('link', { name: LOCALE_NAMES[other], exact: true });
@@ -305,10 +364,25 @@ async function description(locator: Locator): Promise<string> {
     .join(' ');
 }
 
-/** Submits with the named button and waits for the browser to arrive at `url`. */
-async function submitTo(page: Page, button: string, url: string | RegExp): Promise<void> {
+const NAVIGATION = { timeout: 60_000 };
+
+/** Runs in the page (the test's TypeScript has no DOM types). */
+const isFocused = (element: { ownerDocument: { activeElement: unknown } }) =>
+  element === element.ownerDocument.activeElement;
+
+/**
+ * Submits the form with the named button and waits until the next document has loaded (also
+ * when its address is the one of the current page). Returns the status of the POST's answer.
+ */
+async function submit(page: Page, button: string): Promise<number> {
+  const answer = page.waitForResponse(
+    (response) => response.request().isNavigationRequest() && response.request().method() === 'POST',
+    NAVIGATION,
+  );
+  const loaded = page.waitForEvent('load', NAVIGATION);
   await page.getByRole('button', { name: button, exact: true }).click();
-  await page.waitForURL(url);
+  await loaded;
+  return (await answer).status();
 }
 
 interface NewUserWalk {
@@ -339,10 +413,10 @@ async function walkNewUser(walk: NewUserWalk): Promise<void> {
     await expectPageFrame(page, locale, HEADINGS[locale].email);
     if (walk.switchLanguage) {
       await page.getByRole('link', { name: LOCALE_NAMES.en_GB, exact: true }).click();
-      await page.waitForURL(/locale=en_GB/);
+      await page.waitForURL(/[?&]locale=en_GB$/);
       await expectPageFrame(page, 'en_GB', HEADINGS.en_GB.email);
       await page.getByRole('link', { name: LOCALE_NAMES[locale], exact: true }).click();
-      await page.waitForURL(new RegExp(`locale=${locale}`));
+      await page.waitForURL(new RegExp(`[?&]locale=${locale}$`));
       await expectPageFrame(page, locale, HEADINGS[locale].email);
     }
 
@@ -351,11 +425,14 @@ async function walkNewUser(walk: NewUserWalk): Promise<void> {
     expect(await email.inputValue()).toBe(walk.email);
     expect(await page.locator('input[name="recaptcha_token"]').inputValue()).toBe('test-captcha-ok');
     if (walk.screenshots) await screenshot(page, `connect-email-${locale}`);
-    await submitTo(page, t(locale, 'continue'), /\/connect\/email$/);
+    expect(await submit(page, t(locale, 'continue'))).toBe(200);
 
-    // Step 2: the prefilled onboarding form.
+    // Step 2: the onboarding form, prefilled from the process.
+    expect(new URL(page.url()).pathname).toBe('/connect/email');
     await expectPageFrame(page, locale, HEADINGS[locale].onboard);
-    const field = (key: Parameters<typeof t>[1]) => page.getByLabel(t(locale, key), { exact: true });
+    const field = (key: MessageKey) => page.getByLabel(t(locale, key), { exact: true });
+    const optionalField = (key: MessageKey) =>
+      page.getByLabel(`${t(locale, key)} (${t(locale, 'optional')})`, { exact: true });
     expect(await field('email_label').inputValue()).toBe(walk.email);
     expect(await field('email_label').getAttribute('readonly')).toBe('');
     expect(await field('first_name_label').inputValue()).toBe(walk.firstName);
@@ -364,32 +441,36 @@ async function walkNewUser(walk: NewUserWalk): Promise<void> {
     expect(await field('organisation_name_label').inputValue()).toBe(organisation.name);
     expect(await field('mcc_label').inputValue()).toBe('8398');
     expect(await field('address_line1_label').inputValue()).toBe(organisation.street);
-    expect(await page.getByLabel(`${t(locale, 'address_line2_label')} (${t(locale, 'optional')})`).inputValue()).toBe(
-      '',
-    );
+    expect(await optionalField('address_line2_label').inputValue()).toBe('');
     expect(await field('postal_code_label').inputValue()).toBe(organisation.postalCode);
     expect(await field('city_label').inputValue()).toBe(organisation.city);
     expect(await field('country_label').inputValue()).toBe('CH');
     expect(await field('iban_label').inputValue()).toBe('CH93 0076 2011 6238 5295 7');
-    expect(await field('bank_name_label').inputValue()).toBe(organisation.bank);
+    expect(await optionalField('bank_name_label').inputValue()).toBe(organisation.bank);
     expect(await field('account_holder_label').inputValue()).toBe(organisation.name);
-    // The show/hide button is the script's: present with JavaScript, absent without.
-    expect(await page.getByRole('button', { name: t(locale, 'password_show'), exact: true }).count()).toBe(
-      javaScript ? 1 : 0,
-    );
+    // The show/hide button is the script's: there with JavaScript, not without.
+    const toggle = page.getByRole('button', { name: t(locale, 'password_show'), exact: true });
+    expect(await toggle.count()).toBe(javaScript ? 1 : 0);
     if (walk.screenshots) await screenshot(page, `connect-onboard-${locale}`);
+    if (javaScript) {
+      // The script groups an IBAN typed without spaces when the field is left.
+      await field('iban_label').fill('ch9300762011623852957');
+      await field('iban_label').blur();
+      expect(await field('iban_label').inputValue()).toBe('CH93 0076 2011 6238 5295 7');
+    }
     await field('password_label').fill(PASSWORD);
     await field('password_confirmation_label').fill(PASSWORD);
 
     // Submit: a 303 from POST /connect/onboard to the partner's redirect target.
     const arrival = page.waitForRequest((request) => request.url() === TARGET && request.isNavigationRequest());
-    await submitTo(page, t(locale, 'onboard_submit'), TARGET);
+    expect(await submit(page, t(locale, 'onboard_submit'))).toBe(303);
     expect(page.url()).toBe(TARGET);
     const redirected = (await arrival).redirectedFrom();
     expect(redirected?.method()).toBe('POST');
     expect(new URL(redirected?.url() as string).pathname).toBe('/connect/onboard');
     expect((await redirected?.response())?.status()).toBe(303);
-    await page.getByRole('heading', { name: 'Partner' }).waitFor();
+    await page.getByRole('heading', { name: 'Partner', exact: true }).waitFor();
+    expect(partnerSite?.requests.at(-1)).toBe('GET /welcome?step=done');
   } finally {
     await context.close();
   }
@@ -415,11 +496,18 @@ interface ExistingUserWalk {
   /** The process names the user (e-mail and locale); otherwise the browser's language decides. */
   prefilled: boolean;
   contextLocale?: string;
+  /** Write the sign-in, error and picker screenshots of this locale. */
+  screenshots?: boolean;
+  /**
+   * The organisation is still connected to the partner: the picker refuses it (409) until the
+   * partner disables the integration; then the same choice connects.
+   */
+  stillConnected?: { message: string };
 }
 
 async function walkExistingUser(walk: ExistingUserWalk): Promise<void> {
   const { locale } = walk;
-  const { organisationUuid } = await existingUser(walk.email, walk.organisation);
+  const { organisationUuid } = await existingUser(walk.email, walk.organisation, walk.stillConnected !== undefined);
   const process = await createProcess(walk.prefilled ? { user: { email: walk.email, locale } } : {});
   const context = await newContext(walk.contextLocale ? { locale: walk.contextLocale } : {});
   try {
@@ -430,45 +518,55 @@ async function walkExistingUser(walk: ExistingUserWalk): Promise<void> {
     const email = page.getByLabel(t(locale, 'email_label'), { exact: true });
     expect(await email.inputValue()).toBe(walk.prefilled ? walk.email : '');
     await email.fill(walk.email);
-    await submitTo(page, t(locale, 'continue'), /\/connect\/email$/);
+    expect(await submit(page, t(locale, 'continue'))).toBe(200);
 
     // A known address: the sign-in form.
     await expectPageFrame(page, locale, HEADINGS[locale].signIn);
     expect(await page.getByLabel(t(locale, 'email_label'), { exact: true }).inputValue()).toBe(walk.email);
     const password = page.getByLabel(t(locale, 'password_label'), { exact: true });
     expect(await password.inputValue()).toBe('');
-    await screenshot(page, `connect-signin-${locale}`);
+    expect(await password.getAttribute('aria-invalid')).toBeNull();
+    if (walk.screenshots) await screenshot(page, `connect-signin-${locale}`);
 
     // A wrong password: the error summary (an alert, focused by the script) and the field marked.
     await password.fill('not the password at all');
-    const [wrong] = await Promise.all([
-      page.waitForResponse((response) => response.url().endsWith('/connect/sign-in')),
-      page.getByRole('button', { name: t(locale, 'signin_submit'), exact: true }).click(),
-    ]);
-    expect(wrong.status()).toBe(403);
+    expect(await submit(page, t(locale, 'signin_submit'))).toBe(403);
+    await expectPageFrame(page, locale, HEADINGS[locale].signIn);
     const summary = page.getByRole('alert');
-    expect(await summary.textContent()).toContain(t(locale, 'error_summary_heading'));
-    expect(await summary.getByRole('link', { name: t(locale, 'error_credentials') }).getAttribute('href')).toBe(
-      '#password',
-    );
-    expect(await summary.evaluate((element) => element === document.activeElement)).toBe(true);
+    expect(await summary.getByRole('heading').textContent()).toBe(t(locale, 'error_summary_heading'));
+    const summaryLink = summary.getByRole('link', { name: t(locale, 'error_credentials'), exact: true });
+    expect(await summaryLink.getAttribute('href')).toBe('#password');
+    expect(await summary.evaluate(isFocused)).toBe(true);
     const title = t(locale, 'doc_title', { step: HEADINGS[locale].signIn, partner: 'Demo Partner CRM' });
     expect(await page.title()).toBe(t(locale, 'doc_title_error', { title }));
     expect(await password.getAttribute('aria-invalid')).toBe('true');
     expect(await description(password)).toBe(t(locale, 'error_credentials'));
     expect(await password.inputValue()).toBe('');
-    await screenshot(page, `connect-error-${locale}`);
+    if (walk.screenshots) await screenshot(page, `connect-error-${locale}`);
 
     // The right one: the organisation picker.
     await password.fill(PASSWORD);
-    await submitTo(page, t(locale, 'signin_submit'), /\/connect\/sign-in$/);
+    expect(await submit(page, t(locale, 'signin_submit'))).toBe(200);
     await expectPageFrame(page, locale, HEADINGS[locale].pick);
+    await page.getByRole('group', { name: t(locale, 'pick_legend'), exact: true }).waitFor();
     const choice = page.getByLabel(walk.organisation.name, { exact: true });
     expect(await choice.isChecked()).toBe(true);
-    await page.getByRole('group', { name: t(locale, 'pick_legend') }).waitFor();
-    await screenshot(page, `connect-pick-${locale}`);
-    await submitTo(page, t(locale, 'pick_submit'), PARTNER_BASE);
+    if (walk.screenshots) await screenshot(page, `connect-pick-${locale}`);
+
+    if (walk.stillConnected) {
+      expect(await submit(page, t(locale, 'pick_submit'))).toBe(409);
+      await expectPageFrame(page, locale, HEADINGS[locale].pick);
+      const refusal = page.getByRole('alert');
+      expect(await refusal.getByRole('heading').textContent()).toBe(t(locale, 'error_summary_heading'));
+      expect(await refusal.getByRole('listitem').textContent()).toBe(walk.stillConnected.message);
+      expect(await choice.getAttribute('aria-invalid')).toBe('true');
+      expect(await description(choice)).toBe(walk.stillConnected.message);
+      await disableIntegration(organisationUuid);
+    }
+    expect(await submit(page, t(locale, 'pick_submit'))).toBe(303);
     expect(page.url()).toBe(PARTNER_BASE);
+    await page.getByRole('heading', { name: 'Partner', exact: true }).waitFor();
+    expect(partnerSite?.requests.at(-1)).toBe('GET /');
   } finally {
     await context.close();
   }
@@ -478,20 +576,34 @@ async function walkExistingUser(walk: ExistingUserWalk): Promise<void> {
   expect(done.results?.organisation.uuid).toBe(organisationUuid);
   const read = await api('GET', `/organisations/${organisationUuid}`, undefined, await partnerToken());
   expect(read.status).toBe(200);
+  await activeIntegration(organisationUuid);
 }
 
 describe('the hosted connect page in Chromium', { timeout: 120_000 }, () => {
+  // A set-up failure (above all: no Chromium) fails every test with its message; thrown from
+  // beforeAll it would only mark them skipped.
+  let setupError: unknown;
   beforeAll(async () => {
-    const [started, launched] = await Promise.allSettled([startService(), launchChromium()]);
-    if (started.status === 'fulfilled') service = started.value;
-    if (launched.status === 'fulfilled') browser = launched.value;
-    if (launched.status === 'rejected') throw launched.reason;
-    if (started.status === 'rejected') throw started.reason;
+    try {
+      partnerSite = await startPartnerStandIn();
+      const [started, launched] = await Promise.allSettled([startService(), launchChromium(partnerSite.port)]);
+      if (started.status === 'fulfilled') service = started.value;
+      if (launched.status === 'fulfilled') browser = launched.value;
+      if (launched.status === 'rejected') throw launched.reason;
+      if (started.status === 'rejected') throw started.reason;
+    } catch (error) {
+      setupError = error;
+    }
   }, 120_000);
+
+  beforeEach(() => {
+    if (setupError) throw setupError;
+  });
 
   afterAll(async () => {
     await browser?.close();
     await stopService(service);
+    partnerSite?.server.close();
   }, 60_000);
 
   it('new user in de_CH: e-mail, prefilled form, password twice, then at the redirect target', async () => {
@@ -540,6 +652,7 @@ describe('the hosted connect page in Chromium', { timeout: 120_000 }, () => {
         bank: 'Banque Cantonale du Valais',
       },
       prefilled: true,
+      screenshots: true,
     });
   });
 
@@ -556,6 +669,24 @@ describe('the hosted connect page in Chromium', { timeout: 120_000 }, () => {
       },
       prefilled: false,
       contextLocale: 'en-GB',
+    });
+  });
+
+  it('existing user in de_CH, organisation still connected: refused (409) until the partner disconnects it', async () => {
+    await walkExistingUser({
+      locale: 'de_CH',
+      email: 'beat.keller@example.org',
+      organisation: {
+        name: 'Bergbauernhilfe Graubünden',
+        street: 'Poststrasse 4',
+        postalCode: '7000',
+        city: 'Chur',
+        bank: 'Graubündner Kantonalbank',
+      },
+      prefilled: true,
+      stillConnected: {
+        message: 'Diese Organisation ist bereits mit Demo Partner CRM verbunden.',
+      },
     });
   });
 

@@ -40,7 +40,6 @@ export function useLocalAws(settings: LocalSettings, dynamoEndpoint: string): vo
   process.env.SVC_STAGE = 'local';
   // Local receivers live on loopback and private networks; deployed stages never allow them.
   process.env.SVC_WEBHOOK_ALLOW_PRIVATE ??= 'true';
-  process.env.SVC_CONNECT_URL ??= `http://127.0.0.1:${settings.port}/connect`;
   // The e-mail existence check's captcha: the test verifier (accepts `test-captcha-ok`).
   process.env.SVC_CAPTCHA_VERIFIER ??= 'test';
 }

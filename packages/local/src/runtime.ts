@@ -34,6 +34,8 @@ export async function startService(settings: LocalSettings): Promise<RunningServ
     const server: Server = await gateway.listen(settings.port);
     const { port } = server.address() as AddressInfo;
     process.env.SVC_PUBLIC_URL ??= `http://127.0.0.1:${port}`;
+    // The hosted page's address, known only now when PORT=0 picked a free port.
+    process.env.SVC_CONNECT_URL ??= `${process.env.SVC_PUBLIC_URL}/connect`;
     // Lets `pnpm ops` reach this DynamoDB Local while the service runs.
     if (!settings.inMemory)
       writeRuntimeFile(settings.dataDir, {

@@ -130,6 +130,11 @@ describe('seed files', () => {
       expect(refusal(changed)).toThrow(property);
     });
 
+    it('refuses two partners with one onboarding configuration', () => {
+      const second = { ...partner(), client_id: 'second-partner' };
+      expect(() => parseSeed({ partners: [partner(), second] })).toThrow(/partners\.1\.onboarding_configuration_uuid/);
+    });
+
     it('accepts a partner that allows self-disconnect without a support URL', () => {
       const changed = partner();
       changed.allow_self_disconnect = true;

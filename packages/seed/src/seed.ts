@@ -7,36 +7,51 @@ import * as z from 'zod';
 const grantSchema = z.object({ organisation_uuid: uuidSchema, account_uuid: uuidSchema.optional() });
 
 /** The seed file of contract section 2. Applying it twice changes nothing the second time. */
-export const seedFileSchema = z.object({
-  organisations: z.array(organisationSeedSchema).default([]),
-  clients: z
-    .array(
-      z.object({
-        client_id: z.string().min(1),
-        client_secret: z.string().min(12),
-        role: z.enum(['customer', 'operator']).default('customer'),
-        /** Replaces the client's grants when given; when left out, the client keeps its grants. */
-        grants: z.array(grantSchema).optional(),
-      }),
-    )
-    .default([]),
-  partners: z
-    .array(
-      partnerProfileSchema
-        .extend({
+export const seedFileSchema = z
+  .object({
+    organisations: z.array(organisationSeedSchema).default([]),
+    clients: z
+      .array(
+        z.object({
           client_id: z.string().min(1),
           client_secret: z.string().min(12),
-          onboarding_configuration_uuid: uuidSchema,
-          organisation_uuid: uuidSchema.optional(),
-        })
-        .refine((partner) => partner.allow_self_disconnect || partner.support_url !== undefined, {
-          path: ['support_url'],
-          message: 'A partner that does not allow self-disconnect must give a support_url',
+          role: z.enum(['customer', 'operator']).default('customer'),
+          /** Replaces the client's grants when given; when left out, the client keeps its grants. */
+          grants: z.array(grantSchema).optional(),
         }),
-    )
-    .default([]),
-  reconciliation_source_configurations: z.array(sourceConfigurationSchema).default([]),
-});
+      )
+      .default([]),
+    partners: z
+      .array(
+        partnerProfileSchema
+          .extend({
+            client_id: z.string().min(1),
+            client_secret: z.string().min(12),
+            onboarding_configuration_uuid: uuidSchema,
+            organisation_uuid: uuidSchema.optional(),
+          })
+          .refine((partner) => partner.allow_self_disconnect || partner.support_url !== undefined, {
+            path: ['support_url'],
+            message: 'A partner that does not allow self-disconnect must give a support_url',
+          }),
+      )
+      .default([]),
+    reconciliation_source_configurations: z.array(sourceConfigurationSchema).default([]),
+  })
+  .superRefine((seed, context) => {
+    // An onboarding configuration names one partner: a process's partner is found by it.
+    const seen = new Map<string, number>();
+    seed.partners.forEach((partner, index) => {
+      const first = seen.get(partner.onboarding_configuration_uuid);
+      if (first === undefined) seen.set(partner.onboarding_configuration_uuid, index);
+      else
+        context.addIssue({
+          code: 'custom',
+          path: ['partners', index, 'onboarding_configuration_uuid'],
+          message: `partners.${first} has this onboarding configuration already`,
+        });
+    });
+  });
 export type SeedFile = z.infer<typeof seedFileSchema>;
 
 export interface SeedSummary {

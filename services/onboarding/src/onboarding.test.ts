@@ -1,4 +1,5 @@
 import { advanceClock, freezeClock, now } from '@svc/core';
+import { addGrant, findClient, upsertClient } from '@svc/identity';
 import * as table from '@svc/table';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
 import { type Receiver, startReceiver } from '../../../packages/outbound/src/testing/receiver';
@@ -456,7 +457,7 @@ describe('partner integrations', () => {
     const list = (query: string, token = partner) => api('GET', `/partner-integrations${query}`, token);
     expect((await list(`?organisation_uuid=${organisation}`)).json).toHaveLength(1);
     expect((await list(`?organisation_uuid=${organisation}&account_uuid=${account}`)).json).toHaveLength(1);
-    expect((await list(`?organisation_uuid=${organisation}&account_uuid=${DEMO.account}`)).json).toHaveLength(0);
+    expect((await list(`?organisation_uuid=${organisation}&account_uuid=${DEMO.account}`)).status).toBe(403);
     expect(
       (await list(`?organisation_uuid=${organisation}&configuration_uuid=${DEMO.onboardingConfiguration}`)).json,
     ).toHaveLength(1);
@@ -607,5 +608,149 @@ describe('a technical failure during execution', () => {
     expect((await onboard(created.token)).status).toBe(409);
     const events = (await streamEvents()).filter((e) => e.object_uuid === created.uuid).map((e) => e.name);
     expect(events).toEqual(['svc.onboarding.onboarding_process.created', 'svc.onboarding.onboarding_process.failed']);
+  });
+});
+
+describe('two partners on one organisation', () => {
+  const SECOND = { id: 'second-partner', secret: 'second-partner-secret' };
+  const SECOND_CONFIGURATION = '5e1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f61';
+
+  beforeAll(async () => {
+    const demo = (await findClient(DEMO.partner.id))?.partner;
+    if (!demo) throw new Error('no demo partner');
+    await upsertClient({
+      client_id: SECOND.id,
+      client_secret: SECOND.secret,
+      partner: {
+        ...demo,
+        name: 'Second Partner',
+        onboarding_configuration_uuid: SECOND_CONFIGURATION,
+        allow_self_disconnect: true,
+        organisation_uuid: undefined,
+      },
+    });
+  });
+
+  it('each sees and disconnects only its own integration; the organisation may disconnect the one that allows it', async () => {
+    const person = shapeA();
+    const first = await onboard((await newProcess(person)).token);
+    const organisation = first.json.results.organisation.uuid;
+    const second = await tokenFor(SECOND);
+    const process = await api('POST', '/onboarding/processes', second, {
+      onboarding_configuration_uuid: SECOND_CONFIGURATION,
+    });
+    expect(process.status, process.text).toBe(201);
+    const connected = await api('POST', `/onboarding/processes/token/${process.json.token}/connect`, undefined, {
+      email: person.user.email,
+      password: 'correct horse battery',
+      organisation_uuid: organisation,
+    });
+    expect(connected.status, connected.text).toBe(201);
+
+    const seenBy = async (token: string) =>
+      (await api('GET', `/partner-integrations?organisation_uuid=${organisation}`, token)).json.map(
+        (i: { partner: { name: string } }) => i.partner.name,
+      );
+    expect(await seenBy(partner)).toEqual(['Demo Partner CRM']);
+    expect(await seenBy(second)).toEqual(['Second Partner']);
+    const [demoIntegration] = (await api('GET', `/partner-integrations?organisation_uuid=${organisation}`, partner))
+      .json;
+    const [secondIntegration] = (await api('GET', `/partner-integrations?organisation_uuid=${organisation}`, second))
+      .json;
+    expect((await api('POST', `/partner-integrations/${demoIntegration.uuid}/disable`, second)).status).toBe(403);
+    expect((await api('GET', `/organisations/${organisation}`, partner)).status).toBe(200);
+
+    // The organisation's own client sees both, may disconnect the partner that allows it, not the other.
+    await addGrant(DEMO.client.id, { organisation_uuid: organisation });
+    expect((await seenBy(customer)).sort()).toEqual(['Demo Partner CRM', 'Second Partner']);
+    const refused = await api('POST', `/partner-integrations/${demoIntegration.uuid}/disable`, customer);
+    expect(refused.status).toBe(403);
+    expect(refused.json.error.message[0].message).toContain('https://partner.example.org/support');
+    expect((await api('POST', `/partner-integrations/${secondIntegration.uuid}/disable`, customer)).status).toBe(200);
+    expect((await api('GET', `/organisations/${organisation}`, second)).status).toBe(403);
+    expect((await api('GET', `/organisations/${organisation}`, partner)).status).toBe(200);
+  });
+});
+
+describe('guessing', () => {
+  it('spends the token after five refused credentials', async () => {
+    const person = shapeA();
+    const first = await onboard((await newProcess(person)).token);
+    const process = await newProcess();
+    const connect = (password: string) =>
+      api('POST', `/onboarding/processes/token/${process.token}/connect`, undefined, {
+        email: person.user.email,
+        password,
+        organisation_uuid: first.json.results.organisation.uuid,
+      });
+    for (let i = 0; i < 5; i++) expect((await connect(`wrong password ${i}`)).status).toBe(403);
+    const read = await api('GET', `/onboarding/processes/${process.uuid}`, partner);
+    expect(read.json.status).toBe('failed');
+    expect((await connect('correct horse battery')).status).toBe(409);
+    const events = (await streamEvents()).filter((e) => e.object_uuid === process.uuid).map((e) => e.name);
+    expect(events).toContain('svc.onboarding.onboarding_process.failed');
+  });
+
+  it('counts onboard answers that tell an address is known', async () => {
+    const person = shapeA();
+    await onboard((await newProcess(person)).token);
+    const process = await newProcess({ ...shapeA(), user: person.user });
+    for (let i = 0; i < 5; i++) expect((await onboard(process.token)).status).toBe(409);
+    expect((await api('GET', `/onboarding/processes/${process.uuid}`, partner)).json.status).toBe('failed');
+  });
+});
+
+describe('grants held before a connection', () => {
+  it('stay when the integration is disabled', async () => {
+    const person = shapeA();
+    const first = await onboard((await newProcess(person)).token);
+    const organisation = first.json.results.organisation.uuid;
+    const [integration] = (await api('GET', `/partner-integrations?organisation_uuid=${organisation}`, partner)).json;
+    await api('POST', `/partner-integrations/${integration.uuid}/disable`, partner);
+    // An operator gave the partner access by other means meanwhile.
+    await addGrant(DEMO.partner.id, { organisation_uuid: organisation });
+    const process = await newProcess();
+    const connected = await api('POST', `/onboarding/processes/token/${process.token}/connect`, undefined, {
+      email: person.user.email,
+      password: 'correct horse battery',
+      organisation_uuid: organisation,
+    });
+    expect(connected.status).toBe(201);
+    const [active] = (await api('GET', `/partner-integrations?organisation_uuid=${organisation}`, partner)).json.filter(
+      (i: { status: string }) => i.status === 'active',
+    );
+    expect((await api('POST', `/partner-integrations/${active.uuid}/disable`, partner)).status).toBe(200);
+    expect((await api('GET', `/organisations/${organisation}`, partner)).status).toBe(200);
+  });
+});
+
+describe('more rules', () => {
+  it('refuses an account filter on an account without a grant (403)', async () => {
+    expect((await api('GET', `/partner-integrations?account_uuid=${DEMO.account}`, partner)).status).toBe(403);
+    expect((await api('GET', `/partner-integrations?account_uuid=${DEMO.account}`, customer)).status).toBe(200);
+  });
+
+  it('refuses a partial billing address at creation: the page could not complete it', async () => {
+    const response = await api('POST', '/onboarding/processes', partner, {
+      onboarding_configuration_uuid: DEMO.onboardingConfiguration,
+      organisation: { billing_address: { city: 'Bern' } },
+    });
+    expect(response.status).toBe(400);
+    expect(response.json.error.message.map((d: { property: string }) => d.property)).toContain(
+      'organisation.billing_address.address_line1',
+    );
+  });
+
+  it('leaves the process pending after a transient store error', async () => {
+    const created = await newProcess();
+    const throttled = Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' });
+    const spy = vi.spyOn(table, 'transactWrite').mockRejectedValueOnce(throttled);
+    try {
+      expect((await onboard(created.token)).status).toBe(500);
+    } finally {
+      spy.mockRestore();
+    }
+    expect((await api('GET', `/onboarding/processes/${created.uuid}`, partner)).json.status).toBe('pending');
+    expect((await onboard(created.token)).status).toBe(201);
   });
 });

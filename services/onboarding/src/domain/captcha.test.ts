@@ -24,7 +24,7 @@ beforeAll(async () => {
       response.end(
         JSON.stringify(
           form.get('secret') === 'server-secret' && form.get('response') === 'solved'
-            ? { success: true }
+            ? { success: true, hostname: 'connect.example.org' }
             : { success: false, 'error-codes': ['invalid-input-response'] },
         ),
       );
@@ -39,6 +39,7 @@ afterEach(() => {
   process.env.SVC_CAPTCHA_VERIFIER = 'test';
   delete process.env.SVC_CAPTCHA_SECRET;
   delete process.env.SVC_CAPTCHA_VERIFY_URL;
+  delete process.env.SVC_CAPTCHA_HOSTNAME;
   resetCaptchaSecret();
   received = [];
 });
@@ -66,6 +67,14 @@ describe('the captcha verifier', () => {
       ['server-secret', 'solved'],
       ['server-secret', 'forged'],
     ]);
+  });
+
+  it('refuses a token solved on another host', async () => {
+    useRecaptcha();
+    process.env.SVC_CAPTCHA_HOSTNAME = 'connect.example.org';
+    expect(await verifyCaptcha('solved')).toBe(true);
+    process.env.SVC_CAPTCHA_HOSTNAME = 'elsewhere.example.org';
+    expect(await verifyCaptcha('solved')).toBe(false);
   });
 
   it('never accepts the test token outside test mode', async () => {

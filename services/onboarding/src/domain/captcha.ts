@@ -36,6 +36,13 @@ export function resetCaptchaSecret(): void {
   secret = undefined;
 }
 
+/** The page's host: `SVC_CAPTCHA_HOSTNAME`, else the host of `SVC_CONNECT_URL`. */
+function expectedHostname(): string | undefined {
+  if (process.env.SVC_CAPTCHA_HOSTNAME) return process.env.SVC_CAPTCHA_HOSTNAME.toLowerCase();
+  const connect = process.env.SVC_CONNECT_URL;
+  return connect && URL.canParse(connect) ? new URL(connect).hostname.toLowerCase() : undefined;
+}
+
 export async function verifyCaptcha(token: string): Promise<boolean> {
   if (token === '' || token.length > 4096) return false;
   if (captchaKind() === 'test') return token === TEST_CAPTCHA_TOKEN;
@@ -54,7 +61,16 @@ export async function verifyCaptcha(token: string): Promise<boolean> {
     signal: AbortSignal.timeout(VERIFY_TIMEOUT_MS),
   });
   if (!response.ok) throw new Error(`The captcha verification answered ${response.status}`);
-  const outcome = (await response.json()) as { success?: unknown; 'error-codes'?: unknown };
-  if (outcome.success !== true) logger.info('Captcha refused', { errors: outcome['error-codes'] });
-  return outcome.success === true;
+  const outcome = (await response.json()) as { success?: unknown; hostname?: unknown; 'error-codes'?: unknown };
+  if (outcome.success !== true) {
+    logger.info('Captcha refused', { errors: outcome['error-codes'] });
+    return false;
+  }
+  // A token solved on another site (with our site key) does not count.
+  const expected = expectedHostname();
+  if (expected && typeof outcome.hostname === 'string' && outcome.hostname.toLowerCase() !== expected) {
+    logger.info('Captcha solved for another host', { hostname: outcome.hostname });
+    return false;
+  }
+  return true;
 }

@@ -1,11 +1,21 @@
-import { AppError, ConflictError, ForbiddenError, hashSecret, logger, newUuid, now, parseOrThrow } from '@svc/core';
+import {
+  AppError,
+  ConflictError,
+  ForbiddenError,
+  hashSecret,
+  logger,
+  newUuid,
+  now,
+  parseOrThrow,
+  UnprocessableError,
+} from '@svc/core';
 import { findClient, grantsChangeWrite } from '@svc/identity';
 import { findOrganisation, onboardedOrganisationWrites } from '@svc/organisations';
 import { type GuardedWrite, retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
 import { initialWebhookWrites } from '@svc/webhooks';
 import type { IntegrationRecord } from '../repository/integration-repository';
 import { newIntegrationWrites } from '../repository/integration-repository';
-import { executedProcessWrite, type ProcessRecord } from '../repository/process-repository';
+import { countFailedAttempt, executedProcessWrite, type ProcessRecord } from '../repository/process-repository';
 import { newUserWrites, type UserRecord } from '../repository/user-repository';
 import { processEvents } from './process-events';
 import { assertExecutable, readProcessByToken } from './processes';
@@ -46,39 +56,48 @@ interface Execution {
 }
 
 async function execute(record: ProcessRecord, plan: Execution): Promise<ProcessRecord> {
-  const partner = await partnerOf(record);
-  const at = now();
-  const integration: IntegrationRecord = {
-    uuid: record.partner_integration_uuid,
-    partner_client_id: partner.clientId,
-    partner_name: partner.name,
-    onboarding_configuration_uuid: record.onboarding_configuration_uuid,
-    onboarding_process_uuid: record.uuid,
-    organisation_uuid: plan.organisationUuid,
-    account_uuids: Object.values(plan.accounts).map((a) => a.uuid),
-    status: 'active',
-    created: at,
-  };
-  const done: ProcessRecord = {
-    ...record,
-    status: 'succeeded',
-    updated: at,
-    results: { organisation: { uuid: plan.organisationUuid }, accounts: plan.accounts, user: { uuid: plan.user.uuid } },
-  };
-  const events = processEvents(done, 'svc.onboarding.onboarding_process.succeeded');
-  const alreadyConnected = () =>
-    new ConflictError(
-      `This organisation is already connected to ${partner.name}`,
-      'error.onboarding.already_connected',
-      'organisation_uuid',
-    );
-  try {
-    await retryOnConflict(async () => {
-      const grants = await grantsChangeWrite(partner.clientId, (current) =>
-        current.some((g) => g.organisation_uuid === plan.organisationUuid && g.account_uuid === undefined)
-          ? current
-          : [...current, { organisation_uuid: plan.organisationUuid }],
+  return failingPermanently(record, async () => {
+    const partner = await partnerOf(record);
+    const at = now();
+    const done: ProcessRecord = {
+      ...record,
+      status: 'succeeded',
+      updated: at,
+      results: {
+        organisation: { uuid: plan.organisationUuid },
+        accounts: plan.accounts,
+        user: { uuid: plan.user.uuid },
+      },
+    };
+    const events = processEvents(done, 'svc.onboarding.onboarding_process.succeeded');
+    const alreadyConnected = () =>
+      new ConflictError(
+        `This organisation is already connected to ${partner.name}`,
+        'error.onboarding.already_connected',
+        'organisation_uuid',
       );
+    await retryOnConflict(async () => {
+      let grantAdded = false;
+      const grants = await grantsChangeWrite(partner.clientId, (current) => {
+        if (current.some((g) => g.organisation_uuid === plan.organisationUuid && g.account_uuid === undefined)) {
+          return current;
+        }
+        if (current.length >= MAX_GRANTS_PER_CLIENT) throw grantLimitReached();
+        grantAdded = true;
+        return [...current, { organisation_uuid: plan.organisationUuid }];
+      });
+      const integration: IntegrationRecord = {
+        uuid: record.partner_integration_uuid,
+        partner_client_id: partner.clientId,
+        partner_name: partner.name,
+        onboarding_configuration_uuid: record.onboarding_configuration_uuid,
+        onboarding_process_uuid: record.uuid,
+        organisation_uuid: plan.organisationUuid,
+        account_uuids: Object.values(plan.accounts).map((a) => a.uuid),
+        status: 'active',
+        grant_added: grantAdded,
+        created: at,
+      };
       const [integrationPut, linkPut] = newIntegrationWrites(integration);
       if (!integrationPut || !linkPut) throw new Error('An integration is written as two items');
       await transactWrite([
@@ -89,16 +108,65 @@ async function execute(record: ProcessRecord, plan: Execution): Promise<ProcessR
         { item: grants.item, onConditionFailed: () => new StaleVersionError() },
       ]);
     }, tooBusy);
-  } catch (error) {
-    if (!(error instanceof AppError)) await markFailed(record, error);
-    throw error;
-  }
-  return done;
+    return done;
+  });
 }
 
-async function markFailed(record: ProcessRecord, cause: unknown): Promise<void> {
-  logger.error('Onboarding execution failed', { process: record.uuid, error: cause });
-  const failed: ProcessRecord = { ...record, status: 'failed', updated: now(), failure_reason: 'technical_error' };
+/**
+ * A partner's grants live on its client item, which DynamoDB caps at 400 KB: past this many
+ * organisations a partner gets a clear 422 instead of a failed write.
+ */
+export const MAX_GRANTS_PER_CLIENT = 2000;
+const grantLimitReached = () =>
+  new UnprocessableError(
+    `The partner is connected to ${MAX_GRANTS_PER_CLIENT} organisations, the most one client can hold; ask the operator`,
+    'error.onboarding.grant_limit',
+  );
+
+const TRANSIENT =
+  /Throttl|ProvisionedThroughputExceeded|RequestLimitExceeded|InternalServerError|ServiceUnavailable|TransactionConflict|TimeoutError|ECONNRESET|ECONNREFUSED|ETIMEDOUT|EPIPE/;
+
+/** Errors that may pass on their own: the process stays pending, the caller tries again. */
+function isTransient(error: unknown): boolean {
+  const e = error as { name?: string; code?: string; CancellationReasons?: Array<{ Code?: string }> };
+  const reasons = (e.CancellationReasons ?? []).map((r) => r.Code ?? '').join(' ');
+  return TRANSIENT.test(`${e.name ?? ''} ${e.code ?? ''} ${reasons}`);
+}
+
+/**
+ * Runs an execution; an error that is neither the caller's (a domain error) nor transient is
+ * the interface's "technical error": the process is marked failed, with its event.
+ */
+async function failingPermanently<T>(record: ProcessRecord, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (!(error instanceof AppError) && !isTransient(error)) await markFailed(record, error);
+    throw error;
+  }
+}
+
+/**
+ * Guessing stops at the token: each refused credential, and each `onboard` refused because its
+ * e-mail address has a user (which tells that the address is known), counts on the process; at
+ * the limit the process fails (`too_many_attempts`) and its token is spent.
+ */
+export const MAX_FAILED_ATTEMPTS = 5;
+
+export async function noteFailedAttempt(record: ProcessRecord): Promise<void> {
+  const attempts = await countFailedAttempt(record.uuid);
+  if (attempts !== undefined && attempts >= MAX_FAILED_ATTEMPTS) {
+    await markFailed({ ...record, failed_attempts: attempts }, undefined, 'too_many_attempts');
+  }
+}
+
+async function markFailed(
+  record: ProcessRecord,
+  cause: unknown,
+  reason: 'technical_error' | 'too_many_attempts' = 'technical_error',
+): Promise<void> {
+  if (reason === 'technical_error') logger.error('Onboarding execution failed', { process: record.uuid, error: cause });
+  const failed: ProcessRecord = { ...record, status: 'failed', updated: now(), failure_reason: reason };
   const events = processEvents(failed, 'svc.onboarding.onboarding_process.failed');
   try {
     await transactWrite([{ item: executedProcessWrite(failed, events) }]);
@@ -159,22 +227,35 @@ export async function executeOnboarding(token: string, body: OnboardRequest): Pr
       ...(record.external_id === undefined ? {} : { external_id: record.external_id }),
     },
   });
-  const webhooks = await initialWebhookWrites(
-    record.uuid,
-    organisationUuid,
-    record.initialisation_data.event_subscriptions ?? [],
+  const webhooks = await failingPermanently(record, () =>
+    initialWebhookWrites(record.uuid, organisationUuid, record.initialisation_data.event_subscriptions ?? []),
   );
-  return execute(record, {
-    organisationUuid,
-    accounts: { main: { uuid: accountUuid } },
-    user,
-    writes: [
-      ...organisationWrites.map((item) => ({ item })),
-      { item: userPut },
-      { item: emailPut, onConditionFailed: userExists },
-      ...webhooks.map((item) => ({ item })),
-    ],
-  });
+  return countingRefusals(record, 'error.onboarding.user_exists', () =>
+    execute(record, {
+      organisationUuid,
+      accounts: { main: { uuid: accountUuid } },
+      user,
+      writes: [
+        ...organisationWrites.map((item) => ({ item })),
+        { item: userPut },
+        { item: emailPut, onConditionFailed: userExists },
+        ...webhooks.map((item) => ({ item })),
+      ],
+    }),
+  );
+}
+
+/** Runs a step; a refusal that tells an outsider something (see MAX_FAILED_ATTEMPTS) is counted. */
+async function countingRefusals<T>(record: ProcessRecord, counted: string | 403, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    const isCounted =
+      error instanceof AppError &&
+      (counted === 403 ? error.statusCode === 403 : error.details.some((d) => d.code === counted));
+    if (isCounted) await noteFailedAttempt(record);
+    throw error;
+  }
 }
 
 /** Connects an organisation the user belongs to (403 otherwise): the shared path of API and page. */
@@ -201,6 +282,6 @@ export async function executeConnection(
   input: { email: string; password: string; organisation_uuid: string },
 ): Promise<ProcessRecord> {
   const record = await loadExecutable(token);
-  const user = await authenticateUser(input.email, input.password);
-  return connectOrganisation(record, user, input.organisation_uuid);
+  const user = await countingRefusals(record, 403, () => authenticateUser(input.email, input.password));
+  return countingRefusals(record, 403, () => connectOrganisation(record, user, input.organisation_uuid));
 }

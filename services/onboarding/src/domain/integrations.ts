@@ -1,5 +1,14 @@
-import { ConflictError, ForbiddenError, NotFoundError, now, type Principal, touchesOrganisation } from '@svc/core';
+import {
+  ConflictError,
+  coversAccount,
+  ForbiddenError,
+  NotFoundError,
+  now,
+  type Principal,
+  touchesOrganisation,
+} from '@svc/core';
 import { findClient, grantsChangeWrite } from '@svc/identity';
+import { findAccount } from '@svc/organisations';
 import { retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
 import {
   disabledIntegrationWrites,
@@ -16,13 +25,13 @@ export interface IntegrationFilters {
 }
 
 /**
- * Who sees an integration: the partner that owns it (also after it was disabled) and anyone
- * with a grant on its organisation.
+ * Who sees an integration: the partner that owns it (also after it was disabled), and the
+ * organisation's own clients (any grant on it). A partner sees only its own: its grant on an
+ * organisation comes from its own integration and says nothing about other partners'.
  */
 function visibleTo(caller: Principal, integration: IntegrationRecord): boolean {
-  return (
-    integration.partner_client_id === caller.clientId || touchesOrganisation(caller, integration.organisation_uuid)
-  );
+  if (caller.kind === 'partner') return integration.partner_client_id === caller.clientId;
+  return touchesOrganisation(caller, integration.organisation_uuid);
 }
 
 /**
@@ -32,6 +41,12 @@ function visibleTo(caller: Principal, integration: IntegrationRecord): boolean {
  */
 export async function listIntegrations(principal: Promise<Principal>, filters: IntegrationFilters) {
   const caller = await principal;
+  if (filters.account_uuid) {
+    const account = await findAccount(filters.account_uuid);
+    if (!account || !coversAccount(caller, account.organisation_uuid, account.uuid)) {
+      throw new ForbiddenError('You have no grant on this account');
+    }
+  }
   let candidates: IntegrationRecord[];
   if (filters.organisation_uuid) {
     if (!touchesOrganisation(caller, filters.organisation_uuid)) {
@@ -54,8 +69,8 @@ export async function listIntegrations(principal: Promise<Principal>, filters: I
 }
 
 /**
- * Disconnect: the integration is disabled and the partner loses its grants on the organisation,
- * in one transaction (403 from the next request on). The partner may always disconnect; the
+ * Disconnect: the integration is disabled and the partner loses the grant it gave on the
+ * organisation, in one transaction (403 from the next request on). The partner may always disconnect; the
  * organisation's own clients (a whole-organisation grant) only when the partner registered
  * `allow_self_disconnect`, and otherwise are pointed to the partner's support address.
  * Disabling a disabled integration changes nothing and answers it again.
@@ -69,9 +84,13 @@ export async function disableIntegration(principal: Promise<Principal>, uuid: st
       if (!visibleTo(caller, integration)) throw new ForbiddenError();
       const partner = await findClient(integration.partner_client_id);
       if (integration.partner_client_id !== caller.clientId) {
-        const organisationClient = caller.grants.some(
-          (g) => g.organisation_uuid === integration.organisation_uuid && g.account_uuid === undefined,
-        );
+        // The organisation's own client: a whole-organisation grant, and no partner (a partner's
+        // grant comes from its own integration, not from the organisation).
+        const organisationClient =
+          caller.kind !== 'partner' &&
+          caller.grants.some(
+            (g) => g.organisation_uuid === integration.organisation_uuid && g.account_uuid === undefined,
+          );
         if (!organisationClient) throw new ForbiddenError('Only the partner or the whole organisation can disconnect');
         if (!partner?.partner?.allow_self_disconnect) {
           const support = partner?.partner?.support_url;
@@ -87,16 +106,20 @@ export async function disableIntegration(principal: Promise<Principal>, uuid: st
         disabled_at: now(),
         disabled_by: caller.clientId,
       };
-      const grants = await grantsChangeWrite(integration.partner_client_id, (current) =>
-        current.filter((g) => g.organisation_uuid !== integration.organisation_uuid),
-      );
-      await transactWrite([
-        ...disabledIntegrationWrites(disabled).map((item) => ({
-          item,
-          onConditionFailed: () => new StaleVersionError(),
-        })),
-        { item: grants.item, onConditionFailed: () => new StaleVersionError() },
-      ]);
+      const writes = disabledIntegrationWrites(disabled).map((item) => ({
+        item,
+        onConditionFailed: () => new StaleVersionError(),
+      }));
+      // Only the grant the integration added goes; one the partner held before (seed, operator) stays.
+      if (integration.grant_added !== false) {
+        const grants = await grantsChangeWrite(integration.partner_client_id, (current) =>
+          current.filter(
+            (g) => !(g.organisation_uuid === integration.organisation_uuid && g.account_uuid === undefined),
+          ),
+        );
+        writes.push({ item: grants.item, onConditionFailed: () => new StaleVersionError() });
+      }
+      await transactWrite(writes);
       return disabled;
     },
     () => new ConflictError('Too many concurrent changes; try again'),

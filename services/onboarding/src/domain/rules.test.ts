@@ -299,7 +299,13 @@ describe('mergeOnboardingData', () => {
       user: { first_name: 'Annette', last_name: 'Muster', password: 'correct-horse' },
       organisation: {
         main_address: { city: 'Zürich', postal_code: '8001' },
-        billing_address: { city: 'Basel' },
+        billing_address: {
+          address_line1: 'Steinenberg 2',
+          address_line2: '',
+          postal_code: '4051',
+          city: 'Basel',
+          country: 'CH',
+        },
         billing_information: { account_holder: 'Verein' },
       },
     });
@@ -314,7 +320,13 @@ describe('mergeOnboardingData', () => {
       organisation: {
         name: 'Verein',
         main_address: { address_line1: 'Weg 1', address_line2: 'c/o Anna', city: 'Zürich', postal_code: '8001' },
-        billing_address: { city: 'Basel' },
+        billing_address: {
+          address_line1: 'Steinenberg 2',
+          address_line2: '',
+          postal_code: '4051',
+          city: 'Basel',
+          country: 'CH',
+        },
         billing_information: { iban: 'CH9300762011623852957', bank_name: 'PostFinance', account_holder: 'Verein' },
       },
       event_subscriptions: [{ event_name: 'organisation.approved' }],

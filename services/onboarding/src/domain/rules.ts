@@ -90,12 +90,18 @@ const userFields = {
 export const onboardingAddressSchema = z.object(addressFields).partial().strict();
 export const billingInformationSchema = z.object(billingFields).partial().strict();
 export const onboardingUserSchema = z.object(userFields).partial().strict();
+/** A whole address (line 2 may be empty). */
+const completeAddressSchema = z
+  .object({ ...addressFields, address_line2: addressFields.address_line2.default('') })
+  .strict();
+
 export const onboardingOrganisationSchema = z
   .object({
     name: text('Organisation name', 1, 200),
     merchant_category_code: merchantCategoryCodeSchema,
     main_address: onboardingAddressSchema,
-    billing_address: onboardingAddressSchema,
+    // Whole or absent: the hosted page shows no billing address, so a partial one could never be completed there.
+    billing_address: completeAddressSchema,
     billing_information: billingInformationSchema,
   })
   .partial()
@@ -119,10 +125,6 @@ export const onboardRequestSchema = z
     organisation: onboardingOrganisationSchema,
   })
   .partial()
-  .strict();
-
-const completeAddressSchema = z
-  .object({ ...addressFields, address_line2: addressFields.address_line2.default('') })
   .strict();
 
 /**

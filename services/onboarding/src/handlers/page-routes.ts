@@ -3,12 +3,12 @@ import { type AnyRoute, defineRoute, type HttpResult } from '@svc/http';
 import { findOrganisation } from '@svc/organisations';
 import * as z from 'zod';
 import { captchaKind, TEST_CAPTCHA_TOKEN, verifyCaptcha } from '../domain/captcha';
-import { connectOrganisation, executeOnboarding } from '../domain/execution';
+import { connectOrganisation, executeOnboarding, noteFailedAttempt } from '../domain/execution';
 import { onboardRequestSchema } from '../domain/rules';
 import { authenticateUser, issueTicket, redeemTicket } from '../domain/users';
 import { ASSET_CACHE_CONTROL, findAsset } from '../page/assets';
 import { fieldErrors, type Loaded, lookup, onboardBody, pageContext, prefill, startPath } from '../page/flow';
-import { t } from '../page/messages';
+import { resolveLocale, t } from '../page/messages';
 import {
   type Captcha,
   cspFor,
@@ -85,7 +85,7 @@ type Step = (loaded: Loaded, ctx: PageContext, form: Form) => Promise<HttpResult
  * next page. Anything unexpected is logged and shown as the "something went wrong" page.
  */
 function postStep(request: PageRequest, body: Form, step: Step): Promise<HttpResult> {
-  return guard(request, async () => {
+  return guard(request, body.locale, async () => {
     const found = await lookup(
       body.token,
       body.locale,
@@ -114,13 +114,16 @@ function problem(found: Extract<Awaited<ReturnType<typeof lookup>>, { ok: false 
   });
 }
 
-async function guard(request: PageRequest, run: () => Promise<HttpResult>): Promise<HttpResult> {
+async function guard(
+  request: PageRequest,
+  requestedLocale: string | undefined,
+  run: () => Promise<HttpResult>,
+): Promise<HttpResult> {
   try {
     return await run();
   } catch (error) {
     logger.error('The connect page failed', { error: error as Error });
-    const locale = 'en_GB';
-    void request;
+    const locale = resolveLocale(requestedLocale, request.headers['accept-language']);
     return htmlPage(500, renderProblem(locale, 'failed'), {});
   }
 }
@@ -184,7 +187,9 @@ const onboardStep: Step = async (loaded, ctx, body) => {
     const stale = executionProblem(loaded, error);
     if (stale) return stale;
     if (error instanceof ValidationError) return onboardForm(ctx, values, fieldErrors(error.details, ctx.locale), 400);
-    if (error instanceof ConflictError) return onboardForm(ctx, values, { user_email: error.message }, 409);
+    if (error instanceof ConflictError) {
+      return onboardForm(ctx, values, { user_email: t(ctx.locale, 'error_user_exists') }, 409);
+    }
     throw error;
   }
   return redirect(ctx.partner.returnUrl);
@@ -203,7 +208,10 @@ const signInStep: Step = async (loaded, ctx, body) => {
   try {
     user = await authenticateUser(email, body.password ?? '');
   } catch (error) {
-    if (error instanceof ForbiddenError) return page({ password: t(ctx.locale, 'error_credentials') }, 403);
+    if (error instanceof ForbiddenError) {
+      await noteFailedAttempt(loaded.record);
+      return page({ password: t(ctx.locale, 'error_credentials') }, 403);
+    }
     throw error;
   }
   const organisations = await organisationsOf(user.organisation_uuids);
@@ -268,7 +276,7 @@ export const connectRoutes: AnyRoute[] = [
     query: pageQuery,
     responses: { 200: { description: 'HTML page' }, 404: { description: 'Unknown link (HTML)' } },
     handle: ({ query, cookies, headers, baseUrl }) =>
-      guard({ cookies, headers, baseUrl }, async () => {
+      guard({ cookies, headers, baseUrl }, query.locale, async () => {
         const found = await lookup(
           query.token,
           query.locale,

@@ -81,7 +81,7 @@ export function renderDocument(input: LayoutInput): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="strict-origin-when-cross-origin">
+<meta name="referrer" content="no-referrer">
 <meta name="robots" content="noindex, nofollow">
 <title>${fullTitle}</title>
 <link rel="stylesheet" href="${assetPath('connect.css')}">

@@ -79,6 +79,10 @@ export const de_CH: Messages = {
   error_credentials: 'E-Mail-Adresse oder Passwort ist falsch.',
   error_no_organisations: 'Zu Ihrem Konto gibt es keine Organisation, die verbunden werden kann.',
   error_captcha: 'Die Sicherheitsprüfung ist fehlgeschlagen. Bitte versuchen Sie es erneut.',
+  error_already_connected: 'Diese Organisation ist bereits mit {partner} verbunden.',
+  error_not_member: 'Mit Ihrem Konto können Sie diese Organisation nicht verbinden.',
+  error_user_exists:
+    'Für diese E-Mail-Adresse gibt es bereits ein Konto. Bitte beginnen Sie erneut und melden Sie sich an.',
 
   problem_unknown_title: 'Link nicht gefunden',
   problem_unknown_text:

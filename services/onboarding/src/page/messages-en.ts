@@ -80,6 +80,9 @@ export const en_GB = {
   error_credentials: 'The e-mail address or password is incorrect.',
   error_no_organisations: 'Your account has no organisation that can be connected.',
   error_captcha: 'The security check failed. Please try again.',
+  error_already_connected: 'This organisation is already connected to {partner}.',
+  error_not_member: 'You cannot connect this organisation with your account.',
+  error_user_exists: 'There is already an account for this e-mail address. Please start again and sign in.',
 
   problem_unknown_title: 'Link not found',
   problem_unknown_text:

@@ -78,6 +78,9 @@ export const fr_CH: Messages = {
   error_credentials: 'L’adresse e-mail ou le mot de passe est incorrect.',
   error_no_organisations: 'Votre compte n’a aucune organisation pouvant être connectée.',
   error_captcha: 'La vérification de sécurité a échoué. Veuillez réessayer.',
+  error_already_connected: 'Cette organisation est déjà connectée à {partner}.',
+  error_not_member: 'Vous ne pouvez pas connecter cette organisation avec votre compte.',
+  error_user_exists: 'Un compte existe déjà pour cette adresse e-mail. Veuillez recommencer et vous connecter.',
 
   problem_unknown_title: 'Lien introuvable',
   problem_unknown_text:

@@ -79,6 +79,9 @@ export const it_CH: Messages = {
   error_credentials: 'L’indirizzo e-mail o la password non sono corretti.',
   error_no_organisations: 'Al suo account non è associata alcuna organizzazione che possa essere collegata.',
   error_captcha: 'La verifica di sicurezza non è riuscita. Riprovi.',
+  error_already_connected: 'Questa organizzazione è già collegata a {partner}.',
+  error_not_member: 'Non può collegare questa organizzazione con il suo account.',
+  error_user_exists: 'Esiste già un account per questo indirizzo e-mail. Ricominci e acceda.',
 
   problem_unknown_title: 'Link non trovato',
   problem_unknown_text:

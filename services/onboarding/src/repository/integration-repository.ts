@@ -23,6 +23,8 @@ export const integrationRecordSchema = z.object({
   organisation_uuid: z.string(),
   account_uuids: z.array(z.string()),
   status: z.enum(['active', 'disabled']),
+  /** Whether execution added the partner's whole-organisation grant (false: it held one already). */
+  grant_added: z.boolean().optional(),
   created: z.number().int(),
   disabled_at: z.number().int().optional(),
   disabled_by: z.string().optional(),

@@ -1,5 +1,6 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { EVENTS_ATTRIBUTE, type StoredEvent } from '@svc/events';
-import { getItem, key, type TransactItem, TTL_ATTRIBUTE } from '@svc/table';
+import { db, getItem, isConditionFailure, key, type TransactItem, TTL_ATTRIBUTE, tableName } from '@svc/table';
 import * as z from 'zod';
 
 /**
@@ -50,6 +51,8 @@ export const processRecordSchema = z.object({
     })
     .optional(),
   failure_reason: z.string().optional(),
+  /** Refused credentials and known-address refusals so far (execution.ts MAX_FAILED_ATTEMPTS). */
+  failed_attempts: z.number().int().optional(),
   event_sequence: z.number().int(),
 });
 export type ProcessRecord = z.infer<typeof processRecordSchema>;
@@ -100,6 +103,28 @@ export function executedProcessWrite(process: ProcessRecord, events: StoredEvent
       ExpressionAttributeValues: { ':pending': 'pending' },
     },
   };
+}
+
+/** Counts a refused attempt on a pending process; the new count, or undefined when it is no longer pending. */
+export async function countFailedAttempt(uuid: string): Promise<number | undefined> {
+  try {
+    const out = await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: processKey(uuid),
+        UpdateExpression: 'ADD failed_attempts :one',
+        ConditionExpression: '#status = :pending',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':one': 1, ':pending': 'pending' },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    const count = out.Attributes?.failed_attempts;
+    return typeof count === 'number' ? count : undefined;
+  } catch (error) {
+    if (isConditionFailure(error)) return undefined;
+    throw error;
+  }
 }
 
 export async function findProcess(uuid: string): Promise<ProcessRecord | undefined> {
