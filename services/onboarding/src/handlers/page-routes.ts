@@ -242,7 +242,12 @@ const connectStep: Step = async (loaded, ctx, body) => {
         renderPickOrganisation(ctx, {
           ticket: body.ticket ?? '',
           organisations,
-          errors: { organisation_uuid: error.message },
+          errors: {
+            organisation_uuid:
+              error.statusCode === 409
+                ? t(ctx.locale, 'error_already_connected', { partner: loaded.partner.name })
+                : t(ctx.locale, 'error_not_member'),
+          },
         }),
         { ctx, partnerUrl: ctx.partner.returnUrl },
       );
