@@ -11,7 +11,11 @@ export default defineConfig({
     globalSetup: ['test/support/global-setup.ts'],
     setupFiles: ['test/support/table-per-file.ts'],
     pool: 'forks',
-    env: { POWERTOOLS_LOG_LEVEL: 'WARN', SVC_CAPTCHA_VERIFIER: 'test', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    env: {
+      POWERTOOLS_LOG_LEVEL: 'WARN',
+      SVC_CAPTCHA_VERIFIER: 'test',
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    },
     testTimeout: 30_000,
     hookTimeout: 120_000,
     reporters: ['default'],

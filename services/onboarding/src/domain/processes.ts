@@ -77,9 +77,9 @@ export async function createProcess(principal: Promise<Principal>, input: Create
   const partner = await partnerFor(caller, input.onboarding_configuration_uuid);
   const data = input.initialisation_data ?? { user: input.user, organisation: input.organisation };
   const webhooks = input.initialisation_data?.event_subscriptions ?? [];
-  webhooks.forEach((entry, index) =>
-    checkInitialWebhookEvent(entry.event_name, `initialisation_data.event_subscriptions.${index}.event_name`),
-  );
+  for (const [index, entry] of webhooks.entries()) {
+    checkInitialWebhookEvent(entry.event_name, `initialisation_data.event_subscriptions.${index}.event_name`);
+  }
   const at = now();
   const uuid = newUuid();
   const record: ProcessRecord = {
