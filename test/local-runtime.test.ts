@@ -147,7 +147,7 @@ describe('pnpm start', () => {
     expect(javaStillRunning(service.dynamoPort)).toBe(false);
   });
 
-  it('keeps data and signing keys on disk across restarts; pnpm ops seeds it and issues clients', async () => {
+  it('keeps data and signing keys on disk across restarts; pnpm ops seeds it, issues clients and configures file sources', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'svc-data-'));
     try {
       const organisation = '0f0e0d0c-0b0a-4908-8706-050403020100';
@@ -170,6 +170,34 @@ describe('pnpm start', () => {
       Object.assign(process.env, env);
       await runOps(['seed', '--file', seedFile], (line) => lines.push(line));
       await runOps(['clients', 'create', '--grant', organisation], (line) => lines.push(line));
+      const configuration = 'c0c1c2c3-c4c5-4c6c-8c7c-c8c9cacbcccd';
+      await runOps(
+        [
+          'source-configurations',
+          'create',
+          '--organisation',
+          organisation,
+          '--name',
+          'Bank',
+          '--file-type',
+          'csv',
+          '--uuid',
+          configuration,
+        ],
+        (line) => lines.push(line),
+      );
+      await expect(
+        runOps([
+          'source-configurations',
+          'create',
+          '--organisation',
+          organisation,
+          '--name',
+          'x',
+          '--file-type',
+          'pdf',
+        ]),
+      ).rejects.toThrow();
       const id = /client_id=(\S+)/.exec(lines.join('\n'))?.[1] as string;
       const secret = /client_secret=(\S+)/.exec(lines.join('\n'))?.[1] as string;
       expect(secret).toMatch(/^secret_/);
@@ -181,6 +209,28 @@ describe('pnpm start', () => {
         headers: { authorization: `Bearer ${bearer}` },
       });
       expect(((await read.json()) as { name: string }).name).toBe('Seeded by ops');
+
+      // A file uploaded the way a browser does, to the local object store, reconciled in the background.
+      const parameters = (await (
+        await fetch(`${first.url}/reconciliation/source-configurations/${configuration}/upload-parameters`, {
+          headers: { authorization: `Bearer ${bearer}` },
+        })
+      ).json()) as { inputs: Record<string, string>; attributes: { action: string } };
+      const form = new FormData();
+      for (const [field, value] of Object.entries(parameters.inputs)) form.append(field, value);
+      form.append(
+        'file',
+        new Blob(['date,amount,currency,reference\n2026-01-05,10.00,CHF,no uuid here\n']),
+        'bank.csv',
+      );
+      expect((await fetch(parameters.attributes.action, { method: 'POST', body: form })).status).toBe(204);
+      expect((await fetch(`${first.url}/_local/settle`, { method: 'POST' })).status).toBe(200);
+      const reports = (await (
+        await fetch(`${first.url}/reconciliation/reports?organisation_uuid=${organisation}`, {
+          headers: { authorization: `Bearer ${bearer}` },
+        })
+      ).json()) as Array<{ file: { name: string }; summary: { rows: number; unmatched: number } }>;
+      expect(reports.map((r) => [r.file.name, r.summary.rows, r.summary.unmatched])).toEqual([['bank.csv', 1, 1]]);
       expect(await interrupt(first)).toBe(0);
 
       const second = await startService(env);
@@ -188,6 +238,11 @@ describe('pnpm start', () => {
         headers: { authorization: `Bearer ${bearer}` },
       });
       expect(again.status).toBe(200);
+      // The uploaded file and its report survived the restart too.
+      const kept = await fetch(`${second.url}/reconciliation/reports?organisation_uuid=${organisation}`, {
+        headers: { authorization: `Bearer ${bearer}` },
+      });
+      expect(((await kept.json()) as unknown[]).length).toBe(1);
       expect(await interrupt(second)).toBe(0);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });

@@ -12,13 +12,14 @@ export const DOMAINS = {
   webhooks: { entry: 'services/webhooks/src/handlers/lambda.ts', memoryMb: 512 },
   // scrypt for user passwords wants the CPU that comes with memory.
   onboarding: { entry: 'services/onboarding/src/handlers/lambda.ts', memoryMb: 1024 },
+  reconciliation: { entry: 'services/reconciliation/src/handlers/lambda.ts', memoryMb: 512 },
 } as const;
 
 export type DomainName = keyof typeof DOMAINS;
 
 /**
  * Functions that no route calls: the billing schedule's run and the billing queue's worker; the
- * event pipeline's stream publisher, fan-out, delivery worker and retry sweeper.
+ * event pipeline's stream publisher, fan-out, delivery worker and retry sweeper; the reconciliation file processor.
  * The local runtime imports the same entries and calls the same `handler`s.
  */
 export const WORKERS = {
@@ -28,6 +29,8 @@ export const WORKERS = {
   fanOut: { entry: 'services/webhooks/src/handlers/fan-out.ts', memoryMb: 512 },
   deliveryWorker: { entry: 'services/webhooks/src/handlers/delivery-worker.ts', memoryMb: 512 },
   deliverySweeper: { entry: 'services/webhooks/src/handlers/delivery-sweeper.ts', memoryMb: 256 },
+  // Parses files of up to 100 MiB as streams; the results of 100k rows are held until written.
+  fileProcessor: { entry: 'services/reconciliation/src/handlers/file-processor.ts', memoryMb: 1024 },
 } as const;
 
 export type WorkerName = keyof typeof WORKERS;

@@ -3,6 +3,7 @@ import { identityRoutes } from '@svc/identity';
 import { connectRoutes, onboardingRoutes } from '@svc/onboarding';
 import { organisationsRoutes } from '@svc/organisations';
 import { paymentsRoutes } from '@svc/payments';
+import { reconciliationRoutes } from '@svc/reconciliation';
 import { subscriptionsRoutes } from '@svc/subscriptions';
 import { supportersRoutes } from '@svc/supporters';
 import { webhooksRoutes } from '@svc/webhooks';
@@ -31,6 +32,7 @@ export const ROUTE_TABLE: readonly RouteEntry[] = (
     ['subscriptions', subscriptionsRoutes],
     ['webhooks', webhooksRoutes],
     ['onboarding', [...onboardingRoutes, ...connectRoutes]],
+    ['reconciliation', reconciliationRoutes],
   ] as const
 ).flatMap(([domain, routes]) => routes.map((route) => ({ domain, route, key: routeKey(route) })));
 

@@ -2,7 +2,13 @@ import type { Principal } from '@svc/core';
 import type * as z from 'zod';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-export type BodyFormat = 'json' | 'form';
+export type BodyFormat = 'json' | 'form' | 'multipart';
+
+/** A `multipart/form-data` body as received; the route reads its parts (e.g. with `formData()`). */
+export interface MultipartBody {
+  contentType: string;
+  bytes: Buffer;
+}
 
 /** What a route handler returns; the stack turns it into an API Gateway v2 result. */
 export interface HttpResult {
@@ -53,6 +59,8 @@ export interface RouteDefinition<
   body?: B;
   /** Body formats accepted; JSON by default. */
   accepts?: readonly BodyFormat[];
+  /** The largest body this route takes (default MAX_BODY_BYTES, 256 KiB); larger is a 413. */
+  maxBodyBytes?: number;
   responses: Record<number, ResponseSpec>;
   /**
    * The route changes nothing even though its method is POST (searches): it keeps no

@@ -3,6 +3,7 @@ import * as z from 'zod';
 import { settle } from './background';
 import { runBillingNow } from './billing';
 import './pipeline';
+import './object-files';
 
 /** The local runtime's control endpoints (contract 1.1). Never part of a deployed stage. */
 export interface ControlResponse {

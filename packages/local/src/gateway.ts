@@ -7,6 +7,7 @@ import { errorResult, internalErrorResult, type LambdaHandler } from '@svc/http'
 import type { APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { type IncomingRequest, toApiGatewayEvent } from './api-gateway-event';
 import { handleControl } from './control';
+import { ensureLocalObjectStore } from './object-files';
 import { compileRoutes } from './route-matcher';
 
 export interface GatewayResponse {
@@ -79,6 +80,8 @@ export interface Gateway {
 export async function createGateway(options: { enableControl: boolean }): Promise<Gateway> {
   const handlers = await loadHandlers();
   const match = compileRoutes(ROUTE_TABLE);
+  // The S3 stand-in must be up before a route signs an upload for it.
+  if (options.enableControl) await ensureLocalObjectStore();
 
   async function handle(request: IncomingRequest): Promise<GatewayResponse> {
     const requestId = newUuid();

@@ -6,8 +6,10 @@ import {
   GetQueueAttributesCommand,
   type Message,
   ReceiveMessageCommand,
+  SendMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
+import { processFileBatch } from '@svc/reconciliation';
 import { processBillingBatch, resetBillingQueueClient } from '@svc/subscriptions';
 import { processDeliveryBatch, resetDeliveryQueueClient } from '@svc/webhooks';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
@@ -25,6 +27,8 @@ export interface LocalQueues {
   billingDeadLetterUrl: string;
   deliveryQueueUrl: string;
   deliveryDeadLetterUrl: string;
+  filesQueueUrl: string;
+  filesDeadLetterUrl: string;
   stop(): Promise<void>;
 }
 
@@ -58,6 +62,7 @@ async function startQueues(): Promise<LocalQueues> {
   client = new SQSClient({ endpoint });
   const billing = await createQueueWithDlq(client, 'svc-billing');
   const delivery = await createQueueWithDlq(client, 'svc-webhook-deliveries');
+  const files = await createQueueWithDlq(client, 'svc-reconciliation-files');
   process.env.SVC_BILLING_QUEUE_URL = billing.queueUrl;
   process.env.SVC_DELIVERY_QUEUE_URL = delivery.queueUrl;
   resetBillingQueueClient();
@@ -68,6 +73,8 @@ async function startQueues(): Promise<LocalQueues> {
     billingDeadLetterUrl: billing.deadLetterUrl,
     deliveryQueueUrl: delivery.queueUrl,
     deliveryDeadLetterUrl: delivery.deadLetterUrl,
+    filesQueueUrl: files.queueUrl,
+    filesDeadLetterUrl: files.deadLetterUrl,
     stop: async () => {
       server.closeAllConnections();
       await new Promise<void>((done) => server.close(() => done()));
@@ -211,4 +218,27 @@ export async function drainDeliveryQueue(): Promise<number> {
     },
   );
   return attempted;
+}
+
+/** The reconciliation files queue (S3 object-created notifications) through the file processor. */
+export async function drainFilesQueue(): Promise<number> {
+  const { filesQueueUrl } = await ensureLocalQueues();
+  let processed = 0;
+  await drainQueue(
+    filesQueueUrl,
+    async (event) => {
+      const result = await processFileBatch(event);
+      return { failed: failedIds(result.response), result: result.processed };
+    },
+    (count) => {
+      processed += count;
+    },
+  );
+  return processed;
+}
+
+/** Sends a message to the files queue, as S3's notification configuration does in AWS. */
+export async function sendToFilesQueue(body: string): Promise<void> {
+  const { filesQueueUrl } = await ensureLocalQueues();
+  await (client as SQSClient).send(new SendMessageCommand({ QueueUrl: filesQueueUrl, MessageBody: body }));
 }

@@ -9,6 +9,7 @@ import { startDynamoDbLocal } from './dynamodb-local';
 import { type LocalSettings, removeRuntimeFile, useLocalAws, writeRuntimeFile } from './environment';
 import { ensureLocalBus } from './event-bus';
 import { createGateway, type Gateway } from './gateway';
+import { ensureLocalObjectStore } from './object-files';
 import { ensureLocalQueues } from './queues';
 
 export interface RunningService {
@@ -30,6 +31,7 @@ export async function startService(settings: LocalSettings): Promise<RunningServ
     const summary = await applySeed(seed);
     const queues = await ensureLocalQueues();
     const bus = await ensureLocalBus();
+    const objects = await ensureLocalObjectStore();
     const gateway = await createGateway({ enableControl: true });
     const server: Server = await gateway.listen(settings.port);
     const { port } = server.address() as AddressInfo;
@@ -55,6 +57,7 @@ export async function startService(settings: LocalSettings): Promise<RunningServ
         server.closeAllConnections();
         await new Promise<void>((done) => server.close(() => done()));
         if (!settings.inMemory) removeRuntimeFile(settings.dataDir);
+        await objects.close();
         await queues.stop();
         await bus.stop();
         await dynamo.stop();

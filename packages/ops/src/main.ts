@@ -1,13 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import type { Grant, Role } from '@svc/core';
+import { type Grant, newUuid, type Role } from '@svc/core';
 import { createClient } from '@svc/identity';
+import { findOrganisation } from '@svc/organisations';
+import { saveSourceConfiguration, sourceConfigurationSchema } from '@svc/reconciliation';
 import { applySeed, parseSeed } from '@svc/seed';
 import { openTarget } from './target';
 
 const USAGE = `Usage:
   pnpm ops seed --file <seed.json> [--stage <stage>] [--table <name>]
   pnpm ops clients create [--role customer|operator] [--grant <org uuid>[:<account uuid>]]... [--id <client id>] [--stage <stage>] [--table <name>]
+  pnpm ops source-configurations create --organisation <org uuid> --name <name> --file-type camt054|csv [--uuid <uuid>] [--stage <stage>] [--table <name>]
 
 Without --stage the local data directory (SVC_DATA_DIR, default .data) is used.`;
 
@@ -22,11 +25,15 @@ export async function runOps(argv: string[], out: (line: string) => void = conso
       role: { type: 'string' },
       grant: { type: 'string', multiple: true },
       id: { type: 'string' },
+      organisation: { type: 'string' },
+      name: { type: 'string' },
+      'file-type': { type: 'string' },
+      uuid: { type: 'string' },
       help: { type: 'boolean' },
     },
   });
   const command = positionals.join(' ');
-  if (values.help || (command !== 'seed' && command !== 'clients create')) {
+  if (values.help || !COMMANDS.includes(command)) {
     out(USAGE);
     if (!values.help) throw new Error(`Unknown command: ${command || '(none)'}`);
     return;
@@ -36,10 +43,26 @@ export async function runOps(argv: string[], out: (line: string) => void = conso
   if (role !== 'customer' && role !== 'operator') throw new Error('--role is customer or operator');
   if (command === 'seed' && !values.file) throw new Error('seed needs --file');
   const seed = values.file ? parseSeed(JSON.parse(readFileSync(values.file, 'utf8'))) : undefined;
+  // A source configuration is checked like the seed's, before anything is opened.
+  const configuration =
+    command === 'source-configurations create'
+      ? sourceConfigurationSchema.parse({
+          uuid: values.uuid ?? newUuid(),
+          organisation_uuid: values.organisation,
+          name: values.name,
+          file_type: values['file-type'],
+        })
+      : undefined;
 
   const target = await openTarget({ stage: values.stage, table: values.table });
   try {
-    if (seed) {
+    if (configuration) {
+      if (!(await findOrganisation(configuration.organisation_uuid))) {
+        throw new Error(`No organisation ${configuration.organisation_uuid} on ${target.description}`);
+      }
+      await saveSourceConfiguration(configuration);
+      out(`Saved source configuration on ${target.description}: ${JSON.stringify(configuration)}`);
+    } else if (seed) {
       const summary = await applySeed(seed);
       out(`Applied seed to ${target.description}: ${JSON.stringify(summary)}`);
     } else {
@@ -56,6 +79,8 @@ export async function runOps(argv: string[], out: (line: string) => void = conso
     await target.close();
   }
 }
+
+const COMMANDS = ['seed', 'clients create', 'source-configurations create'];
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

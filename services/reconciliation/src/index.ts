@@ -1,6 +1,11 @@
+export { reportShape as reconciliationReportShape } from './domain/reports';
+export { processFileBatch } from './handlers/file-processor';
+export { reconciliationRoutes } from './handlers/routes';
+export { type ReportRecord, reportRecordSchema } from './repository/report-repository';
 export {
   findSourceConfiguration,
   type SourceConfiguration,
   saveSourceConfiguration,
   sourceConfigurationSchema,
 } from './repository/source-configuration-repository';
+export { resetObjectClient } from './storage/objects';

@@ -1,6 +1,7 @@
 import { type EventObject, eventsOfChange, itemFromStreamImage, type StoredEvent } from '@svc/events';
 import { organisationSchema, organisationShape } from '@svc/organisations';
 import { paymentFromItem, paymentShape, refundShape } from '@svc/payments';
+import { reconciliationReportShape, reportRecordSchema } from '@svc/reconciliation';
 import {
   chargeAttemptShape,
   findSubscription,
@@ -41,6 +42,7 @@ const DATA: Partial<Record<EventObject, DataOf>> = {
     const organisation = organisationSchema.parse(item);
     return organisationShape(organisation, organisation.account_uuids);
   },
+  reconciliation_report: async (_event, item) => reconciliationReportShape(reportRecordSchema.parse(item)),
 };
 
 /** Lets capabilities that build on webhooks (onboarding, reconciliation) add their shapes. */

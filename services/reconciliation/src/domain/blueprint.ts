@@ -1,0 +1,69 @@
+import { assertWholeOrganisationGrant, NotFoundError, newUuid, type Principal, ValidationError } from '@svc/core';
+import { findSourceConfiguration } from '../repository/source-configuration-repository';
+import { bucketName, uploadPrefix, writeObject } from '../storage/objects';
+import { reportUuidOf } from './report-id';
+
+/** The deprecated blueprint execution: the date after which it is gone (the `Sunset` header). */
+export const BLUEPRINT_SUNSET = 'Wed, 30 Jun 2027 00:00:00 GMT';
+/** At most this many bytes per request (API Gateway and Lambda limits leave room for ~4.5 MiB). */
+export const BLUEPRINT_MAX_BYTES = 4 * 1024 * 1024;
+export const BLUEPRINT_MAX_FILES = 20;
+
+/** A file part of the form (the runtime's `File`). */
+interface UploadedFile {
+  name: string;
+  size: number;
+  type: string;
+  arrayBuffer(): Promise<ArrayBuffer>;
+}
+
+/** A file name as a key segment: no folders, no control characters, at most 200 characters. */
+export function safeFileName(name: string): string {
+  const base = name.split(/[\\/]/).pop() ?? '';
+  const cleaned = base
+    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .trim()
+    .slice(0, 200);
+  return cleaned === '' || cleaned === '.' || cleaned === '..' ? 'upload' : cleaned;
+}
+
+/**
+ * Executes a reconciliation blueprint (deprecated; contract: a source configuration's uuid is
+ * also its blueprint's uuid): each file of `filename[]` is stored like a presigned upload, under
+ * the configuration's prefix, and processed from its object-created notification like one. The
+ * answer names each stored file and the uuid its report will have.
+ */
+export async function executeBlueprint(principal: Promise<Principal>, blueprintUuid: string, form: FormData) {
+  const [caller, configuration] = await Promise.all([principal, findSourceConfiguration(blueprintUuid)]);
+  if (!configuration) throw new NotFoundError('Reconciliation blueprint not found');
+  assertWholeOrganisationGrant(caller, configuration.organisation_uuid);
+  const files = [...form.getAll('filename[]'), ...form.getAll('filename')].flatMap((value) =>
+    typeof value === 'string' ? [] : [value as unknown as UploadedFile],
+  );
+  if (files.length === 0) {
+    throw ValidationError.field('filename[]', 'error.validation.not_blank', 'Send one or more files in filename[]');
+  }
+  if (files.length > BLUEPRINT_MAX_FILES) {
+    throw ValidationError.field(
+      'filename[]',
+      'error.validation.too_big',
+      `At most ${BLUEPRINT_MAX_FILES} files per request`,
+    );
+  }
+  const empty = files.find((file) => file.size === 0);
+  if (empty)
+    throw ValidationError.field('filename[]', 'error.validation.not_valid', `${empty.name || 'A file'} is empty`);
+  const prefix = `${uploadPrefix(configuration.organisation_uuid, configuration.uuid)}${newUuid()}/`;
+  const bucket = bucketName();
+  return Promise.all(
+    files.map(async (file, index) => {
+      const key = `${prefix}${index + 1}-${safeFileName(file.name)}`;
+      const etag = await writeObject(
+        key,
+        Buffer.from(await file.arrayBuffer()),
+        file.type || 'application/octet-stream',
+      );
+      return { key, name: file.name, size: file.size, report_uuid: reportUuidOf(bucket, key, etag) };
+    }),
+  );
+}

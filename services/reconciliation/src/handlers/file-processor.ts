@@ -1,0 +1,51 @@
+import { logger } from '@svc/core';
+import type { S3EventRecord, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import * as z from 'zod';
+import { processUploadedObject } from '../domain/processing';
+
+/**
+ * The processing Lambda: S3 sends each object-created notification to the files queue, whose
+ * messages come here in batches. A message that fails is reported (ReportBatchItemFailures) and
+ * comes back; after five receives it rests in the dead-letter queue, with an alarm, and the file
+ * stays in the bucket, so nothing a user sent is lost.
+ */
+const notification = z.object({
+  Records: z
+    .array(
+      z.looseObject({
+        eventName: z.string(),
+        s3: z.looseObject({
+          object: z.looseObject({ key: z.string(), eTag: z.string().optional(), size: z.number().optional() }),
+        }),
+      }),
+    )
+    .optional(),
+  /** S3's test message when a notification is configured: nothing to do. */
+  Event: z.string().optional(),
+});
+
+/** S3 URL-encodes keys in notifications, spaces as `+`. */
+export function keyOfRecord(record: Pick<S3EventRecord['s3']['object'], 'key'>): string {
+  return decodeURIComponent(record.key.replace(/\+/g, ' '));
+}
+
+export async function processFileBatch(event: SQSEvent): Promise<{ response: SQSBatchResponse; processed: number }> {
+  const failures: SQSBatchResponse['batchItemFailures'] = [];
+  let processed = 0;
+  for (const message of event.Records) {
+    try {
+      const parsed = notification.parse(JSON.parse(message.body));
+      for (const record of parsed.Records ?? []) {
+        if (!record.eventName.startsWith('ObjectCreated:')) continue;
+        const result = await processUploadedObject(keyOfRecord(record.s3.object), record.s3.object.eTag ?? '');
+        if (result?.created) processed += 1;
+      }
+    } catch (error) {
+      logger.error('A file notification failed; it comes back', { messageId: message.messageId, error });
+      failures.push({ itemIdentifier: message.messageId });
+    }
+  }
+  return { response: { batchItemFailures: failures }, processed };
+}
+
+export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => (await processFileBatch(event)).response;

@@ -1,0 +1,116 @@
+import { uuidSchema, ValidationError } from '@svc/core';
+import { type AnyRoute, defineRoute, type MultipartBody, uuidParams } from '@svc/http';
+import * as z from 'zod';
+import { BLUEPRINT_MAX_BYTES, BLUEPRINT_SUNSET, executeBlueprint } from '../domain/blueprint';
+import { listReports, readReport, reportRows, reportShape } from '../domain/reports';
+import { uploadParameters } from '../domain/upload-parameters';
+
+const summaryOut = z.object({
+  rows: z.number().int(),
+  matched: z.number().int(),
+  unmatched: z.number().int(),
+  errors: z.number().int(),
+  matched_amounts: z.array(z.object({ value: z.string(), currency: z.string() })),
+});
+const reportOut = z.object({
+  uuid: z.string(),
+  organisation_uuid: z.string(),
+  source_configuration_uuid: z.string(),
+  file_type: z.enum(['camt054', 'csv']),
+  file: z.object({ name: z.string(), size: z.number().int() }),
+  created: z.number().int(),
+  summary: summaryOut,
+});
+const MAX_ROWS_PAGE = 1000;
+
+async function formOf(body: MultipartBody): Promise<FormData> {
+  try {
+    return await new Response(new Uint8Array(body.bytes), { headers: { 'content-type': body.contentType } }).formData();
+  } catch {
+    throw ValidationError.field('body', 'error.request.malformed_multipart', 'The multipart body cannot be read');
+  }
+}
+
+export const reconciliationRoutes: AnyRoute[] = [
+  defineRoute({
+    method: 'GET',
+    path: '/reconciliation/source-configurations/{source_configuration_uuid}/upload-parameters',
+    auth: 'token',
+    operationId: 'getReconciliationUploadParameters',
+    summary: 'A presigned POST for uploading one file of this source configuration straight to object storage',
+    params: uuidParams('source_configuration_uuid'),
+    responses: {
+      200: {
+        description:
+          'Upload parameters (interface 2.19): post `inputs` as form fields, then the file, to `attributes.action`',
+        schema: z.object({
+          inputs: z.record(z.string(), z.string()),
+          attributes: z.object({
+            action: z.string(),
+            method: z.literal('POST'),
+            enctype: z.literal('multipart/form-data'),
+          }),
+          expires: z.number().int(),
+        }),
+      },
+    },
+    handle: async ({ params, principal }) => ({
+      status: 200,
+      body: await uploadParameters(principal(), params.source_configuration_uuid),
+    }),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/reconciliation/blueprints/{blueprint_uuid}/execute',
+    auth: 'token',
+    operationId: 'executeReconciliationBlueprint',
+    summary: 'Deprecated: upload files (multipart, `filename[]`) to be reconciled; use the upload parameters instead',
+    description: `Deprecated; answered with \`Deprecation: true\` and \`Sunset: ${BLUEPRINT_SUNSET}\`. At most 4 MiB per request.`,
+    params: uuidParams('blueprint_uuid'),
+    body: z.custom<MultipartBody>((value) => typeof value === 'object' && value !== null && 'bytes' in value, {
+      message: 'Send the files as multipart/form-data',
+    }),
+    accepts: ['multipart'],
+    maxBodyBytes: BLUEPRINT_MAX_BYTES,
+    responses: { 202: { description: 'The files are stored; each is processed into a report' } },
+    handle: async ({ params, body, principal }) => ({
+      status: 202,
+      headers: {
+        deprecation: 'true',
+        sunset: BLUEPRINT_SUNSET,
+        link: '</docs#operation/getReconciliationUploadParameters>; rel="successor-version"',
+      },
+      body: { files: await executeBlueprint(principal(), params.blueprint_uuid, await formOf(body)) },
+    }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/reconciliation/reports',
+    auth: 'token',
+    operationId: 'listReconciliationReports',
+    summary: "List an organisation's reconciliation reports, newest first",
+    query: z.object({ organisation_uuid: uuidSchema, source_configuration_uuid: uuidSchema.optional() }),
+    responses: { 200: { description: 'Reports (summaries)', schema: z.array(reportOut) } },
+    handle: async ({ query, principal }) => ({
+      status: 200,
+      body: (await listReports(principal(), query.organisation_uuid, query.source_configuration_uuid)).map(reportShape),
+    }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/reconciliation/reports/{report_uuid}',
+    auth: 'token',
+    operationId: 'getReconciliationReport',
+    summary: 'A reconciliation report with a page of its rows (`from`, `size` ≤ 1000)',
+    params: uuidParams('report_uuid'),
+    query: z.object({
+      from: z.coerce.number().int().min(0).default(0),
+      size: z.coerce.number().int().min(0).max(MAX_ROWS_PAGE).default(100),
+    }),
+    responses: { 200: { description: 'Report with `rows`', schema: reportOut.extend({ rows: z.array(z.unknown()) }) } },
+    handle: async ({ params, query, principal }) => {
+      const report = await readReport(principal(), params.report_uuid);
+      return { status: 200, body: { ...reportShape(report), rows: await reportRows(report, query.from, query.size) } };
+    },
+  }),
+];

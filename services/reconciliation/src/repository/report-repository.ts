@@ -1,0 +1,72 @@
+import { EVENTS_ATTRIBUTE, type StoredEvent } from '@svc/events';
+import { getItem, key, queryAll, type TransactItem } from '@svc/table';
+import * as z from 'zod';
+
+/**
+ * Reconciliation reports: one per uploaded file. The summary lives in the table, the per-row
+ * results (up to hundreds of thousands) as JSON lines in the bucket under `reports/`.
+ *
+ * | pattern                     | index | key                                                            |
+ * |-----------------------------|-------|----------------------------------------------------------------|
+ * | report by uuid              | table | pk = RECON_REPORT#<uuid>, sk = RECON_REPORT                    |
+ * | reports of an organisation  | gsi1  | gsi1pk = ORG#<uuid>#RECON_REPORTS, gsi1sk = <created>#<uuid>   |
+ *
+ * A report's uuid is derived from the file (bucket, key and ETag), and it is written only if
+ * absent: a file processed twice (S3 notifies at least once) gives one report.
+ */
+const amountSchema = z.object({ value: z.string(), currency: z.string() });
+
+export const reportSummarySchema = z.object({
+  rows: z.number().int(),
+  matched: z.number().int(),
+  unmatched: z.number().int(),
+  errors: z.number().int(),
+  matched_amounts: z.array(amountSchema),
+});
+export type ReportSummary = z.infer<typeof reportSummarySchema>;
+
+export const reportRecordSchema = z.object({
+  uuid: z.string(),
+  organisation_uuid: z.string(),
+  source_configuration_uuid: z.string(),
+  file_type: z.enum(['camt054', 'csv']),
+  file: z.object({ key: z.string(), name: z.string(), size: z.number().int(), etag: z.string() }),
+  created: z.number().int(),
+  summary: reportSummarySchema,
+  results_key: z.string(),
+  event_sequence: z.number().int(),
+});
+export type ReportRecord = z.infer<typeof reportRecordSchema>;
+
+const reportKey = (uuid: string) => ({ pk: key('RECON_REPORT', uuid), sk: 'RECON_REPORT' });
+const timeKey = (unixSeconds: number) => String(Math.max(0, Math.floor(unixSeconds))).padStart(12, '0');
+
+export function newReportWrite(report: ReportRecord, events: StoredEvent[]): TransactItem {
+  return {
+    Put: {
+      Item: {
+        ...reportKey(report.uuid),
+        entity: 'reconciliation_report',
+        gsi1pk: key('ORG', report.organisation_uuid, 'RECON_REPORTS'),
+        gsi1sk: key(timeKey(report.created), report.uuid),
+        ...report,
+        [EVENTS_ATTRIBUTE]: events,
+      },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  };
+}
+
+export async function findReport(uuid: string): Promise<ReportRecord | undefined> {
+  const item = await getItem(reportKey(uuid));
+  return item ? reportRecordSchema.parse(item) : undefined;
+}
+
+export async function reportsOf(organisationUuid: string): Promise<ReportRecord[]> {
+  const items = await queryAll({
+    index: 'gsi1',
+    partition: key('ORG', organisationUuid, 'RECON_REPORTS'),
+    descending: true,
+  });
+  return items.map((item) => reportRecordSchema.parse(item));
+}

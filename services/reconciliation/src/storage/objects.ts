@@ -1,0 +1,57 @@
+import type { Readable } from 'node:stream';
+import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+
+/**
+ * The reconciliation bucket: uploaded files under `uploads/<organisation>/<configuration>/`,
+ * report results under `reports/<organisation>/`. The bucket is `SVC_RECONCILIATION_BUCKET`;
+ * the client finds S3 (or the local stand-in, through AWS_ENDPOINT_URL_S3) as every SDK client
+ * does. The stand-in is addressed path-style, S3 itself virtual-hosted.
+ */
+let client: S3Client | undefined;
+
+export function s3(): S3Client {
+  client ??= new S3Client({ forcePathStyle: Boolean(process.env.AWS_ENDPOINT_URL_S3) });
+  return client;
+}
+
+/** Forgets the client (the local runtime or a test changed the endpoint). */
+export function resetObjectClient(): void {
+  client = undefined;
+}
+
+export function bucketName(): string {
+  const bucket = process.env.SVC_RECONCILIATION_BUCKET;
+  if (!bucket) throw new Error('SVC_RECONCILIATION_BUCKET is not set');
+  return bucket;
+}
+
+export const UPLOAD_ROOT = 'uploads';
+export const REPORT_ROOT = 'reports';
+
+/** Where one configuration's files go: the prefix a presigned POST is pinned to. */
+export function uploadPrefix(organisationUuid: string, configurationUuid: string): string {
+  return `${UPLOAD_ROOT}/${organisationUuid}/${configurationUuid}/`;
+}
+
+const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+const UPLOAD_KEY = new RegExp(`^${UPLOAD_ROOT}/(${UUID})/(${UUID})/.+$`);
+
+/** The organisation and configuration an uploaded key belongs to, from its prefix. */
+export function parseUploadKey(key: string): { organisationUuid: string; configurationUuid: string } | undefined {
+  const match = UPLOAD_KEY.exec(key);
+  return match?.[1] && match[2] ? { organisationUuid: match[1], configurationUuid: match[2] } : undefined;
+}
+
+export async function readObject(key: string): Promise<{ body: Readable; size: number; etag: string }> {
+  const out = await s3().send(new GetObjectCommand({ Bucket: bucketName(), Key: key }));
+  if (!out.Body) throw new Error(`Object ${key} has no body`);
+  return { body: out.Body as Readable, size: out.ContentLength ?? 0, etag: (out.ETag ?? '').replaceAll('"', '') };
+}
+
+/** Stores an object; its ETag (without quotes). */
+export async function writeObject(key: string, body: Buffer | string, contentType: string): Promise<string> {
+  const out = await s3().send(
+    new PutObjectCommand({ Bucket: bucketName(), Key: key, Body: body, ContentType: contentType }),
+  );
+  return (out.ETag ?? '').replaceAll('"', '');
+}
