@@ -30,7 +30,7 @@ export interface CustomDomainConfig {
 export interface StageConfig {
   name: StageName;
   logRetention: RetentionDays;
-  /** Applies to the table, the signing-key secret and every log group. */
+  /** Applies to the table, the signing-key secret, the reconciliation buckets and every log group. */
   removalPolicy: RemovalPolicy;
   pointInTimeRecovery: boolean;
   deletionProtection: boolean;
@@ -53,7 +53,23 @@ export interface StageConfig {
    * no e-mail step passes the captcha (the verifier fails closed).
    */
   captchaSiteKey: string;
+  /**
+   * Bank-file retention, in days: how long the reconciliation bucket keeps what organisations
+   * uploaded (`uploads/`), the per-row results made from it (`reports/`) and the bucket's access
+   * logs. An overwritten or expired file stays recoverable as a noncurrent version for 30 days more.
+   */
+  reconciliationRetentionDays: number;
+  /**
+   * Origins whose browsers may POST files to the reconciliation bucket (its CORS rule); default
+   * `['*']` (DEFAULT_RECONCILIATION_UPLOAD_ORIGINS). CORS is not the guard here: an upload is
+   * accepted only with a presigned policy the API signed for one organisation's prefix, a size
+   * range and 15 minutes, whatever page sends it. Narrow it to the dashboards' origins if wanted.
+   */
+  reconciliationUploadOrigins?: readonly string[];
 }
+
+/** Where a stage names no upload origins: any page may post, the presigned policy decides. */
+export const DEFAULT_RECONCILIATION_UPLOAD_ORIGINS: readonly string[] = ['*'];
 
 /** Marks a `captchaSiteKey` nobody has set yet; see StageConfig.captchaSiteKey. */
 export const CAPTCHA_SITE_KEY_PLACEHOLDER = 'placeholder-recaptcha-site-key';
@@ -70,6 +86,7 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     billingSchedule: 'rate(15 minutes)',
     signingKeyRotation: 1,
     captchaSiteKey: `${CAPTCHA_SITE_KEY_PLACEHOLDER}-dev`,
+    reconciliationRetentionDays: 30,
   },
   staging: {
     name: 'staging',
@@ -82,6 +99,7 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     billingSchedule: 'rate(15 minutes)',
     signingKeyRotation: 1,
     captchaSiteKey: `${CAPTCHA_SITE_KEY_PLACEHOLDER}-staging`,
+    reconciliationRetentionDays: 90,
   },
   prod: {
     name: 'prod',
@@ -94,6 +112,7 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     billingSchedule: 'rate(15 minutes)',
     signingKeyRotation: 1,
     captchaSiteKey: `${CAPTCHA_SITE_KEY_PLACEHOLDER}-prod`,
+    reconciliationRetentionDays: 400,
   },
 };
 

@@ -96,6 +96,24 @@ const NARROWED: Partial<Record<DomainName, TableGrant>> = {
     ],
     indexes: ['gsi1', 'gsi2'],
   },
+  /**
+   * Its own code only reads: source configurations and reports by key (GetItem, BatchGetItem), an
+   * organisation's reports on gsi1. Its one authenticated POST (the deprecated blueprint execution,
+   * whose files go to the bucket, not the table) keeps an idempotency record per Idempotency-Key
+   * (@svc/http: a conditional Put, an Update when done, a Delete to release a failed claim). No
+   * table Query, no BatchWriteItem, no ConditionCheckItem, no other index. The file processor is
+   * no route's function; its grant is in reconciliation.ts.
+   */
+  reconciliation: {
+    tableActions: [
+      'dynamodb:GetItem',
+      'dynamodb:BatchGetItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+      'dynamodb:DeleteItem',
+    ],
+    indexes: ['gsi1'],
+  },
 };
 
 /**

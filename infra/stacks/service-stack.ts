@@ -7,6 +7,7 @@ import type { StageConfig } from '../config/stages';
 import { Billing } from '../constructs/billing';
 import { DomainFunction, domainNames } from '../constructs/domain-function';
 import { Events } from '../constructs/events';
+import { Reconciliation } from '../constructs/reconciliation';
 import { ServiceAlarms } from '../constructs/service-alarms';
 import { ServiceApi } from '../constructs/service-api';
 import { ServiceTable } from '../constructs/service-table';
@@ -19,8 +20,9 @@ export interface ServiceStackProps extends StackProps {
 /**
  * One stage of the service: the table, one Lambda per domain behind the HTTP API, the signing
  * key, card fingerprint and captcha secrets, recurring billing (schedule, queue, worker), the event pipeline behind webhooks
- * (bus, fan-out, delivery queue and worker, sweeper, secrets key), and the alarms. Everything
- * stage-specific comes from `props.stage`.
+ * (bus, fan-out, delivery queue and worker, sweeper, secrets key), reconciliation files (bucket,
+ * notification queue, file processor), and the alarms. Everything stage-specific comes from
+ * `props.stage`.
  */
 export class ServiceStack extends Stack {
   readonly config: StageConfig;
@@ -33,6 +35,7 @@ export class ServiceStack extends Stack {
   readonly captchaSecret: Secret;
   readonly billing: Billing;
   readonly events: Events;
+  readonly reconciliation: Reconciliation;
 
   constructor(scope: Construct, id: string, props: ServiceStackProps) {
     super(scope, id, props);
@@ -134,6 +137,16 @@ export class ServiceStack extends Stack {
     // Onboarding seals the webhook passwords and HMAC keys given with a process, and opens them
     // again to seal them to the endpoints it creates: the same key and context as webhooks.
     this.events.allowSealing(onboarding);
+
+    // The files bucket, its notification queue and the file processor; it also wires the
+    // reconciliation domain function (bucket name, uploads/ and reports/ grants).
+    const reconciliationApi = functions.get('reconciliation');
+    if (!reconciliationApi) throw new Error('DOMAINS lists no reconciliation domain, which signs the uploads');
+    this.reconciliation = new Reconciliation(this, 'Reconciliation', {
+      stage,
+      table: this.table.table,
+      api: reconciliationApi,
+    });
 
     if (stage.alarms.enabled) {
       const watched: Record<string, IFunction> = {};

@@ -91,6 +91,20 @@ describe('the table grant of a domain function', () => {
     });
   });
 
+  it('narrows reconciliation to reads, Query on gsi1 and the idempotency records of its one POST', () => {
+    expect(tableAccessFor('reconciliation')).toBe('readWrite');
+    expect(tableGrantFor('reconciliation')).toEqual({
+      tableActions: [
+        'dynamodb:GetItem',
+        'dynamodb:BatchGetItem',
+        'dynamodb:PutItem',
+        'dynamodb:UpdateItem',
+        'dynamodb:DeleteItem',
+      ],
+      indexes: ['gsi1'],
+    });
+  });
+
   it('refuses a narrowing that grants more than the route table implies', () => {
     expect(() => tableGrantFor('onboarding', [entry('onboarding', 'GET', 'token')])).toThrow(
       /onboarding names dynamodb:PutItem.*beyond its route-derived read/,

@@ -324,3 +324,66 @@ export function resourcesGranting(statements: readonly Statement[], action: stri
     .filter((s) => s.Effect === 'Allow' && s.Action.some((pattern) => covers(pattern, action)))
     .flatMap(resourcesOfStatement);
 }
+
+const bucketSchema = z.object({
+  DeletionPolicy: z.string().optional(),
+  UpdateReplacePolicy: z.string().optional(),
+  DependsOn: z.array(z.string()).optional(),
+  Properties: z.object({
+    BucketName: z.unknown().optional(),
+    BucketEncryption: z
+      .object({
+        ServerSideEncryptionConfiguration: z.array(
+          z.object({ ServerSideEncryptionByDefault: z.object({ SSEAlgorithm: z.string() }) }),
+        ),
+      })
+      .optional(),
+    PublicAccessBlockConfiguration: z.record(z.string(), z.boolean()).optional(),
+    OwnershipControls: z.object({ Rules: z.array(z.object({ ObjectOwnership: z.string() })) }).optional(),
+    VersioningConfiguration: z.object({ Status: z.string() }).optional(),
+    LifecycleConfiguration: z.object({ Rules: z.array(z.record(z.string(), z.unknown())) }).optional(),
+    CorsConfiguration: z.object({ CorsRules: z.array(z.record(z.string(), z.unknown())) }).optional(),
+    LoggingConfiguration: z
+      .object({ DestinationBucketName: ref, LogFilePrefix: z.string().optional(), TargetObjectKeyFormat: z.unknown() })
+      .optional(),
+    NotificationConfiguration: z.record(z.string(), z.unknown()).optional(),
+  }),
+});
+
+export type BucketView = z.infer<typeof bucketSchema>;
+
+/** S3 buckets, by logical id. */
+export function buckets(template: Template): Map<string, BucketView> {
+  return resourcesOf(template, 'AWS::S3::Bucket', bucketSchema);
+}
+
+const bucketPolicySchema = z.object({
+  Properties: z.object({
+    Bucket: ref,
+    PolicyDocument: z.object({
+      Statement: z.array(
+        z.object({
+          Effect: z.string(),
+          Action: z.unknown(),
+          Principal: z.unknown(),
+          Resource: z.unknown(),
+          Condition: z.unknown().optional(),
+        }),
+      ),
+    }),
+  }),
+});
+
+export type BucketPolicyStatement = z.infer<
+  typeof bucketPolicySchema
+>['Properties']['PolicyDocument']['Statement'][number];
+
+/** Resource-policy statements of each bucket, by the bucket's logical id. */
+export function bucketPolicyStatements(template: Template): Map<string, BucketPolicyStatement[]> {
+  const byBucket = new Map<string, BucketPolicyStatement[]>();
+  for (const policy of resourcesOf(template, 'AWS::S3::BucketPolicy', bucketPolicySchema).values()) {
+    const id = policy.Properties.Bucket.Ref;
+    byBucket.set(id, [...(byBucket.get(id) ?? []), ...policy.Properties.PolicyDocument.Statement]);
+  }
+  return byBucket;
+}
