@@ -166,6 +166,8 @@ export class Reconciliation extends Construct {
       SVC_TABLE_NAME: table.tableName,
       SVC_STAGE: stage.name,
       SVC_RECONCILIATION_BUCKET: this.bucket.bucketName,
+      // Report items expire with the files and results the bucket's lifecycle removes.
+      SVC_RECONCILIATION_RETENTION_DAYS: String(stage.reconciliationRetentionDays),
     };
 
     this.processor = new ServiceFunction(this, 'FileProcessor', {

@@ -416,13 +416,14 @@ describe.each(STAGE_NAMES)('the %s file processor', (stage) => {
     expect(FILE_PROCESSOR_MAX_CONCURRENCY).toBe(5);
   });
 
-  it('gets the table, the stage and the bucket name', () => {
+  it('gets the table, the stage, the bucket name and the retention its reports expire after', () => {
     const { processor, tableId, bucketId } = filesOf(stage);
     const variables = processor.properties.Environment.Variables;
     expect(Object.fromEntries(Object.entries(variables).filter(([name]) => name.startsWith('SVC_')))).toEqual({
       SVC_TABLE_NAME: { Ref: tableId },
       SVC_STAGE: stage,
       SVC_RECONCILIATION_BUCKET: { Ref: bucketId },
+      SVC_RECONCILIATION_RETENTION_DAYS: String(STAGES[stage].reconciliationRetentionDays),
     });
   });
 

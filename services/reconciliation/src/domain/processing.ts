@@ -90,8 +90,10 @@ export async function processUploadedObject(key: string, etag: string): Promise<
     organisation_uuid: owner.organisationUuid,
     sequence: 1,
   });
+  const retentionDays = Number(process.env.SVC_RECONCILIATION_RETENTION_DAYS ?? 0);
+  const expiresAt = retentionDays > 0 ? report.created + retentionDays * 86_400 : undefined;
   try {
-    await transactWrite([{ item: newReportWrite(report, [event]) }]);
+    await transactWrite([{ item: newReportWrite(report, [event], expiresAt) }]);
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
     // Another worker processed the same file meanwhile: its report stands.

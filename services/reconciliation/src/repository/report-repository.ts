@@ -1,5 +1,5 @@
 import { EVENTS_ATTRIBUTE, type StoredEvent } from '@svc/events';
-import { getItem, key, queryAll, type TransactItem } from '@svc/table';
+import { getItem, key, queryAll, type TransactItem, TTL_ATTRIBUTE } from '@svc/table';
 import * as z from 'zod';
 
 /**
@@ -41,7 +41,11 @@ export type ReportRecord = z.infer<typeof reportRecordSchema>;
 const reportKey = (uuid: string) => ({ pk: key('RECON_REPORT', uuid), sk: 'RECON_REPORT' });
 const timeKey = (unixSeconds: number) => String(Math.max(0, Math.floor(unixSeconds))).padStart(12, '0');
 
-export function newReportWrite(report: ReportRecord, events: StoredEvent[]): TransactItem {
+/**
+ * The report, written only if absent. `expiresAt` (the stage's retention, as the bucket's
+ * lifecycle removes the file and its results) sets its TTL.
+ */
+export function newReportWrite(report: ReportRecord, events: StoredEvent[], expiresAt?: number): TransactItem {
   return {
     Put: {
       Item: {
@@ -51,6 +55,7 @@ export function newReportWrite(report: ReportRecord, events: StoredEvent[]): Tra
         gsi1sk: key(timeKey(report.created), report.uuid),
         ...report,
         [EVENTS_ATTRIBUTE]: events,
+        ...(expiresAt === undefined ? {} : { [TTL_ATTRIBUTE]: expiresAt }),
       },
       ConditionExpression: 'attribute_not_exists(pk)',
     },
