@@ -8,6 +8,8 @@ export type BodyFormat = 'json' | 'form' | 'multipart';
 export interface MultipartBody {
   contentType: string;
   bytes: Buffer;
+  /** The parts, read once by the body parser. */
+  form: FormData;
 }
 
 /** What a route handler returns; the stack turns it into an API Gateway v2 result. */

@@ -32,6 +32,8 @@ async function start(): Promise<ObjectStore> {
     credentials: { [process.env.AWS_ACCESS_KEY_ID ?? 'local']: process.env.AWS_SECRET_ACCESS_KEY ?? 'local' },
     now,
     onObjectCreated: (record) => {
+      // As the deployed notification configuration: only uploads are announced.
+      if (!record.s3.object.key.startsWith('uploads/')) return;
       const sent = sendToFilesQueue(JSON.stringify({ Records: [record] })).finally(() => sending.delete(sent));
       sending.add(sent);
       return sent;

@@ -4,10 +4,11 @@ import type { SQSRecord } from 'aws-lambda';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { call, DEMO, seedDemo, tokenFor } from '../../../test/support/api';
 import { streamEvents } from '../../../test/support/stream';
-import { processUploadedObject } from './domain/processing';
+import { processUploadedObject, ROWS_PER_PART } from './domain/processing';
 import { processFileBatch } from './handlers/file-processor';
 import { saveSourceConfiguration } from './repository/source-configuration-repository';
 import { camt054Sample } from './testing/camt054-sample';
+import { generateCsv } from './testing/csv-generator';
 import { csvSample } from './testing/csv-sample';
 
 const CAMT_CONFIGURATION = 'd0849dab-bc2f-40d7-81e8-0293a4b5c6d7';
@@ -240,6 +241,48 @@ describe('uploading and processing', () => {
   });
 });
 
+describe('file names, lost files and long reports', () => {
+  it('keeps names with %, + and accents as sent', async () => {
+    for (const name of ['Abrechnung 100%.csv', 'a+b März.csv']) {
+      expect(
+        (await upload(await parametersFor(CSV_CONFIGURATION), name, 'date,amount,currency,reference\n')).status,
+      ).toBe(204);
+    }
+    await settle();
+    const names = (await reportsOf(CSV_CONFIGURATION)).map((r) => r.file.name);
+    expect(names).toEqual(expect.arrayContaining(['Abrechnung 100%.csv', 'a+b März.csv']));
+  });
+
+  it('acknowledges the notification of a file that is gone, without a report', async () => {
+    const key = `uploads/${DEMO.org}/${CSV_CONFIGURATION}/00000000-0000-4000-8000-0000000000b1/gone.csv`;
+    const message = {
+      messageId: 'gone',
+      body: JSON.stringify({
+        Records: [{ eventName: 'ObjectCreated:Put', s3: { object: { key: encodeURIComponent(key), eTag: 'abc' } } }],
+      }),
+    } as SQSRecord;
+    const result = await processFileBatch({ Records: [message] });
+    expect(result).toEqual({ response: { batchItemFailures: [] }, processed: 0 });
+  });
+
+  it('pages the rows of a report across its parts', async () => {
+    const rows = ROWS_PER_PART + 1500;
+    const chunks: Buffer[] = [];
+    for await (const chunk of generateCsv(rows)) chunks.push(Buffer.from(chunk));
+    const stored = await upload(await parametersFor(CSV_CONFIGURATION), 'long.csv', Buffer.concat(chunks));
+    expect(stored.status).toBe(204);
+    await settle();
+    const report = (await reportsOf(CSV_CONFIGURATION)).find((r) => r.file.name === 'long.csv');
+    expect(report?.summary.rows).toBe(rows);
+    const page = await api('GET', `/reconciliation/reports/${report?.uuid}?from=${ROWS_PER_PART - 2}&size=4`);
+    expect(page.json.rows.map((r: { row: number }) => r.row)).toEqual(
+      [ROWS_PER_PART - 1, ROWS_PER_PART, ROWS_PER_PART + 1, ROWS_PER_PART + 2].map((n) => n + 1),
+    );
+    const last = await api('GET', `/reconciliation/reports/${report?.uuid}?from=${rows - 1}&size=10`);
+    expect(last.json.rows).toHaveLength(1);
+  }, 120_000);
+});
+
 describe('the deprecated blueprint execution', () => {
   it('stores and processes each file of filename[] and answers 202 with Deprecation and Sunset', async () => {
     const payment = await pay(3300);
@@ -274,5 +317,24 @@ describe('the deprecated blueprint execution', () => {
     expect(foreign.status).toBe(403);
     const json = await api('POST', `/reconciliation/blueprints/${CSV_CONFIGURATION}/execute`, token, { filename: 'x' });
     expect(json.status).toBe(415);
+  });
+
+  it('takes long unicode names and replays a retry with the same idempotency key', async () => {
+    const send = async (key: string) => {
+      const form = new FormData();
+      form.append('filename[]', new Blob(['date,amount,currency,reference\n']), `a${'😀'.repeat(150)}.csv`);
+      const request = new Request('http://x', { method: 'POST', body: form });
+      return call('POST', `/reconciliation/blueprints/${CSV_CONFIGURATION}/execute`, {
+        token,
+        rawBody: Buffer.from(await request.arrayBuffer()),
+        headers: { 'content-type': request.headers.get('content-type') as string, 'idempotency-key': key },
+      });
+    };
+    const first = await send('blueprint-retry-1');
+    expect(first.status, first.text).toBe(202);
+    const retry = await send('blueprint-retry-1');
+    expect(retry.status).toBe(202);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(retry.json).toEqual(first.json);
   });
 });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { MiddlewareObj } from '@middy/core';
 import { PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from '@svc/core';
 import type { StackEvent, StackResult } from '../context';
@@ -11,7 +12,7 @@ export const MAX_BODY_BYTES = 256 * 1024;
  */
 export function bodyParser(): MiddlewareObj<StackEvent, StackResult> {
   return {
-    before: (request) => {
+    before: async (request) => {
       const { event } = request;
       if (!event.svc.route.body) return;
       const raw = event.body ?? '';
@@ -21,9 +22,11 @@ export function bodyParser(): MiddlewareObj<StackEvent, StackResult> {
       const accepts = event.svc.route.accepts ?? ['json'];
       const contentType = (event.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
       if (accepts.includes('multipart') && contentType === 'multipart/form-data') {
-        event.svc.parsedBody = { contentType: event.headers['content-type'] ?? '', bytes };
-        // What an idempotency key's fingerprint covers: the exact bytes.
-        event.svc.rawBody = bytes.toString('base64');
+        const form = await readForm(bytes, event.headers['content-type'] ?? '');
+        event.svc.parsedBody = { contentType: event.headers['content-type'] ?? '', bytes, form };
+        // What an idempotency key's fingerprint covers: the parts, not the boundary (a client picks
+        // a new one for every request, also for a retry of the same files).
+        event.svc.rawBody = await formFingerprint(form);
         return;
       }
       const text = bytes.toString('utf8');
@@ -45,4 +48,29 @@ export function bodyParser(): MiddlewareObj<StackEvent, StackResult> {
       }
     },
   };
+}
+
+async function readForm(bytes: Buffer, contentType: string): Promise<FormData> {
+  try {
+    return await new Response(new Uint8Array(bytes), { headers: { 'content-type': contentType } }).formData();
+  } catch {
+    throw ValidationError.field('body', 'error.request.malformed_multipart', 'The multipart body cannot be read');
+  }
+}
+
+/** Each part's name with its value, or its file name, type and content hash. */
+async function formFingerprint(form: FormData): Promise<string> {
+  const parts: string[][] = [];
+  for (const [name, value] of form.entries()) {
+    if (typeof value === 'string') {
+      parts.push([name, value]);
+      continue;
+    }
+    const file = value as unknown as { name: string; type: string; arrayBuffer(): Promise<ArrayBuffer> };
+    const digest = createHash('sha256')
+      .update(new Uint8Array(await file.arrayBuffer()))
+      .digest('hex');
+    parts.push([name, file.name, file.type, digest]);
+  }
+  return JSON.stringify(parts);
 }

@@ -88,7 +88,8 @@ export function checkPostForm(input: PostFormInput): AuthorizedPost {
   if (signedAt > input.now) throw policyDenied('Policy not yet valid: x-amz-date is later than the current time.');
   if (input.now * 1000 >= policy.expiration) throw policyDenied('Policy expired.');
 
-  const key = field('key').replaceAll(FILENAME_VARIABLE, input.filename ?? '');
+  // A function replacement: `$&`, `$'` and the like in a file name are literal, as in S3.
+  const key = field('key').replaceAll(FILENAME_VARIABLE, () => input.filename ?? '');
   if (key.length === 0) throw invalidArgument('key', '', 'User key must have a length greater than 0.');
   if (Buffer.byteLength(key) > MAX_KEY_BYTES) throw new S3Error('KeyTooLongError', 400, 'Your key is too long');
 

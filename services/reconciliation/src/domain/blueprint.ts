@@ -17,13 +17,22 @@ interface UploadedFile {
   arrayBuffer(): Promise<ArrayBuffer>;
 }
 
-/** A file name as a key segment: no folders, no control characters, at most 200 characters. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * A file name as a key segment: no folders, no control characters, no lone surrogates, at most
+ * 120 characters (counted by code point, so a name is never cut inside a character).
+ */
 export function safeFileName(name: string): string {
   const base = name.split(/[\\/]/).pop() ?? '';
-  const cleaned = base
-    .replace(/[\u0000-\u001f\u007f]/g, '')
-    .trim()
-    .slice(0, 200);
+  const cleaned = [
+    ...base
+      .replace(/[\u0000-\u001f\u007f]/g, '')
+      .replace(LONE_SURROGATE, '')
+      .trim(),
+  ]
+    .slice(0, 120)
+    .join('');
   return cleaned === '' || cleaned === '.' || cleaned === '..' ? 'upload' : cleaned;
 }
 
@@ -57,7 +66,8 @@ export async function executeBlueprint(principal: Promise<Principal>, blueprintU
   const bucket = bucketName();
   return Promise.all(
     files.map(async (file, index) => {
-      const key = `${prefix}${index + 1}-${safeFileName(file.name)}`;
+      // A folder per file keeps the name as sent (and two files of one name apart).
+      const key = `${prefix}${index + 1}/${safeFileName(file.name)}`;
       const etag = await writeObject(
         key,
         Buffer.from(await file.arrayBuffer()),

@@ -109,7 +109,8 @@ describe('camt.054 round trip', () => {
       fc.asyncProperty(entries, fc.nat(), async (generated, at) => {
         const bytes = utf8(buildCamt054(generated as CamtEntry[]));
         const full = await collect(parseCamt054([bytes]));
-        const cut = at % bytes.length;
+        // Cut inside the document: removing only trailing white space leaves it whole.
+        const cut = at % Buffer.from(buildCamt054(generated as CamtEntry[]).trimEnd()).length;
         const items: ParseItem[] = await collect(parseCamt054([bytes.subarray(0, cut)]));
         const last = items.at(-1);
         expect(last && 'error' in last && last.error.scope).toBe('file');

@@ -246,3 +246,27 @@ describe('unreadable files end with one file error, after the rows before it', (
     await expect(collect(parseCamt054(broken()))).rejects.toThrow('connection reset');
   });
 });
+
+describe('hostile shapes end the file with an error, quickly and in bounded memory', () => {
+  const head =
+    '<?xml version="1.0" encoding="UTF-8"?><Document xmlns="urn:iso:std:iso:20022:tech:xsd:camt.054.001.08"><BkToCstmrDbtCdtNtfctn><Ntfctn><Ntry>';
+
+  it('refuses nesting deeper than any camt.054 element', async () => {
+    const deep = `${head}${'<X>'.repeat(10_000)}`;
+    const items = await collect(parseCamt054([utf8(deep)]));
+    expect(items.at(-1)).toMatchObject({ error: { scope: 'file', code: 'too_deep' } });
+  });
+
+  it('refuses a text or tag longer than a megabyte before the parser buffers it', async () => {
+    const chunk = utf8('a'.repeat(64 * 1024));
+    const source = [utf8(`${head}<AddtlNtryInf>`), ...Array.from({ length: 20 }, () => chunk)];
+    const items = await collect(parseCamt054(source));
+    expect(items.at(-1)).toMatchObject({ error: { scope: 'file', code: 'element_too_large' } });
+    const attributes = [
+      utf8(`${head}<Amt `),
+      ...Array.from({ length: 20 }, (_, i) => utf8(`a${i}="${'x'.repeat(60_000)}" `)),
+    ];
+    const refused = await collect(parseCamt054(attributes));
+    expect(refused.at(-1)).toMatchObject({ error: { scope: 'file', code: 'element_too_large' } });
+  });
+});

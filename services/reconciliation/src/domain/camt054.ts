@@ -43,6 +43,13 @@ const ROOT = ['Document', 'BkToCstmrDbtCdtNtfctn'];
 const ENTRY = 'Document/BkToCstmrDbtCdtNtfctn/Ntfctn/Ntry';
 const MAX_TEXT = 4096;
 const MAX_VALUES = 32;
+/** Deeper than any camt.054 element: deeper nesting is refused (it would only cost time). */
+const MAX_DEPTH = 64;
+/**
+ * The most characters between two tag starts (`<`): a text or a tag's attributes longer than
+ * this are refused before the XML parser buffers them whole.
+ */
+const MAX_RUN = 1024 * 1024;
 
 type Options = SaxesOptions & { xmlns: true };
 
@@ -91,6 +98,10 @@ class Camt054Reader {
     if (this.failure) return;
     const depth = this.stack.push(tag.local);
     this.rootSeen = true;
+    if (depth > MAX_DEPTH) {
+      this.fail('too_deep', `Elements are nested deeper than ${MAX_DEPTH} levels`);
+      return;
+    }
     if (depth <= ROOT.length && tag.local !== ROOT[depth - 1]) {
       this.fail('not_camt054', `The file is not a camt.054 notification (found ${this.stack.join('/')})`);
       return;
@@ -185,9 +196,18 @@ const entryAmount = (entry: Fields) => {
 export async function* parseCamt054(source: ByteSource): AsyncGenerator<ParseItem> {
   const reader = new Camt054Reader(new SaxesParser<Options>({ xmlns: true }));
   let characters = 0;
+  let run = 0;
   try {
     for await (const text of decodeUtf8(source)) {
       characters += text.length;
+      const tagStart = text.lastIndexOf('<');
+      run = tagStart === -1 ? run + text.length : text.length - tagStart - 1;
+      if (run > MAX_RUN) {
+        yield* reader.queue.splice(0);
+        reader.fail('element_too_large', `A text or tag is longer than ${MAX_RUN} characters`);
+        if (reader.failure) yield reader.failure;
+        return;
+      }
       reader.parser.write(text);
       yield* reader.queue.splice(0);
       if (reader.failure) {

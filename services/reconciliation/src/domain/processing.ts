@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { logger, now } from '@svc/core';
+import { logger, newUuid, now } from '@svc/core';
 import { newEvent } from '@svc/events';
 import { findPayment } from '@svc/payments';
 import { isConditionFailure, transactWrite } from '@svc/table';
@@ -10,6 +10,7 @@ import { parseCamt054 } from './camt054';
 import { parseCsv } from './csv';
 import { matchRows, type PaymentFacts, summarise } from './matching';
 import { reportUuidOf } from './report-id';
+import { fileError, type ParseItem } from './rows';
 
 /**
  * Processing one uploaded file (from its object-created notification): parse it by its source
@@ -43,18 +44,34 @@ async function lookupPayments(uuids: readonly string[]): Promise<Map<string, Pay
   return facts;
 }
 
+/** The file's name: the key's last segment (keys arrive decoded; a `%` in a name is literal). */
 function fileNameOf(key: string): string {
-  return decodeURIComponent(key.split('/').pop() ?? key);
+  return key.split('/').pop() ?? key;
 }
 
-export async function processUploadedObject(key: string, etag: string): Promise<ProcessedFile | undefined> {
+/** Rows per results part: a page of a report reads one or two parts, never the whole file. */
+export const ROWS_PER_PART = 10_000;
+/** Rows per file: beyond this the file ends with a file-level error (the rest is not matched). */
+export const MAX_ROWS_PER_FILE = 1_000_000;
+
+/**
+ * Processes one stored version of an uploaded file. `versionId` (versioned buckets) names the
+ * exact content the notification announced, so a key written twice gives two reports; without it
+ * (the local store) the ETag does, and content that changed meanwhile is left to its own
+ * notification.
+ */
+export async function processUploadedObject(
+  key: string,
+  etag: string,
+  versionId?: string,
+): Promise<ProcessedFile | undefined> {
   const bucket = bucketName();
   const owner = parseUploadKey(key);
   if (!owner) {
     logger.warn('An object outside the upload folders was not processed', { key });
     return undefined;
   }
-  const uuid = reportUuidOf(bucket, key, etag);
+  const uuid = reportUuidOf(bucket, key, versionId ? `${etag}/${versionId}` : etag);
   const existing = await findReport(uuid);
   if (existing) return { report: existing, created: false };
   const configuration = await findSourceConfiguration(owner.configurationUuid);
@@ -62,16 +79,29 @@ export async function processUploadedObject(key: string, etag: string): Promise<
     logger.warn('An upload names no source configuration of its organisation; kept, not processed', { key });
     return undefined;
   }
-  const object = await readObject(key);
-  const rows = configuration.file_type === 'camt054' ? parseCamt054(object.body as Readable) : parseCsv(object.body);
-  const lines: string[] = [];
-  const summary = summarise();
-  for await (const result of matchRows(rows, lookupPayments, { organisationUuid: owner.organisationUuid })) {
-    summary.add(result);
-    lines.push(JSON.stringify(result));
+  const object = await readObject(key, versionId ? { versionId } : { etag });
+  if (!object) {
+    // Deleted (or replaced) since it was announced: nothing to reconcile for this notification.
+    logger.warn('An announced upload is gone; its notification is acknowledged', { key, etag, versionId });
+    return undefined;
   }
-  const resultsKey = `${REPORT_ROOT}/${owner.organisationUuid}/${uuid}.jsonl`;
-  await writeObject(resultsKey, lines.length === 0 ? '' : `${lines.join('\n')}\n`, 'application/x-ndjson');
+  const rows = configuration.file_type === 'camt054' ? parseCamt054(object.body as Readable) : parseCsv(object.body);
+  // Each attempt writes its own parts: a racing attempt never overwrites the winner's rows.
+  const resultsPrefix = `${REPORT_ROOT}/${owner.organisationUuid}/${uuid}/${newUuid()}/`;
+  const summary = summarise();
+  let part: string[] = [];
+  let parts = 0;
+  const flush = async () => {
+    await writeObject(partKey(resultsPrefix, parts), `${part.join('\n')}\n`, 'application/x-ndjson');
+    parts += 1;
+    part = [];
+  };
+  for await (const result of matchRows(capped(rows), lookupPayments, { organisationUuid: owner.organisationUuid })) {
+    summary.add(result);
+    part.push(JSON.stringify(result));
+    if (part.length === ROWS_PER_PART) await flush();
+  }
+  if (part.length > 0) await flush();
   const report: ReportRecord = {
     uuid,
     organisation_uuid: owner.organisationUuid,
@@ -80,7 +110,8 @@ export async function processUploadedObject(key: string, etag: string): Promise<
     file: { key, name: fileNameOf(key), size: object.size, etag },
     created: now(),
     summary: summary.result() as ReportSummary,
-    results_key: resultsKey,
+    results_key: resultsPrefix,
+    results_parts: parts,
     event_sequence: 1,
   };
   const event = newEvent({
@@ -102,4 +133,25 @@ export async function processUploadedObject(key: string, etag: string): Promise<
     throw error;
   }
   return { report, created: true };
+}
+
+export function partKey(prefix: string, index: number): string {
+  return `${prefix}part-${String(index).padStart(5, '0')}.jsonl`;
+}
+
+/** The parsed rows, ending with a file-level error past MAX_ROWS_PER_FILE. */
+async function* capped(rows: AsyncIterable<ParseItem>): AsyncGenerator<ParseItem> {
+  let count = 0;
+  for await (const row of rows) {
+    if (count === MAX_ROWS_PER_FILE) {
+      yield fileError(
+        row.row,
+        'too_many_rows',
+        `The file has more than ${MAX_ROWS_PER_FILE} rows; split it and upload the rest again`,
+      );
+      return;
+    }
+    count += 1;
+    yield row;
+  }
 }

@@ -2,6 +2,7 @@ import { createInterface } from 'node:readline';
 import { assertWholeOrganisationGrant, NotFoundError, type Principal } from '@svc/core';
 import { findReport, type ReportRecord, reportsOf } from '../repository/report-repository';
 import { readObject } from '../storage/objects';
+import { partKey, ROWS_PER_PART } from './processing';
 
 /** The report as the API and its event show it; rows come apart, page by page. */
 export function reportShape(report: ReportRecord) {
@@ -16,13 +17,16 @@ export function reportShape(report: ReportRecord) {
   };
 }
 
+/** List Reports answers the newest this many. */
+export const REPORT_LIST_LIMIT = 500;
+
 export async function listReports(
   principal: Promise<Principal>,
   organisationUuid: string,
   configurationUuid: string | undefined,
 ): Promise<ReportRecord[]> {
   assertWholeOrganisationGrant(await principal, organisationUuid);
-  const reports = await reportsOf(organisationUuid);
+  const reports = await reportsOf(organisationUuid, REPORT_LIST_LIMIT);
   return configurationUuid ? reports.filter((r) => r.source_configuration_uuid === configurationUuid) : reports;
 }
 
@@ -33,23 +37,33 @@ export async function readReport(principal: Promise<Principal>, uuid: string): P
   return report;
 }
 
-/** Rows `from` … `from + size - 1` of a report's results (streamed, never the whole file in memory). */
+/** The lines of one results part, streamed. */
+async function* partLines(key: string): AsyncGenerator<string> {
+  const object = await readObject(key);
+  if (!object) throw new NotFoundError('The rows of this report are no longer kept');
+  const lines = createInterface({ input: object.body, crlfDelay: Number.POSITIVE_INFINITY });
+  try {
+    for await (const line of lines) if (line !== '') yield line;
+  } finally {
+    lines.close();
+    object.body.destroy();
+  }
+}
+
+/**
+ * Rows `from` … `from + size - 1` of a report: only the parts that hold them are read
+ * (ROWS_PER_PART rows each), so a late page costs as little as the first.
+ */
 export async function reportRows(report: ReportRecord, from: number, size: number): Promise<unknown[]> {
   if (size === 0 || from >= report.summary.rows) return [];
-  const { body } = await readObject(report.results_key);
-  const lines = createInterface({ input: body, crlfDelay: Number.POSITIVE_INFINITY });
   const rows: unknown[] = [];
-  let index = 0;
-  try {
-    for await (const line of lines) {
-      if (line === '') continue;
+  for (let part = Math.floor(from / ROWS_PER_PART); part < report.results_parts && rows.length < size; part++) {
+    let index = part * ROWS_PER_PART;
+    for await (const line of partLines(partKey(report.results_key, part))) {
       if (index >= from) rows.push(JSON.parse(line));
       index += 1;
       if (rows.length >= size) break;
     }
-  } finally {
-    lines.close();
-    body.destroy();
   }
   return rows;
 }

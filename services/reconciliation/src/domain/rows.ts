@@ -49,7 +49,10 @@ export type FileErrorCode =
   | 'truncated'
   | 'missing_columns'
   | 'unterminated_quote'
-  | 'record_too_large';
+  | 'record_too_large'
+  | 'too_many_rows'
+  | 'too_deep'
+  | 'element_too_large';
 
 export type ParseError =
   | { readonly scope: 'row'; readonly code: RowErrorCode; readonly message: string }

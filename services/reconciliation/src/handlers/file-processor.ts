@@ -15,7 +15,12 @@ const notification = z.object({
       z.looseObject({
         eventName: z.string(),
         s3: z.looseObject({
-          object: z.looseObject({ key: z.string(), eTag: z.string().optional(), size: z.number().optional() }),
+          object: z.looseObject({
+            key: z.string(),
+            eTag: z.string().optional(),
+            versionId: z.string().optional(),
+            size: z.number().optional(),
+          }),
         }),
       }),
     )
@@ -37,7 +42,8 @@ export async function processFileBatch(event: SQSEvent): Promise<{ response: SQS
       const parsed = notification.parse(JSON.parse(message.body));
       for (const record of parsed.Records ?? []) {
         if (!record.eventName.startsWith('ObjectCreated:')) continue;
-        const result = await processUploadedObject(keyOfRecord(record.s3.object), record.s3.object.eTag ?? '');
+        const { eTag, versionId } = record.s3.object;
+        const result = await processUploadedObject(keyOfRecord(record.s3.object), eTag ?? '', versionId);
         if (result?.created) processed += 1;
       }
     } catch (error) {

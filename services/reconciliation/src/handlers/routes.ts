@@ -1,4 +1,4 @@
-import { uuidSchema, ValidationError } from '@svc/core';
+import { uuidSchema } from '@svc/core';
 import { type AnyRoute, defineRoute, type MultipartBody, uuidParams } from '@svc/http';
 import * as z from 'zod';
 import { BLUEPRINT_MAX_BYTES, BLUEPRINT_SUNSET, executeBlueprint } from '../domain/blueprint';
@@ -22,14 +22,6 @@ const reportOut = z.object({
   summary: summaryOut,
 });
 const MAX_ROWS_PAGE = 1000;
-
-async function formOf(body: MultipartBody): Promise<FormData> {
-  try {
-    return await new Response(new Uint8Array(body.bytes), { headers: { 'content-type': body.contentType } }).formData();
-  } catch {
-    throw ValidationError.field('body', 'error.request.malformed_multipart', 'The multipart body cannot be read');
-  }
-}
 
 export const reconciliationRoutes: AnyRoute[] = [
   defineRoute({
@@ -80,7 +72,7 @@ export const reconciliationRoutes: AnyRoute[] = [
         sunset: BLUEPRINT_SUNSET,
         link: '</docs#operation/getReconciliationUploadParameters>; rel="successor-version"',
       },
-      body: { files: await executeBlueprint(principal(), params.blueprint_uuid, await formOf(body)) },
+      body: { files: await executeBlueprint(principal(), params.blueprint_uuid, body.form) },
     }),
   }),
   defineRoute({

@@ -1,3 +1,4 @@
+import { now } from '@svc/core';
 import { EVENTS_ATTRIBUTE, type StoredEvent } from '@svc/events';
 import { getItem, key, queryAll, type TransactItem, TTL_ATTRIBUTE } from '@svc/table';
 import * as z from 'zod';
@@ -33,7 +34,9 @@ export const reportRecordSchema = z.object({
   file: z.object({ key: z.string(), name: z.string(), size: z.number().int(), etag: z.string() }),
   created: z.number().int(),
   summary: reportSummarySchema,
+  /** The folder of this report's results: `part-00000.jsonl`, … of ROWS_PER_PART rows each. */
   results_key: z.string(),
+  results_parts: z.number().int().default(1),
   event_sequence: z.number().int(),
 });
 export type ReportRecord = z.infer<typeof reportRecordSchema>;
@@ -62,16 +65,22 @@ export function newReportWrite(report: ReportRecord, events: StoredEvent[], expi
   };
 }
 
-export async function findReport(uuid: string): Promise<ReportRecord | undefined> {
+/** A report, unless its retention has passed (DynamoDB removes expired items up to days late). */
+export async function findReport(uuid: string, at = now()): Promise<ReportRecord | undefined> {
   const item = await getItem(reportKey(uuid));
-  return item ? reportRecordSchema.parse(item) : undefined;
+  if (!item || (typeof item[TTL_ATTRIBUTE] === 'number' && item[TTL_ATTRIBUTE] <= at)) return undefined;
+  return reportRecordSchema.parse(item);
 }
 
-export async function reportsOf(organisationUuid: string): Promise<ReportRecord[]> {
+/** The newest reports of an organisation (at most `limit`), expired ones left out. */
+export async function reportsOf(organisationUuid: string, limit: number, at = now()): Promise<ReportRecord[]> {
   const items = await queryAll({
     index: 'gsi1',
     partition: key('ORG', organisationUuid, 'RECON_REPORTS'),
     descending: true,
+    limit,
   });
-  return items.map((item) => reportRecordSchema.parse(item));
+  return items
+    .filter((item) => !(typeof item[TTL_ATTRIBUTE] === 'number' && item[TTL_ATTRIBUTE] <= at))
+    .map((item) => reportRecordSchema.parse(item));
 }

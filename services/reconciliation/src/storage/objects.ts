@@ -34,7 +34,7 @@ export function uploadPrefix(organisationUuid: string, configurationUuid: string
 }
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
-const UPLOAD_KEY = new RegExp(`^${UPLOAD_ROOT}/(${UUID})/(${UUID})/.+$`);
+const UPLOAD_KEY = new RegExp(`^${UPLOAD_ROOT}/(${UUID})/(${UUID})/.+$`, 's');
 
 /** The organisation and configuration an uploaded key belongs to, from its prefix. */
 export function parseUploadKey(key: string): { organisationUuid: string; configurationUuid: string } | undefined {
@@ -42,10 +42,33 @@ export function parseUploadKey(key: string): { organisationUuid: string; configu
   return match?.[1] && match[2] ? { organisationUuid: match[1], configurationUuid: match[2] } : undefined;
 }
 
-export async function readObject(key: string): Promise<{ body: Readable; size: number; etag: string }> {
-  const out = await s3().send(new GetObjectCommand({ Bucket: bucketName(), Key: key }));
-  if (!out.Body) throw new Error(`Object ${key} has no body`);
-  return { body: out.Body as Readable, size: out.ContentLength ?? 0, etag: (out.ETag ?? '').replaceAll('"', '') };
+/**
+ * An object's body as a stream, or undefined when it is gone (deleted, expired, or — with
+ * `etag` — replaced by other content since it was announced). `versionId` reads that version.
+ */
+export async function readObject(
+  key: string,
+  expect: { versionId?: string; etag?: string } = {},
+): Promise<{ body: Readable; size: number; etag: string } | undefined> {
+  try {
+    const out = await s3().send(
+      new GetObjectCommand({
+        Bucket: bucketName(),
+        Key: key,
+        ...(expect.versionId ? { VersionId: expect.versionId } : {}),
+        ...(expect.etag && !expect.versionId ? { IfMatch: `"${expect.etag}"` } : {}),
+      }),
+    );
+    if (!out.Body) throw new Error(`Object ${key} has no body`);
+    return { body: out.Body as Readable, size: out.ContentLength ?? 0, etag: (out.ETag ?? '').replaceAll('"', '') };
+  } catch (error) {
+    const name = (error as { name?: string }).name ?? '';
+    const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+    if (name === 'NoSuchKey' || name === 'NoSuchVersion' || name === 'PreconditionFailed' || status === 412) {
+      return undefined;
+    }
+    throw error;
+  }
 }
 
 /** Stores an object; its ETag (without quotes). */
