@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { advanceClock, freezeClock, now } from '@svc/core';
 import type { SQSRecord } from 'aws-lambda';
-import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { type Receiver, startReceiver } from '../../../packages/outbound/src/testing/receiver';
 import { call, DEMO, seedDemo, tokenFor } from '../../../test/support/api';
 import { streamEvents } from '../../../test/support/stream';
 import { processUploadedObject, ROWS_PER_PART } from './domain/processing';
@@ -15,8 +16,13 @@ const CAMT_CONFIGURATION = 'd0849dab-bc2f-40d7-81e8-0293a4b5c6d7';
 const CSV_CONFIGURATION = 'e1950ebc-cd30-4e18-92a3-a4b5c6d7e8f9';
 let token: string;
 let otherToken: string;
+let receiver: Receiver;
 
 beforeAll(async () => {
+  receiver = await startReceiver((_request, response) => {
+    response.writeHead(200);
+    response.end('ok');
+  }, inject('receiverTls'));
   await seedDemo();
   await saveSourceConfiguration({
     uuid: CSV_CONFIGURATION,
@@ -30,6 +36,10 @@ beforeAll(async () => {
 
 beforeEach(() => {
   freezeClock(now());
+});
+
+afterAll(async () => {
+  await receiver.close();
 });
 
 const api = (method: string, path: string, as = token, body?: unknown) =>
@@ -336,5 +346,37 @@ describe('the deprecated blueprint execution', () => {
     expect(retry.status).toBe(202);
     expect(retry.headers['idempotent-replayed']).toBe('true');
     expect(retry.json).toEqual(first.json);
+  });
+});
+
+describe('the report event', () => {
+  it('reaches a subscribed webhook with the report summary as data', async () => {
+    const hook = await api('POST', '/webhooks', token, {
+      organisation_uuid: DEMO.org,
+      endpoint: `https://127.0.0.1:${receiver.port}/reports`,
+    });
+    expect(hook.status, hook.text).toBe(201);
+    const subscription = await api('POST', '/event-subscriptions', token, {
+      organisation_uuid: DEMO.org,
+      action_configuration_uuid: hook.json.uuid,
+      action_type: 'webhook',
+      event_name: 'svc.reconciliation.reconciliation_report.created',
+    });
+    expect(subscription.status, subscription.text).toBe(201);
+    const payment = await pay(4200);
+    const csv = `date,amount,currency,reference\n${today()},42.00,CHF,${payment.uuid}\n`;
+    expect((await upload(await parametersFor(CSV_CONFIGURATION), 'hooked.csv', csv)).status).toBe(204);
+    await settle();
+    const delivered = receiver.requests
+      .filter((r) => r.url === '/reports')
+      .map((r) => JSON.parse(r.body).event)
+      .find((e) => e.data.file.name === 'hooked.csv');
+    expect(delivered).toMatchObject({
+      name: 'svc.reconciliation.reconciliation_report.created',
+      object: 'reconciliation_report',
+      organisation_uuid: DEMO.org,
+      data: { summary: { rows: 1, matched: 1, matched_amounts: [{ currency: 'CHF', value: '4200' }] } },
+    });
+    expect(delivered.data.rows).toBeUndefined();
   });
 });
