@@ -5,14 +5,16 @@ import { benchBilling, billingSummary } from './billing';
 import { measureInit } from './init-time';
 import { type LoadResult, runLoad } from './load';
 import { benchCapacity, benchInitialiseThroughput, benchSearch } from './payments';
+import { benchReconciliation, reconciliationSummary } from './reconciliation';
 import { ROOT, startService, tokenFor } from './service';
 import { benchWebhooks, webhooksSummary } from './webhooks';
 
 /**
  * `pnpm bench`: every figure beside a baseline measured in the same run. All traffic goes to
  * 127.0.0.1; every loop is bounded in time and count. BENCH_ONLY=reads|payments|search|init|billing|
- * webhooks runs one part; BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_SEARCH_SIZES,
- * BENCH_BILLING_CONCURRENCY and BENCH_WEBHOOK_PAYMENTS tune it.
+ * webhooks|reconciliation runs one part; BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_SEARCH_SIZES,
+ * BENCH_BILLING_CONCURRENCY, BENCH_WEBHOOK_PAYMENTS, BENCH_RECONCILIATION_ROWS and
+ * BENCH_RECONCILIATION_RUNS tune it.
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -155,6 +157,15 @@ async function main() {
     });
     for (const text of webhooksSummary(webhooks)) console.log(text);
     results.webhooks = webhooks;
+  }
+  if (wants('reconciliation')) {
+    const reconciliation = await benchReconciliation({
+      rows: Number(process.env.BENCH_RECONCILIATION_ROWS ?? 100_000),
+      paidEvery: 10,
+      runs: Number(process.env.BENCH_RECONCILIATION_RUNS ?? 3),
+    });
+    for (const text of reconciliationSummary(reconciliation)) console.log(text);
+    results.reconciliation = reconciliation;
   }
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
   writeFileSync(join(ROOT, 'bench', 'results', 'latest.json'), JSON.stringify(results, null, 2));

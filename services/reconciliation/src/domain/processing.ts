@@ -49,6 +49,12 @@ function fileNameOf(key: string): string {
   return key.split('/').pop() ?? key;
 }
 
+/**
+ * Payments looked up at once: the table client sends them as four BatchGetItem calls of 100 in
+ * flight together, so the lookups (most of the time, bench/reconciliation.ts) overlap.
+ */
+export const LOOKUP_BATCH = 400;
+
 /** Rows per results part: a page of a report reads one or two parts, never the whole file. */
 export const ROWS_PER_PART = 10_000;
 /** Rows per file: beyond this the file ends with a file-level error (the rest is not matched). */
@@ -96,7 +102,10 @@ export async function processUploadedObject(
     parts += 1;
     part = [];
   };
-  for await (const result of matchRows(capped(rows), lookupPayments, { organisationUuid: owner.organisationUuid })) {
+  for await (const result of matchRows(capped(rows), lookupPayments, {
+    organisationUuid: owner.organisationUuid,
+    batchSize: LOOKUP_BATCH,
+  })) {
     summary.add(result);
     part.push(JSON.stringify(result));
     if (part.length === ROWS_PER_PART) await flush();
