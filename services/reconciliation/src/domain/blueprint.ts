@@ -25,15 +25,16 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  */
 export function safeFileName(name: string): string {
   const base = name.split(/[\\/]/).pop() ?? '';
-  const cleaned = [
-    ...base
-      .replace(/[\u0000-\u001f\u007f]/g, '')
-      .replace(LONE_SURROGATE, '')
-      .trim(),
-  ]
-    .slice(0, 120)
-    .join('');
-  return cleaned === '' || cleaned === '.' || cleaned === '..' ? 'upload' : cleaned;
+  const isControl = (character: string) => {
+    const code = character.codePointAt(0) ?? 0;
+    return code <= 0x1f || code === 0x7f;
+  };
+  const cleaned = [...base.replace(LONE_SURROGATE, '')]
+    .filter((character) => !isControl(character))
+    .join('')
+    .trim();
+  const short = [...cleaned].slice(0, 120).join('');
+  return short === '' || short === '.' || short === '..' ? 'upload' : short;
 }
 
 /**
