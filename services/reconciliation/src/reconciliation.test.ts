@@ -329,6 +329,28 @@ describe('the deprecated blueprint execution', () => {
     expect(json.status).toBe(415);
   });
 
+  it('is 404 for an unknown blueprint and 400 without files', async () => {
+    const multipart = async (form: FormData, blueprint: string) => {
+      const request = new Request('http://x', { method: 'POST', body: form });
+      return call('POST', `/reconciliation/blueprints/${blueprint}/execute`, {
+        token,
+        rawBody: Buffer.from(await request.arrayBuffer()),
+        headers: { 'content-type': request.headers.get('content-type') as string },
+      });
+    };
+    const withFile = new FormData();
+    withFile.append('filename[]', new Blob(['date,amount,currency,reference\n']), 'a.csv');
+    expect((await multipart(withFile, '00000000-0000-4000-8000-0000000000b2')).status).toBe(404);
+    const noFile = new FormData();
+    noFile.append('note', 'no file here');
+    const refused = await multipart(noFile, CSV_CONFIGURATION);
+    expect(refused.status).toBe(400);
+    expect(refused.json.error.message[0]).toMatchObject({ property: 'filename[]', code: 'error.validation.not_blank' });
+    const empty = new FormData();
+    empty.append('filename[]', new Blob([]), 'empty.csv');
+    expect((await multipart(empty, CSV_CONFIGURATION)).status).toBe(400);
+  });
+
   it('takes long unicode names and replays a retry with the same idempotency key', async () => {
     const send = async (key: string) => {
       const form = new FormData();
