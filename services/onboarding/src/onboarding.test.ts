@@ -262,6 +262,21 @@ describe('executing onboarding', () => {
     ]);
   });
 
+  it('keeps the user’s password only as a slow salted hash', async () => {
+    const [first, second] = [await newProcess(), await newProcess()];
+    const password = 'correct horse battery';
+    const done = await Promise.all([onboard(first.token), onboard(second.token)]);
+    const users = await Promise.all(
+      done.map((d) => table.getItem({ pk: `USER#${d.json.results.user.uuid}`, sk: 'USER' })),
+    );
+    for (const user of users) {
+      expect(String(user?.password_hash)).toMatch(/^scrypt\$\d+\$\d+\$\d+\$[\w-]+\$[\w-]+$/);
+      expect(JSON.stringify(user)).not.toContain(password);
+    }
+    // The same password, salted differently.
+    expect(users[0]?.password_hash).not.toBe(users[1]?.password_hash);
+  });
+
   it('merges the body over the initialisation data and refuses an incomplete result with 400', async () => {
     const created = await newProcess({ onboarding_configuration_uuid: DEMO.onboardingConfiguration });
     const incomplete = await onboard(created.token, { user: { password: 'correct horse battery' } });
