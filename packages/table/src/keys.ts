@@ -4,6 +4,11 @@ export function key(...parts: ReadonlyArray<string | number>): string {
   return parts.join('#');
 }
 
+/** Unix seconds as a fixed-width sort-key part, so keys sort by time (negatives clamp to 0). */
+export function timeKey(unixSeconds: number): string {
+  return String(Math.max(0, Math.floor(unixSeconds))).padStart(12, '0');
+}
+
 export interface ItemKey {
   pk: string;
   sk: string;

@@ -1,4 +1,4 @@
-import { getItem, key, queryAll, type TransactItem } from '@svc/table';
+import { getItem, key, queryAll, type TransactItem, timeKey } from '@svc/table';
 import * as z from 'zod';
 
 /**
@@ -36,7 +36,6 @@ const linkKey = (clientId: string, organisationUuid: string) => ({
   pk: key('PARTNER_LINK', clientId, organisationUuid),
   sk: 'PARTNER_LINK',
 });
-const timeKey = (unixSeconds: number) => String(Math.max(0, Math.floor(unixSeconds))).padStart(12, '0');
 
 function integrationItem(integration: IntegrationRecord) {
   return {

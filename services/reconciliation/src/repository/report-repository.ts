@@ -1,6 +1,6 @@
 import { now } from '@svc/core';
 import { EVENTS_ATTRIBUTE, type StoredEvent } from '@svc/events';
-import { getItem, key, queryAll, type TransactItem, TTL_ATTRIBUTE } from '@svc/table';
+import { getItem, key, queryAll, type TransactItem, TTL_ATTRIBUTE, timeKey } from '@svc/table';
 import * as z from 'zod';
 
 /**
@@ -42,7 +42,6 @@ export const reportRecordSchema = z.object({
 export type ReportRecord = z.infer<typeof reportRecordSchema>;
 
 const reportKey = (uuid: string) => ({ pk: key('RECON_REPORT', uuid), sk: 'RECON_REPORT' });
-const timeKey = (unixSeconds: number) => String(Math.max(0, Math.floor(unixSeconds))).padStart(12, '0');
 
 /**
  * The report, written only if absent. `expiresAt` (the stage's retention, as the bucket's

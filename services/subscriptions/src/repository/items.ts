@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { localMidnight } from '@svc/schedule';
-import { getItem, key, queryAll, queryPages, type TransactItem } from '@svc/table';
+import { getItem, key, queryAll, queryPages, type TransactItem, timeKey } from '@svc/table';
 import {
   type InvoiceRecord,
   invoiceRecordSchema,
@@ -34,8 +34,6 @@ const SEARCH_SHARDS = 16;
 function shardOf(uuid: string, shards: number): number {
   return (createHash('sha1').update(uuid).digest()[0] ?? 0) % shards;
 }
-
-const timeKey = (unixSeconds: number) => String(Math.max(0, unixSeconds)).padStart(12, '0');
 
 export const planKey = (uuid: string) => ({ pk: key('PLAN', uuid), sk: 'PLAN' });
 export const defaultPlanKey = (organisationUuid: string) => ({ pk: key('ORG', organisationUuid), sk: 'DEFAULT_PLAN' });

@@ -6,7 +6,8 @@ import { publishEnvelopes } from '../pipeline/publish';
 /**
  * The table stream's consumer: the events each written item carries go to the event bus. A
  * record that fails is reported (ReportBatchItemFailures) and the stream retries from it, in
- * order, so no event is skipped; events published twice are de-duplicated by fan-out.
+ * order, so no event is skipped; events published twice are de-duplicated by fan-out. Its Lambda
+ * entry is packages/api/src/stream-publisher-lambda.ts (it registers later capabilities' shapes).
  */
 export async function publishStreamRecords(event: DynamoDBStreamEvent): Promise<{
   response: DynamoDBBatchResponse;
@@ -28,6 +29,3 @@ export async function publishStreamRecords(event: DynamoDBStreamEvent): Promise<
   }
   return { response: { batchItemFailures: [] }, published };
 }
-
-export const handler = async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> =>
-  (await publishStreamRecords(event)).response;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { getItem, key, queryAll, queryPages, type TransactItem } from '@svc/table';
+import { getItem, key, queryAll, queryPages, type TransactItem, timeKey } from '@svc/table';
 import * as z from 'zod';
 
 /**
@@ -20,7 +20,6 @@ import * as z from 'zod';
  * | responses of one endpoint, newest first      | gsi2  | gsi2pk = WEBHOOK#<uuid>#RESPONSES, gsi2sk = <sent_at>#<uuid>    |
  */
 export const DELIVERY_SHARDS = 8;
-const timeKey = (unixSeconds: number) => String(Math.max(0, Math.floor(unixSeconds))).padStart(12, '0');
 const shardOf = (uuid: string, shards: number) => (createHash('sha1').update(uuid).digest()[0] ?? 0) % shards;
 
 export const endpointRecordSchema = z.object({
