@@ -11,20 +11,42 @@ export interface BenchService {
 }
 
 /** `pnpm start`'s entry point in its own process (in memory), as a user would run it. */
-export function startService(): Promise<BenchService> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'packages/local/src/main.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: '0', SVC_DATA_DIR: ':memory:', POWERTOOLS_LOG_LEVEL: 'ERROR' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-    detached: true,
-  });
+export function startService(env: Record<string, string> = {}): Promise<BenchService> {
+  const child = spawn(
+    process.execPath,
+    [
+      ...(process.env.BENCH_SERVICE_CPU_PROF
+        ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_SERVICE_CPU_PROF}`]
+        : []),
+      ...(process.env.BENCH_SERVICE_IMPORT ? ['--import', process.env.BENCH_SERVICE_IMPORT] : []),
+      '--import',
+      'tsx',
+      'packages/local/src/main.ts',
+    ],
+    {
+      cwd: ROOT,
+      env: { ...process.env, PORT: '0', SVC_DATA_DIR: ':memory:', POWERTOOLS_LOG_LEVEL: 'ERROR', ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+      detached: true,
+    },
+  );
   let output = '';
   return new Promise((done, fail) => {
     child.stdout?.on('data', (chunk: Buffer) => {
       output += chunk.toString();
       const match = /svc is running at (\S+)[\s\S]*DynamoDB Local at (\S+),/.exec(output);
       if (match?.[1] && match[2]) {
-        done({ child, url: match[1], dynamo: match[2], stop: () => process.kill(-(child.pid as number), 'SIGINT') });
+        done({
+          child,
+          url: match[1],
+          dynamo: match[2],
+          stop: () => {
+            // Idempotent: a stopped service's process group is gone.
+            try {
+              process.kill(-(child.pid as number), 'SIGINT');
+            } catch {}
+          },
+        });
       }
     });
     child.once('exit', (code) => fail(new Error(`service exited ${code}: ${output}`)));

@@ -11,6 +11,12 @@ export interface LocalSettings {
   inMemory: boolean;
   seedFile: string | undefined;
   tableName: string;
+  /**
+   * `timers` (the default): background work runs on its timers, as AWS runs it unasked.
+   * `settle`: it runs only when `POST /_local/settle` (or the billing-run endpoint) asks, so a
+   * script can make a backlog first and then time the pipeline draining it.
+   */
+  background: 'timers' | 'settle';
 }
 
 export function readSettings(env: NodeJS.ProcessEnv = process.env): LocalSettings {
@@ -18,7 +24,11 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): LocalSetting
   const port = Number(env.PORT ?? 3000);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new Error(`PORT must be a port number, got ${env.PORT}`);
+  const background = env.SVC_BACKGROUND ?? 'timers';
+  if (background !== 'timers' && background !== 'settle')
+    throw new Error(`SVC_BACKGROUND must be timers or settle, got ${env.SVC_BACKGROUND}`);
   return {
+    background,
     port,
     dataDir,
     inMemory: dataDir === ':memory:',

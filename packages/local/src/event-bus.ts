@@ -1,13 +1,14 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { newUuid } from '@svc/core';
-import { EVENT_SOURCE, fanOutEvent, resetBusClient } from '@svc/webhooks';
-import type { EventBridgeEvent } from 'aws-lambda';
+import { EVENT_SOURCE, fanOutMessages, resetBusClient } from '@svc/webhooks';
+import type { EventBridgeEvent, SQSRecord } from 'aws-lambda';
 
 /**
  * The local stand-in for the EventBridge bus: a small server that speaks the PutEvents call of
- * the EventBridge JSON protocol (all the publisher uses), keeps what it receives, and hands each
- * event to the rule's target (fan-out) as the EventBridge event Lambda would receive. The
+ * the EventBridge JSON protocol (all the publisher uses), keeps what it receives, and hands the
+ * events to the rule's target, the fan-out queue, whose worker gets them in batches of SQS
+ * records with the EventBridge event as the body, as in AWS. The
  * publisher reaches it through AWS_ENDPOINT_URL_EVENTBRIDGE, unchanged from AWS.
  */
 interface PutEntry {
@@ -90,20 +91,61 @@ export function ensureLocalBus() {
   return bus;
 }
 
-/** Delivers what the bus holds to the rule's target (events from `svc` → fan-out). */
+/** Events handed to fan-out at once, as the fan-out queue's event source batches them in AWS. */
+const FAN_OUT_BATCH = 10;
+/** Batches a drain works on at once (the deployed fan-out runs several invocations too). */
+const CONCURRENT_BATCHES = 4;
+
+/** An event as the rule's queue holds it: the EventBridge event is the message body. */
+function asQueueRecord(event: EventBridgeEvent<string, unknown>): SQSRecord {
+  const now = String(Date.now());
+  return {
+    messageId: event.id,
+    receiptHandle: event.id,
+    body: JSON.stringify(event),
+    attributes: {
+      ApproximateReceiveCount: '1',
+      SentTimestamp: now,
+      SenderId: 'events.amazonaws.com',
+      ApproximateFirstReceiveTimestamp: now,
+    },
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:local:000000000000:svc-local-fan-out',
+    awsRegion: process.env.AWS_REGION ?? 'eu-central-2',
+  };
+}
+
+/**
+ * Delivers what the bus holds to the rule's target, the fan-out queue, and that queue's messages
+ * to fan-out, in batches (events from `svc` only). Events fan-out reports as failed stay on the
+ * bus and are tried again on the next drain, as the queue would send them again.
+ */
 export async function drainBus(): Promise<number> {
   let handled = 0;
-  while (pending.length > 0) {
-    const event = pending.shift() as EventBridgeEvent<string, unknown>;
-    if (event.source !== EVENT_SOURCE) continue;
+  const failed: Array<EventBridgeEvent<string, unknown>> = [];
+  let problem: unknown;
+  const batch = async () => {
+    const events = pending.splice(0, FAN_OUT_BATCH).filter((event) => event.source === EVENT_SOURCE);
+    if (events.length === 0) return;
     try {
-      await fanOutEvent(event);
+      const { response } = await fanOutMessages({ Records: events.map(asQueueRecord) });
+      const refused = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+      for (const event of events) {
+        if (refused.has(event.id)) failed.push(event);
+        else handled += 1;
+      }
+      if (refused.size > 0) problem ??= new Error(`Fan-out refused ${refused.size} events; they will be retried`);
     } catch (error) {
-      // EventBridge retries a failed target; so does this stand-in, on the next drain.
-      pending.push(event);
-      throw error;
+      failed.push(...events);
+      problem ??= error;
     }
-    handled += 1;
+  };
+  while (pending.length > 0) await Promise.all(Array.from({ length: CONCURRENT_BATCHES }, batch));
+  if (failed.length > 0) {
+    pending.push(...failed);
+    throw problem;
   }
   return handled;
 }

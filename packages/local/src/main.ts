@@ -23,6 +23,9 @@ const lines = [
   `  API docs ${url}/docs  (${url}/openapi.json)`,
   `  store    DynamoDB Local at ${service.dynamoEndpoint}, table ${settings.tableName}`,
   `  files    S3 stand-in at ${process.env.AWS_ENDPOINT_URL_S3}, bucket ${process.env.SVC_RECONCILIATION_BUCKET}`,
+  ...(settings.background === 'settle'
+    ? ['  background work runs only on POST /_local/settle (SVC_BACKGROUND=settle)']
+    : []),
   `  seed     ${summary.organisations} organisations, ${summary.accounts} accounts, ${summary.clients} clients, ${summary.partners} partners${settings.seedFile ? ` from ${settings.seedFile}` : ' (built-in demo seed)'}`,
   '',
   settings.seedFile ? 'Clients (secrets as in your seed file):' : 'Demo credentials:',

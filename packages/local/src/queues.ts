@@ -37,6 +37,8 @@ const VISIBILITY_TIMEOUT = 30;
 const MAX_RECEIVE_COUNT = 5;
 /** Batches a drain works on at once (the deployed workers run several invocations too). */
 const CONCURRENT_BATCHES = 4;
+/** Messages per receive (SQS's maximum, and the deployed workers' batch size). */
+const RECEIVE_MAX = 10;
 
 let queues: Promise<LocalQueues> | undefined;
 let client: SQSClient | undefined;
@@ -138,7 +140,7 @@ async function drainQueue<T>(
     const received = await sqs.send(
       new ReceiveMessageCommand({
         QueueUrl: queueUrl,
-        MaxNumberOfMessages: 10,
+        MaxNumberOfMessages: RECEIVE_MAX,
         WaitTimeSeconds: 0,
         MessageSystemAttributeNames: ['All'],
       }),
@@ -158,11 +160,14 @@ async function drainQueue<T>(
     onBatch(result, done.length);
     return messages.length;
   };
-  // Several batches at once, as Lambda runs several invocations of an SQS event source.
-  for (;;) {
-    const received = await Promise.all(Array.from({ length: CONCURRENT_BATCHES }, batch));
-    if (received.every((count) => count === 0)) return;
-  }
+  // One receive while the queue is quiet; under a back-log several batches at once, as Lambda
+  // scales an SQS event source's invocations up. A lane stops at a batch that is not full: the
+  // queue had nothing more visible then (what arrives later waits for the next drain).
+  const lane = async () => {
+    while ((await batch()) === RECEIVE_MAX);
+  };
+  if ((await batch()) < RECEIVE_MAX) return;
+  await Promise.all(Array.from({ length: CONCURRENT_BATCHES }, lane));
 }
 
 const failedIds = (response: { batchItemFailures: Array<{ itemIdentifier: string }> }) =>

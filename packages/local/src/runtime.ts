@@ -45,7 +45,8 @@ export async function startService(settings: LocalSettings): Promise<RunningServ
         tableName: settings.tableName,
         pid: process.pid,
       });
-    startBackgroundTimers((task, error) => logger.error('Background task failed', { task, error: error as Error }));
+    if (settings.background === 'timers')
+      startBackgroundTimers((task, error) => logger.error('Background task failed', { task, error: error as Error }));
     return {
       url: `http://127.0.0.1:${port}`,
       dynamoEndpoint: dynamo.endpoint,

@@ -314,6 +314,24 @@ describe('postJson against a local HTTPS receiver', () => {
     expect(server.requests).toHaveLength(0);
   });
 
+  it('keeps each trust set apart when it reuses TLS contexts: trusted, untrusted, trusted again', async () => {
+    const server = await receiver((response) => response.end('ok'));
+    const post = (ca: string | undefined) =>
+      postJson(
+        `https://receiver.test:${server.port}/`,
+        BODY,
+        {},
+        { allowPrivate: true, lookup: localLookup().lookup, ...(ca === undefined ? {} : { ca }) },
+      );
+    expect((await post(receiverCert.cert)).ok).toBe(true);
+    const other = await post(otherCert.cert);
+    expect(other.ok).toBe(false);
+    expect(other.error).toMatch(/^TLS error: /);
+    expect((await post(undefined)).ok).toBe(false);
+    expect((await post(receiverCert.cert)).ok).toBe(true);
+    expect(server.requests).toHaveLength(2);
+  });
+
   it('refuses a self-signed certificate when only the default trust store is used', async () => {
     const server = await receiver((response) => response.end());
     const result = await postJson(

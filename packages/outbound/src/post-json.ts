@@ -1,6 +1,7 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { isIP, type Socket } from 'node:net';
+import { type ConnectionOptions, createSecureContext, type SecureContext } from 'node:tls';
 import { type BlockedReason, BlockedTargetError } from './blocked-target-error';
 import { type LookupFn, pinnedLookup } from './lookup';
 import { type ResolvedTarget, resolveTarget } from './resolve-target';
@@ -201,7 +202,7 @@ function requestOptions(
   target: ResolvedTarget,
   headers: Record<string, string>,
   ca: string | Buffer | undefined,
-): https.RequestOptions {
+): TlsRequestOptions {
   const { url, hostname } = target;
   const secure = url.protocol === 'https:';
   return {
@@ -222,12 +223,34 @@ function requestOptions(
  * URLs; local receivers use NODE_EXTRA_CA_CERTS). SNI only for names, and without a trailing
  * dot: RFC 6066 allows neither an IP nor the dot. Certificate checks still use the hostname.
  */
-function tlsOptions(hostname: string, ca: string | Buffer | undefined): https.RequestOptions {
+/** `secureContext` reaches tls.connect through https.request (its types leave it out). */
+type TlsRequestOptions = https.RequestOptions & Pick<ConnectionOptions, 'secureContext'>;
+
+function tlsOptions(hostname: string, ca: string | Buffer | undefined): TlsRequestOptions {
   return {
     rejectUnauthorized: true,
     ...(isIP(hostname) === 0 ? { servername: hostname.replace(/\.$/, '') } : {}),
-    ...(ca === undefined ? {} : { ca }),
+    secureContext: secureContextFor(ca),
   };
+}
+
+/**
+ * One TLS context per set of trusted CAs, made once: building one loads and parses every root
+ * certificate, which cost more than the rest of a connection's setup. Each connection still
+ * verifies its peer against it (the context holds trust, not sessions).
+ */
+const secureContexts = new Map<string | Buffer | undefined, SecureContext>();
+const MAX_SECURE_CONTEXTS = 16;
+
+function secureContextFor(ca: string | Buffer | undefined): SecureContext {
+  let context = secureContexts.get(ca);
+  if (!context) {
+    if (secureContexts.size >= MAX_SECURE_CONTEXTS) secureContexts.clear();
+    // Without `ca`: the default roots, with NODE_EXTRA_CA_CERTS (how local receivers are trusted).
+    context = createSecureContext(ca === undefined ? {} : { ca });
+    secureContexts.set(ca, context);
+  }
+  return context;
 }
 
 /** Phases only feed the timeout message, so a customer can tell a dead host from a slow handler. */

@@ -1,4 +1,5 @@
 export * from './batch-get';
+export { putItems } from './batch-write';
 export * from './client';
 export { createTableIfMissing } from './create-table';
 export * from './definition';

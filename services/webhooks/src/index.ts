@@ -10,7 +10,7 @@ export {
 } from './domain/initial-webhooks';
 export { sweepDueDeliveries } from './handlers/delivery-sweeper';
 export { processDeliveryBatch } from './handlers/delivery-worker';
-export { fanOutEvent } from './handlers/fan-out';
+export { fanOutMessages } from './handlers/fan-out';
 export { webhooksRoutes } from './handlers/routes';
 export { publishStreamRecords } from './handlers/stream-publisher';
 export { registerEventData } from './pipeline/envelope';

@@ -2,7 +2,14 @@ import { createHmac } from 'node:crypto';
 import { ConflictError, derivedUuid, logger, newUuid, now } from '@svc/core';
 import { matchesFilter, parseFilter } from '@svc/filter';
 import { type PostResult, postJson } from '@svc/outbound';
-import { type GuardedWrite, isConditionFailure, retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
+import {
+  type GuardedWrite,
+  isConditionFailure,
+  putItems,
+  retryOnConflict,
+  StaleVersionError,
+  transactWrite,
+} from '@svc/table';
 import {
   type DeliveryRecord,
   deliveryPut,
@@ -12,6 +19,7 @@ import {
   findDelivery,
   findEndpoint,
   type ResponseRecord,
+  responseItem,
   responsePut,
   subscribersOf,
 } from '../repository/items';
@@ -61,10 +69,32 @@ function wants(subscription: EventSubscriptionRecord, event: Envelope): boolean 
   return parsed.ok && matchesFilter(parsed.filter, { event });
 }
 
+type Subscribers = (organisationUuid: string, eventName: string) => Promise<EventSubscriptionRecord[]>;
+
+/**
+ * The deliveries a batch of events needs, event by event (what one event's failure leaves
+ * undone, the others still do): each organisation's subscriptions to each name are read once
+ * for the batch, and the endpoints' reads of all its events go out together (the table client
+ * coalesces them).
+ */
+export function fanOutAll(events: readonly Envelope[]): Promise<Array<PromiseSettledResult<string[]>>> {
+  const read = new Map<string, Promise<EventSubscriptionRecord[]>>();
+  const subscribers: Subscribers = (organisationUuid, eventName) => {
+    const id = `${organisationUuid}\u0000${eventName}`;
+    let found = read.get(id);
+    if (!found) {
+      found = subscribersOf(organisationUuid, eventName);
+      read.set(id, found);
+    }
+    return found;
+  };
+  return Promise.allSettled(events.map((event) => fanOut(event, subscribers)));
+}
+
 /** The deliveries an event needs (one per endpoint); returns the uuids of those created now. */
-export async function fanOut(event: Envelope): Promise<string[]> {
-  const subscribers = (await subscribersOf(event.organisation_uuid, event.name)).filter((s) => wants(s, event));
-  const endpoints = [...new Set(subscribers.map((s) => s.action_configuration_uuid))];
+export async function fanOut(event: Envelope, subscribers: Subscribers = subscribersOf): Promise<string[]> {
+  const matching = (await subscribers(event.organisation_uuid, event.name)).filter((s) => wants(s, event));
+  const endpoints = [...new Set(matching.map((s) => s.action_configuration_uuid))];
   const at = now();
   const created: string[] = [];
   await Promise.all(
@@ -314,11 +344,45 @@ export interface AttemptOutcome {
   delivered: boolean;
 }
 
-/** One attempt of a delivery, if one is due: claim, send, record. */
-export async function attemptDelivery(uuid: string): Promise<AttemptOutcome> {
-  const claimed = await claimAttempt(uuid);
-  if (!claimed) return { attempted: false, delivered: false };
-  return recordAttempt(claimed, await sendAttempt(claimed));
+/**
+ * A queue batch's attempts, each delivery on its own (what fails for one is reported for that
+ * one): every due delivery is claimed, then all are sent at once, then their Webhook Responses
+ * are written together (BatchWriteItem: unconditional puts, one call instead of one each), then
+ * each delivery is settled under its version. If the responses' write fails, no delivery of the
+ * batch is settled: their leases lapse and the next claims log those attempts as "no outcome".
+ */
+export async function attemptDeliveries(
+  uuids: readonly string[],
+): Promise<Array<PromiseSettledResult<AttemptOutcome>>> {
+  const claims = await Promise.allSettled(uuids.map(claimAttempt));
+  const sent = await Promise.all(
+    claims.map(async (claim) => {
+      if (claim.status !== 'fulfilled' || !claim.value) return undefined;
+      return { claimed: claim.value, result: await sendAttempt(claim.value) };
+    }),
+  );
+  const outcomes = sent.map((attempt) => (attempt ? outcomeOf(attempt.claimed, attempt.result) : undefined));
+  const responses = outcomes.flatMap((outcome, index) => {
+    const claimed = sent[index]?.claimed;
+    return outcome && claimed ? [responseItem(outcome.response, claimed.at + RESPONSE_RETENTION_SECONDS)] : [];
+  });
+  const written =
+    responses.length === 0
+      ? undefined
+      : await putItems(responses).then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+  return Promise.allSettled(
+    claims.map(async (claim, index): Promise<AttemptOutcome> => {
+      if (claim.status === 'rejected') throw claim.reason;
+      const claimed = sent[index]?.claimed;
+      const outcome = outcomes[index];
+      if (!claimed || !outcome) return { attempted: false, delivered: false };
+      if (written !== undefined) throw written;
+      return settleAttempt(claimed, outcome);
+    }),
+  );
 }
 
 /** Sends a claimed attempt; never throws (network trouble is a result). */
@@ -329,10 +393,16 @@ export async function sendAttempt(claimed: Claimed): Promise<PostResult | undefi
   return postJson(endpoint.endpoint, request.body, request.headers, { allowPrivate, timeoutMs: timeoutMs() });
 }
 
-/** Records a sent attempt's outcome and settles the delivery (delivered, gone, failed or the next retry). */
-export async function recordAttempt(claimed: Claimed, result: PostResult | undefined): Promise<AttemptOutcome> {
-  const { delivery, endpoint, attempt } = claimed;
-  const uuid = delivery.uuid;
+interface Outcome {
+  response: ResponseRecord;
+  delivered: boolean;
+  gone: boolean;
+  final: boolean;
+}
+
+/** What an attempt's result means: its Webhook Response and how the delivery goes on. */
+function outcomeOf(claimed: Claimed, result: PostResult | undefined): Outcome {
+  const { endpoint, attempt } = claimed;
   const gone = result?.statusCode === 410;
   const delivered = result?.ok === true;
   // A URL the guard refuses for its form (not its address) can never succeed: no retries.
@@ -353,12 +423,25 @@ export async function recordAttempt(claimed: Claimed, result: PostResult | undef
   else if (result?.error !== undefined) response.error_message = result.error;
   else if (!delivered) response.error_message = `The receiver answered ${result?.statusCode}`;
   else delete response.error_message;
+  return { response, delivered, gone, final };
+}
 
+/** Records a sent attempt's outcome and settles the delivery (delivered, gone, failed or the next retry). */
+export async function recordAttempt(claimed: Claimed, result: PostResult | undefined): Promise<AttemptOutcome> {
+  const outcome = outcomeOf(claimed, result);
   // The response first (it is the truth of this attempt whatever happens next), then the
   // delivery, guarded by the version this worker's claim wrote: two plain writes, no transaction.
   // If the worker stops between them, the next claim finds the lease lapsed and leaves this
   // response as it is (its "lost attempt" record is written only where none exists).
-  await transactWrite([{ item: responsePut(response, claimed.at + RESPONSE_RETENTION_SECONDS) }]);
+  await transactWrite([{ item: responsePut(outcome.response, claimed.at + RESPONSE_RETENTION_SECONDS) }]);
+  return settleAttempt(claimed, outcome);
+}
+
+/** The delivery after a recorded attempt, written only if this worker's claim still holds it. */
+async function settleAttempt(claimed: Claimed, outcome: Outcome): Promise<AttemptOutcome> {
+  const { delivery, attempt } = claimed;
+  const { delivered, gone, final } = outcome;
+  const uuid = delivery.uuid;
   const at = now();
   const settled = (read: DeliveryRecord): DeliveryRecord => {
     const next: DeliveryRecord = { ...read, updated: at, version: read.version + 1 };
@@ -381,6 +464,7 @@ export async function recordAttempt(claimed: Claimed, result: PostResult | undef
       { item: deliveryPut(settled(read), read.version), onConditionFailed: () => new StaleVersionError() },
     ]);
   }, tooBusy);
-  if (!delivered) logger.info('webhook delivery failed', { delivery: uuid, attempt, status: result?.statusCode });
+  if (!delivered)
+    logger.info('webhook delivery failed', { delivery: uuid, attempt, status: outcome.response.status_code });
   return { attempted: true, delivered };
 }

@@ -1,4 +1,4 @@
-import { type EventObject, eventsOfChange, itemFromStreamImage, type StoredEvent } from '@svc/events';
+import { EVENTS_ATTRIBUTE, type EventObject, eventsOfChange, itemFromStreamImage, type StoredEvent } from '@svc/events';
 import { organisationSchema, organisationShape } from '@svc/organisations';
 import { paymentFromItem, paymentShape, refundShape } from '@svc/payments';
 import { reconciliationReportShape, reportRecordSchema } from '@svc/reconciliation';
@@ -51,6 +51,9 @@ export function registerEventData(object: EventObject, dataOf: DataOf): void {
 }
 
 export async function envelopesOf(record: DynamoDBRecord): Promise<Envelope[]> {
+  // Most written items (deliveries, responses, grants…) carry no events: nothing to unmarshal.
+  const raw = record.dynamodb?.NewImage as Record<string, unknown> | undefined;
+  if (!raw || !(EVENTS_ATTRIBUTE in raw)) return [];
   // DynamoDB Local writes empty maps in stream images oddly; itemFromStreamImage repairs and unmarshalls.
   const newItem = itemFromStreamImage(record.dynamodb?.NewImage as Record<string, unknown> | undefined);
   const oldItem = itemFromStreamImage(record.dynamodb?.OldImage as Record<string, unknown> | undefined);
