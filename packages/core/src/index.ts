@@ -6,5 +6,6 @@ export { logger } from './logger';
 export * from './money';
 export * from './principal';
 export { uuidSchema } from './schemas';
+export * from './sdk-client';
 export * from './secret-hash';
 export { issuesToDetails, parseOrThrow } from './validation';

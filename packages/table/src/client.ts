@@ -1,5 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { withoutSdkCallLogging } from '@svc/core';
 
 /**
  * The one table client. The SDK finds DynamoDB Local through the standard
@@ -8,7 +9,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 let documentClient: DynamoDBDocumentClient | undefined;
 
 export function db(): DynamoDBDocumentClient {
-  documentClient ??= DynamoDBDocumentClient.from(new DynamoDBClient({ maxAttempts: 4 }), {
+  documentClient ??= DynamoDBDocumentClient.from(withoutSdkCallLogging(new DynamoDBClient({ maxAttempts: 4 })), {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
     unmarshallOptions: { wrapNumbers: false },
   });

@@ -1,4 +1,5 @@
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { withoutSdkCallLogging } from '@svc/core';
 
 /**
  * The delivery queue (SVC_DELIVERY_QUEUE_URL): one message per delivery attempt to start. Locally
@@ -13,7 +14,7 @@ export function resetDeliveryQueueClient(): void {
 export async function enqueueDeliveries(deliveryUuids: readonly string[]): Promise<void> {
   const url = process.env.SVC_DELIVERY_QUEUE_URL;
   if (!url) throw new Error('SVC_DELIVERY_QUEUE_URL is not set');
-  client ??= new SQSClient({});
+  client ??= withoutSdkCallLogging(new SQSClient({}));
   for (let i = 0; i < deliveryUuids.length; i += 10) {
     const batch = deliveryUuids.slice(i, i + 10);
     const out = await client.send(

@@ -1,0 +1,14 @@
+/**
+ * The AWS SDK's logger middleware formats every call's input and output for the client's logger
+ * (walking their schemas to mask sensitive members) even when that logger discards it, as the
+ * default one does: on the event pipeline's hot path it cost more CPU than signing the request.
+ * Our own logs say what happened; SDK errors still reach the caller as before.
+ */
+export const SDK_LOGGER_MIDDLEWARE = 'loggerMiddleware';
+
+export function withoutSdkCallLogging<T extends { middlewareStack: { remove(toRemove: string): boolean } }>(
+  client: T,
+): T {
+  client.middlewareStack.remove(SDK_LOGGER_MIDDLEWARE);
+  return client;
+}
