@@ -5,7 +5,7 @@ import { Duration, Validations } from 'aws-cdk-lib';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { EventBus, Rule } from 'aws-cdk-lib/aws-events';
-import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { SqsQueue } from 'aws-cdk-lib/aws-events-targets';
 import { type IGrantable, PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
@@ -51,17 +51,32 @@ export const STREAM_MAX_RECORD_AGE = Duration.days(1);
 /** At most 100 records, each one PutEvents call (plus a read for charge attempts). */
 export const STREAM_PUBLISHER_TIMEOUT = Duration.seconds(60);
 
-/** One event: a gsi2 query, the endpoints read, conditional puts and one SendMessageBatch. */
-export const FAN_OUT_TIMEOUT = Duration.seconds(30);
 /**
- * The rule's retry policy covers delivery to Lambda only (Lambda invokes asynchronously): keep
- * trying for as long as the stream could replay the event (24 hours), then the dead-letter queue.
+ * A batch of ten events: their gsi2 queries, the endpoints read, conditional puts, and the new
+ * deliveries sent ten to a SendMessageBatch.
+ */
+export const FAN_OUT_TIMEOUT = Duration.seconds(30);
+/** Events per fan-out invocation (SQS's maximum without a batching window). */
+export const FAN_OUT_BATCH_SIZE = 10;
+/**
+ * Concurrent fan-out invocations the fan-out queue may drive (the event source's cap, not reserved
+ * concurrency, for the reason billing.ts gives): five batches of ten events in flight keep the
+ * table writes and the sends to the delivery queue at a steady rate, whatever the burst.
+ */
+export const FAN_OUT_MAX_CONCURRENCY = 5;
+/**
+ * Receives before an event moves to the fan-out dead-letter queue: a message the handler reports
+ * failed (or a batch that throws or times out) comes back after the visibility timeout. Fan-out
+ * is idempotent (delivery uuids derive from event and endpoint), so every retry is safe.
+ */
+export const FAN_OUT_MAX_RECEIVE_COUNT = 5;
+/**
+ * The rule's retry policy covers putting the event on the fan-out queue only (throttling, an
+ * unavailable queue): keep trying for as long as the stream could replay the event (24 hours),
+ * then the dead-letter queue.
  */
 export const FAN_OUT_TARGET_RETRIES = 185;
 export const FAN_OUT_TARGET_MAX_EVENT_AGE = Duration.hours(24);
-/** Lambda's own asynchronous retries of a fan-out that throws (the maximum), then the same queue. */
-export const FAN_OUT_ASYNC_RETRIES = 2;
-export const FAN_OUT_ASYNC_MAX_EVENT_AGE = Duration.hours(6);
 
 /**
  * Ten deliveries in parallel, each at most one POST with a 10 s timeout, a KMS decrypt and a few
@@ -87,6 +102,8 @@ export const SWEEPER_TIMEOUT = Duration.seconds(50);
 
 /** Thresholds of the pipeline's alarms. */
 export const DELIVERY_BACKLOG_AGE_ALARM = Duration.minutes(15);
+/** Fan-out takes events within seconds; five minutes of waiting means it is stuck or throttled. */
+export const FAN_OUT_BACKLOG_AGE_ALARM = Duration.minutes(5);
 export const STREAM_ITERATOR_AGE_ALARM = Duration.minutes(5);
 
 /** The encryption context the webhooks code passes to Encrypt and Decrypt (services/webhooks secrets.ts). */
@@ -97,30 +114,43 @@ export const STREAM_PUBLISHER_TABLE_ACTIONS = ['dynamodb:GetItem', 'dynamodb:Bat
 /** Reads endpoints, writes a new delivery (conditional put); Query on gsi2 only (below). */
 export const FAN_OUT_TABLE_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem'] as const;
 /**
- * Reads the delivery and its endpoint; writes the delivery and its Webhook Response (puts, alone
- * or as a TransactWriteItems, which IAM checks per operation). No update, delete, query or scan.
+ * Reads the delivery and its endpoint; writes the delivery (puts, alone or as a TransactWriteItems,
+ * which IAM checks per operation) and the Webhook Responses of a batch in one BatchWriteItem
+ * (unconditional puts only: the code sends no delete requests). No update, delete, query or scan.
  */
-export const DELIVERY_WORKER_TABLE_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem'] as const;
+export const DELIVERY_WORKER_TABLE_ACTIONS = [
+  'dynamodb:GetItem',
+  'dynamodb:BatchGetItem',
+  'dynamodb:PutItem',
+  'dynamodb:BatchWriteItem',
+] as const;
 
 const SEND_MESSAGE = 'sqs:SendMessage';
 
 /**
  * The event pipeline behind webhooks: the table stream's publisher puts each written item's
- * events on the bus; a rule sends every `svc` event to fan-out, which writes one delivery per
- * subscribed endpoint and queues it; the delivery worker POSTs to the receiver; deliveries whose
- * next attempt is due (retries, lapsed leases, enqueues that failed) wait in the table's due
- * index, and the sweeper queues them again every minute. Webhook passwords and HMAC keys are
- * sealed with a KMS key of their own. Every stage that can lose work has a dead-letter queue.
+ * events on the bus; a rule sends every `svc` event to the fan-out queue (the message body is the
+ * whole event); the fan-out worker takes them in batches of ten and writes one delivery per
+ * subscribed endpoint and event, then queues the new deliveries; the delivery worker POSTs to the
+ * receiver; deliveries whose next attempt is due (retries, lapsed leases, enqueues that failed)
+ * wait in the table's due index, and the sweeper queues them again every minute. Webhook
+ * passwords and HMAC keys are sealed with a KMS key of their own. Every stage that can lose work
+ * has a dead-letter queue.
  */
 export class Events extends Construct {
   readonly bus: EventBus;
-  /** Routes every `svc` event to fan-out. */
+  /** Routes every `svc` event to the fan-out queue. */
   readonly rule: Rule;
   /** Seals webhook passwords and HMAC keys (encryption context `purpose=webhook-secret`). */
   readonly secretsKey: Key;
   readonly deliveryQueue: Queue;
   readonly deliveryDeadLetterQueue: Queue;
-  /** Events fan-out never handled: the rule could not invoke it, or it failed all its retries. */
+  /** Every `svc` event, as the rule puts it (the whole event is the body); the fan-out worker's source. */
+  readonly fanOutQueue: Queue;
+  /**
+   * Events fan-out never handled: the rule could not put them on the fan-out queue, or they failed
+   * FAN_OUT_MAX_RECEIVE_COUNT receives. Either way the message body is the event.
+   */
   readonly fanOutDeadLetterQueue: Queue;
   /** Where the stream event source puts the position of records it gave up on. */
   readonly streamDeadLetterQueue: Queue;
@@ -161,6 +191,11 @@ export class Events extends Construct {
     });
     this.fanOutDeadLetterQueue = encryptedQueue(this, 'FanOutDeadLetterQueue', stage, {
       retentionPeriod: DEAD_LETTER_RETENTION,
+    });
+    this.fanOutQueue = encryptedQueue(this, 'FanOutQueue', stage, {
+      // AWS's rule for SQS event sources: at least six times the function timeout (no batching window).
+      visibilityTimeout: Duration.seconds(FAN_OUT_TIMEOUT.toSeconds() * 6),
+      deadLetterQueue: { queue: this.fanOutDeadLetterQueue, maxReceiveCount: FAN_OUT_MAX_RECEIVE_COUNT },
     });
     this.streamDeadLetterQueue = encryptedQueue(this, 'StreamDeadLetterQueue', stage, {
       retentionPeriod: DEAD_LETTER_RETENTION,
@@ -216,7 +251,7 @@ export class Events extends Construct {
         'dynamodb:ListStreams, which the DynamoDB stream event source needs, supports no resource-level permissions; the stream reads themselves (DescribeStream, GetShardIterator, GetRecords) name this table stream only.',
     });
 
-    // Fan-out: one event → one delivery per subscribed endpoint, queued.
+    // Fan-out: a batch of events → one delivery per subscribed endpoint and event, queued.
     this.fanOut = new ServiceFunction(this, 'FanOut', {
       entry: WORKERS.fanOut.entry,
       memoryMb: WORKERS.fanOut.memoryMb,
@@ -227,8 +262,6 @@ export class Events extends Construct {
         SVC_DELIVERY_QUEUE_URL: this.deliveryQueue.queueUrl,
         POWERTOOLS_SERVICE_NAME: 'fan-out',
       },
-      // The body of what Lambda puts here is the event, as in what the rule puts here: one queue.
-      deadLetterQueue: this.fanOutDeadLetterQueue,
       ...common,
     });
     this.fanOut.role.addToPrincipalPolicy(
@@ -240,17 +273,25 @@ export class Events extends Construct {
     this.fanOut.role.addToPrincipalPolicy(
       new PolicyStatement({ actions: [SEND_MESSAGE], resources: [this.deliveryQueue.queueArn] }),
     );
-    // Fan-out is idempotent (delivery uuids derive from event and endpoint), so retries are safe.
-    this.fanOut.function.configureAsyncInvoke({
-      retryAttempts: FAN_OUT_ASYNC_RETRIES,
-      maxEventAge: FAN_OUT_ASYNC_MAX_EVENT_AGE,
-    });
+    // Grants the consume actions on the fan-out queue (receive, delete, visibility); no send.
+    this.fanOut.function.addEventSource(
+      new SqsEventSource(this.fanOutQueue, {
+        batchSize: FAN_OUT_BATCH_SIZE,
+        // The handler reports the messages it could not handle; only those come back.
+        reportBatchItemFailures: true,
+        maxConcurrency: FAN_OUT_MAX_CONCURRENCY,
+        // No batching window: webhooks leave as soon as an event arrives, and under load the
+        // poller's receives fill batches of ten anyway; a window would only delay a quiet stage.
+      }),
+    );
+    // The rule's grant: the queue policy allows events.amazonaws.com to send for this rule only
+    // (aws:SourceArn), and the same on the dead-letter queue. No input: the body is the whole event.
     this.rule = new Rule(this, 'FanOutRule', {
       eventBus: this.bus,
-      description: `Every svc event to the webhook fan-out (${stage.name})`,
+      description: `Every svc event to the webhook fan-out queue (${stage.name})`,
       eventPattern: { source: [EVENTS_RULE_SOURCE] },
       targets: [
-        new LambdaFunction(this.fanOut.function, {
+        new SqsQueue(this.fanOutQueue, {
           deadLetterQueue: this.fanOutDeadLetterQueue,
           retryAttempts: FAN_OUT_TARGET_RETRIES,
           maxEventAge: FAN_OUT_TARGET_MAX_EVENT_AGE,
@@ -378,7 +419,7 @@ export class Events extends Construct {
       deadLetters(
         'FanOutDeadLetters',
         this.fanOutDeadLetterQueue,
-        'Events fan-out never handled wait in its dead-letter queue; no delivery was created for them',
+        `Events that failed ${FAN_OUT_MAX_RECEIVE_COUNT} fan-out receives, or that the rule could not put on the fan-out queue, wait in its dead-letter queue; no delivery was created for them`,
       ),
       deadLetters(
         'StreamDeadLetters',
@@ -391,6 +432,13 @@ export class Events extends Construct {
         this.deliveryQueue.metricApproximateAgeOfOldestMessage({ period: fiveMinutes, statistic: 'Maximum' }),
         DELIVERY_BACKLOG_AGE_ALARM.toSeconds(),
         'Webhooks are late: age in seconds of the oldest message on the delivery queue',
+      ),
+      thresholdAlarm(
+        scope,
+        'FanOutBacklogAge',
+        this.fanOutQueue.metricApproximateAgeOfOldestMessage({ period: fiveMinutes, statistic: 'Maximum' }),
+        FAN_OUT_BACKLOG_AGE_ALARM.toSeconds(),
+        'Webhooks are late: age in seconds of the oldest event on the fan-out queue',
       ),
       thresholdAlarm(
         scope,

@@ -3,7 +3,6 @@ import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
-import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { fromRepoRoot, LOCK_FILE, REPO_ROOT } from './repo-paths';
 
@@ -16,11 +15,6 @@ export interface ServiceFunctionProps {
   environment?: Record<string, string>;
   logRetention: RetentionDays;
   removalPolicy: RemovalPolicy;
-  /**
-   * Where Lambda puts an asynchronous invocation's event once its retries are exhausted (the
-   * function's DeadLetterConfig); the role gets sqs:SendMessage on that queue only.
-   */
-  deadLetterQueue?: IQueue;
 }
 
 /**
@@ -56,7 +50,6 @@ export class ServiceFunction extends Construct {
       timeout: props.timeout ?? Duration.seconds(15),
       role: this.role,
       logGroup: this.logGroup,
-      ...(props.deadLetterQueue ? { deadLetterQueue: props.deadLetterQueue } : {}),
       projectRoot: REPO_ROOT,
       depsLockFilePath: LOCK_FILE,
       environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },

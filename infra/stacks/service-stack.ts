@@ -124,8 +124,8 @@ export class ServiceStack extends Stack {
     if (!onboarding) throw new Error('DOMAINS lists no onboarding domain, which serves the hosted page');
     onboarding.function.addEnvironment('SVC_CONNECT_URL', this.api.connectUrl);
 
-    // Stream → bus → fan-out → delivery queue → worker; it also wires the webhooks domain function
-    // (queue URL, secrets key). Its alarms follow the stage config too.
+    // Stream → bus → fan-out queue → fan-out → delivery queue → worker; it also wires the webhooks
+    // domain function (queue URL, secrets key). Its alarms follow the stage config too.
     const webhooksApi = functions.get('webhooks');
     if (!webhooksApi) throw new Error('DOMAINS lists no webhooks domain, which the event pipeline serves');
     this.events = new Events(this, 'Events', {

@@ -32,7 +32,7 @@ describe.each(STAGE_NAMES)('the %s HTTP API', (stage) => {
       IntegrationType: 'AWS_PROXY',
       PayloadFormatVersion: '2.0',
     });
-    // The stack's other invoke permission (the event bus rule's, on fan-out) is the events tests' concern.
+    // API Gateway's only: fan-out is fed by its queue, not invoked by the rule (the events tests check that).
     const apiPermissions = template.findResources('AWS::Lambda::Permission', {
       Properties: { Principal: 'apigateway.amazonaws.com' },
     });

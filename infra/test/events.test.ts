@@ -2,13 +2,18 @@ import { WORKERS } from '@svc/api';
 import { INDEXES } from '@svc/table';
 import { ATTEMPT_LEASE_SECONDS, EVENT_SOURCE } from '@svc/webhooks';
 import { RemovalPolicy } from 'aws-cdk-lib';
-import type { Template } from 'aws-cdk-lib/assertions';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { STAGE_NAMES, STAGES, type StageName } from '../config/stages';
 import {
   DELIVERY_WORKER_MAX_CONCURRENCY,
   DELIVERY_WORKER_TIMEOUT,
+  FAN_OUT_BACKLOG_AGE_ALARM,
+  FAN_OUT_BATCH_SIZE,
+  FAN_OUT_MAX_CONCURRENCY,
+  FAN_OUT_MAX_RECEIVE_COUNT,
+  FAN_OUT_TIMEOUT,
   SWEEP_SCHEDULE,
   WEBHOOK_SECRET_CONTEXT,
 } from '../constructs/events';
@@ -81,10 +86,14 @@ function pipelineOf(stage: StageName) {
   const mappings = eventSourceMappings(template);
   const workerMappings = mappings.filter((m) => m.FunctionName.Ref === worker.logicalId);
   const streamMappings = mappings.filter((m) => m.FunctionName.Ref === publisher.logicalId);
+  const fanOutMappings = mappings.filter((m) => m.FunctionName.Ref === fanOut.logicalId);
   expect(workerMappings, 'one event source feeds the delivery worker').toHaveLength(1);
   expect(streamMappings, 'one event source feeds the stream publisher').toHaveLength(1);
+  expect(fanOutMappings, 'one event source feeds fan-out').toHaveLength(1);
   const [workerMapping] = workerMappings;
   const [streamMapping] = streamMappings;
+  const [fanOutMapping] = fanOutMappings;
+  const fanOutQueueId = fanOutMapping?.EventSourceArn['Fn::GetAtt'][0];
   const deliveryQueueId = workerMapping?.EventSourceArn['Fn::GetAtt'][0];
   const deliveryDeadLetterId = queues(template).get(deliveryQueueId ?? '')?.Properties.RedrivePolicy
     ?.deadLetterTargetArn['Fn::GetAtt'][0];
@@ -102,6 +111,8 @@ function pipelineOf(stage: StageName) {
   if (
     !workerMapping ||
     !streamMapping ||
+    !fanOutMapping ||
+    !fanOutQueueId ||
     !deliveryQueueId ||
     !deliveryDeadLetterId ||
     !streamDeadLetterId ||
@@ -125,6 +136,8 @@ function pipelineOf(stage: StageName) {
     keyId,
     workerMapping,
     streamMapping,
+    fanOutMapping,
+    fanOutQueueId,
     deliveryQueueId,
     deliveryDeadLetterId,
     streamDeadLetterId,
@@ -153,16 +166,27 @@ describe.each(STAGE_NAMES)('the %s event bus', (stage) => {
     expect(publisher.properties.Environment.Variables.SVC_EVENT_BUS_NAME).toEqual({ Ref: busId });
   });
 
-  it('routes every event the publisher sends (source svc) to fan-out, and nothing else', () => {
-    const { rule, fanOut } = pipelineOf(stage);
+  it('routes every event the publisher sends (source svc) to the fan-out queue, and nothing else', () => {
+    const { rule, fanOutQueueId } = pipelineOf(stage);
     expect(EVENT_SOURCE).toBe('svc');
     expect(rule.EventPattern).toEqual({ source: ['svc'] });
     expect(rule.State).toBe('ENABLED');
     expect(rule.Targets).toHaveLength(1);
-    expect(rule.Targets[0]?.Arn).toEqual(arnOf(fanOut.logicalId));
+    expect(rule.Targets[0]?.Arn).toEqual(arnOf(fanOutQueueId));
   });
 
-  it('retries delivery to fan-out for a day, then puts the event in a dead-letter queue', () => {
+  it('puts the whole event on the fan-out queue as the message body: no input, path or transformer', () => {
+    const { rule } = pipelineOf(stage);
+    const [target] = rule.Targets;
+    expect(target).toBeDefined();
+    expect(target?.Input).toBeUndefined();
+    expect(target?.InputPath).toBeUndefined();
+    expect(target?.InputTransformer).toBeUndefined();
+    // A standard queue: no message group.
+    expect(target?.SqsParameters).toBeUndefined();
+  });
+
+  it('retries putting an event on the fan-out queue for a day, then puts it in a dead-letter queue', () => {
     const { rule, template, fanOutDeadLetterId } = pipelineOf(stage);
     expect(rule.Targets[0]?.RetryPolicy).toEqual({ MaximumRetryAttempts: 185, MaximumEventAgeInSeconds: 86_400 });
     expect(queues(template).get(fanOutDeadLetterId)?.Properties).toMatchObject({
@@ -185,29 +209,74 @@ describe.each(STAGE_NAMES)('the %s event bus', (stage) => {
     ]);
   });
 
-  it('puts a fan-out that fails Lambda’s two asynchronous retries in the same dead-letter queue', () => {
-    const { template, fanOut, fanOutDeadLetterId } = pipelineOf(stage);
-    expect(fanOut.properties.DeadLetterConfig?.TargetArn).toEqual(arnOf(fanOutDeadLetterId));
-    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
-      FunctionName: { Ref: fanOut.logicalId },
-      MaximumRetryAttempts: 2,
-      MaximumEventAgeInSeconds: 6 * 3600,
-    });
+  it('lets EventBridge send to the fan-out queue for this rule only, and no role', () => {
+    const { template, fanOutQueueId, ruleId } = pipelineOf(stage);
+    const allows = (queuePolicyStatements(template).get(fanOutQueueId) ?? []).filter(
+      (statement) => z.object({ Effect: z.literal('Allow') }).safeParse(statement).success,
+    );
+    expect(allows).toEqual([
+      expect.objectContaining({
+        Principal: { Service: 'events.amazonaws.com' },
+        // What the SqsQueue target grants (grantSendMessages): the send and two reads, nothing else.
+        Action: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
+        Condition: { ArnEquals: { 'aws:SourceArn': arnOf(ruleId) } },
+      }),
+    ]);
+    expect(rolesAllowedOn(template, fanOutQueueId, ['sqs:SendMessage', 'sqs:*'])).toEqual(new Set());
   });
 
-  it('lets only this rule invoke fan-out, and no resource policy invoke the other pipeline functions', () => {
-    const { template, fanOut, publisher, worker, sweeper, ruleId } = pipelineOf(stage);
+  it('invokes fan-out through its queue only: no resource policy on any pipeline function, no asynchronous invoke config or dead-letter queue on fan-out', () => {
+    const { template, fanOut, publisher, worker, sweeper } = pipelineOf(stage);
     const on = (logicalId: string) =>
       lambdaPermissions(template).filter((p) => JSON.stringify(p.FunctionName).includes(`"${logicalId}"`));
-    expect(on(fanOut.logicalId)).toEqual([
-      {
-        Action: 'lambda:InvokeFunction',
-        FunctionName: arnOf(fanOut.logicalId),
-        Principal: 'events.amazonaws.com',
-        SourceArn: arnOf(ruleId),
-      },
-    ]);
-    for (const other of [publisher, worker, sweeper]) expect(on(other.logicalId), other.logicalId).toEqual([]);
+    for (const fn of [fanOut, publisher, worker, sweeper]) expect(on(fn.logicalId), fn.logicalId).toEqual([]);
+    expect(fanOut.properties.DeadLetterConfig).toBeUndefined();
+    const invokeConfigs = template.findResources('AWS::Lambda::EventInvokeConfig', {
+      Properties: { FunctionName: { Ref: fanOut.logicalId } },
+    });
+    expect(Object.keys(invokeConfigs)).toEqual([]);
+  });
+});
+
+describe.each(STAGE_NAMES)('the %s fan-out queue', (stage) => {
+  it(`moves an event to the 14-day fan-out dead-letter queue after ${FAN_OUT_MAX_RECEIVE_COUNT} receives, all encrypted`, () => {
+    const { template, fanOutQueueId, fanOutDeadLetterId } = pipelineOf(stage);
+    const all = queues(template);
+    expect(FAN_OUT_MAX_RECEIVE_COUNT).toBe(5);
+    expect(all.get(fanOutQueueId)?.Properties).toMatchObject({
+      SqsManagedSseEnabled: true,
+      // The same queue the rule target puts what it could not deliver in: one place for lost events.
+      RedrivePolicy: { deadLetterTargetArn: arnOf(fanOutDeadLetterId), maxReceiveCount: 5 },
+    });
+    expect(fanOutQueueId).not.toBe(fanOutDeadLetterId);
+  });
+
+  it('hides a message for at least six fan-out timeouts (plus any batching window)', () => {
+    const { template, fanOutQueueId, fanOut, fanOutMapping } = pipelineOf(stage);
+    const timeout = fanOut.properties.Timeout ?? Number.POSITIVE_INFINITY;
+    expect(timeout).toBe(FAN_OUT_TIMEOUT.toSeconds());
+    expect(queues(template).get(fanOutQueueId)?.Properties.VisibilityTimeout).toBeGreaterThanOrEqual(
+      6 * timeout + (fanOutMapping.MaximumBatchingWindowInSeconds ?? 0),
+    );
+  });
+
+  it('feeds fan-out batches of 10 events, reporting failed items, at a bounded concurrency, without delay', () => {
+    const { fanOutMapping } = pipelineOf(stage);
+    expect(FAN_OUT_BATCH_SIZE).toBe(10);
+    expect(fanOutMapping.BatchSize).toBe(FAN_OUT_BATCH_SIZE);
+    expect(fanOutMapping.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
+    expect(fanOutMapping.ScalingConfig?.MaximumConcurrency).toBe(FAN_OUT_MAX_CONCURRENCY);
+    expect(FAN_OUT_MAX_CONCURRENCY).toBeGreaterThanOrEqual(2);
+    // At most a second's wait for a batch to fill: webhooks should not wait on batching.
+    expect(fanOutMapping.MaximumBatchingWindowInSeconds ?? 0).toBeLessThanOrEqual(1);
+  });
+
+  it('is consumed by fan-out only, and nobody but EventBridge sends to its dead-letter queue', () => {
+    const { template, fanOutQueueId, fanOutDeadLetterId, fanOut } = pipelineOf(stage);
+    expect(rolesAllowedOn(template, fanOutQueueId, ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:*'])).toEqual(
+      new Set([fanOut.roleId]),
+    );
+    expect(rolesAllowedOn(template, fanOutDeadLetterId, ['sqs:SendMessage', 'sqs:*'])).toEqual(new Set());
   });
 });
 
@@ -278,17 +347,18 @@ describe.each(STAGE_NAMES)('the %s delivery queue', (stage) => {
   });
 
   it('and every other pipeline queue refuse plain HTTP and follow the stage removal policy', () => {
-    const { template, deliveryQueueId, deliveryDeadLetterId, fanOutDeadLetterId, streamDeadLetterId } =
+    const { template, deliveryQueueId, deliveryDeadLetterId, fanOutQueueId, fanOutDeadLetterId, streamDeadLetterId } =
       pipelineOf(stage);
     const policies = queuePolicyStatements(template);
     const expected = STAGES[stage].removalPolicy === RemovalPolicy.RETAIN ? 'Retain' : 'Delete';
-    for (const id of [deliveryQueueId, deliveryDeadLetterId, fanOutDeadLetterId, streamDeadLetterId]) {
+    const all = [deliveryQueueId, deliveryDeadLetterId, fanOutQueueId, fanOutDeadLetterId, streamDeadLetterId];
+    for (const id of all) {
       expect(policies.get(id), `${id} refuses plain HTTP`).toContainEqual(
         expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
       );
       expect(queues(template).get(id)?.DeletionPolicy, id).toBe(expected);
     }
-    expect(new Set([deliveryQueueId, deliveryDeadLetterId, fanOutDeadLetterId, streamDeadLetterId]).size).toBe(4);
+    expect(new Set(all).size).toBe(5);
   });
 
   it('hides a message for at least six worker timeouts; the worker times out within one delivery lease', () => {
@@ -366,29 +436,36 @@ describe.each(STAGE_NAMES)('the %s pipeline functions', (stage) => {
     }
   });
 
-  it('let fan-out query subscribers on gsi2 only, read endpoints, put deliveries, and send to the delivery queue', () => {
-    const { template, fanOut, tableId, deliveryQueueId, fanOutDeadLetterId } = pipelineOf(stage);
+  it('let fan-out query subscribers on gsi2 only, read endpoints, put deliveries, consume its queue and send to the delivery queue', () => {
+    const { template, fanOut, tableId, deliveryQueueId, fanOutQueueId } = pipelineOf(stage);
     const statements = statementsOf(template, fanOut.roleId);
     expect(actionsOf(statements, 'dynamodb:')).toEqual(
       new Set(['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:Query']),
     );
     expect(resourcesGranting(statements, 'dynamodb:Query')).toEqual([indexArnOf(tableId, INDEXES.gsi2.name)]);
-    expect(resourcesGranting(statements, 'dynamodb:PutItem')).toEqual([arnOf(tableId)]);
-    expect(actionsOf(statements, 'sqs:')).toEqual(new Set(['sqs:SendMessage']));
-    // Its own dead-letter queue too: Lambda writes it with the function's role.
-    expect(new Set(resourcesGranting(statements, 'sqs:SendMessage'))).toEqual(
-      new Set([arnOf(deliveryQueueId), arnOf(fanOutDeadLetterId)]),
-    );
+    for (const action of ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem']) {
+      expect(resourcesGranting(statements, action), action).toEqual([arnOf(tableId)]);
+    }
+    for (const action of TABLE_WRITES_AND_SCANS.filter((a) => a !== 'dynamodb:PutItem')) {
+      expect(resourcesGranting(statements, action), action).toEqual([]);
+    }
+    expect(actionsOf(statements, 'sqs:')).toEqual(new Set(['sqs:SendMessage', ...SQS_CONSUME]));
+    // The delivery queue only: no function dead-letter queue any more, and no send to its own queue.
+    expect(resourcesGranting(statements, 'sqs:SendMessage')).toEqual([arnOf(deliveryQueueId)]);
+    for (const action of SQS_CONSUME) {
+      expect(resourcesGranting(statements, action), action).toEqual([arnOf(fanOutQueueId)]);
+    }
     expect(actionsOf(statements, 'kms:')).toEqual(new Set());
   });
 
-  it('let the delivery worker read and put items, decrypt secrets, and consume the queue; no delete, update, query or scan', () => {
+  it('let the delivery worker read and put items (Webhook Responses in one BatchWriteItem), decrypt secrets, and consume the queue; no delete, update, query or scan', () => {
     const { template, worker, tableId, keyId, deliveryQueueId } = pipelineOf(stage);
     const statements = statementsOf(template, worker.roleId);
     expect(actionsOf(statements, 'dynamodb:')).toEqual(
-      new Set(['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem']),
+      new Set(['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem']),
     );
     expect(resourcesGranting(statements, 'dynamodb:PutItem')).toEqual([arnOf(tableId)]);
+    expect(resourcesGranting(statements, 'dynamodb:BatchWriteItem')).toEqual([arnOf(tableId)]);
     for (const action of ['dynamodb:DeleteItem', 'dynamodb:Scan', 'dynamodb:UpdateItem', 'dynamodb:Query']) {
       expect(resourcesGranting(statements, action), action).toEqual([]);
     }
@@ -510,6 +587,28 @@ describe.each(STAGE_NAMES.filter((name) => STAGES[name].alarms.enabled))('the %s
     }
   });
 
+  it('say which events end in the fan-out dead-letter queue: failed receives, or the rule could not put them', () => {
+    const { template, fanOutDeadLetterId } = pipelineOf(stage);
+    alarmOn(template, {
+      Dimensions: queueDimension(fanOutDeadLetterId),
+      AlarmDescription: Match.stringLikeRegexp(
+        `failed ${FAN_OUT_MAX_RECEIVE_COUNT} fan-out receives, or that the rule could not put`,
+      ),
+    });
+  });
+
+  it('fire when the oldest event on the fan-out queue has waited 5 minutes', () => {
+    const { template, fanOutQueueId } = pipelineOf(stage);
+    expect(FAN_OUT_BACKLOG_AGE_ALARM.toSeconds()).toBe(300);
+    alarmOn(template, {
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateAgeOfOldestMessage',
+      Dimensions: queueDimension(fanOutQueueId),
+      Statistic: 'Maximum',
+      Threshold: 300,
+    });
+  });
+
   it('fire when the oldest delivery message has waited 15 minutes', () => {
     const { template, deliveryQueueId } = pipelineOf(stage);
     alarmOn(template, {
@@ -546,8 +645,8 @@ describe.each(STAGE_NAMES.filter((name) => STAGES[name].alarms.enabled))('the %s
     }
   });
 
-  it('are exposed on the stack, seven of them', () => {
-    expect(synthesizeAllStages().stacks.get(stage)?.events.alarms).toHaveLength(7);
+  it('are exposed on the stack, eight of them', () => {
+    expect(synthesizeAllStages().stacks.get(stage)?.events.alarms).toHaveLength(8);
   });
 });
 

@@ -282,6 +282,11 @@ const ruleSchema = z.object({
         Arn: getAttArn,
         DeadLetterConfig: z.object({ Arn: getAttArn }).optional(),
         RetryPolicy: z.object({ MaximumEventAgeInSeconds: z.number(), MaximumRetryAttempts: z.number() }).optional(),
+        /** What the target receives instead of the whole event, when one of these is set. */
+        Input: z.unknown().optional(),
+        InputPath: z.unknown().optional(),
+        InputTransformer: z.unknown().optional(),
+        SqsParameters: z.unknown().optional(),
       }),
     ),
   }),
