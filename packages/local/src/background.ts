@@ -17,6 +17,8 @@ const tasks: BackgroundTask[] = [];
 const names = new Set<string>();
 const timers: NodeJS.Timeout[] = [];
 const running = new Map<string, Promise<number>>();
+/** How long stopping waits for runs under way (a delivery's own timeout is 10 s). */
+const STOP_WAIT_MS = 5_000;
 
 /** Registers a task once (a second registration under the same name is ignored). */
 export function registerBackgroundTask(task: BackgroundTask): void {
@@ -65,6 +67,20 @@ export function startBackgroundTimers(onError: (task: string, error: unknown) =>
   }
 }
 
-export function stopBackgroundTimers(): void {
+/**
+ * Stops the timers and waits for the runs already under way, so the stand-ins they use (queues,
+ * bus, DynamoDB Local) are stopped only after them. What a run leaves undone stays where it was
+ * (queue, stream, due index) for the next start.
+ */
+export async function stopBackgroundTimers(waitMs = STOP_WAIT_MS): Promise<void> {
   for (const timer of timers.splice(0)) clearInterval(timer);
+  let timeout: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.all([...running.values()].map((run) => run.catch(() => 0))),
+    // A drain of a long back-log is not waited for to its end: Ctrl-C must stop promptly.
+    new Promise((done) => {
+      timeout = setTimeout(done, waitMs);
+    }),
+  ]);
+  clearTimeout(timeout);
 }

@@ -54,7 +54,7 @@ export async function startService(settings: LocalSettings): Promise<RunningServ
       seed,
       summary,
       stop: async () => {
-        stopBackgroundTimers();
+        await stopBackgroundTimers();
         server.closeAllConnections();
         await new Promise<void>((done) => server.close(() => done()));
         if (!settings.inMemory) removeRuntimeFile(settings.dataDir);
