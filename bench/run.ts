@@ -14,7 +14,9 @@ import { benchWebhooks, webhooksSummary } from './webhooks';
  * 127.0.0.1; every loop is bounded in time and count. BENCH_ONLY=reads|payments|search|init|billing|
  * webhooks|reconciliation runs one part; BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_SEARCH_SIZES,
  * BENCH_BILLING_CONCURRENCY, BENCH_WEBHOOK_PAYMENTS, BENCH_RECONCILIATION_ROWS and
- * BENCH_RECONCILIATION_RUNS tune it.
+ * BENCH_RECONCILIATION_RUNS tune it. To see where a service process's time goes:
+ * BENCH_SERVICE_CPU_PROF=<directory> writes its V8 CPU profile there when it stops, and
+ * BENCH_SERVICE_IMPORT=<module> preloads a module into it (a counter of SDK calls, say).
  */
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);

@@ -8,6 +8,8 @@ export interface BenchService {
   url: string;
   dynamo: string;
   stop(): void;
+  /** Resolves once the service's process has exited (after `stop`). */
+  exited: Promise<void>;
 }
 
 /** `pnpm start`'s entry point in its own process (in memory), as a user would run it. */
@@ -31,6 +33,7 @@ export function startService(env: Record<string, string> = {}): Promise<BenchSer
     },
   );
   let output = '';
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
   return new Promise((done, fail) => {
     child.stdout?.on('data', (chunk: Buffer) => {
       output += chunk.toString();
@@ -40,6 +43,7 @@ export function startService(env: Record<string, string> = {}): Promise<BenchSer
           child,
           url: match[1],
           dynamo: match[2],
+          exited,
           stop: () => {
             // Idempotent: a stopped service's process group is gone.
             try {

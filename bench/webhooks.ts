@@ -596,7 +596,9 @@ export async function benchWebhooks(options: WebhookBenchOptions) {
     const settled = await throughput(service, token, sink, { ...options, settle: true });
     const trickleTimers = await trickle(service, token, sink, options.trickle, false);
     const trickleSettled = await trickle(service, token, sink, options.trickle, true);
+    // The first service is gone (and its late work with it) before the second one starts.
     service.stop();
+    await service.exited;
 
     // The pipeline alone, on a service whose background work runs only when settle asks.
     const quiet = await serviceWithHook(caFile, receiverUrl, { SVC_BACKGROUND: 'settle' });
@@ -606,6 +608,7 @@ export async function benchWebhooks(options: WebhookBenchOptions) {
       drained = await backlog(quiet.service, quiet.token, sink, options);
     } finally {
       quiet.service.stop();
+      await quiet.service.exited;
     }
 
     const send = bareSender(receiverUrl, String(endpoint.hmac_key), sink.sample, certificate.cert);

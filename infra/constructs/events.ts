@@ -1,6 +1,6 @@
 import { WORKERS } from '@svc/api';
 import { INDEXES } from '@svc/table';
-import { EVENT_SOURCE } from '@svc/webhooks';
+import { EVENT_SOURCE, RESPONSE_PARTITION_PREFIX } from '@svc/webhooks';
 import { Duration, Validations } from 'aws-cdk-lib';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
@@ -48,7 +48,7 @@ export const STREAM_BATCH_SIZE = 100;
 export const STREAM_RETRY_ATTEMPTS = 10;
 /** The stream's own retention: a record is never dropped for its age before DynamoDB drops it. */
 export const STREAM_MAX_RECORD_AGE = Duration.days(1);
-/** At most 100 records, each one PutEvents call (plus a read for charge attempts). */
+/** At most 100 records, their events ten to a PutEvents call (plus a read for charge attempts). */
 export const STREAM_PUBLISHER_TIMEOUT = Duration.seconds(60);
 
 /**
@@ -115,15 +115,18 @@ export const STREAM_PUBLISHER_TABLE_ACTIONS = ['dynamodb:GetItem', 'dynamodb:Bat
 export const FAN_OUT_TABLE_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem'] as const;
 /**
  * Reads the delivery and its endpoint; writes the delivery (puts, alone or as a TransactWriteItems,
- * which IAM checks per operation) and the Webhook Responses of a batch in one BatchWriteItem
- * (unconditional puts only: the code sends no delete requests). No update, delete, query or scan.
+ * which IAM checks per operation). No update, delete, query or scan.
  */
-export const DELIVERY_WORKER_TABLE_ACTIONS = [
-  'dynamodb:GetItem',
-  'dynamodb:BatchGetItem',
-  'dynamodb:PutItem',
-  'dynamodb:BatchWriteItem',
-] as const;
+export const DELIVERY_WORKER_TABLE_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem'] as const;
+/**
+ * The Webhook Responses of a batch go out in one BatchWriteItem. IAM sees one action for its puts
+ * and deletes alike, so the grant is limited to Webhook Response partitions: the worker can write
+ * (or delete) nothing else that way.
+ */
+export const DELIVERY_WORKER_BATCH_WRITE = {
+  action: 'dynamodb:BatchWriteItem',
+  leadingKeys: [`${RESPONSE_PARTITION_PREFIX}*`],
+} as const;
 
 const SEND_MESSAGE = 'sqs:SendMessage';
 
@@ -311,6 +314,15 @@ export class Events extends Construct {
     });
     this.deliveryWorker.role.addToPrincipalPolicy(
       new PolicyStatement({ actions: [...DELIVERY_WORKER_TABLE_ACTIONS], resources: [table.tableArn] }),
+    );
+    this.deliveryWorker.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: [DELIVERY_WORKER_BATCH_WRITE.action],
+        resources: [table.tableArn],
+        conditions: {
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...DELIVERY_WORKER_BATCH_WRITE.leadingKeys] },
+        },
+      }),
     );
     // Opens sealed secrets; the ciphertext names the key, so the worker needs no key id.
     this.grantSecrets(this.deliveryWorker.role, ['kms:Decrypt']);

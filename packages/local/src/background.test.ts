@@ -25,11 +25,12 @@ afterEach(() => {
 });
 
 describe('background timers', () => {
-  it('stopping waits for a run under way, so the stand-ins it uses outlive it', async () => {
+  it('stopping waits for a run under way and starts no run that waited behind it, so the stand-ins outlive them', async () => {
     vi.useFakeTimers();
     const task = gatedTask('gated-finishes');
     startBackgroundTimers(() => {});
-    await vi.advanceTimersByTimeAsync(100);
+    // The first tick starts a run; the next two find it running and wait behind it.
+    await vi.advanceTimersByTimeAsync(300);
     expect(task.started).toBe(1);
     let stopped = false;
     const stopping = stopBackgroundTimers().then(() => {
@@ -40,6 +41,9 @@ describe('background timers', () => {
     task.release();
     await stopping;
     expect(task.finished).toBe(1);
+    // The ticks that waited behind it did not start runs of their own once stopping had begun.
+    await vi.advanceTimersByTimeAsync(0);
+    expect(task.started).toBe(1);
     // No timer fires after the stop.
     await vi.advanceTimersByTimeAsync(1_000);
     expect(task.started).toBe(1);

@@ -17,6 +17,7 @@ const tasks: BackgroundTask[] = [];
 const names = new Set<string>();
 const timers: NodeJS.Timeout[] = [];
 const running = new Map<string, Promise<number>>();
+let stopping = false;
 /** How long stopping waits for runs under way (a delivery's own timeout is 10 s). */
 const STOP_WAIT_MS = 5_000;
 
@@ -32,10 +33,12 @@ export function registerBackgroundTask(task: BackgroundTask): void {
  * timer's run is in flight) waits for that run and then runs it again, so "nothing handled"
  * always means nothing was left.
  */
-async function runGuarded(task: BackgroundTask): Promise<number> {
+async function runGuarded(task: BackgroundTask, fromTimer = false): Promise<number> {
   const inFlight = running.get(task.name);
   if (inFlight) await inFlight.catch(() => 0);
-  if (running.has(task.name)) return runGuarded(task);
+  // A timer's run that waited behind another must not start once stopping has begun.
+  if (fromTimer && stopping) return 0;
+  if (running.has(task.name)) return runGuarded(task, fromTimer);
   const run = task.runOnce();
   running.set(task.name, run);
   try {
@@ -58,9 +61,10 @@ export async function settle(maxRounds = 1000): Promise<number> {
 }
 
 export function startBackgroundTimers(onError: (task: string, error: unknown) => void): void {
+  stopping = false;
   for (const task of tasks) {
     const timer = setInterval(() => {
-      runGuarded(task).catch((error: unknown) => onError(task.name, error));
+      runGuarded(task, true).catch((error: unknown) => onError(task.name, error));
     }, task.intervalMs);
     timer.unref();
     timers.push(timer);
@@ -73,14 +77,20 @@ export function startBackgroundTimers(onError: (task: string, error: unknown) =>
  * (queue, stream, due index) for the next start.
  */
 export async function stopBackgroundTimers(waitMs = STOP_WAIT_MS): Promise<void> {
+  stopping = true;
   for (const timer of timers.splice(0)) clearInterval(timer);
   let timeout: NodeJS.Timeout | undefined;
-  await Promise.race([
-    Promise.all([...running.values()].map((run) => run.catch(() => 0))),
-    // A drain of a long back-log is not waited for to its end: Ctrl-C must stop promptly.
-    new Promise((done) => {
-      timeout = setTimeout(done, waitMs);
-    }),
-  ]);
+  let waited = false;
+  // A drain of a long back-log is not waited for to its end: Ctrl-C must stop promptly.
+  const deadline = new Promise<void>((done) => {
+    timeout = setTimeout(() => {
+      waited = true;
+      done();
+    }, waitMs);
+  });
+  // Runs that were waiting behind others may still start (settle's): wait until none is left.
+  while (running.size > 0 && !waited) {
+    await Promise.race([Promise.all([...running.values()].map((run) => run.catch(() => 0))), deadline]);
+  }
   clearTimeout(timeout);
 }

@@ -53,9 +53,9 @@ export async function startDynamoDbLocal(options: { dataDir?: string; port?: num
   const path = options.dataDir ? resolve(options.dataDir, 'dynamodb') : null;
   if (path) mkdirSync(path, { recursive: true });
   // The package spawns Java with this process's environment: the JVM options ride on
-  // JAVA_TOOL_OPTIONS for that one call (after any the user set).
+  // JAVA_TOOL_OPTIONS for that one call, before any the user set (the last one wins, so theirs do).
   const saved = process.env.JAVA_TOOL_OPTIONS;
-  process.env.JAVA_TOOL_OPTIONS = [saved, ...JVM_OPTIONS].filter(Boolean).join(' ');
+  process.env.JAVA_TOOL_OPTIONS = [...JVM_OPTIONS, saved].filter(Boolean).join(' ');
   let child: ChildProcess;
   try {
     child = spawn({ port, path, sharedDb: true, stdio: 'pipe' });

@@ -20,8 +20,9 @@ describe('local settings', () => {
     expect(() => readSettings({ PORT: '70000' })).toThrow(/PORT must be a port number/);
   });
 
-  it('starts DynamoDB Local with the quick JIT compiler only, after the options a user set, and leaves ours alone', async () => {
+  it('starts DynamoDB Local with the quick JIT compiler only (options a user set come after, and win), and leaves ours alone', async () => {
     expect(JVM_OPTIONS).toContain('-XX:TieredStopAtLevel=1');
+    const saved = process.env.JAVA_TOOL_OPTIONS;
     process.env.JAVA_TOOL_OPTIONS = '-Dsvc.test=1';
     const local = await startDynamoDbLocal({});
     try {
@@ -39,9 +40,10 @@ describe('local settings', () => {
         });
       if (!java) throw new Error('DynamoDB Local is not a child of this process');
       const environment = readFileSync(`/proc/${java}/environ`, 'utf8').split('\0');
-      expect(environment).toContain('JAVA_TOOL_OPTIONS=-Dsvc.test=1 -XX:TieredStopAtLevel=1');
+      expect(environment).toContain('JAVA_TOOL_OPTIONS=-XX:TieredStopAtLevel=1 -Dsvc.test=1');
     } finally {
-      delete process.env.JAVA_TOOL_OPTIONS;
+      if (saved === undefined) delete process.env.JAVA_TOOL_OPTIONS;
+      else process.env.JAVA_TOOL_OPTIONS = saved;
       await local.stop();
     }
   });

@@ -7,7 +7,7 @@ import { type StoredEvent, storedEventSchema } from '@svc/events';
 import { registerOnboardingEventData } from '@svc/onboarding';
 import { db, getItem, putItems, tableName } from '@svc/table';
 import type { DynamoDBRecord, SQSEvent } from 'aws-lambda';
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
 import { type Receiver, startReceiver } from '../../../packages/outbound/src/testing/receiver';
 import { call, DEMO, seedDemo, tokenFor } from '../../../test/support/api';
 import { streamEvents } from '../../../test/support/stream';
@@ -196,7 +196,12 @@ describe('fan-out, ten events at a time', () => {
       sqsRecord('e-1-again', busBody(events[1] as Envelope)),
       sqsRecord('e-2', busBody(events[2] as Envelope)),
     ];
+    const send = vi.spyOn(db(), 'send');
     const { response, created } = await fanOutMessages({ Records: records });
+    const queries = send.mock.calls.filter(([command]) => command.constructor.name === 'QueryCommand');
+    send.mockRestore();
+    // Four events of one organisation and name: their subscriptions are read once.
+    expect(queries).toHaveLength(1);
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'e-bad' }]);
     expect(created).toBe(6);
     for (const event of events) {
@@ -215,6 +220,31 @@ describe('fan-out, ten events at a time', () => {
           .sort(),
       ).toEqual(events.map((e) => e.object_uuid).sort());
     }
+  });
+});
+
+describe('fan-out failures', () => {
+  it("fails only the events whose subscriptions could not be read; the batch's others are fanned out", async () => {
+    const target = await hook('svc.payments.payment.cancelled');
+    const good = [envelope(), envelope()];
+    // Another organisation's event, whose subscriptions read fails (the store refuses that query).
+    const broken = { ...envelope(), organisation_uuid: newUuid() };
+    const records = [
+      sqsRecord('g-0', busBody(good[0] as Envelope)),
+      sqsRecord('broken', busBody(broken)),
+      sqsRecord('g-1', busBody(good[1] as Envelope)),
+    ];
+    const client = db();
+    const original = client.send.bind(client);
+    const send = vi.spyOn(client, 'send').mockImplementation(((command: { input?: unknown }) => {
+      if (JSON.stringify(command.input ?? {}).includes(broken.organisation_uuid)) {
+        return Promise.reject(new Error('ProvisionedThroughputExceededException'));
+      }
+      return original(command as never);
+    }) as never);
+    const { response } = await fanOutMessages({ Records: records }).finally(() => send.mockRestore());
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'broken' }]);
+    for (const event of good) expect(await deliveryFor(event.object_uuid, target.uuid, event.uuid)).toBeDefined();
   });
 });
 

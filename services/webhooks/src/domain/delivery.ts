@@ -348,38 +348,40 @@ export interface AttemptOutcome {
  * A queue batch's attempts, each delivery on its own (what fails for one is reported for that
  * one): every due delivery is claimed, then all are sent at once, then their Webhook Responses
  * are written together (BatchWriteItem: unconditional puts, one call instead of one each), then
- * each delivery is settled under its version. If the responses' write fails, no delivery of the
- * batch is settled: their leases lapse and the next claims log those attempts as "no outcome".
+ * each delivery is settled under its version. If the batch write fails, each response is written
+ * on its own, and a delivery is settled once its response is stored; one whose response cannot be
+ * stored is left to its lease, and the next claim logs that attempt as having no outcome.
  */
 export async function attemptDeliveries(
   uuids: readonly string[],
 ): Promise<Array<PromiseSettledResult<AttemptOutcome>>> {
   const claims = await Promise.allSettled(uuids.map(claimAttempt));
-  const sent = await Promise.all(
+  const sent = await Promise.allSettled(
     claims.map(async (claim) => {
       if (claim.status !== 'fulfilled' || !claim.value) return undefined;
-      return { claimed: claim.value, result: await sendAttempt(claim.value) };
+      const claimed = claim.value;
+      return { claimed, outcome: outcomeOf(claimed, await sendAttempt(claimed)) };
     }),
   );
-  const outcomes = sent.map((attempt) => (attempt ? outcomeOf(attempt.claimed, attempt.result) : undefined));
-  const responses = outcomes.flatMap((outcome, index) => {
-    const claimed = sent[index]?.claimed;
-    return outcome && claimed ? [responseItem(outcome.response, claimed.at + RESPONSE_RETENTION_SECONDS)] : [];
-  });
-  const written =
-    responses.length === 0
-      ? undefined
-      : await putItems(responses).then(
-          () => undefined,
-          (error: unknown) => error,
-        );
+  const recorded = sent.flatMap((attempt) => (attempt.status === 'fulfilled' && attempt.value ? [attempt.value] : []));
+  const ttlOf = (claimed: Claimed) => claimed.at + RESPONSE_RETENTION_SECONDS;
+  const together =
+    recorded.length > 0 &&
+    (await putItems(recorded.map(({ claimed, outcome }) => responseItem(outcome.response, ttlOf(claimed)))).then(
+      () => true,
+      (error: unknown) => {
+        logger.warn('Webhook Responses not written together; writing each on its own', { error });
+        return false;
+      },
+    ));
   return Promise.allSettled(
     claims.map(async (claim, index): Promise<AttemptOutcome> => {
       if (claim.status === 'rejected') throw claim.reason;
-      const claimed = sent[index]?.claimed;
-      const outcome = outcomes[index];
-      if (!claimed || !outcome) return { attempted: false, delivered: false };
-      if (written !== undefined) throw written;
+      const attempt = sent[index];
+      if (attempt?.status === 'rejected') throw attempt.reason;
+      if (!attempt?.value) return { attempted: false, delivered: false };
+      const { claimed, outcome } = attempt.value;
+      if (!together) await transactWrite([{ item: responsePut(outcome.response, ttlOf(claimed)) }]);
       return settleAttempt(claimed, outcome);
     }),
   );

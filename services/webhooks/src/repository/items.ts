@@ -131,7 +131,9 @@ export const eventSubscriptionKey = (uuid: string) => ({
   sk: 'EVENT_SUBSCRIPTION',
 });
 export const deliveryKey = (uuid: string) => ({ pk: key('DELIVERY', uuid), sk: 'DELIVERY' });
-export const responseKey = (uuid: string) => ({ pk: key('WEBHOOK_RESPONSE', uuid), sk: 'WEBHOOK_RESPONSE' });
+/** Every Webhook Response's partition key starts so (IAM scopes the worker's BatchWriteItem by it). */
+export const RESPONSE_PARTITION_PREFIX = key('WEBHOOK_RESPONSE', '');
+export const responseKey = (uuid: string) => ({ pk: `${RESPONSE_PARTITION_PREFIX}${uuid}`, sk: 'WEBHOOK_RESPONSE' });
 
 export function urlHash(url: string): string {
   return createHash('sha256').update(url).digest('hex');
