@@ -38,31 +38,13 @@ export function freePort(): Promise<number> {
   });
 }
 
-/**
- * DynamoDB Local's JVM compiles with the quick compiler (C1) only. With the optimising compiler
- * its compiler threads keep a core busy for minutes after start-up, and the service, its tests
- * and `pnpm start` on two cores wait for them: measured with the pipeline's stages, C1 alone
- * costs the emulator 40–65% less CPU per request (bench/webhooks.ts, README "Performance").
- */
-export const JVM_OPTIONS = ['-XX:TieredStopAtLevel=1'] as const;
-
 /** Starts AWS's DynamoDB Local (in memory, or on disk under `dataDir`) and waits until it answers. */
 export async function startDynamoDbLocal(options: { dataDir?: string; port?: number }): Promise<DynamoDbLocal> {
   assertJava();
   const port = options.port ?? (await freePort());
   const path = options.dataDir ? resolve(options.dataDir, 'dynamodb') : null;
   if (path) mkdirSync(path, { recursive: true });
-  // The package spawns Java with this process's environment: the JVM options ride on
-  // JAVA_TOOL_OPTIONS for that one call, before any the user set (the last one wins, so theirs do).
-  const saved = process.env.JAVA_TOOL_OPTIONS;
-  process.env.JAVA_TOOL_OPTIONS = [...JVM_OPTIONS, saved].filter(Boolean).join(' ');
-  let child: ChildProcess;
-  try {
-    child = spawn({ port, path, sharedDb: true, stdio: 'pipe' });
-  } finally {
-    if (saved === undefined) delete process.env.JAVA_TOOL_OPTIONS;
-    else process.env.JAVA_TOOL_OPTIONS = saved;
-  }
+  const child: ChildProcess = spawn({ port, path, sharedDb: true, stdio: 'pipe' });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-4000);
