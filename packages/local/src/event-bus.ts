@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { newUuid } from '@svc/core';
 import { EVENT_SOURCE, fanOutMessages, resetBusClient } from '@svc/webhooks';
 import type { EventBridgeEvent, SQSRecord } from 'aws-lambda';
+import { toRecord } from './queues';
 
 /**
  * The local stand-in for the EventBridge bus: a small server that speaks the PutEvents call of
@@ -96,26 +97,11 @@ const FAN_OUT_BATCH = 10;
 /** Batches a drain works on at once (the deployed fan-out runs several invocations too). */
 const CONCURRENT_BATCHES = 4;
 
+/** Where fan-out's records say they come from (the deployed fan-out queue's stand-in). */
+const FAN_OUT_QUEUE = 'svc-local-fan-out';
 /** An event as the rule's queue holds it: the EventBridge event is the message body. */
-function asQueueRecord(event: EventBridgeEvent<string, unknown>): SQSRecord {
-  const now = String(Date.now());
-  return {
-    messageId: event.id,
-    receiptHandle: event.id,
-    body: JSON.stringify(event),
-    attributes: {
-      ApproximateReceiveCount: '1',
-      SentTimestamp: now,
-      SenderId: 'events.amazonaws.com',
-      ApproximateFirstReceiveTimestamp: now,
-    },
-    messageAttributes: {},
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:local:000000000000:svc-local-fan-out',
-    awsRegion: process.env.AWS_REGION ?? 'eu-central-2',
-  };
-}
+const asQueueRecord = (event: EventBridgeEvent<string, unknown>): SQSRecord =>
+  toRecord({ MessageId: event.id, ReceiptHandle: event.id, Body: JSON.stringify(event) }, FAN_OUT_QUEUE);
 
 /**
  * Delivers what the bus holds to the rule's target, the fan-out queue, and that queue's messages

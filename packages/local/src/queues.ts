@@ -106,7 +106,8 @@ async function createQueueWithDlq(sqs: SQSClient, name: string) {
   if (!queue.QueueUrl || !dlq.QueueUrl) throw new Error(`The local SQS stand-in did not create ${name}`);
   return { queueUrl: queue.QueueUrl, deadLetterUrl: dlq.QueueUrl };
 }
-function toRecord(message: Message, queueUrl: string): SQSRecord {
+/** A received message as Lambda's SQS event source hands it to the worker. */
+export function toRecord(message: Message, queueUrl: string): SQSRecord {
   return {
     messageId: message.MessageId ?? '',
     receiptHandle: message.ReceiptHandle ?? '',

@@ -244,7 +244,9 @@ export async function subscribersOf(organisationUuid: string, eventName: string)
  * A delivery's event is stored as JSON text (`event_json`), not as a map: the item is written
  * three times per attempt and read back from the stream each time, and one string attribute
  * costs the store and the SDK far less than the event's nested attributes. Items written before
- * (with `event` as a map) are still read.
+ * (with `event` as a map) are still read. The reverse does not hold: code from before this
+ * format cannot read these items, so a deployment is not rolled back past it (its pending
+ * deliveries would fail their claims and end in the dead-letter queue).
  */
 export function deliveryItem(delivery: DeliveryRecord): Record<string, unknown> {
   const { event, ...rest } = delivery;
