@@ -1,7 +1,7 @@
-import { logger } from '@svc/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import * as z from 'zod';
 import { attemptDeliveries } from '../domain/delivery';
+import { handleSqsBatch } from './sqs-batch';
 
 const message = z.object({ delivery_uuid: z.string() });
 
@@ -13,27 +13,13 @@ const message = z.object({ delivery_uuid: z.string() });
 export async function processDeliveryBatch(
   event: SQSEvent,
 ): Promise<{ response: SQSBatchResponse; attempted: number }> {
-  const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
-  const parsed: Array<{ messageId: string; uuid: string }> = [];
-  for (const record of event.Records) {
-    try {
-      parsed.push({ messageId: record.messageId, uuid: message.parse(JSON.parse(record.body)).delivery_uuid });
-    } catch (error) {
-      logger.error('delivery message is not a delivery', { messageId: record.messageId, error });
-      batchItemFailures.push({ itemIdentifier: record.messageId });
-    }
-  }
-  const outcomes = await attemptDeliveries(parsed.map((p) => p.uuid));
-  let attempted = 0;
-  outcomes.forEach((outcome, index) => {
-    const messageId = parsed[index]?.messageId ?? '';
-    if (outcome.status === 'fulfilled') attempted += outcome.value.attempted ? 1 : 0;
-    else {
-      logger.error('delivery message failed', { messageId, error: outcome.reason });
-      batchItemFailures.push({ itemIdentifier: messageId });
-    }
-  });
-  return { response: { batchItemFailures }, attempted };
+  const { response, results } = await handleSqsBatch(
+    event,
+    'a delivery to attempt',
+    (body) => message.parse(body).delivery_uuid,
+    attemptDeliveries,
+  );
+  return { response, attempted: results.filter((outcome) => outcome.attempted).length };
 }
 
 export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> =>

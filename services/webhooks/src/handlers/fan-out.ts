@@ -3,7 +3,8 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import * as z from 'zod';
 import { fanOutAll } from '../domain/delivery';
 import { enqueueDeliveries } from '../pipeline/queue';
-import { type Envelope, envelopeSchema } from '../repository/items';
+import { envelopeSchema } from '../repository/items';
+import { handleSqsBatch } from './sqs-batch';
 
 /**
  * The bus rule sends every `svc` event to the fan-out queue (the message body is the EventBridge
@@ -15,26 +16,13 @@ import { type Envelope, envelopeSchema } from '../repository/items';
 const busEvent = z.object({ detail: envelopeSchema });
 
 export async function fanOutMessages(event: SQSEvent): Promise<{ response: SQSBatchResponse; created: number }> {
-  const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
-  const parsed: Array<{ messageId: string; envelope: Envelope }> = [];
-  for (const record of event.Records) {
-    try {
-      parsed.push({ messageId: record.messageId, envelope: busEvent.parse(JSON.parse(record.body)).detail });
-    } catch (error) {
-      logger.error('fan-out message is not an event', { messageId: record.messageId, error });
-      batchItemFailures.push({ itemIdentifier: record.messageId });
-    }
-  }
-  const outcomes = await fanOutAll(parsed.map((p) => p.envelope));
-  const created: string[] = [];
-  outcomes.forEach((outcome, index) => {
-    const messageId = parsed[index]?.messageId ?? '';
-    if (outcome.status === 'fulfilled') created.push(...outcome.value);
-    else {
-      logger.error('event not fanned out', { messageId, error: outcome.reason });
-      batchItemFailures.push({ itemIdentifier: messageId });
-    }
-  });
+  const { response, results } = await handleSqsBatch(
+    event,
+    'an event to fan out',
+    (body) => busEvent.parse(body).detail,
+    fanOutAll,
+  );
+  const created = results.flat();
   if (created.length > 0) {
     try {
       await enqueueDeliveries(created);
@@ -43,7 +31,7 @@ export async function fanOutMessages(event: SQSEvent): Promise<{ response: SQSBa
       logger.error('deliveries not queued; the sweeper will send them', { count: created.length, error });
     }
   }
-  return { response: { batchItemFailures }, created: created.length };
+  return { response, created: created.length };
 }
 
 export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => (await fanOutMessages(event)).response;
