@@ -1,6 +1,6 @@
 import { WORKERS } from '@svc/api';
 import { INDEXES } from '@svc/table';
-import { EVENT_SOURCE, RESPONSE_PARTITION_PREFIX } from '@svc/webhooks';
+import { EVENT_SOURCE, WORKER_BATCH_WRITE_PREFIXES } from '@svc/webhooks';
 import { Duration, Validations } from 'aws-cdk-lib';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
@@ -111,7 +111,7 @@ export const WEBHOOK_SECRET_CONTEXT = { purpose: 'webhook-secret' } as const;
 
 /** Point reads: the stream publisher shapes a charge attempt's event from its subscription. */
 export const STREAM_PUBLISHER_TABLE_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem'] as const;
-/** Reads endpoints, writes a new delivery (conditional put); Query on gsi2 only (below). */
+/** Reads endpoints, writes a delivery too large to travel in its message (conditional put); Query on gsi2 only (below). */
 export const FAN_OUT_TABLE_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem'] as const;
 /**
  * Reads the delivery and its endpoint; writes the delivery (puts, alone or as a TransactWriteItems,
@@ -119,13 +119,14 @@ export const FAN_OUT_TABLE_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem
  */
 export const DELIVERY_WORKER_TABLE_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem'] as const;
 /**
- * The Webhook Responses of a batch go out in one BatchWriteItem. IAM sees one action for its puts
- * and deletes alike, so the grant is limited to Webhook Response partitions: the worker can write
- * (or delete) nothing else that way.
+ * The Webhook Responses of a batch, with the deliveries that ended, go out in one BatchWriteItem.
+ * IAM sees one action for its puts and deletes alike, so the grant is limited to Webhook Response
+ * and delivery partitions (which the worker may put anyway): it can write (or delete) nothing else
+ * that way.
  */
 export const DELIVERY_WORKER_BATCH_WRITE = {
   action: 'dynamodb:BatchWriteItem',
-  leadingKeys: [`${RESPONSE_PARTITION_PREFIX}*`],
+  leadingKeys: WORKER_BATCH_WRITE_PREFIXES.map((prefix) => `${prefix}*`),
 } as const;
 
 const SEND_MESSAGE = 'sqs:SendMessage';
@@ -133,10 +134,10 @@ const SEND_MESSAGE = 'sqs:SendMessage';
 /**
  * The event pipeline behind webhooks: the table stream's publisher puts each written item's
  * events on the bus; a rule sends every `svc` event to the fan-out queue (the message body is the
- * whole event); the fan-out worker takes them in batches of ten and writes one delivery per
- * subscribed endpoint and event, then queues the new deliveries; the delivery worker POSTs to the
- * receiver; deliveries whose next attempt is due (retries, lapsed leases, enqueues that failed)
- * wait in the table's due index, and the sweeper queues them again every minute. Webhook
+ * whole event); the fan-out worker takes them in batches of ten and queues one delivery per
+ * subscribed endpoint and event (the delivery travels in its message); the delivery worker's
+ * claim writes it, then it POSTs to the receiver; deliveries whose next attempt is due (retries,
+ * lapsed leases) wait in the table's due index, and the sweeper queues them again every minute. Webhook
  * passwords and HMAC keys are sealed with a KMS key of their own. Every stage that can lose work
  * has a dead-letter queue.
  */

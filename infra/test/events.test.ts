@@ -466,12 +466,13 @@ describe.each(STAGE_NAMES)('the %s pipeline functions', (stage) => {
     );
     expect(resourcesGranting(statements, 'dynamodb:PutItem')).toEqual([arnOf(tableId)]);
     expect(resourcesGranting(statements, 'dynamodb:BatchWriteItem')).toEqual([arnOf(tableId)]);
-    // BatchWriteItem carries deletes as well as puts: it is granted on Webhook Response partitions only.
+    // BatchWriteItem carries deletes as well as puts: it is granted on Webhook Response and
+    // delivery partitions only.
     const batchWrite = statements.filter((s) => s.Action.includes('dynamodb:BatchWriteItem'));
     expect(batchWrite).toHaveLength(1);
     expect(batchWrite[0]?.Action).toEqual(['dynamodb:BatchWriteItem']);
     expect(batchWrite[0]?.Condition).toEqual({
-      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['WEBHOOK_RESPONSE#*'] },
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['WEBHOOK_RESPONSE#*', 'DELIVERY#*'] },
     });
     for (const action of ['dynamodb:DeleteItem', 'dynamodb:Scan', 'dynamodb:UpdateItem', 'dynamodb:Query']) {
       expect(resourcesGranting(statements, action), action).toEqual([]);

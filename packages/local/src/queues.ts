@@ -9,6 +9,7 @@ import {
   SendMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
+import { withoutSdkCallLogging } from '@svc/core';
 import { processFileBatch } from '@svc/reconciliation';
 import { processBillingBatch, resetBillingQueueClient } from '@svc/subscriptions';
 import { processDeliveryBatch, resetDeliveryQueueClient } from '@svc/webhooks';
@@ -61,7 +62,7 @@ async function startQueues(): Promise<LocalQueues> {
   const endpoint = `http://127.0.0.1:${port}`;
   process.env.AWS_ENDPOINT_URL_SQS = endpoint;
   process.env.AWS_REGION ??= 'eu-central-2';
-  client = new SQSClient({ endpoint });
+  client = withoutSdkCallLogging(new SQSClient({ endpoint }));
   const billing = await createQueueWithDlq(client, 'svc-billing');
   const delivery = await createQueueWithDlq(client, 'svc-webhook-deliveries');
   const files = await createQueueWithDlq(client, 'svc-reconciliation-files');

@@ -6,6 +6,7 @@ import {
   GetShardIteratorCommand,
   type _Record as StreamRecord,
 } from '@aws-sdk/client-dynamodb-streams';
+import { withoutSdkCallLogging } from '@svc/core';
 import { registerOnboardingEventData } from '@svc/onboarding';
 import { db, tableName } from '@svc/table';
 import { publishStreamRecords } from '@svc/webhooks';
@@ -40,7 +41,7 @@ async function currentStream(): Promise<string | undefined> {
   streamArn = described.Table?.LatestStreamArn;
   streamTable = table;
   shards.clear();
-  client ??= new DynamoDBStreamsClient({ endpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB });
+  client ??= withoutSdkCallLogging(new DynamoDBStreamsClient({ endpoint: process.env.AWS_ENDPOINT_URL_DYNAMODB }));
   return streamArn;
 }
 

@@ -16,4 +16,4 @@ export { publishStreamRecords } from './handlers/stream-publisher';
 export { registerEventData } from './pipeline/envelope';
 export { EVENT_SOURCE, resetBusClient } from './pipeline/publish';
 export { resetDeliveryQueueClient } from './pipeline/queue';
-export { RESPONSE_PARTITION_PREFIX } from './repository/items';
+export { WORKER_BATCH_WRITE_PREFIXES } from './repository/items';

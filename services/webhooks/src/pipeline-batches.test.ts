@@ -1,23 +1,24 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { advanceClock, derivedUuid, freezeClock, newUuid, now } from '@svc/core';
 import { type StoredEvent, storedEventSchema } from '@svc/events';
 import { registerOnboardingEventData } from '@svc/onboarding';
 import { db, getItem, putItems, tableName } from '@svc/table';
-import type { DynamoDBRecord, SQSEvent } from 'aws-lambda';
+import type { DynamoDBRecord, SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
 import { type Receiver, startReceiver } from '../../../packages/outbound/src/testing/receiver';
 import { call, DEMO, seedDemo, tokenFor } from '../../../test/support/api';
-import { streamEvents } from '../../../test/support/stream';
-import { claimAttempt } from './domain/delivery';
+import { claimAttempt, fanOut, sendAttempt } from './domain/delivery';
 import { processDeliveryBatch } from './handlers/delivery-worker';
 import { fanOutMessages } from './handlers/fan-out';
 import { publishStreamRecords } from './handlers/stream-publisher';
 import { registerEventData } from './pipeline/envelope';
 import { callsOf, PUT_EVENTS_MAX, resetBusClient } from './pipeline/publish';
-import { deliveryKey, type Envelope } from './repository/items';
+import { INLINE_DELIVERY_MAX_BYTES } from './pipeline/queue';
+import { deliveryItem, deliveryKey, type Envelope } from './repository/items';
 
 /**
  * The pipeline's batches: the publisher packs events of many stream records into PutEvents calls,
@@ -29,12 +30,19 @@ let token: string;
 let receiver: Receiver;
 /** Status per receiver path, request by request (200 once used up). */
 const answers = new Map<string, number[]>();
+/** Seconds the service clock moves while the receiver answers a path's next request. */
+const slow = new Map<string, number>();
 
 beforeAll(async () => {
   await seedDemo();
   token = await tokenFor(DEMO.client);
   receiver = await startReceiver((request, response) => {
     const status = answers.get(request.url ?? '')?.shift() ?? 200;
+    const seconds = slow.get(request.url ?? '');
+    if (seconds !== undefined) {
+      slow.delete(request.url ?? '');
+      advanceClock(seconds);
+    }
     response.writeHead(status, { 'content-type': 'text/plain' });
     response.end(status === 200 ? 'thanks' : 'not now');
   }, inject('receiverTls'));
@@ -55,7 +63,8 @@ async function ok(method: string, path: string, body?: unknown, status = 200) {
 }
 
 let paths = 0;
-async function hook(eventName = 'svc.payments.payment.succeeded') {
+/** An endpoint subscribed to a name; with a tag, only to events whose `data.note` is that tag. */
+async function hook(eventName = 'svc.payments.payment.succeeded', tag?: string) {
   paths += 1;
   const path = `/batches/${paths}`;
   const webhook = await ok(
@@ -72,6 +81,7 @@ async function hook(eventName = 'svc.payments.payment.succeeded') {
       action_configuration_uuid: webhook.uuid,
       action_type: 'webhook',
       event_name: eventName,
+      ...(tag === undefined ? {} : { filter: `event.data.note == "${tag}"` }),
     },
     201,
   );
@@ -158,77 +168,192 @@ describe('the delivery worker, a queue batch at a time', () => {
   });
 
   it('reports only the message it could not read; a delivery that is gone or not due is no failure', async () => {
-    const target = await hook();
-    const payment = await pay();
-    // Fan-out only: the delivery exists, nothing has been sent.
-    await publishAndFanOut();
-    const delivery = await deliveryFor(payment.uuid, target.uuid);
+    const tag = newUuid();
+    const target = await hook('svc.payments.payment.cancelled', tag);
+    // The message fan-out makes for an event (nothing is written or sent yet).
+    const [message] = await fanOut(envelope(tag));
+    if (!message?.delivery) throw new Error('fan-out carried no delivery');
+    expect(await getItem(deliveryKey(message.delivery_uuid))).toBeUndefined();
+    const carried = JSON.stringify(message);
     const records = [
       sqsRecord('m-bad', 'not json'),
       sqsRecord('m-shape', JSON.stringify({ something: 'else' })),
+      // A carried delivery must be the one the message names.
+      sqsRecord('m-mismatch', JSON.stringify({ ...message, delivery_uuid: newUuid() })),
       sqsRecord('m-unknown', JSON.stringify({ delivery_uuid: newUuid() })),
-      sqsRecord('m-good', JSON.stringify({ delivery_uuid: delivery })),
-      sqsRecord('m-twice', JSON.stringify({ delivery_uuid: delivery })),
+      sqsRecord('m-good', carried),
+      sqsRecord('m-twice', carried),
     ];
     const before = requestsAt(target.path).length;
     const { response, attempted } = await processDeliveryBatch({ Records: records });
-    expect(response.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(['m-bad', 'm-shape']);
-    // The same delivery twice in one batch: one claim wins, one request is sent.
+    expect(response.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(['m-bad', 'm-mismatch', 'm-shape']);
+    // The same delivery twice in one batch: one claim writes it, one request is sent.
     expect(attempted).toBe(1);
     expect(requestsAt(target.path).length - before).toBe(1);
     const log = await responsesOf(target);
     expect(log).toHaveLength(1);
     expect(log[0]).toMatchObject({ attempt: 1, status_code: 200 });
+    // It ended within its lease: the response's batch write settled it, and it keeps the event as JSON text.
+    const stored = (await getItem(deliveryKey(message.delivery_uuid))) as Record<string, unknown>;
+    expect(stored).toMatchObject({ status: 'delivered', attempts: 1, version: 2 });
+    expect(stored.lease_until).toBeUndefined();
+    expect(stored.duepk).toBeUndefined();
+    expect(typeof stored.event_json).toBe('string');
+    expect(stored.event).toBeUndefined();
+    // The same message once more, in a later batch: nothing to do, no failure.
+    const again = await processDeliveryBatch({ Records: [sqsRecord('m-later', carried)] });
+    expect(again).toEqual({ response: { batchItemFailures: [] }, attempted: 0 });
+    expect(requestsAt(target.path).length - before).toBe(1);
+  });
+
+  it("writes a first attempt once (the claim) and settles what ended in the responses' batch write", async () => {
+    const tag = newUuid();
+    const target = await hook('svc.payments.payment.cancelled', tag);
+    const messages = (await Promise.all([envelope(tag), envelope(tag), envelope(tag)].map((e) => fanOut(e)))).flat();
+    expect(messages).toHaveLength(3);
+    const send = vi.spyOn(db(), 'send');
+    const { attempted } = await processDeliveryBatch({
+      Records: messages.map((m, i) => sqsRecord(`w-${i}`, JSON.stringify(m))),
+    });
+    const commands = sentCommands(send.mock.calls);
+    send.mockRestore();
+    expect(attempted).toBe(3);
+    expect(requestsAt(target.path)).toHaveLength(3);
+    // One conditional put per delivery (its claim), then one BatchWriteItem: three responses, three deliveries.
+    const puts = commands.filter((c) => c.name === 'PutCommand');
+    expect(puts.map((c) => c.input.Item?.pk).sort()).toEqual(messages.map((m) => `DELIVERY#${m.delivery_uuid}`).sort());
+    expect(puts.every((c) => c.input.ConditionExpression === 'attribute_not_exists(pk)')).toBe(true);
+    const batches = commands.filter((c) => c.name === 'BatchWriteCommand');
+    expect(batches).toHaveLength(1);
+    const written = Object.values(batches[0]?.input.RequestItems ?? {}).flat();
+    expect(written.filter((w) => w.PutRequest.Item.entity === 'webhook_response')).toHaveLength(3);
+    expect(written.filter((w) => w.PutRequest.Item.entity === 'delivery').map((w) => w.PutRequest.Item.status)).toEqual(
+      ['delivered', 'delivered', 'delivered'],
+    );
+    // Nothing comes back once the leases would have lapsed.
+    advanceClock(120);
+    await ok('POST', '/_local/settle');
+    expect(requestsAt(target.path)).toHaveLength(3);
+  });
+
+  it('settles under its version a delivery whose lease is nearly over when its attempt ends', async () => {
+    const tag = newUuid();
+    const target = await hook('svc.payments.payment.cancelled', tag);
+    const [message] = await fanOut(envelope(tag));
+    if (!message) throw new Error('no message');
+    // The receiver takes its time: by the service clock, 50 of the lease's 60 s pass during the request.
+    slow.set(target.path, 50);
+    const send = vi.spyOn(db(), 'send');
+    await processDeliveryBatch({ Records: [sqsRecord('slow', JSON.stringify(message))] });
+    const commands = sentCommands(send.mock.calls);
+    send.mockRestore();
+    const guarded = commands.filter(
+      (c) => c.name === 'PutCommand' && c.input.ConditionExpression === 'version = :read',
+    );
+    expect(guarded.map((c) => c.input.Item?.status)).toEqual(['delivered']);
+    const stored = (await getItem(deliveryKey(message.delivery_uuid))) as Record<string, unknown>;
+    expect(stored).toMatchObject({ status: 'delivered', version: 2 });
+    advanceClock(120);
+    await ok('POST', '/_local/settle');
+    expect(requestsAt(target.path)).toHaveLength(1);
   });
 });
 
 describe('fan-out, ten events at a time', () => {
-  it('creates one delivery per event and endpoint, reports a malformed message alone, and de-duplicates', async () => {
+  it('queues one delivery per event and endpoint, reports a malformed message alone, and delivers each once', async () => {
     // A name no other test subscribes to: these two endpoints are the only subscribers.
-    const first = await hook('svc.payments.payment.cancelled');
-    const second = await hook('svc.payments.payment.cancelled');
-    const events = [envelope(), envelope(), envelope()];
+    const tag = newUuid();
+    const first = await hook('svc.payments.payment.cancelled', tag);
+    const second = await hook('svc.payments.payment.cancelled', tag);
+    const events = [envelope(tag), envelope(tag), envelope(tag)];
     const records = [
       sqsRecord('e-0', busBody(events[0] as Envelope)),
       sqsRecord('e-bad', '{"detail": {"name": 1}}'),
       sqsRecord('e-1', busBody(events[1] as Envelope)),
-      // The same event again (published twice): no second delivery.
+      // The same event again (published twice): queued twice, delivered once.
       sqsRecord('e-1-again', busBody(events[1] as Envelope)),
       sqsRecord('e-2', busBody(events[2] as Envelope)),
     ];
     const send = vi.spyOn(db(), 'send');
-    const { response, created } = await fanOutMessages({ Records: records });
-    const queries = send.mock.calls.filter(([command]) => command.constructor.name === 'QueryCommand');
+    const { response, queued } = await fanOutMessages({ Records: records });
+    const commands = send.mock.calls.map(([command]) => command.constructor.name);
     send.mockRestore();
-    // Four events of one organisation and name: their subscriptions are read once.
-    expect(queries).toHaveLength(1);
+    // Four events of one organisation and name: their subscriptions are read once, and nothing is written.
+    expect(commands.filter((name) => name === 'QueryCommand')).toHaveLength(1);
+    expect(commands.filter((name) => /Put|Write|Update/.test(name))).toEqual([]);
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'e-bad' }]);
-    expect(created).toBe(6);
-    for (const event of events) {
+    expect(queued).toBe(8);
+    const deliveredOnce = () => {
       for (const target of [first, second]) {
-        expect(await deliveryFor(event.object_uuid, target.uuid, event.uuid)).toBeDefined();
+        expect(
+          requestsAt(target.path)
+            .map((r) => objectOf(r.body))
+            .sort(),
+        ).toEqual(events.map((e) => e.object_uuid).sort());
       }
-    }
-    // All of it again: everything exists, nothing new is created or queued.
-    const again = await fanOutMessages({ Records: records.filter((r) => r.messageId !== 'e-bad') });
-    expect(again).toEqual({ response: { batchItemFailures: [] }, created: 0 });
+    };
     await ok('POST', '/_local/settle');
-    for (const target of [first, second]) {
-      expect(
-        requestsAt(target.path)
-          .map((r) => objectOf(r.body))
-          .sort(),
-      ).toEqual(events.map((e) => e.object_uuid).sort());
-    }
+    deliveredOnce();
+    // All of it again: queued again, and the claims find every delivery done.
+    const again = await fanOutMessages({ Records: records.filter((r) => r.messageId !== 'e-bad') });
+    expect(again).toEqual({ response: { batchItemFailures: [] }, queued: 8 });
+    await ok('POST', '/_local/settle');
+    deliveredOnce();
+  });
+
+  it('reports an event whose messages the delivery queue did not take, and delivers it when it comes again', async () => {
+    const tag = newUuid();
+    const target = await hook('svc.payments.payment.cancelled', tag);
+    const [kept, refused] = [envelope(tag), envelope(tag)];
+    const records = [sqsRecord('kept', busBody(kept)), sqsRecord('refused', busBody(refused))];
+    const original = SQSClient.prototype.send as unknown as (this: SQSClient, command: unknown) => Promise<unknown>;
+    const sqs = vi.spyOn(SQSClient.prototype, 'send').mockImplementation(function (
+      this: SQSClient,
+      command: { input?: unknown },
+    ) {
+      const input = command.input as { Entries?: Array<{ Id: string; MessageBody: string }> };
+      if (command instanceof SendMessageBatchCommand && input.Entries) {
+        const bad = input.Entries.filter((entry) => entry.MessageBody.includes(refused.uuid));
+        if (bad.length > 0) {
+          return original
+            .call(
+              this,
+              new SendMessageBatchCommand({
+                ...command.input,
+                Entries: input.Entries.filter((e) => !bad.includes(e)),
+              }) as never,
+            )
+            .then((out) => ({
+              ...(out as object),
+              Failed: bad.map((entry) => ({ Id: entry.Id, SenderFault: false, Code: 'InternalError' })),
+            }));
+        }
+      }
+      return original.call(this, command as never);
+    } as never);
+    const first = await fanOutMessages({ Records: records }).finally(() => sqs.mockRestore());
+    expect(first.response.batchItemFailures).toEqual([{ itemIdentifier: 'refused' }]);
+    await ok('POST', '/_local/settle');
+    expect(requestsAt(target.path).map((r) => objectOf(r.body))).toEqual([kept.object_uuid]);
+    // The queue sends the refused event to fan-out again: now it is delivered, and the other not twice.
+    const retry = await fanOutMessages({ Records: [records[1] as SQSRecord] });
+    expect(retry.response.batchItemFailures).toEqual([]);
+    await ok('POST', '/_local/settle');
+    expect(
+      requestsAt(target.path)
+        .map((r) => objectOf(r.body))
+        .sort(),
+    ).toEqual([kept.object_uuid, refused.object_uuid].sort());
   });
 });
 
 describe('fan-out failures', () => {
   it("fails only the events whose subscriptions could not be read; the batch's others are fanned out", async () => {
-    const target = await hook('svc.payments.payment.cancelled');
-    const good = [envelope(), envelope()];
+    const tag = newUuid();
+    const target = await hook('svc.payments.payment.cancelled', tag);
+    const good = [envelope(tag), envelope(tag)];
     // Another organisation's event, whose subscriptions read fails (the store refuses that query).
-    const broken = { ...envelope(), organisation_uuid: newUuid() };
+    const broken = { ...envelope(tag), organisation_uuid: newUuid() };
     const records = [
       sqsRecord('g-0', busBody(good[0] as Envelope)),
       sqsRecord('broken', busBody(broken)),
@@ -242,9 +367,15 @@ describe('fan-out failures', () => {
       }
       return original(command as never);
     }) as never);
-    const { response } = await fanOutMessages({ Records: records }).finally(() => send.mockRestore());
+    const { response, queued } = await fanOutMessages({ Records: records }).finally(() => send.mockRestore());
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'broken' }]);
-    for (const event of good) expect(await deliveryFor(event.object_uuid, target.uuid, event.uuid)).toBeDefined();
+    expect(queued).toBe(2);
+    await ok('POST', '/_local/settle');
+    expect(
+      requestsAt(target.path)
+        .map((r) => objectOf(r.body))
+        .sort(),
+    ).toEqual(good.map((e) => e.object_uuid).sort());
   });
 });
 
@@ -358,25 +489,39 @@ describe('the stream publisher, events of many records to a PutEvents call', () 
 });
 
 describe('stored deliveries', () => {
-  it('keep the event as JSON text, and deliveries stored with the event as a map are still sent', async () => {
-    const target = await hook();
-    const payment = await pay();
-    await publishAndFanOut();
-    const uuid = await deliveryFor(payment.uuid, target.uuid);
-    const item = (await getItem(deliveryKey(uuid))) as Record<string, unknown>;
+  it('are written by fan-out when too large to carry, named in their message, and sent from the table', async () => {
+    const tag = newUuid();
+    const target = await hook('svc.payments.payment.cancelled', tag);
+    const large = { ...envelope(tag), data: { note: tag, filler: 'x'.repeat(INLINE_DELIVERY_MAX_BYTES) } };
+    const [message] = await fanOut(large);
+    expect(message).toEqual({ delivery_uuid: derivedUuid('delivery', large.uuid, target.uuid) });
+    const item = (await getItem(deliveryKey(message?.delivery_uuid ?? ''))) as Record<string, unknown>;
+    expect(item).toMatchObject({ status: 'pending', attempts: 0 });
     expect(typeof item.event_json).toBe('string');
     expect(item.event).toBeUndefined();
-    expect((JSON.parse(String(item.event_json)) as Envelope).object_uuid).toBe(payment.uuid);
+    // Written before: fanned out again, it is neither written nor queued twice.
+    expect(await fanOut(large)).toEqual([]);
+    await processDeliveryBatch({ Records: [sqsRecord('large', JSON.stringify(message))] });
+    const [request] = requestsAt(target.path);
+    expect((JSON.parse(request?.body ?? '{}') as { event: Envelope }).event).toEqual(large);
+  });
 
-    // The same delivery as an older version wrote it: `event` as a map.
-    const { event_json: json, ...rest } = item;
+  it('stored with the event as a map (an older format) are still claimed and sent', async () => {
+    const tag = newUuid();
+    const target = await hook('svc.payments.payment.cancelled', tag);
+    const [message] = await fanOut(envelope(tag));
+    if (!message?.delivery) throw new Error('no delivery');
+    const uuid = message.delivery_uuid;
+    const { event_json: json, ...rest } = deliveryItem(message.delivery);
     await db().send(new PutCommand({ TableName: tableName(), Item: { ...rest, event: JSON.parse(String(json)) } }));
     const claimed = await claimAttempt(uuid);
-    expect(claimed?.delivery.event.object_uuid).toBe(payment.uuid);
+    expect(claimed?.delivery.event).toEqual(message.delivery.event);
     expect(claimed?.attempt).toBe(1);
     const rewritten = (await getItem(deliveryKey(uuid))) as Record<string, unknown>;
     expect(rewritten.event).toBeUndefined();
     expect(typeof rewritten.event_json).toBe('string');
+    if (claimed) await sendAttempt(claimed);
+    expect(requestsAt(target.path)).toHaveLength(1);
   });
 
   it('putItems writes more than a BatchWriteItem holds', async () => {
@@ -414,7 +559,7 @@ function sqsRecord(messageId: string, body: string): SQSEvent['Records'][number]
   };
 }
 
-function envelope(): Envelope {
+function envelope(tag: string): Envelope {
   return {
     uuid: newUuid(),
     name: 'svc.payments.payment.cancelled',
@@ -424,7 +569,7 @@ function envelope(): Envelope {
     organisation_uuid: DEMO.org,
     account_uuid: DEMO.secondAccount,
     sequence: 1,
-    data: { note: 'test' },
+    data: { note: tag },
   };
 }
 
@@ -459,27 +604,18 @@ function streamRecord(
   };
 }
 
-/** Runs the stream and the bus (not the delivery queue): deliveries exist, nothing is sent. */
-async function publishAndFanOut() {
-  const { pollStream } = await import('../../../packages/local/src/stream-poller');
-  const { drainBus, ensureLocalBus } = await import('../../../packages/local/src/event-bus');
-  await ensureLocalBus();
-  await pollStream();
-  await drainBus();
+/** What a spied client sent: each command's name and the parts of its input these tests read. */
+interface SentCommand {
+  name: string;
+  input: {
+    Item?: Record<string, unknown>;
+    ConditionExpression?: string;
+    RequestItems?: Record<string, Array<{ PutRequest: { Item: Record<string, unknown> } }>>;
+  };
 }
-
-/** The delivery of a payment's event to an endpoint (the event read from the delivery items). */
-async function deliveryFor(objectUuid: string, endpointUuid: string, eventUuid?: string): Promise<string> {
-  if (eventUuid) return existing(derivedUuid('delivery', eventUuid, endpointUuid));
-  const event = (await streamEvents()).find(
-    (e) => e.object_uuid === objectUuid && e.name === 'svc.payments.payment.succeeded',
-  );
-  if (!event) throw new Error(`no event for ${objectUuid}`);
-  return existing(derivedUuid('delivery', event.uuid, endpointUuid));
-}
-
-async function existing(uuid: string): Promise<string> {
-  const item = await getItem(deliveryKey(uuid));
-  if (!item) throw new Error(`no delivery ${uuid}`);
-  return uuid;
+function sentCommands(calls: ReadonlyArray<readonly unknown[]>): SentCommand[] {
+  return calls.map(([command]) => {
+    const sent = command as { constructor: { name: string }; input: SentCommand['input'] };
+    return { name: sent.constructor.name, input: sent.input };
+  });
 }

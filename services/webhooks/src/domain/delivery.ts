@@ -10,8 +10,10 @@ import {
   StaleVersionError,
   transactWrite,
 } from '@svc/table';
+import { type DeliveryMessage, INLINE_DELIVERY_MAX_BYTES } from '../pipeline/queue';
 import {
   type DeliveryRecord,
+  deliveryItem,
   deliveryPut,
   type EndpointRecord,
   type Envelope,
@@ -28,16 +30,20 @@ import { open } from '../repository/secrets';
 /**
  * Fan-out and delivery.
  *
- * Fan-out turns one event into one delivery per endpoint whose subscriptions match it. A
- * delivery's uuid is derived from the event and the endpoint and written only if absent, so an
- * event published twice is delivered once.
+ * Fan-out turns one event into one delivery per endpoint whose subscriptions match it, sent to
+ * the delivery queue in its message. A delivery's uuid is derived from the event and the endpoint,
+ * and the first claim writes it only if absent, so an event published or fanned out twice is
+ * delivered once.
  *
- * An attempt is claimed before it is sent (attempt number + 1, a short lease, and a Webhook
- * Response saying no outcome was recorded), then the response overwrites that record and the
- * delivery is settled: delivered, gone (410), or scheduled for the next attempt on the published
- * back-off. A worker that dies after sending leaves the claim; once its lease lapses the next
- * worker sends the same event again as the next attempt (at-least-once; receivers de-duplicate
- * on `X-Svc-Event-Uuid`), and the lost attempt stays logged.
+ * An attempt is claimed before it is sent (attempt number + 1 and a short lease, one conditional
+ * write; for a first attempt that write creates the delivery). Once sent, its Webhook Response is
+ * written and the delivery settled: delivered, gone (410), failed, or scheduled for the next
+ * attempt on the published back-off. A worker that dies after sending leaves the claim; once its
+ * lease lapses the sweeper finds it in the due index and the next worker sends the same event
+ * again as the next attempt (at-least-once; receivers de-duplicate on `X-Svc-Event-Uuid`), logging
+ * the lost attempt as one with no recorded outcome. Until its first claim a delivery lives in the
+ * queue only, with the queue's retries and dead-letter queue behind it, as the event did in the
+ * fan-out queue before it.
  */
 export const RETRY_DELAYS_SECONDS = [60, 300, 900, 3600, 10_800, 21_600, 43_200, 86_400, 86_400] as const;
 export const MAX_ATTEMPTS = RETRY_DELAYS_SECONDS.length + 1;
@@ -77,7 +83,7 @@ type Subscribers = (organisationUuid: string, eventName: string) => Promise<Even
  * for the batch, and the endpoints' reads of all its events go out together (the table client
  * coalesces them).
  */
-export function fanOutAll(events: readonly Envelope[]): Promise<Array<PromiseSettledResult<string[]>>> {
+export function fanOutAll(events: readonly Envelope[]): Promise<Array<PromiseSettledResult<DeliveryMessage[]>>> {
   const read = new Map<string, Promise<EventSubscriptionRecord[]>>();
   const subscribers: Subscribers = (organisationUuid, eventName) => {
     const id = `${organisationUuid}\u0000${eventName}`;
@@ -91,16 +97,21 @@ export function fanOutAll(events: readonly Envelope[]): Promise<Array<PromiseSet
   return Promise.allSettled(events.map((event) => fanOut(event, subscribers)));
 }
 
-/** The deliveries an event needs (one per endpoint); returns the uuids of those created now. */
-export async function fanOut(event: Envelope, subscribers: Subscribers = subscribersOf): Promise<string[]> {
+/**
+ * The delivery queue's messages for an event: one per endpoint whose subscriptions match it.
+ * A delivery travels in its message and is written by its first claim (one write instead of two;
+ * see claimFirstAttempt). One too large to carry is written here, as due, and its message names
+ * it; if it is already written (the event was fanned out before), it has its message already, or
+ * the sweeper sends one.
+ */
+export async function fanOut(event: Envelope, subscribers: Subscribers = subscribersOf): Promise<DeliveryMessage[]> {
   const matching = (await subscribers(event.organisation_uuid, event.name)).filter((s) => wants(s, event));
   const endpoints = [...new Set(matching.map((s) => s.action_configuration_uuid))];
   const at = now();
-  const created: string[] = [];
-  await Promise.all(
-    endpoints.map(async (endpointUuid) => {
+  const messages = await Promise.all(
+    endpoints.map(async (endpointUuid): Promise<DeliveryMessage | undefined> => {
       const endpoint = await findEndpoint(endpointUuid);
-      if (!endpoint) return;
+      if (!endpoint) return undefined;
       const delivery: DeliveryRecord = {
         uuid: derivedUuid('delivery', event.uuid, endpointUuid),
         organisation_uuid: event.organisation_uuid,
@@ -111,21 +122,24 @@ export async function fanOut(event: Envelope, subscribers: Subscribers = subscri
         attempts: 0,
         status: 'pending',
         next_attempt_at: at,
-        // Fan-out sends it to the queue now; the sweeper is only the safety net.
+        // Sent to the queue now; the sweeper is only the safety net.
         queued_until: at + QUEUED_GRACE_SECONDS,
         created: at,
         updated: at,
         version: 1,
       };
+      const carried: DeliveryMessage = { delivery_uuid: delivery.uuid, delivery };
+      if (Buffer.byteLength(JSON.stringify(carried)) <= INLINE_DELIVERY_MAX_BYTES) return carried;
       try {
         await transactWrite([{ item: deliveryPut(delivery) }]);
-        created.push(delivery.uuid);
+        return { delivery_uuid: delivery.uuid };
       } catch (error) {
         if (!isConditionFailure(error)) throw error;
+        return undefined;
       }
     }),
   );
-  return created;
+  return messages.filter((message): message is DeliveryMessage => message !== undefined);
 }
 
 /**
@@ -254,6 +268,34 @@ function baseResponse(claimed: Claimed): ResponseRecord {
   };
 }
 
+/**
+ * The first attempt of a delivery fan-out carried in its queue message: the claim is the
+ * delivery's first write (only if absent). If the delivery is already written (the message came
+ * twice, or the event was fanned out twice), it is claimed as any other, from what is stored.
+ */
+export async function claimFirstAttempt(fresh: DeliveryRecord): Promise<Claimed | undefined> {
+  const at = now();
+  const next: DeliveryRecord = {
+    ...fresh,
+    attempts: 1,
+    status: 'pending',
+    lease_until: at + ATTEMPT_LEASE_SECONDS,
+    updated: at,
+    version: 1,
+  };
+  delete next.next_attempt_at;
+  delete next.queued_until;
+  delete next.expires_at;
+  const claimed = await claimOf(next, await findEndpoint(next.endpoint_uuid), at);
+  try {
+    await transactWrite([{ item: deliveryPut(next) }]);
+    return claimed;
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+    return claimAttempt(fresh.uuid);
+  }
+}
+
 /** Claims the next attempt of a due delivery; undefined when there is nothing to do now. */
 export async function claimAttempt(uuid: string): Promise<Claimed | undefined> {
   return retryOnConflict(async () => {
@@ -274,36 +316,16 @@ export async function claimAttempt(uuid: string): Promise<Claimed | undefined> {
       ]);
       return undefined;
     }
-    const attempt = read.attempts + 1;
-    const endpoint = await findEndpoint(read.endpoint_uuid);
     const next: DeliveryRecord = {
       ...read,
-      attempts: attempt,
+      attempts: read.attempts + 1,
       lease_until: at + ATTEMPT_LEASE_SECONDS,
       updated: at,
       version: read.version + 1,
     };
     delete next.next_attempt_at;
     delete next.queued_until;
-    const bare = { body: JSON.stringify({ event: read.event }), headers: {} };
-    // A secret that cannot be opened (a disabled KMS key, say) fails this attempt on the record
-    // and the schedule goes on: the delivery never stalls unlogged.
-    let problem: string | undefined;
-    const request = endpoint
-      ? await requestFor(endpoint, next, attempt, at).catch((error: unknown) => {
-          problem = `The endpoint's secrets could not be opened: ${error instanceof Error ? error.message : String(error)}`;
-          return bare;
-        })
-      : bare;
-    const claimed: Claimed = {
-      delivery: next,
-      endpoint,
-      attempt,
-      responseUuid: derivedUuid('webhook_response', read.uuid, attempt),
-      request,
-      at,
-      ...(problem === undefined ? {} : { problem }),
-    };
+    const claimed = await claimOf(next, await findEndpoint(read.endpoint_uuid), at);
     // Usually one conditional put; a transaction only when a lost attempt is logged with it.
     await transactWrite([
       { item: deliveryPut(next, read.version), onConditionFailed: () => new StaleVersionError() },
@@ -311,6 +333,30 @@ export async function claimAttempt(uuid: string): Promise<Claimed | undefined> {
     ]);
     return claimed;
   }, tooBusy);
+}
+
+/** The attempt a claim writes, with its request signed. */
+async function claimOf(next: DeliveryRecord, endpoint: EndpointRecord | undefined, at: number): Promise<Claimed> {
+  const attempt = next.attempts;
+  const bare = { body: JSON.stringify({ event: next.event }), headers: {} };
+  // A secret that cannot be opened (a disabled KMS key, say) fails this attempt on the record
+  // and the schedule goes on: the delivery never stalls unlogged.
+  let problem: string | undefined;
+  const request = endpoint
+    ? await requestFor(endpoint, next, attempt, at).catch((error: unknown) => {
+        problem = `The endpoint's secrets could not be opened: ${error instanceof Error ? error.message : String(error)}`;
+        return bare;
+      })
+    : bare;
+  return {
+    delivery: next,
+    endpoint,
+    attempt,
+    responseUuid: derivedUuid('webhook_response', next.uuid, attempt),
+    request,
+    at,
+    ...(problem === undefined ? {} : { problem }),
+  };
 }
 
 /** The record of an attempt whose worker stopped before recording it (written once, if absent). */
@@ -345,17 +391,30 @@ export interface AttemptOutcome {
 }
 
 /**
+ * A delivery whose claim still has this long to run is the claimant's alone (no other worker
+ * claims it, and the sweeper sees it only once the lease lapses): its final state can be written
+ * without a guard.
+ */
+const UNGUARDED_SETTLE_MARGIN_SECONDS = 15;
+
+/**
  * A queue batch's attempts, each delivery on its own (what fails for one is reported for that
- * one): every due delivery is claimed, then all are sent at once, then their Webhook Responses
- * are written together (BatchWriteItem: unconditional puts, one call instead of one each), then
- * each delivery is settled under its version. If the batch write fails, each response is written
- * on its own, and a delivery is settled once its response is stored; one whose response cannot be
- * stored is left to its lease, and the next claim logs that attempt as having no outcome.
+ * one): every due delivery is claimed (a first attempt carried in its message by writing it),
+ * then all are sent at once, then their Webhook Responses are written together (BatchWriteItem:
+ * unconditional puts, one call instead of one each) with the final state of each delivery that
+ * ended while its lease still holds; a delivery that goes on to a retry (or whose lease is nearly
+ * over) is settled on its own under its version. If the batch write fails, each response is
+ * written on its own, and a delivery is settled once its response is stored; one whose response
+ * cannot be stored is left to its lease, and the next claim logs that attempt as having no outcome.
  */
 export async function attemptDeliveries(
-  uuids: readonly string[],
+  messages: readonly DeliveryMessage[],
 ): Promise<Array<PromiseSettledResult<AttemptOutcome>>> {
-  const claims = await Promise.allSettled(uuids.map(claimAttempt));
+  const claims = await Promise.allSettled(
+    messages.map((message) =>
+      message.delivery ? claimFirstAttempt(message.delivery) : claimAttempt(message.delivery_uuid),
+    ),
+  );
   const sent = await Promise.allSettled(
     claims.map(async (claim) => {
       if (claim.status !== 'fulfilled' || !claim.value) return undefined;
@@ -363,11 +422,19 @@ export async function attemptDeliveries(
       return { claimed, outcome: outcomeOf(claimed, await sendAttempt(claimed)) };
     }),
   );
+  const at = now();
   const recorded = sent.flatMap((attempt) => (attempt.status === 'fulfilled' && attempt.value ? [attempt.value] : []));
   const ttlOf = (claimed: Claimed) => claimed.at + RESPONSE_RETENTION_SECONDS;
+  const endsNow = ({ claimed, outcome }: { claimed: Claimed; outcome: Outcome }) =>
+    outcome.final && (claimed.delivery.lease_until ?? 0) - at >= UNGUARDED_SETTLE_MARGIN_SECONDS;
   const together =
     recorded.length > 0 &&
-    (await putItems(recorded.map(({ claimed, outcome }) => responseItem(outcome.response, ttlOf(claimed)))).then(
+    (await putItems(
+      recorded.flatMap((attempt) => [
+        responseItem(attempt.outcome.response, ttlOf(attempt.claimed)),
+        ...(endsNow(attempt) ? [deliveryItem(settled(attempt.claimed.delivery, attempt.outcome, at))] : []),
+      ]),
+    ).then(
       () => true,
       (error: unknown) => {
         logger.warn('Webhook Responses not written together; writing each on its own', { error });
@@ -381,6 +448,7 @@ export async function attemptDeliveries(
       if (attempt?.status === 'rejected') throw attempt.reason;
       if (!attempt?.value) return { attempted: false, delivered: false };
       const { claimed, outcome } = attempt.value;
+      if (together && endsNow(attempt.value)) return settledOutcome(claimed, outcome);
       if (!together) await transactWrite([{ item: responsePut(outcome.response, ttlOf(claimed)) }]);
       return settleAttempt(claimed, outcome);
     }),
@@ -428,34 +496,35 @@ function outcomeOf(claimed: Claimed, result: PostResult | undefined): Outcome {
   return { response, delivered, gone, final };
 }
 
-/** Records a sent attempt's outcome and settles the delivery (delivered, gone, failed or the next retry). */
-export async function recordAttempt(claimed: Claimed, result: PostResult | undefined): Promise<AttemptOutcome> {
-  const outcome = outcomeOf(claimed, result);
-  // The response first (it is the truth of this attempt whatever happens next), then the
-  // delivery, guarded by the version this worker's claim wrote: two plain writes, no transaction.
-  // If the worker stops between them, the next claim finds the lease lapsed and leaves this
-  // response as it is (its "lost attempt" record is written only where none exists).
-  await transactWrite([{ item: responsePut(outcome.response, claimed.at + RESPONSE_RETENTION_SECONDS) }]);
-  return settleAttempt(claimed, outcome);
+/** A pending delivery after an attempt: delivered, gone, failed, or waiting for its next attempt. */
+function settled(read: DeliveryRecord, outcome: Outcome, at: number): DeliveryRecord {
+  const next: DeliveryRecord = { ...read, updated: at, version: read.version + 1 };
+  delete next.lease_until;
+  if (outcome.delivered) next.status = 'delivered';
+  else if (outcome.gone) next.status = 'gone';
+  else if (outcome.final) next.status = 'failed';
+  // A settled delivery is kept as long as its responses (it also de-duplicates replays).
+  if (next.status !== 'pending') next.expires_at = at + RESPONSE_RETENTION_SECONDS;
+  else next.next_attempt_at = at + (RETRY_DELAYS_SECONDS[read.attempts - 1] ?? 86_400);
+  return next;
+}
+
+function settledOutcome(claimed: Claimed, outcome: Outcome): AttemptOutcome {
+  if (!outcome.delivered) {
+    logger.info('webhook delivery failed', {
+      delivery: claimed.delivery.uuid,
+      attempt: claimed.attempt,
+      status: outcome.response.status_code,
+    });
+  }
+  return { attempted: true, delivered: outcome.delivered };
 }
 
 /** The delivery after a recorded attempt, written only if this worker's claim still holds it. */
 async function settleAttempt(claimed: Claimed, outcome: Outcome): Promise<AttemptOutcome> {
   const { delivery, attempt } = claimed;
-  const { delivered, gone, final } = outcome;
   const uuid = delivery.uuid;
   const at = now();
-  const settled = (read: DeliveryRecord): DeliveryRecord => {
-    const next: DeliveryRecord = { ...read, updated: at, version: read.version + 1 };
-    delete next.lease_until;
-    if (delivered) next.status = 'delivered';
-    else if (gone) next.status = 'gone';
-    else if (final) next.status = 'failed';
-    // A settled delivery is kept as long as its responses (it also de-duplicates replays).
-    if (next.status !== 'pending') next.expires_at = at + RESPONSE_RETENTION_SECONDS;
-    else next.next_attempt_at = at + (RETRY_DELAYS_SECONDS[attempt - 1] ?? 86_400);
-    return next;
-  };
   let known: DeliveryRecord | undefined = delivery;
   await retryOnConflict(async () => {
     const read = known ?? (await findDelivery(uuid));
@@ -463,10 +532,8 @@ async function settleAttempt(claimed: Claimed, outcome: Outcome): Promise<Attemp
     // Another worker took over after our lease lapsed: it owns the delivery now.
     if (!read || read.attempts !== attempt || read.status !== 'pending') return;
     await transactWrite([
-      { item: deliveryPut(settled(read), read.version), onConditionFailed: () => new StaleVersionError() },
+      { item: deliveryPut(settled(read, outcome, at), read.version), onConditionFailed: () => new StaleVersionError() },
     ]);
   }, tooBusy);
-  if (!delivered)
-    logger.info('webhook delivery failed', { delivery: uuid, attempt, status: outcome.response.status_code });
-  return { attempted: true, delivered };
+  return settledOutcome(claimed, outcome);
 }

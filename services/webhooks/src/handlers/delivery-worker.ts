@@ -1,9 +1,7 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import * as z from 'zod';
 import { attemptDeliveries } from '../domain/delivery';
+import { deliveryMessageSchema } from '../pipeline/queue';
 import { handleSqsBatch } from './sqs-batch';
-
-const message = z.object({ delivery_uuid: z.string() });
 
 /**
  * The delivery queue's worker: one attempt per message (idempotent; see domain/delivery.ts), the
@@ -16,7 +14,7 @@ export async function processDeliveryBatch(
   const { response, results } = await handleSqsBatch(
     event,
     'a delivery to attempt',
-    (body) => message.parse(body).delivery_uuid,
+    (body) => deliveryMessageSchema.parse(body),
     attemptDeliveries,
   );
   return { response, attempted: results.filter((outcome) => outcome.attempted).length };

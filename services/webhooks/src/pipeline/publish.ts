@@ -1,6 +1,7 @@
 import { EventBridgeClient, PutEventsCommand, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
 import { withoutSdkCallLogging } from '@svc/core';
 import type { Envelope } from '../repository/items';
+import { batchesOf } from './batches';
 
 /**
  * Publishes envelopes to the event bus (SVC_EVENT_BUS_NAME): as many per call as PutEvents takes
@@ -25,21 +26,7 @@ const sizeOf = (entry: PutEventsRequestEntry) =>
 
 /** Consecutive entries in calls PutEvents accepts (an entry too large alone goes alone, and fails). */
 export function callsOf(entries: readonly PutEventsRequestEntry[]): PutEventsRequestEntry[][] {
-  const calls: PutEventsRequestEntry[][] = [];
-  let current: PutEventsRequestEntry[] = [];
-  let bytes = 0;
-  for (const entry of entries) {
-    const size = sizeOf(entry);
-    if (current.length > 0 && (current.length === PUT_EVENTS_MAX || bytes + size > PUT_EVENTS_MAX_BYTES)) {
-      calls.push(current);
-      current = [];
-      bytes = 0;
-    }
-    current.push(entry);
-    bytes += size;
-  }
-  if (current.length > 0) calls.push(current);
-  return calls;
+  return batchesOf(entries, sizeOf, PUT_EVENTS_MAX, PUT_EVENTS_MAX_BYTES);
 }
 
 export async function publishEnvelopes(envelopes: readonly Envelope[]): Promise<void> {

@@ -130,10 +130,15 @@ export const eventSubscriptionKey = (uuid: string) => ({
   pk: key('EVENT_SUBSCRIPTION', uuid),
   sk: 'EVENT_SUBSCRIPTION',
 });
-export const deliveryKey = (uuid: string) => ({ pk: key('DELIVERY', uuid), sk: 'DELIVERY' });
-/** Every Webhook Response's partition key starts so (IAM scopes the worker's BatchWriteItem by it). */
-export const RESPONSE_PARTITION_PREFIX = key('WEBHOOK_RESPONSE', '');
+const DELIVERY_PARTITION_PREFIX = key('DELIVERY', '');
+export const deliveryKey = (uuid: string) => ({ pk: `${DELIVERY_PARTITION_PREFIX}${uuid}`, sk: 'DELIVERY' });
+const RESPONSE_PARTITION_PREFIX = key('WEBHOOK_RESPONSE', '');
 export const responseKey = (uuid: string) => ({ pk: `${RESPONSE_PARTITION_PREFIX}${uuid}`, sk: 'WEBHOOK_RESPONSE' });
+/**
+ * What the delivery worker writes with BatchWriteItem (Webhook Responses, and deliveries that
+ * ended): IAM scopes that action, which can delete as well as put, to partitions starting so.
+ */
+export const WORKER_BATCH_WRITE_PREFIXES = [RESPONSE_PARTITION_PREFIX, DELIVERY_PARTITION_PREFIX] as const;
 
 export function urlHash(url: string): string {
   return createHash('sha256').update(url).digest('hex');
