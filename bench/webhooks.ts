@@ -275,7 +275,7 @@ function diagnoser(dynamo: string) {
       return payments
         .map(
           (uuid) =>
-            `  payment ${uuid}: ${found.get(uuid)?.join(' ') ?? 'no delivery item (fan-out never saw its event)'}`,
+            `  payment ${uuid}: ${found.get(uuid)?.join(' ') ?? 'no delivery item (never claimed: fan-out did not see its event, or its message is still queued)'}`,
         )
         .join('\n');
     } catch (error) {

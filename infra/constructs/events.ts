@@ -93,6 +93,7 @@ export const DELIVERY_BATCH_SIZE = 10;
 export const DELIVERY_WORKER_MAX_CONCURRENCY = 10;
 /** Receives before a delivery message moves to the dead-letter queue. */
 export const DELIVERY_MAX_RECEIVE_COUNT = 5;
+/** SQS's longest retention: dead letters, and the queues whose messages are the only copy of their work. */
 const DEAD_LETTER_RETENTION = Duration.days(14);
 
 /** Retries wait in the due index; the sweeper sends what is due to the queue every minute. */
@@ -189,6 +190,8 @@ export class Events extends Construct {
       retentionPeriod: DEAD_LETTER_RETENTION,
     });
     this.deliveryQueue = encryptedQueue(this, 'DeliveryQueue', stage, {
+      // A first attempt lives only in its message until the worker claims it: kept as long as SQS allows.
+      retentionPeriod: DEAD_LETTER_RETENTION,
       // AWS's rule for SQS event sources: at least six times the function timeout.
       visibilityTimeout: Duration.seconds(DELIVERY_WORKER_TIMEOUT.toSeconds() * 6),
       deadLetterQueue: { queue: this.deliveryDeadLetterQueue, maxReceiveCount: DELIVERY_MAX_RECEIVE_COUNT },
@@ -197,6 +200,8 @@ export class Events extends Construct {
       retentionPeriod: DEAD_LETTER_RETENTION,
     });
     this.fanOutQueue = encryptedQueue(this, 'FanOutQueue', stage, {
+      // An event lives only in its message until fan-out has queued its deliveries.
+      retentionPeriod: DEAD_LETTER_RETENTION,
       // AWS's rule for SQS event sources: at least six times the function timeout (no batching window).
       visibilityTimeout: Duration.seconds(FAN_OUT_TIMEOUT.toSeconds() * 6),
       deadLetterQueue: { queue: this.fanOutDeadLetterQueue, maxReceiveCount: FAN_OUT_MAX_RECEIVE_COUNT },

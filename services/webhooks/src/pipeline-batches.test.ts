@@ -11,14 +11,14 @@ import type { DynamoDBRecord, SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
 import { type Receiver, startReceiver } from '../../../packages/outbound/src/testing/receiver';
 import { call, DEMO, seedDemo, tokenFor } from '../../../test/support/api';
-import { claimAttempt, fanOut, sendAttempt } from './domain/delivery';
+import { type Claimed, claimAttempt, claimFirstAttempt, fanOut, sendAttempt } from './domain/delivery';
 import { processDeliveryBatch } from './handlers/delivery-worker';
 import { fanOutMessages } from './handlers/fan-out';
 import { publishStreamRecords } from './handlers/stream-publisher';
 import { registerEventData } from './pipeline/envelope';
 import { callsOf, PUT_EVENTS_MAX, resetBusClient } from './pipeline/publish';
 import { INLINE_DELIVERY_MAX_BYTES } from './pipeline/queue';
-import { deliveryItem, deliveryKey, type Envelope } from './repository/items';
+import { deliveryItem, deliveryKey, type Envelope, type ResponseRecord, responseItem } from './repository/items';
 
 /**
  * The pipeline's batches: the publisher packs events of many stream records into PutEvents calls,
@@ -175,18 +175,31 @@ describe('the delivery worker, a queue batch at a time', () => {
     if (!message?.delivery) throw new Error('fan-out carried no delivery');
     expect(await getItem(deliveryKey(message.delivery_uuid))).toBeUndefined();
     const carried = JSON.stringify(message);
+    const forged = newUuid();
     const records = [
       sqsRecord('m-bad', 'not json'),
       sqsRecord('m-shape', JSON.stringify({ something: 'else' })),
       // A carried delivery must be the one the message names.
       sqsRecord('m-mismatch', JSON.stringify({ ...message, delivery_uuid: newUuid() })),
+      // A carried delivery must be its event's one delivery to that endpoint, in the event's organisation.
+      sqsRecord('m-forged', JSON.stringify({ delivery_uuid: forged, delivery: { ...message.delivery, uuid: forged } })),
+      sqsRecord(
+        'm-elsewhere',
+        JSON.stringify({ ...message, delivery: { ...message.delivery, organisation_uuid: newUuid() } }),
+      ),
       sqsRecord('m-unknown', JSON.stringify({ delivery_uuid: newUuid() })),
       sqsRecord('m-good', carried),
       sqsRecord('m-twice', carried),
     ];
     const before = requestsAt(target.path).length;
     const { response, attempted } = await processDeliveryBatch({ Records: records });
-    expect(response.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(['m-bad', 'm-mismatch', 'm-shape']);
+    expect(response.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual([
+      'm-bad',
+      'm-elsewhere',
+      'm-forged',
+      'm-mismatch',
+      'm-shape',
+    ]);
     // The same delivery twice in one batch: one claim writes it, one request is sent.
     expect(attempted).toBe(1);
     expect(requestsAt(target.path).length - before).toBe(1);
@@ -234,6 +247,53 @@ describe('the delivery worker, a queue batch at a time', () => {
     advanceClock(120);
     await ok('POST', '/_local/settle');
     expect(requestsAt(target.path)).toHaveLength(3);
+  });
+
+  it('claims again a delivery whose worker stored the response and stopped before settling; the response stays', async () => {
+    const tag = newUuid();
+    const target = await hook('svc.payments.payment.cancelled', tag);
+    const [message] = await fanOut(envelope(tag));
+    if (!message?.delivery) throw new Error('no delivery');
+    // A worker claims attempt 1, the receiver refuses it, the response is stored, and the worker stops.
+    answers.set(target.path, [503]);
+    const claimed = await claimFirstAttempt(message.delivery);
+    if (!claimed) throw new Error('not claimed');
+    await sendAttempt(claimed);
+    const stored = { ...lostRecordOf(claimed), error_message: 'The receiver answered 503', status_code: 503 };
+    await db().send(new PutCommand({ TableName: tableName(), Item: responseItem(stored, now() + 86_400) }));
+    // Once the lease lapses, the sweeper's message brings attempt 2; attempt 1 keeps its record.
+    advanceClock(61);
+    const { response, attempted } = await processDeliveryBatch({
+      Records: [sqsRecord('again', JSON.stringify({ delivery_uuid: message.delivery_uuid }))],
+    });
+    expect(response.batchItemFailures).toEqual([]);
+    expect(attempted).toBe(1);
+    expect(requestsAt(target.path).map((r) => r.headers['x-svc-delivery-attempt'])).toEqual(['1', '2']);
+    const log = await responsesOf(target);
+    expect(log.map((r) => [r.attempt, r.status_code]).sort()).toEqual([
+      [1, 503],
+      [2, 200],
+    ]);
+  });
+
+  it('logs as having no outcome the last attempt of an ended delivery whose response was never stored', async () => {
+    const tag = newUuid();
+    const target = await hook('svc.payments.payment.cancelled', tag);
+    const [message] = await fanOut(envelope(tag));
+    if (!message?.delivery) throw new Error('no delivery');
+    // The batch write stored the delivery's final state, not its response, and the worker stopped.
+    const ended = { ...message.delivery, attempts: 1, status: 'delivered' as const, version: 2 };
+    await db().send(new PutCommand({ TableName: tableName(), Item: deliveryItem(ended) }));
+    // The queue sends the message again: nothing is sent, and attempt 1 gets its record.
+    const { response, attempted } = await processDeliveryBatch({
+      Records: [sqsRecord('again', JSON.stringify(message))],
+    });
+    expect({ failures: response.batchItemFailures, attempted }).toEqual({ failures: [], attempted: 0 });
+    expect(requestsAt(target.path)).toHaveLength(0);
+    const [logged] = await responsesOf(target);
+    expect(logged).toMatchObject({ attempt: 1, error: 'true' });
+    const single = await ok('GET', `/webhook-responses/${logged?.uuid}`);
+    expect(single.error_message).toMatch(/No outcome was recorded/);
   });
 
   it('settles under its version a delivery whose lease is nearly over when its attempt ends', async () => {
@@ -304,6 +364,7 @@ describe('fan-out, ten events at a time', () => {
   it('reports an event whose messages the delivery queue did not take, and delivers it when it comes again', async () => {
     const tag = newUuid();
     const target = await hook('svc.payments.payment.cancelled', tag);
+    const other = await hook('svc.payments.payment.cancelled', tag);
     const [kept, refused] = [envelope(tag), envelope(tag)];
     const records = [sqsRecord('kept', busBody(kept)), sqsRecord('refused', busBody(refused))];
     const original = SQSClient.prototype.send as unknown as (this: SQSClient, command: unknown) => Promise<unknown>;
@@ -313,7 +374,10 @@ describe('fan-out, ten events at a time', () => {
     ) {
       const input = command.input as { Entries?: Array<{ Id: string; MessageBody: string }> };
       if (command instanceof SendMessageBatchCommand && input.Entries) {
-        const bad = input.Entries.filter((entry) => entry.MessageBody.includes(refused.uuid));
+        // Of the refused event's two messages, the queue takes the one to `target` only.
+        const bad = input.Entries.filter(
+          (entry) => entry.MessageBody.includes(refused.uuid) && entry.MessageBody.includes(other.uuid),
+        );
         if (bad.length > 0) {
           return original
             .call(
@@ -334,16 +398,19 @@ describe('fan-out, ten events at a time', () => {
     const first = await fanOutMessages({ Records: records }).finally(() => sqs.mockRestore());
     expect(first.response.batchItemFailures).toEqual([{ itemIdentifier: 'refused' }]);
     await ok('POST', '/_local/settle');
-    expect(requestsAt(target.path).map((r) => objectOf(r.body))).toEqual([kept.object_uuid]);
-    // The queue sends the refused event to fan-out again: now it is delivered, and the other not twice.
-    const retry = await fanOutMessages({ Records: [records[1] as SQSRecord] });
-    expect(retry.response.batchItemFailures).toEqual([]);
-    await ok('POST', '/_local/settle');
-    expect(
-      requestsAt(target.path)
+    const seen = (path: string) =>
+      requestsAt(path)
         .map((r) => objectOf(r.body))
-        .sort(),
-    ).toEqual([kept.object_uuid, refused.object_uuid].sort());
+        .sort();
+    expect(seen(target.path)).toEqual([kept.object_uuid, refused.object_uuid].sort());
+    expect(seen(other.path)).toEqual([kept.object_uuid]);
+    // The fan-out queue sends the refused event again: both its messages are queued; the one
+    // delivered already is not sent twice, the other is delivered now.
+    const retry = await fanOutMessages({ Records: [records[1] as SQSRecord] });
+    expect(retry).toEqual({ response: { batchItemFailures: [] }, queued: 2 });
+    await ok('POST', '/_local/settle');
+    expect(seen(target.path)).toEqual([kept.object_uuid, refused.object_uuid].sort());
+    expect(seen(other.path)).toEqual([kept.object_uuid, refused.object_uuid].sort());
   });
 });
 
@@ -618,4 +685,26 @@ function sentCommands(calls: ReadonlyArray<readonly unknown[]>): SentCommand[] {
     const sent = command as { constructor: { name: string }; input: SentCommand['input'] };
     return { name: sent.constructor.name, input: sent.input };
   });
+}
+
+/** A Webhook Response for a claimed attempt, as a worker would store it (fields the tests set aside). */
+function lostRecordOf(claimed: Claimed): ResponseRecord {
+  const { delivery } = claimed;
+  return {
+    uuid: claimed.responseUuid,
+    organisation_uuid: delivery.organisation_uuid,
+    ...(delivery.account_uuid === undefined ? {} : { account_uuid: delivery.account_uuid }),
+    webhook_configuration_uuid: delivery.endpoint_uuid,
+    delivery_uuid: delivery.uuid,
+    event_uuid: delivery.event.uuid,
+    object_uuid: delivery.event.object_uuid,
+    attempt: claimed.attempt,
+    sent_at: claimed.at,
+    error: true,
+    do_not_retry: false,
+    request_headers: '{}',
+    request_body: claimed.request.body,
+    response_headers: '{}',
+    response_body: '',
+  };
 }

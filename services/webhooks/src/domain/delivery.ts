@@ -2,14 +2,7 @@ import { createHmac } from 'node:crypto';
 import { ConflictError, derivedUuid, logger, newUuid, now } from '@svc/core';
 import { matchesFilter, parseFilter } from '@svc/filter';
 import { type PostResult, postJson } from '@svc/outbound';
-import {
-  type GuardedWrite,
-  isConditionFailure,
-  putItems,
-  retryOnConflict,
-  StaleVersionError,
-  transactWrite,
-} from '@svc/table';
+import { isConditionFailure, putItems, retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
 import { type DeliveryMessage, INLINE_DELIVERY_MAX_BYTES } from '../pipeline/queue';
 import {
   type DeliveryRecord,
@@ -20,6 +13,7 @@ import {
   type EventSubscriptionRecord,
   findDelivery,
   findEndpoint,
+  findResponse,
   type ResponseRecord,
   responseItem,
   responsePut,
@@ -151,7 +145,8 @@ export async function markQueued(uuids: readonly string[]): Promise<string[]> {
   const marked = await Promise.all(
     uuids.map(async (uuid) => {
       const read = await findDelivery(uuid);
-      if (read?.status !== 'pending') return undefined;
+      // One whose claim still holds is its worker's alone (see attemptDeliveries).
+      if (read?.status !== 'pending' || (read.lease_until ?? 0) > at) return undefined;
       const next: DeliveryRecord = {
         ...read,
         queued_until: at + QUEUED_GRACE_SECONDS,
@@ -301,18 +296,27 @@ export async function claimAttempt(uuid: string): Promise<Claimed | undefined> {
   return retryOnConflict(async () => {
     const read = await findDelivery(uuid);
     const at = now();
-    if (read?.status !== 'pending') return undefined;
+    if (!read) return undefined;
+    if (read.status !== 'pending') {
+      // Ended: its last attempt has its record, unless the worker stopped between storing the
+      // delivery's final state and the response (a batch write done in part): then it is logged
+      // now, as one with no recorded outcome.
+      if (read.attempts > 0 && !(await findResponse(derivedUuid('webhook_response', read.uuid, read.attempts)))) {
+        await logLostAttempt(read);
+      }
+      return undefined;
+    }
     if ((read.lease_until ?? 0) > at || (read.next_attempt_at ?? 0) > at) return undefined;
     // A lease that lapsed means the previous attempt's worker stopped before recording it: that
-    // attempt is logged now, as one with no outcome (it may have reached the receiver).
-    const lost: GuardedWrite[] = read.lease_until === undefined ? [] : [{ item: lostAttemptRecord(read) }];
+    // attempt is logged now, as one with no outcome (it may have reached the receiver), unless
+    // its response was stored after all (only the settle is missing): that record stays.
+    if (read.lease_until !== undefined) await logLostAttempt(read);
     if (read.attempts >= MAX_ATTEMPTS) {
-      // The last attempt's worker died: its "no outcome" record is the final word.
+      // The last attempt's worker died: its record is the final word.
       const failed: DeliveryRecord = { ...read, status: 'failed', updated: at, version: read.version + 1 };
       delete failed.lease_until;
       await transactWrite([
         { item: deliveryPut(failed, read.version), onConditionFailed: () => new StaleVersionError() },
-        ...lost,
       ]);
       return undefined;
     }
@@ -326,11 +330,7 @@ export async function claimAttempt(uuid: string): Promise<Claimed | undefined> {
     delete next.next_attempt_at;
     delete next.queued_until;
     const claimed = await claimOf(next, await findEndpoint(read.endpoint_uuid), at);
-    // Usually one conditional put; a transaction only when a lost attempt is logged with it.
-    await transactWrite([
-      { item: deliveryPut(next, read.version), onConditionFailed: () => new StaleVersionError() },
-      ...lost,
-    ]);
+    await transactWrite([{ item: deliveryPut(next, read.version), onConditionFailed: () => new StaleVersionError() }]);
     return claimed;
   }, tooBusy);
 }
@@ -357,6 +357,18 @@ async function claimOf(next: DeliveryRecord, endpoint: EndpointRecord | undefine
     at,
     ...(problem === undefined ? {} : { problem }),
   };
+}
+
+/**
+ * Logs the delivery's latest attempt as one with no recorded outcome, unless it has a record
+ * (written only if absent; writing it twice, or after the real one, changes nothing).
+ */
+async function logLostAttempt(read: DeliveryRecord): Promise<void> {
+  try {
+    await transactWrite([{ item: lostAttemptRecord(read) }]);
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
 }
 
 /** The record of an attempt whose worker stopped before recording it (written once, if absent). */

@@ -1,5 +1,5 @@
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { logger, withoutSdkCallLogging } from '@svc/core';
+import { derivedUuid, logger, withoutSdkCallLogging } from '@svc/core';
 import * as z from 'zod';
 import { deliveryRecordSchema } from '../repository/items';
 import { batchesOf } from './batches';
@@ -15,9 +15,16 @@ import { batchesOf } from './batches';
  */
 export const deliveryMessageSchema = z
   .object({ delivery_uuid: z.string(), delivery: deliveryRecordSchema.optional() })
-  .refine((message) => message.delivery === undefined || message.delivery.uuid === message.delivery_uuid, {
-    message: 'delivery.uuid must be delivery_uuid',
-  });
+  .refine(
+    ({ delivery_uuid: uuid, delivery }) =>
+      delivery === undefined ||
+      (delivery.uuid === uuid &&
+        // The one delivery of its event to its endpoint, for the event's own organisation.
+        uuid === derivedUuid('delivery', delivery.event.uuid, delivery.endpoint_uuid) &&
+        delivery.organisation_uuid === delivery.event.organisation_uuid &&
+        delivery.account_uuid === delivery.event.account_uuid),
+    { message: "a carried delivery must be its event's delivery to its endpoint" },
+  );
 export type DeliveryMessage = z.infer<typeof deliveryMessageSchema>;
 
 /** SendMessageBatch takes ten messages of at most 256 KB together. */
