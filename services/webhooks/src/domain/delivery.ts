@@ -338,16 +338,16 @@ export async function claimAttempt(uuid: string): Promise<Claimed | undefined> {
 /** The attempt a claim writes, with its request signed. */
 async function claimOf(next: DeliveryRecord, endpoint: EndpointRecord | undefined, at: number): Promise<Claimed> {
   const attempt = next.attempts;
-  const bare = { body: JSON.stringify({ event: next.event }), headers: {} };
+  const bare = () => ({ body: JSON.stringify({ event: next.event }), headers: {} });
   // A secret that cannot be opened (a disabled KMS key, say) fails this attempt on the record
   // and the schedule goes on: the delivery never stalls unlogged.
   let problem: string | undefined;
   const request = endpoint
     ? await requestFor(endpoint, next, attempt, at).catch((error: unknown) => {
         problem = `The endpoint's secrets could not be opened: ${error instanceof Error ? error.message : String(error)}`;
-        return bare;
+        return bare();
       })
-    : bare;
+    : bare();
   return {
     delivery: next,
     endpoint,
