@@ -206,20 +206,26 @@ describe('the delivery worker, a queue batch at a time', () => {
     const log = await responsesOf(target);
     expect(log).toHaveLength(1);
     expect(log[0]).toMatchObject({ attempt: 1, status_code: 200 });
-    // It ended within its lease: the response's batch write settled it, and it keeps the event as JSON text.
+    // It ended within its lease, held by its message: the response is its record and the claim
+    // its one write (no due entry, expiring with the responses), with the event as JSON text.
     const stored = (await getItem(deliveryKey(message.delivery_uuid))) as Record<string, unknown>;
-    expect(stored).toMatchObject({ status: 'delivered', attempts: 1, version: 2 });
-    expect(stored.lease_until).toBeUndefined();
+    expect(stored).toMatchObject({ status: 'pending', attempts: 1, version: 1, held_by_message: true });
     expect(stored.duepk).toBeUndefined();
+    expect(stored.ttl).toBeGreaterThan(now());
     expect(typeof stored.event_json).toBe('string');
     expect(stored.event).toBeUndefined();
-    // The same message once more, in a later batch: nothing to do, no failure.
+    // The same message once more, in a later batch: its response says it was delivered, so
+    // nothing is sent, the delivery is settled from it, and the message is done.
     const again = await processDeliveryBatch({ Records: [sqsRecord('m-later', carried)] });
     expect(again).toEqual({ response: { batchItemFailures: [] }, attempted: 0 });
     expect(requestsAt(target.path).length - before).toBe(1);
+    const settled = (await getItem(deliveryKey(message.delivery_uuid))) as Record<string, unknown>;
+    expect(settled).toMatchObject({ status: 'delivered', attempts: 1, version: 2 });
+    expect(settled.held_by_message).toBeUndefined();
+    expect(settled.lease_until).toBeUndefined();
   });
 
-  it("writes a first attempt once (the claim) and settles what ended in the responses' batch write", async () => {
+  it('writes a delivered first attempt twice in all: its claim and its response', async () => {
     const tag = newUuid();
     const target = await hook('svc.payments.payment.cancelled', tag);
     const messages = (await Promise.all([envelope(tag), envelope(tag), envelope(tag)].map((e) => fanOut(e)))).flat();
@@ -232,21 +238,86 @@ describe('the delivery worker, a queue batch at a time', () => {
     send.mockRestore();
     expect(attempted).toBe(3);
     expect(requestsAt(target.path)).toHaveLength(3);
-    // One conditional put per delivery (its claim), then one BatchWriteItem: three responses, three deliveries.
+    // One conditional put per delivery (its claim, held by its message: no due entry), then one
+    // BatchWriteItem of the three responses; the claims are not written again.
     const puts = commands.filter((c) => c.name === 'PutCommand');
     expect(puts.map((c) => c.input.Item?.pk).sort()).toEqual(messages.map((m) => `DELIVERY#${m.delivery_uuid}`).sort());
     expect(puts.every((c) => c.input.ConditionExpression === 'attribute_not_exists(pk)')).toBe(true);
+    expect(puts.map((c) => [c.input.Item?.held_by_message, c.input.Item?.duepk])).toEqual([
+      [true, undefined],
+      [true, undefined],
+      [true, undefined],
+    ]);
     const batches = commands.filter((c) => c.name === 'BatchWriteCommand');
     expect(batches).toHaveLength(1);
     const written = Object.values(batches[0]?.input.RequestItems ?? {}).flat();
-    expect(written.filter((w) => w.PutRequest.Item.entity === 'webhook_response')).toHaveLength(3);
-    expect(written.filter((w) => w.PutRequest.Item.entity === 'delivery').map((w) => w.PutRequest.Item.status)).toEqual(
-      ['delivered', 'delivered', 'delivered'],
-    );
-    // Nothing comes back once the leases would have lapsed.
+    expect(written.map((w) => w.PutRequest.Item.entity)).toEqual([
+      'webhook_response',
+      'webhook_response',
+      'webhook_response',
+    ]);
+    // No other write: the rest are reads (the endpoint).
+    expect(commands.filter((c) => !/^(Get|BatchGet)Command$/.test(c.name))).toHaveLength(puts.length + batches.length);
+    // Nothing comes back once the leases would have lapsed: the sweeper has nothing due.
     advanceClock(120);
     await ok('POST', '/_local/settle');
     expect(requestsAt(target.path)).toHaveLength(3);
+  });
+
+  it('a worker that stops after sending a held first attempt: its message brings attempt 2, attempt 1 logged as lost', async () => {
+    const tag = newUuid();
+    const target = await hook('svc.payments.payment.cancelled', tag);
+    const [message] = await fanOut(envelope(tag));
+    if (!message?.delivery) throw new Error('no delivery');
+    const claimed = await claimFirstAttempt(message.delivery);
+    if (!claimed) throw new Error('not claimed');
+    await sendAttempt(claimed);
+    // The worker stops here. The sweeper has nothing due (the message holds the delivery).
+    advanceClock(61);
+    await ok('POST', '/_local/settle');
+    expect(requestsAt(target.path)).toHaveLength(1);
+    // The queue sends the unacknowledged message again.
+    const { response, attempted } = await processDeliveryBatch({
+      Records: [sqsRecord('back', JSON.stringify(message))],
+    });
+    expect({ failures: response.batchItemFailures, attempted }).toEqual({ failures: [], attempted: 1 });
+    const seen = requestsAt(target.path);
+    expect(seen.map((r) => r.headers['x-svc-delivery-attempt'])).toEqual(['1', '2']);
+    expect(new Set(seen.map((r) => r.headers['x-svc-event-uuid']))).toEqual(new Set([message.delivery.event.uuid]));
+    const log = (await responsesOf(target)).sort((a, b) => a.attempt - b.attempt);
+    expect(log.map((r) => [r.attempt, r.error])).toEqual([
+      [1, 'true'],
+      [2, 'false'],
+    ]);
+    const lost = await ok('GET', `/webhook-responses/${log[0]?.uuid}`);
+    expect(lost.error_message).toMatch(/No outcome was recorded/);
+    expect((await getItem(deliveryKey(message.delivery_uuid))) as Record<string, unknown>).toMatchObject({
+      status: 'delivered',
+      attempts: 2,
+    });
+  });
+
+  it('leaves unacknowledged a second message for a held attempt in flight, and settles it once the response is stored', async () => {
+    const tag = newUuid();
+    const target = await hook('svc.payments.payment.cancelled', tag);
+    const [message] = await fanOut(envelope(tag));
+    if (!message?.delivery) throw new Error('no delivery');
+    const claimed = await claimFirstAttempt(message.delivery);
+    if (!claimed) throw new Error('not claimed');
+    // A copy of the message (fan-out ran twice, or the queue sent it twice) while the attempt runs.
+    const copy = () => processDeliveryBatch({ Records: [sqsRecord('copy', JSON.stringify(message))] });
+    expect(await copy()).toEqual({ response: { batchItemFailures: [{ itemIdentifier: 'copy' }] }, attempted: 0 });
+    // The attempt's worker sends and stores its response (delivered), then acknowledges its own message.
+    await sendAttempt(claimed);
+    const delivered = { ...lostRecordOf(claimed), error: false, status_code: 200 };
+    await db().send(new PutCommand({ TableName: tableName(), Item: responseItem(delivered, now() + 86_400) }));
+    // The copy comes back: nothing more is sent, and the delivery is settled from the response.
+    expect(await copy()).toEqual({ response: { batchItemFailures: [] }, attempted: 0 });
+    expect(requestsAt(target.path)).toHaveLength(1);
+    expect((await getItem(deliveryKey(message.delivery_uuid))) as Record<string, unknown>).toMatchObject({
+      status: 'delivered',
+      version: 2,
+    });
   });
 
   it('claims again a delivery whose worker stored the response and stopped before settling; the response stays', async () => {

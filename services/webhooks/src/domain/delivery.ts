@@ -38,6 +38,13 @@ import { open } from '../repository/secrets';
  * the lost attempt as one with no recorded outcome. Until its first claim a delivery lives in the
  * queue only, with the queue's retries and dead-letter queue behind it, as the event did in the
  * fan-out queue before it.
+ *
+ * A first attempt carried in its message is held by that message: the queue keeps it in flight
+ * until the worker is done, so its claim needs no due entry (a worker that stops leaves the
+ * message to come back), and an attempt that ends the delivery is recorded by its Webhook
+ * Response alone: the claim is not rewritten. Whoever claims such a delivery again (its message
+ * back, or a duplicate) reads that response first and settles the delivery from it. Two writes
+ * per delivered event instead of three.
  */
 export const RETRY_DELAYS_SECONDS = [60, 300, 900, 3600, 10_800, 21_600, 43_200, 86_400, 86_400] as const;
 export const MAX_ATTEMPTS = RETRY_DELAYS_SECONDS.length + 1;
@@ -60,6 +67,17 @@ function timeoutMs(): number {
 const LOST_ATTEMPT = 'No outcome was recorded: the delivery worker stopped during this attempt';
 
 const tooBusy = () => new ConflictError('Too many concurrent changes; try again');
+
+/**
+ * A delivery held by another message's attempt still in flight: this message is not acknowledged
+ * (the queue sends it again later, when that attempt has ended or its worker is known to have
+ * stopped), since the held claim has no due entry to fall back on.
+ */
+export class AttemptInFlightError extends Error {
+  constructor(uuid: string) {
+    super(`Delivery ${uuid} has an attempt in flight held by another queue message`);
+  }
+}
 
 function wants(subscription: EventSubscriptionRecord, event: Envelope): boolean {
   if (!subscription.enabled) return false;
@@ -182,6 +200,8 @@ export async function redeliver(response: ResponseRecord): Promise<string> {
     version: 1,
   };
   delete delivery.lease_until;
+  delete delivery.held_by_message;
+  delete delivery.expires_at;
   await transactWrite([{ item: deliveryPut(delivery) }]);
   return delivery.uuid;
 }
@@ -275,12 +295,14 @@ export async function claimFirstAttempt(fresh: DeliveryRecord): Promise<Claimed 
     attempts: 1,
     status: 'pending',
     lease_until: at + ATTEMPT_LEASE_SECONDS,
+    held_by_message: true,
+    // If this attempt ends the delivery, the claim is its last write: it expires with the responses.
+    expires_at: at + RESPONSE_RETENTION_SECONDS,
     updated: at,
     version: 1,
   };
   delete next.next_attempt_at;
   delete next.queued_until;
-  delete next.expires_at;
   const claimed = await claimOf(next, await findEndpoint(next.endpoint_uuid), at);
   try {
     await transactWrite([{ item: deliveryPut(next) }]);
@@ -306,15 +328,38 @@ export async function claimAttempt(uuid: string): Promise<Claimed | undefined> {
       }
       return undefined;
     }
-    if ((read.lease_until ?? 0) > at || (read.next_attempt_at ?? 0) > at) return undefined;
-    // A lease that lapsed means the previous attempt's worker stopped before recording it: that
-    // attempt is logged now, as one with no outcome (it may have reached the receiver), unless
-    // its response was stored after all (only the settle is missing): that record stays.
-    if (read.lease_until !== undefined) await logLostAttempt(read);
+    const leased = (read.lease_until ?? 0) > at;
+    if (leased && !read.held_by_message) return undefined;
+    if (!leased && (read.next_attempt_at ?? 0) > at) return undefined;
+    if (read.lease_until !== undefined) {
+      // The attempt under the lease (held by its message, so recorded by its response alone, or
+      // lapsed, so its worker stopped): a response that ended the delivery settles it; one held
+      // and not yet ended is its worker's still; a lapsed one without a response is logged now as
+      // an attempt with no outcome (it may have reached the receiver); then the next one goes ahead.
+      const previous = await findResponse(derivedUuid('webhook_response', read.uuid, read.attempts));
+      if (previous && (!previous.error || previous.do_not_retry)) {
+        await transactWrite([
+          {
+            item: deliveryPut(endedBy(read, previous, at), read.version),
+            onConditionFailed: () => new StaleVersionError(),
+          },
+        ]);
+        return undefined;
+      }
+      if (leased) throw new AttemptInFlightError(uuid);
+      if (!previous) await logLostAttempt(read);
+    }
     if (read.attempts >= MAX_ATTEMPTS) {
       // The last attempt's worker died: its record is the final word.
-      const failed: DeliveryRecord = { ...read, status: 'failed', updated: at, version: read.version + 1 };
+      const failed: DeliveryRecord = {
+        ...read,
+        status: 'failed',
+        expires_at: at + RESPONSE_RETENTION_SECONDS,
+        updated: at,
+        version: read.version + 1,
+      };
       delete failed.lease_until;
+      delete failed.held_by_message;
       await transactWrite([
         { item: deliveryPut(failed, read.version), onConditionFailed: () => new StaleVersionError() },
       ]);
@@ -329,6 +374,9 @@ export async function claimAttempt(uuid: string): Promise<Claimed | undefined> {
     };
     delete next.next_attempt_at;
     delete next.queued_until;
+    delete next.expires_at;
+    // From now on the due index watches the lease (this message may be the sweeper's).
+    delete next.held_by_message;
     const claimed = await claimOf(next, await findEndpoint(read.endpoint_uuid), at);
     await transactWrite([{ item: deliveryPut(next, read.version), onConditionFailed: () => new StaleVersionError() }]);
     return claimed;
@@ -369,6 +417,20 @@ async function logLostAttempt(read: DeliveryRecord): Promise<void> {
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
   }
+}
+
+/** A delivery whose last attempt's response ended it, settled as that response says. */
+function endedBy(read: DeliveryRecord, response: ResponseRecord, at: number): DeliveryRecord {
+  const ended: DeliveryRecord = {
+    ...read,
+    status: !response.error ? 'delivered' : response.status_code === 410 ? 'gone' : 'failed',
+    expires_at: at + RESPONSE_RETENTION_SECONDS,
+    updated: at,
+    version: read.version + 1,
+  };
+  delete ended.lease_until;
+  delete ended.held_by_message;
+  return ended;
 }
 
 /** The record of an attempt whose worker stopped before recording it (written once, if absent). */
@@ -414,18 +476,25 @@ const UNGUARDED_SETTLE_MARGIN_SECONDS = 15;
  * one): every due delivery is claimed (a first attempt carried in its message by writing it),
  * then all are sent at once, then their Webhook Responses are written together (BatchWriteItem:
  * unconditional puts, one call instead of one each) with the final state of each delivery that
- * ended while its lease still holds; a delivery that goes on to a retry (or whose lease is nearly
- * over) is settled on its own under its version. If the batch write fails, each response is
- * written on its own, and a delivery is settled once its response is stored; one whose response
- * cannot be stored is left to its lease, and the next claim logs that attempt as having no outcome.
+ * ended while its lease still holds, unless its message holds it (its response is its record);
+ * a delivery that goes on to a retry (or whose lease is nearly over) is settled on its own under
+ * its version. If the batch write fails, each response is written on its own, and a delivery is
+ * settled once its response is stored; one whose response cannot be stored is left to its lease
+ * (or message), and the next claim logs that attempt as having no outcome. A delivery named
+ * twice in one batch (a message sent twice) is attempted once.
  */
 export async function attemptDeliveries(
   messages: readonly DeliveryMessage[],
 ): Promise<Array<PromiseSettledResult<AttemptOutcome>>> {
+  const firstOf = new Map<string, number>();
+  messages.forEach((message, index) => {
+    if (!firstOf.has(message.delivery_uuid)) firstOf.set(message.delivery_uuid, index);
+  });
   const claims = await Promise.allSettled(
-    messages.map((message) =>
-      message.delivery ? claimFirstAttempt(message.delivery) : claimAttempt(message.delivery_uuid),
-    ),
+    messages.map(async (message, index) => {
+      if (firstOf.get(message.delivery_uuid) !== index) return undefined;
+      return message.delivery ? claimFirstAttempt(message.delivery) : claimAttempt(message.delivery_uuid);
+    }),
   );
   const sent = await Promise.allSettled(
     claims.map(async (claim) => {
@@ -444,7 +513,9 @@ export async function attemptDeliveries(
     (await putItems(
       recorded.flatMap((attempt) => [
         responseItem(attempt.outcome.response, ttlOf(attempt.claimed)),
-        ...(endsNow(attempt) ? [deliveryItem(settled(attempt.claimed.delivery, attempt.outcome, at))] : []),
+        ...(endsNow(attempt) && !attempt.claimed.delivery.held_by_message
+          ? [deliveryItem(settled(attempt.claimed.delivery, attempt.outcome, at))]
+          : []),
       ]),
     ).then(
       () => true,
@@ -512,6 +583,9 @@ function outcomeOf(claimed: Claimed, result: PostResult | undefined): Outcome {
 function settled(read: DeliveryRecord, outcome: Outcome, at: number): DeliveryRecord {
   const next: DeliveryRecord = { ...read, updated: at, version: read.version + 1 };
   delete next.lease_until;
+  // Settled or waiting for a retry, it is the due index's (and TTL's) again, not its message's.
+  delete next.held_by_message;
+  delete next.expires_at;
   if (outcome.delivered) next.status = 'delivered';
   else if (outcome.gone) next.status = 'gone';
   else if (outcome.final) next.status = 'failed';

@@ -86,9 +86,16 @@ export const deliveryRecordSchema = z.object({
   next_attempt_at: z.number().int().optional(),
   /** While an attempt is in flight: until when its worker owns it. */
   lease_until: z.number().int().optional(),
+  /**
+   * Set on the claim of a first attempt carried in its queue message: that message stays in
+   * flight until the attempt ends, so the queue (not the due index) brings the delivery back if
+   * its worker stops, and an attempt that ends the delivery is recorded by its Webhook Response
+   * alone (see domain/delivery.ts).
+   */
+  held_by_message: z.boolean().optional(),
   /** Sent to the queue: the sweeper leaves it alone until then. */
   queued_until: z.number().int().optional(),
-  /** Once settled: when DynamoDB's TTL may remove it. */
+  /** Once settled (or claimed while held by its message): when DynamoDB's TTL may remove it. */
   expires_at: z.number().int().optional(),
   created: z.number().int(),
   updated: z.number().int(),
@@ -258,7 +265,8 @@ export function deliveryItem(delivery: DeliveryRecord): Record<string, unknown> 
   // A delivery just sent to the queue is due for the sweeper only once that message had its
   // chance (queued_until), so a sweep never re-sends what is already waiting in the queue.
   const waiting = Math.max(delivery.next_attempt_at ?? 0, delivery.queued_until ?? 0);
-  const due = delivery.status === 'pending' ? (delivery.lease_until ?? waiting) : undefined;
+  const due =
+    delivery.status === 'pending' && !delivery.held_by_message ? (delivery.lease_until ?? waiting) : undefined;
   return {
     ...deliveryKey(delivery.uuid),
     entity: 'delivery',
