@@ -265,12 +265,7 @@ describe('the delivery worker, a queue batch at a time', () => {
   });
 
   it('a worker that stops after sending a held first attempt: its message brings attempt 2, attempt 1 logged as lost', async () => {
-    const tag = newUuid();
-    const target = await hook('svc.payments.payment.cancelled', tag);
-    const [message] = await fanOut(envelope(tag));
-    if (!message?.delivery) throw new Error('no delivery');
-    const claimed = await claimFirstAttempt(message.delivery);
-    if (!claimed) throw new Error('not claimed');
+    const { target, message, claimed } = await firstAttemptClaimed();
     await sendAttempt(claimed);
     // The worker stops here. The sweeper has nothing due (the message holds the delivery).
     advanceClock(61);
@@ -298,19 +293,13 @@ describe('the delivery worker, a queue batch at a time', () => {
   });
 
   it('leaves unacknowledged a second message for a held attempt in flight, and settles it once the response is stored', async () => {
-    const tag = newUuid();
-    const target = await hook('svc.payments.payment.cancelled', tag);
-    const [message] = await fanOut(envelope(tag));
-    if (!message?.delivery) throw new Error('no delivery');
-    const claimed = await claimFirstAttempt(message.delivery);
-    if (!claimed) throw new Error('not claimed');
+    const { target, message, claimed } = await firstAttemptClaimed();
     // A copy of the message (fan-out ran twice, or the queue sent it twice) while the attempt runs.
     const copy = () => processDeliveryBatch({ Records: [sqsRecord('copy', JSON.stringify(message))] });
     expect(await copy()).toEqual({ response: { batchItemFailures: [{ itemIdentifier: 'copy' }] }, attempted: 0 });
     // The attempt's worker sends and stores its response (delivered), then acknowledges its own message.
     await sendAttempt(claimed);
-    const delivered = { ...lostRecordOf(claimed), error: false, status_code: 200 };
-    await db().send(new PutCommand({ TableName: tableName(), Item: responseItem(delivered, now() + 86_400) }));
+    await storeResponse(claimed, { error: false, status_code: 200 });
     // The copy comes back: nothing more is sent, and the delivery is settled from the response.
     expect(await copy()).toEqual({ response: { batchItemFailures: [] }, attempted: 0 });
     expect(requestsAt(target.path)).toHaveLength(1);
@@ -321,17 +310,10 @@ describe('the delivery worker, a queue batch at a time', () => {
   });
 
   it('claims again a delivery whose worker stored the response and stopped before settling; the response stays', async () => {
-    const tag = newUuid();
-    const target = await hook('svc.payments.payment.cancelled', tag);
-    const [message] = await fanOut(envelope(tag));
-    if (!message?.delivery) throw new Error('no delivery');
     // A worker claims attempt 1, the receiver refuses it, the response is stored, and the worker stops.
-    answers.set(target.path, [503]);
-    const claimed = await claimFirstAttempt(message.delivery);
-    if (!claimed) throw new Error('not claimed');
+    const { target, message, claimed } = await firstAttemptClaimed([503]);
     await sendAttempt(claimed);
-    const stored = { ...lostRecordOf(claimed), error_message: 'The receiver answered 503', status_code: 503 };
-    await db().send(new PutCommand({ TableName: tableName(), Item: responseItem(stored, now() + 86_400) }));
+    await storeResponse(claimed, { error_message: 'The receiver answered 503', status_code: 503 });
     // Once the lease lapses, the sweeper's message brings attempt 2; attempt 1 keeps its record.
     advanceClock(61);
     const { response, attempted } = await processDeliveryBatch({
@@ -756,6 +738,24 @@ function sentCommands(calls: ReadonlyArray<readonly unknown[]>): SentCommand[] {
     const sent = command as { constructor: { name: string }; input: SentCommand['input'] };
     return { name: sent.constructor.name, input: sent.input };
   });
+}
+
+/** A first attempt fanned out to a new endpoint and claimed from its message (the receiver answering `answer`). */
+async function firstAttemptClaimed(answer?: number[]) {
+  const tag = newUuid();
+  const target = await hook('svc.payments.payment.cancelled', tag);
+  if (answer) answers.set(target.path, answer);
+  const [message] = await fanOut(envelope(tag));
+  if (!message?.delivery) throw new Error('no delivery');
+  const claimed = await claimFirstAttempt(message.delivery);
+  if (!claimed) throw new Error('not claimed');
+  return { target, message: { ...message, delivery: message.delivery }, claimed };
+}
+
+/** Stores a claimed attempt's Webhook Response, as its worker would, with the outcome given. */
+async function storeResponse(claimed: Claimed, outcome: Partial<ResponseRecord>): Promise<void> {
+  const record = { ...lostRecordOf(claimed), ...outcome };
+  await db().send(new PutCommand({ TableName: tableName(), Item: responseItem(record, now() + 86_400) }));
 }
 
 /** A Webhook Response for a claimed attempt, as a worker would store it (fields the tests set aside). */
