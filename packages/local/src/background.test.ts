@@ -66,6 +66,71 @@ describe('background timers', () => {
     expect(stopped).toBe(true);
   });
 
+  it('settle runs the stages at once: a consumer takes what a producer made while the producer still runs', async () => {
+    const queue: string[] = [];
+    let produced = false;
+    let taken = 0;
+    let tookFirst = () => {};
+    const firstTaken = new Promise<void>((done) => {
+      tookFirst = done;
+    });
+    // The producer's one run waits until the consumer took its first item: run one after the
+    // other, as settle once did, the two would never finish.
+    registerBackgroundTask({
+      name: 'stage-producer',
+      intervalMs: 100,
+      runOnce: async () => {
+        if (produced) return 0;
+        produced = true;
+        queue.push('a');
+        await firstTaken;
+        queue.push('b', 'c');
+        return 3;
+      },
+    });
+    registerBackgroundTask({
+      name: 'stage-consumer',
+      intervalMs: 100,
+      runOnce: async () => {
+        const count = queue.splice(0).length;
+        taken += count;
+        if (count > 0) tookFirst();
+        return count;
+      },
+    });
+    expect(await settle()).toBe(6);
+    expect({ taken, left: queue.length }).toEqual({ taken: 3, left: 0 });
+    expect(await settle()).toBe(0);
+  });
+
+  it('settle reports a failing task once every stage has stopped', async () => {
+    let failures = 0;
+    let runsOfOther = 0;
+    registerBackgroundTask({
+      name: 'stage-failing',
+      intervalMs: 100,
+      runOnce: async () => {
+        failures += 1;
+        if (failures === 1) throw new Error('stage broke');
+        return 0;
+      },
+    });
+    registerBackgroundTask({
+      name: 'stage-other',
+      intervalMs: 100,
+      runOnce: async () => {
+        runsOfOther += 1;
+        return 0;
+      },
+    });
+    await expect(settle()).rejects.toThrow('stage broke');
+    const after = runsOfOther;
+    // Nothing goes on running in the background after settle gave up.
+    await new Promise<void>((done) => setImmediate(done));
+    expect(runsOfOther).toBe(after);
+    expect(await settle()).toBe(0);
+  });
+
   it('settle leaves schedules alone', async () => {
     const task = gatedTask('gated-schedule');
     expect(await settle()).toBe(0);
