@@ -48,81 +48,14 @@ async function runGuarded(task: BackgroundTask, fromTimer = false): Promise<numb
   }
 }
 
-/** One pass of settle: what its task loops share. */
-interface Pass {
-  handled: number;
-  /** Runs that handled something, so far. */
-  progress: number;
-  /** Task runs under way. */
-  running: number;
-  failure?: { error: unknown };
-  /** Resolves when a run next handles something or a task stops (a waiting task then looks again). */
-  next: Promise<void>;
-  wake(): void;
-}
-
-function newPass(): Pass {
-  const pass = { handled: 0, progress: 0, running: 0 } as Pass;
-  const arm = () => {
-    pass.next = new Promise<void>((done) => {
-      pass.wake = () => {
-        arm();
-        done();
-      };
-    });
-  };
-  arm();
-  return pass;
-}
-
-/**
- * One task's part in a pass: it runs again at once while it finds work; having found none, it
- * looks again when another task's run handled something or stopped, or after a tenth of its
- * timer interval, as long as another task is working (its output may be this one's input); it
- * stops once it found nothing while no other run was under way and nothing was handled meanwhile.
- */
-async function settleLoop(task: BackgroundTask, pass: Pass): Promise<void> {
-  while (!pass.failure) {
-    const before = pass.progress;
-    pass.running += 1;
-    let handled = 0;
-    try {
-      handled = await runGuarded(task);
-    } catch (error) {
-      pass.failure ??= { error };
-    } finally {
-      pass.running -= 1;
-    }
-    if (handled > 0) {
-      pass.handled += handled;
-      pass.progress += 1;
-      pass.wake();
-      continue;
-    }
-    if (pass.progress === before && pass.running === 0) {
-      // The others may be waiting for this: they look again, and stop too.
-      pass.wake();
-      return;
-    }
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([pass.next, new Promise<void>((done) => (timer = setTimeout(done, task.intervalMs / 10)))]);
-    clearTimeout(timer);
-  }
-}
-
-/**
- * Runs every task until a whole pass handles nothing; returns the items handled in all. The
- * tasks of a pass run at once, as AWS runs the stages: fan-out and the delivery worker start on
- * the first events while the stream is still being read, rather than after it.
- */
+/** Runs every task until a whole round handles nothing; returns the items handled in all. */
 export async function settle(maxRounds = 1000): Promise<number> {
   let total = 0;
   for (let round = 0; round < maxRounds; round++) {
-    const pass = newPass();
-    await Promise.all(tasks.filter((task) => task.settles !== false).map((task) => settleLoop(task, pass)));
-    if (pass.failure) throw pass.failure.error;
-    total += pass.handled;
-    if (pass.handled === 0) return total;
+    let handled = 0;
+    for (const task of tasks) if (task.settles !== false) handled += await runGuarded(task);
+    total += handled;
+    if (handled === 0) return total;
   }
   throw new Error(`Background work did not settle within ${maxRounds} rounds`);
 }
