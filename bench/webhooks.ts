@@ -22,7 +22,7 @@ import { type BenchService, startService, tokenFor } from './service';
  *  2. the same with `POST /_local/settle` called in a loop beside the timers;
  *  3. a trickle: one payment at a time, timers only and with settle after each;
  *  4. the pipeline alone: on a second service whose background work runs only on settle, N
- *     payments are made, then one settle drains them; five such rounds (after two to warm its
+ *     payments are made, then one settle drains them; five such rounds (after four to warm its
  *     new DynamoDB Local), each followed by the bare loop at 10 in flight, give the median ratio;
  *  5. the baseline: a bare loop of signed POSTs (`postJson`, a new TLS connection each, the same
  *     body and signature headers the worker sends) to the same receiver, 10 and 16 in flight.
@@ -37,6 +37,12 @@ const BARE_PATH = '/bare';
 const WORKER_IN_FLIGHT = 10;
 /** Rounds of the pipeline alone, each followed by the bare loop (the median ratio is reported). */
 const ALONE_ROUNDS = 5;
+/**
+ * Backlogs drained before those rounds. With two, the rounds still rose from first to last in
+ * every run (43-45% to 53-59%): DynamoDB Local's JVM was still compiling (a conditional PutItem
+ * cost it 4.0, then 1.3, then 0.8 ms over three runs of 3 000); four reach its steady state.
+ */
+const ALONE_WARM_UP = 4;
 
 const paymentBody = {
   account_uuid: ACCOUNT,
@@ -613,9 +619,9 @@ export async function benchWebhooks(options: WebhookBenchOptions) {
     const rounds: Array<{ drained: Awaited<ReturnType<typeof backlog>>; bare_per_s: number; ratio: number }> = [];
     try {
       // A new service has a new DynamoDB Local, whose JVM compiles its hot paths over the first
-      // few thousand writes: two backlogs of the measured size warm it (the first service had
-      // the throughput runs for that), and two seconds warm the bare loop.
-      for (let round = 0; round < 2; round++) await backlog(quiet.service, quiet.token, sink, options);
+      // several thousand writes: ALONE_WARM_UP backlogs of the measured size warm it (the first
+      // service had the throughput runs for that), and two seconds warm the bare loop.
+      for (let round = 0; round < ALONE_WARM_UP; round++) await backlog(quiet.service, quiet.token, sink, options);
       await runLoad(send, { seconds: 2, concurrency: WORKER_IN_FLIGHT });
       for (let round = 0; round < ALONE_ROUNDS; round++) {
         const drained = await backlog(quiet.service, quiet.token, sink, options);
