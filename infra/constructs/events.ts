@@ -1,6 +1,6 @@
 import { WORKERS } from '@svc/api';
 import { INDEXES } from '@svc/table';
-import { EVENT_SOURCE, WORKER_BATCH_WRITE_PREFIXES } from '@svc/webhooks';
+import { DELIVERY_MAX_RECEIVES, EVENT_SOURCE, WORKER_BATCH_WRITE_PREFIXES } from '@svc/webhooks';
 import { Duration, Validations } from 'aws-cdk-lib';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
@@ -92,7 +92,7 @@ export const DELIVERY_BATCH_SIZE = 10;
  */
 export const DELIVERY_WORKER_MAX_CONCURRENCY = 10;
 /** Receives before a delivery message moves to the dead-letter queue. */
-export const DELIVERY_MAX_RECEIVE_COUNT = 5;
+export const DELIVERY_MAX_RECEIVE_COUNT = DELIVERY_MAX_RECEIVES;
 /** SQS's longest retention: dead letters, and the queues whose messages are the only copy of their work. */
 const DEAD_LETTER_RETENTION = Duration.days(14);
 

@@ -38,7 +38,12 @@ async function streamCall<T>(operation: string, input: Record<string, unknown>):
     body: JSON.stringify(input),
   });
   const text = await response.text();
-  const body = (text ? JSON.parse(text) : {}) as Record<string, unknown>;
+  let body: Record<string, unknown> = {};
+  try {
+    body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+  } catch {
+    throw new StreamCallError(`HTTP ${response.status}`, text.slice(0, 200));
+  }
   if (!response.ok) {
     // `__type` is "com.amazonaws.dynamodb.v20120810#ExpiredIteratorException" and the like.
     const type = String(body.__type ?? response.status).replace(/^.*#/, '');

@@ -15,5 +15,5 @@ export { webhooksRoutes } from './handlers/routes';
 export { publishStreamRecords } from './handlers/stream-publisher';
 export { registerEventData } from './pipeline/envelope';
 export { EVENT_SOURCE, resetBusClient } from './pipeline/publish';
-export { resetDeliveryQueueClient } from './pipeline/queue';
+export { DELIVERY_MAX_RECEIVES, resetDeliveryQueueClient } from './pipeline/queue';
 export { WORKER_BATCH_WRITE_PREFIXES } from './repository/items';

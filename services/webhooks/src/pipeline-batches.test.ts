@@ -18,7 +18,14 @@ import { publishStreamRecords } from './handlers/stream-publisher';
 import { registerEventData } from './pipeline/envelope';
 import { callsOf, PUT_EVENTS_MAX, resetBusClient } from './pipeline/publish';
 import { INLINE_DELIVERY_MAX_BYTES } from './pipeline/queue';
-import { deliveryItem, deliveryKey, type Envelope, type ResponseRecord, responseItem } from './repository/items';
+import {
+  type DeliveryRecord,
+  deliveryItem,
+  deliveryKey,
+  type Envelope,
+  type ResponseRecord,
+  responseItem,
+} from './repository/items';
 
 /**
  * The pipeline's batches: the publisher packs events of many stream records into PutEvents calls,
@@ -309,12 +316,74 @@ describe('the delivery worker, a queue batch at a time', () => {
     });
   });
 
+  it('hands a held claim to the due index when its message fails on its last receive before the dead-letter queue', async () => {
+    const { target, message } = await firstAttemptClaimed();
+    const stored = async () => (await getItem(deliveryKey(message.delivery_uuid))) as Record<string, unknown>;
+    // Its attempt is in flight (the claim's worker stopped, say): the copies fail.
+    const copy = (receives: number) =>
+      processDeliveryBatch({ Records: [sqsRecord('copy', JSON.stringify(message), receives)] });
+    expect((await copy(4)).response.batchItemFailures).toEqual([{ itemIdentifier: 'copy' }]);
+    expect(await stored()).toMatchObject({ held_by_message: true });
+    expect((await stored()).duepk).toBeUndefined();
+    // The fifth receive fails too, and the message would go to the dead-letter queue: the claim is
+    // now the due index's, due when its lease lapses.
+    expect((await copy(5)).response.batchItemFailures).toEqual([{ itemIdentifier: 'copy' }]);
+    const released = await stored();
+    expect(released.held_by_message).toBeUndefined();
+    expect(released.ttl).toBeUndefined();
+    expect(released.duepk).toBeDefined();
+    // Once the lease lapses the sweeper brings it back: attempt 1 is logged as lost, attempt 2 sent.
+    advanceClock(61);
+    await ok('POST', '/_local/settle');
+    expect(requestsAt(target.path).map((r) => r.headers['x-svc-delivery-attempt'])).toEqual(['2']);
+    expect((await responsesOf(target)).map((r) => [r.attempt, r.error]).sort()).toEqual([
+      [1, 'true'],
+      [2, 'false'],
+    ]);
+  });
+
+  it('keeps to the retry schedule when a failed attempt was recorded but its delivery never settled', async () => {
+    const tag = newUuid();
+    const target = await hook('svc.payments.payment.cancelled', tag);
+    const [message] = await fanOut(envelope(tag));
+    if (!message?.delivery) throw new Error('no delivery');
+    // Attempt 2 was claimed (a lapsed lease) and its 503 recorded; the worker stopped before settling.
+    const at = now();
+    const claimedTwice: DeliveryRecord = { ...message.delivery, attempts: 2, lease_until: at - 1, version: 3 };
+    delete claimedTwice.next_attempt_at;
+    delete claimedTwice.queued_until;
+    await db().send(new PutCommand({ TableName: tableName(), Item: deliveryItem(claimedTwice) }));
+    const claimed: Claimed = {
+      delivery: claimedTwice,
+      endpoint: undefined,
+      attempt: 2,
+      responseUuid: derivedUuid('webhook_response', claimedTwice.uuid, 2),
+      request: { body: '{}', headers: {} },
+      at: at - 61,
+    };
+    await storeResponse(claimed, { error_message: 'The receiver answered 503', status_code: 503 });
+    // Claimed again now: attempt 3 waits for its time (5 minutes after attempt 2), nothing is sent.
+    const { attempted } = await processDeliveryBatch({
+      Records: [sqsRecord('again', JSON.stringify({ delivery_uuid: message.delivery_uuid }))],
+    });
+    expect(attempted).toBe(0);
+    expect(requestsAt(target.path)).toHaveLength(0);
+    expect((await getItem(deliveryKey(message.delivery_uuid))) as Record<string, unknown>).toMatchObject({
+      status: 'pending',
+      attempts: 2,
+      next_attempt_at: at - 61 + 300,
+    });
+    advanceClock(300 - 61);
+    await ok('POST', '/_local/settle');
+    expect(requestsAt(target.path).map((r) => r.headers['x-svc-delivery-attempt'])).toEqual(['3']);
+  });
+
   it('claims again a delivery whose worker stored the response and stopped before settling; the response stays', async () => {
     // A worker claims attempt 1, the receiver refuses it, the response is stored, and the worker stops.
     const { target, message, claimed } = await firstAttemptClaimed([503]);
     await sendAttempt(claimed);
     await storeResponse(claimed, { error_message: 'The receiver answered 503', status_code: 503 });
-    // Once the lease lapses, the sweeper's message brings attempt 2; attempt 1 keeps its record.
+    // Once the lease lapses, a message (here one naming the delivery only) brings attempt 2; attempt 1 keeps its record.
     advanceClock(61);
     const { response, attempted } = await processDeliveryBatch({
       Records: [sqsRecord('again', JSON.stringify({ delivery_uuid: message.delivery_uuid }))],
@@ -660,13 +729,13 @@ describe('stored deliveries', () => {
 
 // Helpers
 
-function sqsRecord(messageId: string, body: string): SQSEvent['Records'][number] {
+function sqsRecord(messageId: string, body: string, receiveCount = 1): SQSEvent['Records'][number] {
   return {
     messageId,
     receiptHandle: messageId,
     body,
     attributes: {
-      ApproximateReceiveCount: '1',
+      ApproximateReceiveCount: String(receiveCount),
       SentTimestamp: '0',
       SenderId: 'test',
       ApproximateFirstReceiveTimestamp: '0',

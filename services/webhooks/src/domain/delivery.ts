@@ -74,6 +74,8 @@ const tooBusy = () => new ConflictError('Too many concurrent changes; try again'
  * stopped), since the held claim has no due entry to fall back on.
  */
 export class AttemptInFlightError extends Error {
+  /** The message comes back later: logged as information, not as an error. */
+  readonly expected = true;
   constructor(uuid: string) {
     super(`Delivery ${uuid} has an attempt in flight held by another queue message`);
   }
@@ -348,6 +350,21 @@ export async function claimAttempt(uuid: string): Promise<Claimed | undefined> {
       }
       if (leased) throw new AttemptInFlightError(uuid);
       if (!previous) await logLostAttempt(read);
+      else {
+        // Recorded as failed but never settled: the next attempt keeps to the schedule.
+        const due = previous.sent_at + (RETRY_DELAYS_SECONDS[read.attempts - 1] ?? 86_400);
+        if (due > at) {
+          const waiting: DeliveryRecord = { ...read, next_attempt_at: due, updated: at, version: read.version + 1 };
+          delete waiting.lease_until;
+          delete waiting.held_by_message;
+          delete waiting.expires_at;
+          delete waiting.queued_until;
+          await transactWrite([
+            { item: deliveryPut(waiting, read.version), onConditionFailed: () => new StaleVersionError() },
+          ]);
+          return undefined;
+        }
+      }
     }
     if (read.attempts >= MAX_ATTEMPTS) {
       // The last attempt's worker died: its record is the final word.
@@ -380,6 +397,23 @@ export async function claimAttempt(uuid: string): Promise<Claimed | undefined> {
     const claimed = await claimOf(next, await findEndpoint(read.endpoint_uuid), at);
     await transactWrite([{ item: deliveryPut(next, read.version), onConditionFailed: () => new StaleVersionError() }]);
     return claimed;
+  }, tooBusy);
+}
+
+/**
+ * Hands a claim held by its message to the due index (that message is about to go to the
+ * dead-letter queue): from now on the sweeper brings the delivery back once its lease lapses.
+ */
+export async function releaseHeldClaim(uuid: string): Promise<void> {
+  await retryOnConflict(async () => {
+    const read = await findDelivery(uuid);
+    if (!read?.held_by_message || read.status !== 'pending') return;
+    const released: DeliveryRecord = { ...read, updated: now(), version: read.version + 1 };
+    delete released.held_by_message;
+    delete released.expires_at;
+    await transactWrite([
+      { item: deliveryPut(released, read.version), onConditionFailed: () => new StaleVersionError() },
+    ]);
   }, tooBusy);
 }
 

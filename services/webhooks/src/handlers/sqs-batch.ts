@@ -1,5 +1,5 @@
 import { logger } from '@svc/core';
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 
 /**
  * A queue batch, message by message: each body is parsed (one that cannot be is reported at
@@ -9,14 +9,14 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 export async function handleSqsBatch<T, R>(
   event: SQSEvent,
   what: string,
-  parse: (body: unknown) => T,
+  parse: (body: unknown, record: SQSRecord) => T,
   work: (items: T[]) => Promise<Array<PromiseSettledResult<R>>>,
 ): Promise<{ response: SQSBatchResponse; results: R[] }> {
   const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
   const parsed: Array<{ messageId: string; item: T }> = [];
   for (const record of event.Records) {
     try {
-      parsed.push({ messageId: record.messageId, item: parse(JSON.parse(record.body)) });
+      parsed.push({ messageId: record.messageId, item: parse(JSON.parse(record.body), record) });
     } catch (error) {
       logger.error(`message is not ${what}`, { messageId: record.messageId, error });
       batchItemFailures.push({ itemIdentifier: record.messageId });
@@ -27,7 +27,9 @@ export async function handleSqsBatch<T, R>(
     const messageId = parsed[index]?.messageId ?? '';
     if (outcome.status === 'fulfilled') results.push(outcome.value);
     else {
-      logger.error(`${what} failed`, { messageId, error: outcome.reason });
+      // An expected refusal (a message to come back later) is no error of the service.
+      const expected = (outcome.reason as { expected?: unknown } | undefined)?.expected === true;
+      (expected ? logger.info : logger.error).call(logger, `${what} failed`, { messageId, error: outcome.reason });
       batchItemFailures.push({ itemIdentifier: messageId });
     }
   });

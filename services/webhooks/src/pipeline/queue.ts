@@ -27,6 +27,9 @@ export const deliveryMessageSchema = z
   );
 export type DeliveryMessage = z.infer<typeof deliveryMessageSchema>;
 
+/** Receives of a delivery message before the queue moves it to its dead-letter queue (redrive policy). */
+export const DELIVERY_MAX_RECEIVES = 5;
+
 /** SendMessageBatch takes ten messages of at most 256 KB together. */
 const SEND_MAX = 10;
 const SEND_MAX_BYTES = 256 * 1024;
