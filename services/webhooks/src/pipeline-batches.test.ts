@@ -11,7 +11,15 @@ import type { DynamoDBRecord, SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
 import { type Receiver, startReceiver } from '../../../packages/outbound/src/testing/receiver';
 import { call, DEMO, seedDemo, tokenFor } from '../../../test/support/api';
-import { type Claimed, claimAttempt, claimFirstAttempt, fanOut, sendAttempt } from './domain/delivery';
+import {
+  type Claimed,
+  claimAttempt,
+  claimFirstAttempt,
+  fanOut,
+  markQueued,
+  QUEUED_GRACE_SECONDS,
+  sendAttempt,
+} from './domain/delivery';
 import { processDeliveryBatch } from './handlers/delivery-worker';
 import { fanOutMessages } from './handlers/fan-out';
 import { publishStreamRecords } from './handlers/stream-publisher';
@@ -22,6 +30,7 @@ import {
   type DeliveryRecord,
   deliveryItem,
   deliveryKey,
+  dueDeliveries,
   type Envelope,
   type ResponseRecord,
   responseItem,
@@ -376,6 +385,25 @@ describe('the delivery worker, a queue batch at a time', () => {
     advanceClock(300 - 61);
     await ok('POST', '/_local/settle');
     expect(requestsAt(target.path).map((r) => r.headers['x-svc-delivery-attempt'])).toEqual(['3']);
+  });
+
+  it('a lapsed claim the sweeper queued is due again only once that message had its chance', async () => {
+    const tag = newUuid();
+    await hook('svc.payments.payment.cancelled', tag);
+    const [message] = await fanOut(envelope(tag));
+    if (!message?.delivery) throw new Error('no delivery');
+    const lapsed: DeliveryRecord = { ...message.delivery, attempts: 1, lease_until: now() - 1, version: 2 };
+    delete lapsed.next_attempt_at;
+    delete lapsed.queued_until;
+    await db().send(new PutCommand({ TableName: tableName(), Item: deliveryItem(lapsed) }));
+    const dueNow = async () => (await dueDeliveries(now(), 2_000)).includes(lapsed.uuid);
+    expect(await dueNow()).toBe(true);
+    expect(await markQueued([lapsed.uuid])).toEqual([lapsed.uuid]);
+    // The next sweeps, a minute apart, leave it to the message just sent.
+    advanceClock(61);
+    expect(await dueNow()).toBe(false);
+    advanceClock(QUEUED_GRACE_SECONDS - 61);
+    expect(await dueNow()).toBe(true);
   });
 
   it('claims again a delivery whose worker stored the response and stopped before settling; the response stays', async () => {

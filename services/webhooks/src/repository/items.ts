@@ -265,8 +265,11 @@ export function deliveryItem(delivery: DeliveryRecord): Record<string, unknown> 
   // A delivery just sent to the queue is due for the sweeper only once that message had its
   // chance (queued_until), so a sweep never re-sends what is already waiting in the queue.
   const waiting = Math.max(delivery.next_attempt_at ?? 0, delivery.queued_until ?? 0);
+  // A lapsed claim that the sweeper queued again is due once that message had its chance too.
   const due =
-    delivery.status === 'pending' && !delivery.held_by_message ? (delivery.lease_until ?? waiting) : undefined;
+    delivery.status === 'pending' && !delivery.held_by_message
+      ? Math.max(delivery.lease_until ?? 0, waiting)
+      : undefined;
   return {
     ...deliveryKey(delivery.uuid),
     entity: 'delivery',
