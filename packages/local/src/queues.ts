@@ -12,7 +12,7 @@ import {
 import { withoutSdkCallLogging } from '@svc/core';
 import { processFileBatch } from '@svc/reconciliation';
 import { processBillingBatch, resetBillingQueueClient } from '@svc/subscriptions';
-import { processDeliveryBatch, resetDeliveryQueueClient } from '@svc/webhooks';
+import { DELIVERY_MAX_RECEIVES, processDeliveryBatch, resetDeliveryQueueClient } from '@svc/webhooks';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { createSqsServer } from 'local-aws-sqs';
 
@@ -64,7 +64,8 @@ async function startQueues(): Promise<LocalQueues> {
   process.env.AWS_REGION ??= 'eu-central-2';
   client = withoutSdkCallLogging(new SQSClient({ endpoint }));
   const billing = await createQueueWithDlq(client, 'svc-billing');
-  const delivery = await createQueueWithDlq(client, 'svc-webhook-deliveries');
+  // The worker hands a held claim to the due index on the receive this limit makes the last.
+  const delivery = await createQueueWithDlq(client, 'svc-webhook-deliveries', DELIVERY_MAX_RECEIVES);
   const files = await createQueueWithDlq(client, 'svc-reconciliation-files');
   process.env.SVC_BILLING_QUEUE_URL = billing.queueUrl;
   process.env.SVC_DELIVERY_QUEUE_URL = delivery.queueUrl;
@@ -86,8 +87,8 @@ async function startQueues(): Promise<LocalQueues> {
   };
 }
 
-/** A queue and its dead-letter queue, redriven after MAX_RECEIVE_COUNT receives like the deployed ones. */
-async function createQueueWithDlq(sqs: SQSClient, name: string) {
+/** A queue and its dead-letter queue, redriven after `maxReceiveCount` receives like the deployed ones. */
+async function createQueueWithDlq(sqs: SQSClient, name: string, maxReceiveCount = MAX_RECEIVE_COUNT) {
   const dlq = await sqs.send(new CreateQueueCommand({ QueueName: `${name}-dlq` }));
   const dlqArn = await sqs.send(
     new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] }),
@@ -99,7 +100,7 @@ async function createQueueWithDlq(sqs: SQSClient, name: string) {
         VisibilityTimeout: String(VISIBILITY_TIMEOUT),
         RedrivePolicy: JSON.stringify({
           deadLetterTargetArn: dlqArn.Attributes?.QueueArn,
-          maxReceiveCount: MAX_RECEIVE_COUNT,
+          maxReceiveCount,
         }),
       },
     }),
