@@ -31,6 +31,11 @@ export class ServiceStack extends Stack {
   readonly functions: ReadonlyMap<DomainName, DomainFunction>;
   readonly signingKeys: SigningKeys;
   readonly cardFingerprintKey: Secret;
+  /**
+   * The service's hashing key (@svc/core keyed-hash): idempotency fingerprints of request bodies,
+   * onboarding tokens. Every domain function and the stream publisher read it.
+   */
+  readonly hashKey: Secret;
   /** The reCAPTCHA secret key of the hosted onboarding page; the operator puts it in. */
   readonly captchaSecret: Secret;
   readonly billing: Billing;
@@ -57,6 +62,18 @@ export class ServiceStack extends Stack {
         'A fingerprint key must stay fixed: the same card has to keep the same fingerprint across payments; a rotation would silently break matching.',
     });
 
+    this.hashKey = new Secret(this, 'HashKey', {
+      description:
+        'HMAC key of what the service stores to recognise a value without keeping it (request fingerprints, onboarding tokens); every domain reads it',
+      generateSecretString: { passwordLength: 64, excludePunctuation: true },
+      removalPolicy: stage.removalPolicy,
+    });
+    Validations.of(this.hashKey).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason:
+        'A hashing key must stay fixed while what was hashed under it is in use: a rotation would make every open onboarding link and in-flight idempotency key unrecognisable.',
+    });
+
     this.captchaSecret = new Secret(this, 'CaptchaSecret', {
       description:
         'reCAPTCHA secret key of the hosted onboarding page (/connect): the operator replaces the generated placeholder with the secret key from Google reCAPTCHA admin console, as a plain string; onboarding reads it',
@@ -80,20 +97,20 @@ export class ServiceStack extends Stack {
         domain,
         stage,
         table: this.table.table,
-        ...(signs ? { environment: { SVC_SIGNING_KEY_SECRET_ARN: this.signingKeys.secret.secretArn } } : {}),
-        ...(fingerprints
-          ? { environment: { SVC_CARD_FINGERPRINT_SECRET_ARN: this.cardFingerprintKey.secretArn } }
-          : {}),
-        ...(verifiesCaptchas
-          ? {
-              environment: {
+        environment: {
+          SVC_HASH_KEY_SECRET_ARN: this.hashKey.secretArn,
+          ...(signs ? { SVC_SIGNING_KEY_SECRET_ARN: this.signingKeys.secret.secretArn } : {}),
+          ...(fingerprints ? { SVC_CARD_FINGERPRINT_SECRET_ARN: this.cardFingerprintKey.secretArn } : {}),
+          ...(verifiesCaptchas
+            ? {
                 SVC_CAPTCHA_VERIFIER: 'recaptcha',
                 SVC_CAPTCHA_SECRET_ARN: this.captchaSecret.secretArn,
                 SVC_CAPTCHA_SITE_KEY: stage.captchaSiteKey,
-              },
-            }
-          : {}),
+              }
+            : {}),
+        },
       });
+      this.hashKey.grantRead(fn.role);
       if (fingerprints) this.cardFingerprintKey.grantRead(fn.role);
       if (verifiesCaptchas) this.captchaSecret.grantRead(fn.role);
       if (signs) {
@@ -133,6 +150,7 @@ export class ServiceStack extends Stack {
       table: this.table.table,
       webhooksApi,
       connectUrl: this.api.connectUrl,
+      hashKey: this.hashKey,
     });
     // Onboarding seals the webhook passwords and HMAC keys given with a process, and opens them
     // again to seal them to the endpoints it creates: the same key and context as webhooks.

@@ -51,6 +51,7 @@ describe.each(STAGE_NAMES)('the %s functions', (stage) => {
     const tableId = logicalIdOf(template, 'AWS::DynamoDB::Table');
     const secretId = logicalIdStartingWith(template, 'AWS::SecretsManager::Secret', 'SigningKeys');
     const fingerprintId = logicalIdStartingWith(template, 'AWS::SecretsManager::Secret', 'CardFingerprintKey');
+    const hashKeyId = logicalIdStartingWith(template, 'AWS::SecretsManager::Secret', 'HashKey');
     for (const domain of domainNames()) {
       const variables = functionOf(stage, domain).properties.Environment.Variables;
       expect(variables).toMatchObject({
@@ -58,6 +59,8 @@ describe.each(STAGE_NAMES)('the %s functions', (stage) => {
         SVC_STAGE: stage,
         POWERTOOLS_SERVICE_NAME: domain,
         NODE_OPTIONS: '--enable-source-maps',
+        // Every domain keeps idempotency records, whose fingerprints and responses use the hash key.
+        SVC_HASH_KEY_SECRET_ARN: { Ref: hashKeyId },
       });
       if (domain === 'identity') expect(variables.SVC_SIGNING_KEY_SECRET_ARN).toEqual({ Ref: secretId });
       else expect(variables).not.toHaveProperty('SVC_SIGNING_KEY_SECRET_ARN');
@@ -131,6 +134,17 @@ describe.each(STAGE_NAMES)('the %s functions', (stage) => {
     expect(rolesAllowedOn(template, secretId, ['secretsmanager:GetSecretValue', 'secretsmanager:*'])).toEqual(
       new Set([functionOf(stage, 'payments').roleId]),
     );
+    expect(rolesAllowedOn(template, secretId, ['secretsmanager:PutSecretValue', 'secretsmanager:*']).size).toBe(0);
+  });
+
+  it('let every domain function and the stream publisher read the hash key, and nobody write it', () => {
+    const template = templateOf(stage);
+    const secretId = logicalIdStartingWith(template, 'AWS::SecretsManager::Secret', 'HashKey');
+    const readers = new Set([
+      ...domainNames().map((domain) => functionOf(stage, domain).roleId),
+      functionOf(stage, 'stream-publisher').roleId,
+    ]);
+    expect(rolesAllowedOn(template, secretId, ['secretsmanager:GetSecretValue', 'secretsmanager:*'])).toEqual(readers);
     expect(rolesAllowedOn(template, secretId, ['secretsmanager:PutSecretValue', 'secretsmanager:*']).size).toBe(0);
   });
 

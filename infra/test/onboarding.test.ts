@@ -96,6 +96,7 @@ function onboardingOf(stage: StageName) {
     keyId: logicalIdOf(template, 'AWS::KMS::Key'),
     apiId: logicalIdOf(template, 'AWS::ApiGatewayV2::Api'),
     captchaSecretId: logicalIdStartingWith(template, 'AWS::SecretsManager::Secret', 'CaptchaSecret'),
+    hashKeyId: logicalIdStartingWith(template, 'AWS::SecretsManager::Secret', 'HashKey'),
   };
 }
 
@@ -194,11 +195,15 @@ describe.each(STAGE_NAMES)('the %s onboarding function', (stage) => {
     expect(variables).not.toHaveProperty('SVC_CAPTCHA_SECRET');
   });
 
-  it('may read the captcha secret, and no other secret', () => {
-    const { statements, captchaSecretId } = onboardingOf(stage);
-    expect(resourcesGranting(statements, 'secretsmanager:GetSecretValue')).toEqual([{ Ref: captchaSecretId }]);
+  it('may read the captcha secret and the hash key, and no other secret', () => {
+    const { statements, captchaSecretId, hashKeyId } = onboardingOf(stage);
+    const allowed = [{ Ref: captchaSecretId }, { Ref: hashKeyId }];
+    expect(resourcesGranting(statements, 'secretsmanager:GetSecretValue')).toEqual(expect.arrayContaining(allowed));
+    expect(resourcesGranting(statements, 'secretsmanager:GetSecretValue')).toHaveLength(2);
     const secretStatements = statements.filter((s) => s.Action.some((action) => action.startsWith('secretsmanager:')));
-    for (const statement of secretStatements) expect(statement.Resource).toEqual({ Ref: captchaSecretId });
+    for (const statement of secretStatements) {
+      for (const resource of [statement.Resource].flat()) expect(allowed).toContainEqual(resource);
+    }
     expect(actionsOf(statements, 'secretsmanager:').has('secretsmanager:PutSecretValue')).toBe(false);
   });
 

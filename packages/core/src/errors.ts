@@ -67,6 +67,16 @@ export class PayloadTooLargeError extends AppError {
   }
 }
 
+/** Headers over the server's limit (16 KiB locally; API Gateway has its own). */
+export class HeadersTooLargeError extends AppError {
+  readonly statusCode = 431;
+  readonly code = 'request_header_fields_too_large';
+  constructor(limitBytes: number) {
+    const message = `The request headers exceed ${limitBytes} bytes`;
+    super(message, [{ code: 'error.request.headers_too_large', property: 'headers', message }]);
+  }
+}
+
 export class UnprocessableError extends AppError {
   readonly statusCode = 422;
   readonly code = 'unprocessable_entity';

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 
 /** The one id generator: RFC 4122 version 4 uuids. */
@@ -28,4 +29,49 @@ export function derivedUuid(...parts: ReadonlyArray<string | number>): string {
   hash[8] = ((hash[8] ?? 0) & 0x3f) | 0x80;
   const hex = hash.subarray(0, 16).toString('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}
+
+/**
+ * What a request that carries an `Idempotency-Key` names its new resources by. The key's record
+ * holds a random seed; a re-run of the same request (its first run died after the provider call
+ * but before its answer was recorded) gets the same seed back, so it names the same payment,
+ * refund, source or subscription, finds what the first run stored, and passes the provider the
+ * same idempotency reference: never a second resource, never a second charge.
+ */
+export interface ResourceNaming {
+  seed: string;
+  /** True when the request takes over the claim of an earlier run that did not finish. */
+  resumed: boolean;
+}
+
+interface NamingScope extends ResourceNaming {
+  counts: Map<string, number>;
+}
+
+const namingScope = new AsyncLocalStorage<NamingScope>();
+
+export function withResourceNaming<T>(naming: ResourceNaming | undefined, work: () => Promise<T>): Promise<T> {
+  if (!naming) return work();
+  return namingScope.run({ ...naming, counts: new Map() }, work);
+}
+
+/**
+ * A new resource's uuid: random, or inside an idempotent request derived from its seed, the
+ * resource kind and how many of that kind the request has named before (the n-th endpoint of
+ * an onboarding is the n-th again in its re-run).
+ */
+export function newResourceUuid(kind: string): string {
+  const scope = namingScope.getStore();
+  if (!scope) return newUuid();
+  const count = (scope.counts.get(kind) ?? 0) + 1;
+  scope.counts.set(kind, count);
+  return derivedUuid('resource', scope.seed, kind, count);
+}
+
+/**
+ * Whether this request re-runs one whose earlier run may have stored some of what it creates:
+ * only then is it worth looking up a derived uuid before writing it.
+ */
+export function isResumedRequest(): boolean {
+  return namingScope.getStore()?.resumed ?? false;
 }

@@ -1,5 +1,6 @@
 export * from './clock';
 export * from './errors';
+export * from './free-json';
 export * from './iban';
 export * from './ids';
 export { logger } from './logger';
@@ -8,4 +9,5 @@ export * from './principal';
 export { uuidSchema } from './schemas';
 export * from './sdk-client';
 export * from './secret-hash';
+export * from './service-key';
 export { issuesToDetails, parseOrThrow } from './validation';

@@ -1,14 +1,14 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
-import { logger, UnauthorizedError } from '@svc/core';
+import { logger, UnauthorizedError, withResourceNaming } from '@svc/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { Authenticator } from './authenticator';
 import type { StackEvent, StackHandler } from './context';
 import { authenticate } from './middleware/authenticate';
 import { bodyParser } from './middleware/body-parser';
 import { errorMapper } from './middleware/error-mapper';
-import { idempotency, replayedResponse } from './middleware/idempotency';
+import { idempotency, replayedResponse, resourceNaming } from './middleware/idempotency';
 import { requestContext } from './middleware/request-context';
 import { validate } from './middleware/validate';
 import { toLambdaResult } from './responses';
@@ -69,8 +69,9 @@ async function dispatch(event: StackEvent): Promise<APIGatewayProxyStructuredRes
     if (principal) await principal;
     return replay;
   }
-  const result = await svc.route
-    .handle({
+  // Inside an idempotent request, what the handler creates is named from the key's seed.
+  const result = await withResourceNaming(resourceNaming(event), () =>
+    svc.route.handle({
       params: svc.params,
       query: svc.query,
       body: svc.body,
@@ -79,11 +80,11 @@ async function dispatch(event: StackEvent): Promise<APIGatewayProxyStructuredRes
       requestId: svc.requestId,
       baseUrl: process.env.SVC_PUBLIC_URL ?? `https://${event.requestContext.domainName}`,
       principal: () => principal ?? Promise.reject(new UnauthorizedError('This route takes no token')),
-    })
-    .finally(async () => {
-      // The grants were loaded alongside the handler's reads; a caller who is gone gets a 401
-      // whatever the handler found.
-      if (principal) await principal;
-    });
+    }),
+  ).finally(async () => {
+    // The grants were loaded alongside the handler's reads; a caller who is gone gets a 401
+    // whatever the handler found.
+    if (principal) await principal;
+  });
   return toLambdaResult(result);
 }

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -52,6 +53,21 @@ export function useLocalAws(settings: LocalSettings, dynamoEndpoint: string): vo
   process.env.SVC_WEBHOOK_ALLOW_PRIVATE ??= 'true';
   // The e-mail existence check's captcha: the test verifier (accepts `test-captcha-ok`).
   process.env.SVC_CAPTCHA_VERIFIER ??= 'test';
+  // The service's hashing key (@svc/core service-key): one per data directory, so what was hashed
+  // before a restart (idempotency records, onboarding tokens) is still recognised after it.
+  process.env.SVC_HASH_KEY ??= settings.inMemory ? randomBytes(32).toString('hex') : localHashKey(settings.dataDir);
+}
+
+/** The data directory's hashing key, made on first use and readable only by its owner. */
+export function localHashKey(dataDir: string): string {
+  const file = join(dataDir, 'hash-key');
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch {
+    const created = randomBytes(32).toString('hex');
+    writeFileSync(file, created, { mode: 0o600, flag: 'wx' });
+    return created;
+  }
 }
 
 export interface RuntimeFile {

@@ -1,8 +1,16 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, maxHeaderSize, type Server, STATUS_CODES } from 'node:http';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DOMAINS, type DomainName, ROUTE_TABLE } from '@svc/api';
-import { AppError, logger, NotFoundError, newUuid, PayloadTooLargeError, ValidationError } from '@svc/core';
+import {
+  AppError,
+  HeadersTooLargeError,
+  logger,
+  NotFoundError,
+  newUuid,
+  PayloadTooLargeError,
+  ValidationError,
+} from '@svc/core';
 import { errorResult, internalErrorResult, type LambdaHandler } from '@svc/http';
 import type { APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { type IncomingRequest, toApiGatewayEvent } from './api-gateway-event';
@@ -131,6 +139,20 @@ export async function createGateway(options: { enableControl: boolean }): Promis
           });
           res.end(response.body);
         });
+    });
+    // Node answers a request it cannot parse (headers over --max-http-header-size, 16 KiB by
+    // default) with a bare status line; answer in the contract's error shape instead.
+    server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+      if (!socket.writable) return socket.destroy();
+      const failure =
+        error.code === 'HPE_HEADER_OVERFLOW'
+          ? new HeadersTooLargeError(maxHeaderSize)
+          : ValidationError.field('request', 'error.request.malformed', 'The request cannot be parsed as HTTP');
+      const response = errorResponse(failure, newUuid());
+      const head = [`HTTP/1.1 ${response.status} ${STATUS_CODES[response.status] ?? ''}`];
+      for (const [name, value] of Object.entries(response.headers)) head.push(`${name}: ${value}`);
+      head.push(`content-length: ${response.body.length}`, 'connection: close', '', '');
+      socket.end(Buffer.concat([Buffer.from(head.join('\r\n')), response.body]));
     });
     server.keepAliveTimeout = 30_000;
     await new Promise<void>((done, fail) => {

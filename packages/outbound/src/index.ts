@@ -12,5 +12,5 @@ export {
   type PostResult,
   postJson,
 } from './post-json';
-export { isLoopbackAddress, isPublicAddress } from './public-address';
+export { isLoopbackAddress, isNonPublicLiteralHost, isPublicAddress } from './public-address';
 export { type ResolvedTarget, type ResolveTargetOptions, resolveTarget } from './resolve-target';

@@ -89,3 +89,15 @@ function parseAddress(text: string): ParsedAddress | undefined {
   const ipv6 = parseIPv6(zone ? unbracketed.slice(0, zoneAt) : unbracketed);
   return ipv6 === undefined ? undefined : { family: 6, value: ipv6, zone };
 }
+
+/**
+ * Whether a URL's host is an IP literal that is not public. The WHATWG URL parser has already
+ * turned decimal, octal and hexadecimal IPv4 spellings into dotted quads and bracketed IPv6 into
+ * its canonical form, so this sees every spelling of an address. Host names are not judged here:
+ * they are checked after DNS resolution, at delivery.
+ */
+export function isNonPublicLiteralHost(url: URL): boolean {
+  const host = url.hostname;
+  if (host.startsWith('[')) return !isPublicAddress(host);
+  return parseIPv4(host) !== undefined && !isPublicAddress(host);
+}

@@ -1,6 +1,6 @@
 import { registerEventData } from '@svc/webhooks';
 import { processShape } from './domain/shapes';
-import { processRecordSchema } from './repository/process-repository';
+import { processRecordSchema, processToken } from './repository/process-repository';
 
 /**
  * The `data` of onboarding events: the process as its GET returns it, from the written item.
@@ -9,6 +9,6 @@ import { processRecordSchema } from './repository/process-repository';
  */
 export function registerOnboardingEventData(): void {
   registerEventData('onboarding_process', async (_event, item) =>
-    processShape(processRecordSchema.parse(item), undefined),
+    processShape(processRecordSchema.parse({ token: await processToken(String(item.uuid)), ...item }), undefined),
   );
 }

@@ -4,21 +4,40 @@ import { PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from
 import type { StackEvent, StackResult } from '../context';
 
 export const MAX_BODY_BYTES = 256 * 1024;
+/** No request needs more; free-JSON fields keep to 16 levels of their own (@svc/core free-json). */
+export const MAX_JSON_DEPTH = 64;
+
+/** Nesting of a parsed JSON value, walked with its own stack (any depth is safe to measure). */
+export function jsonDepth(value: unknown): number {
+  let deepest = 0;
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [unknown, number];
+    if (node === null || typeof node !== 'object') continue;
+    deepest = Math.max(deepest, depth);
+    if (deepest > MAX_JSON_DEPTH) return deepest;
+    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
 
 /**
  * Reads the raw body once (API Gateway may base64 it), enforces the size limit, and parses
  * JSON or form bodies as the route accepts (multipart bodies are handed on as bytes). Malformed JSON is a 400; an unknown type a 415.
- * Routes that take no body ignore whatever was sent.
+ * Routes that take no body ignore whatever was sent within the limit. JSON nested deeper than
+ * MAX_JSON_DEPTH is a 400 before any schema walks it.
  */
 export function bodyParser(): MiddlewareObj<StackEvent, StackResult> {
   return {
     before: async (request) => {
       const { event } = request;
-      if (!event.svc.route.body) return;
       const raw = event.body ?? '';
       const bytes = event.isBase64Encoded ? Buffer.from(raw, 'base64') : Buffer.from(raw, 'utf8');
+      // Every route answers 413 over the limit, also one that takes no body (it would be ignored);
+      // an unknown path (the fallback) stays a 404 whatever comes with it.
       const limit = event.svc.route.maxBodyBytes ?? MAX_BODY_BYTES;
-      if (bytes.length > limit) throw new PayloadTooLargeError(limit);
+      if (bytes.length > limit && event.svc.route.path !== '$default') throw new PayloadTooLargeError(limit);
+      if (!event.svc.route.body) return;
       const accepts = event.svc.route.accepts ?? ['json'];
       const contentType = (event.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
       if (accepts.includes('multipart') && contentType === 'multipart/form-data') {
@@ -45,6 +64,13 @@ export function bodyParser(): MiddlewareObj<StackEvent, StackResult> {
         event.svc.parsedBody = JSON.parse(text);
       } catch {
         throw ValidationError.field('body', 'error.request.malformed_json', 'The request body is not valid JSON');
+      }
+      if (jsonDepth(event.svc.parsedBody) > MAX_JSON_DEPTH) {
+        throw ValidationError.field(
+          'body',
+          'error.request.too_deep',
+          `The request body nests more than ${MAX_JSON_DEPTH} levels`,
+        );
       }
     },
   };

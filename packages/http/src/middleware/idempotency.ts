@@ -1,27 +1,48 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { MiddlewareObj } from '@middy/core';
-import { ConflictError, now, UnprocessableError, ValidationError } from '@svc/core';
+import {
+  ConflictError,
+  keyedHash,
+  now,
+  openText,
+  type ResourceNaming,
+  sealText,
+  UnprocessableError,
+  ValidationError,
+} from '@svc/core';
 import { db, key, tableName } from '@svc/table';
 import type { StackEvent, StackResult } from '../context';
 
 /**
- * `Idempotency-Key` on POSTs (contract section 3), scoped per client.
+ * `Idempotency-Key` on POSTs, scoped per client.
  *
  * Access pattern: record `pk = IDEMPOTENCY#<client id>#<sha256 of key>`, `sk = RECORD`, by key.
  * One conditional put claims a key; the same key with another request is 422, a claim still in
  * flight is 409, a finished one replays its response with `Idempotent-Replayed: true`.
- * A claim whose Lambda died is taken over after LOCK_SECONDS; records expire after 24 h (by the
- * service clock, and by DynamoDB's TTL).
+ * Records expire after 24 h (by the service clock, and by DynamoDB's TTL).
+ *
+ * No double execution: the record holds a random seed from which the request names what it
+ * creates (`newResourceUuid`). A run that died after calling the provider leaves its claim in
+ * flight; once LOCK_SECONDS have passed, the same request takes the claim over with the same
+ * seed, finds the resources its first run stored and hands the provider the same idempotency
+ * reference. A run that failed (an error, or a 5xx) marks its record failed instead of deleting
+ * it, so the same request resumes with its seed too; another body may then take the key afresh.
+ *
+ * What is stored of the request is an HMAC of method, path, query and body under the service
+ * key (`keyedHash`): a body holding a card number and CVV cannot be recovered from the table by
+ * hashing guesses. The response kept for replays is sealed under the service key (`sealText`),
+ * since a first response can carry a secret (an onboarding token, a webhook's HMAC key).
  *
  * Not Powertools' idempotency utility: it cannot scope keys by the authenticated client, mark
- * replays with a header, or answer 409/422 in the contract's shapes without wrapping it whole.
+ * replays with a header, keep a seed across a takeover, or answer 409/422 in the contract's
+ * shapes without wrapping it whole.
  */
 export const MAX_KEY_LENGTH = 255;
 const RETENTION_SECONDS = 24 * 3600;
-const LOCK_SECONDS = 60;
+export const LOCK_SECONDS = 60;
 
 interface StoredResponse {
   statusCode: number;
@@ -32,6 +53,7 @@ interface StoredResponse {
 interface IdempotencyState {
   recordKey: { pk: string; sk: string };
   fingerprint: string;
+  naming: ResourceNaming;
   replay?: StoredResponse;
 }
 
@@ -46,6 +68,26 @@ export function replayedResponse(event: StackEvent): StackResult | undefined {
     ...(replay.body === undefined ? {} : { body: replay.body }),
   };
 }
+
+/** How the request names what it creates, when it carries an Idempotency-Key. */
+export function resourceNaming(event: StackEvent): ResourceNaming | undefined {
+  const state = states.get(event);
+  return state && !state.replay ? state.naming : undefined;
+}
+
+const reused = () =>
+  new UnprocessableError(
+    'This Idempotency-Key was already used with a different request',
+    'idempotency_key_reused',
+    'Idempotency-Key',
+  );
+
+const inFlight = () =>
+  new ConflictError(
+    'A request with this Idempotency-Key is still being processed',
+    'idempotency_key_in_flight',
+    'Idempotency-Key',
+  );
 
 export function idempotency(): MiddlewareObj<StackEvent, StackResult> {
   return {
@@ -65,57 +107,18 @@ export function idempotency(): MiddlewareObj<StackEvent, StackResult> {
       }
       const recordKey = { pk: key('IDEMPOTENCY', event.svc.clientId, sha256(idempotencyKey)), sk: 'RECORD' };
       const { method } = event.requestContext.http;
-      const fingerprint = sha256(`${method}\n${event.rawPath}?${event.rawQueryString ?? ''}\n${event.svc.rawBody}`);
-      const state: IdempotencyState = { recordKey, fingerprint };
-      const at = now();
-      try {
-        await db().send(
-          new PutCommand({
-            TableName: tableName(),
-            Item: {
-              ...recordKey,
-              entity: 'idempotency_record',
-              status: 'in_progress',
-              fingerprint,
-              lock_expires_at: at + LOCK_SECONDS,
-              expires_at: at + RETENTION_SECONDS,
-              ttl: at + RETENTION_SECONDS,
-            },
-            ConditionExpression:
-              'attribute_not_exists(pk) OR expires_at <= :now OR (#status = :inProgress AND lock_expires_at <= :now AND fingerprint = :fingerprint)',
-            ExpressionAttributeNames: { '#status': 'status' },
-            ExpressionAttributeValues: { ':now': at, ':inProgress': 'in_progress', ':fingerprint': fingerprint },
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          }),
-        );
-        states.set(event, state);
-      } catch (error) {
-        if (!(error instanceof ConditionalCheckFailedException) || !error.Item) throw error;
-        const existing = unmarshall(error.Item);
-        if (existing.fingerprint !== fingerprint) {
-          throw new UnprocessableError(
-            'This Idempotency-Key was already used with a different request',
-            'idempotency_key_reused',
-            'Idempotency-Key',
-          );
-        }
-        if (existing.status !== 'completed') {
-          throw new ConflictError(
-            'A request with this Idempotency-Key is still being processed',
-            'idempotency_key_in_flight',
-            'Idempotency-Key',
-          );
-        }
-        state.replay = existing.response as StoredResponse;
-        states.set(event, state);
-      }
+      const fingerprint = await keyedHash(
+        'idempotency',
+        `${method}\n${event.rawPath}?${event.rawQueryString ?? ''}\n${event.svc.rawBody}`,
+      );
+      states.set(event, await claim(recordKey, fingerprint));
     },
     after: async (request) => {
       const state = states.get(request.event);
       if (!state || state.replay || !request.response) return;
       const { statusCode = 200, headers = {}, body } = request.response;
       if (statusCode >= 500) {
-        await release(state);
+        await markFailed(state);
         return;
       }
       const response: StoredResponse = {
@@ -123,6 +126,7 @@ export function idempotency(): MiddlewareObj<StackEvent, StackResult> {
         headers: stringHeaders(headers),
         ...(typeof body === 'string' ? { body } : {}),
       };
+      const sealed = await sealText(JSON.stringify(response), state.recordKey.pk);
       await db().send(
         new UpdateCommand({
           TableName: tableName(),
@@ -132,7 +136,7 @@ export function idempotency(): MiddlewareObj<StackEvent, StackResult> {
           ExpressionAttributeNames: { '#status': 'status', '#response': 'response' },
           ExpressionAttributeValues: {
             ':completed': 'completed',
-            ':response': response,
+            ':response': sealed,
             ':fingerprint': state.fingerprint,
           },
         }),
@@ -140,21 +144,114 @@ export function idempotency(): MiddlewareObj<StackEvent, StackResult> {
     },
     onError: async (request) => {
       const state = states.get(request.event);
-      // A failed request changed nothing, so its key is released for a retry.
-      if (state && !state.replay) await release(state);
+      if (state && !state.replay) await markFailed(state);
     },
   };
 }
 
-async function release(state: IdempotencyState): Promise<void> {
+/**
+ * A fresh claim (no record, an expired one, or a failed one of another request) gets a new
+ * seed; otherwise the record decides: replay, 422, 409, or a takeover that keeps the seed.
+ */
+async function claim(recordKey: { pk: string; sk: string }, fingerprint: string): Promise<IdempotencyState> {
+  const at = now();
+  const seed = randomUUID();
+  try {
+    await db().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: {
+          ...recordKey,
+          entity: 'idempotency_record',
+          status: 'in_progress',
+          fingerprint,
+          resource_seed: seed,
+          lock_expires_at: at + LOCK_SECONDS,
+          expires_at: at + RETENTION_SECONDS,
+          ttl: at + RETENTION_SECONDS,
+        },
+        ConditionExpression:
+          'attribute_not_exists(pk) OR expires_at <= :now OR (#status = :failed AND fingerprint <> :fingerprint)',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':now': at, ':failed': 'failed', ':fingerprint': fingerprint },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return { recordKey, fingerprint, naming: { seed, resumed: false } };
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException) || !error.Item) throw error;
+    const existing = unmarshall(error.Item);
+    if (existing.fingerprint !== fingerprint) throw reused();
+    if (existing.status === 'completed') {
+      const replay = JSON.parse(await openText(String(existing.response), recordKey.pk)) as StoredResponse;
+      return { recordKey, fingerprint, naming: { seed, resumed: false }, replay };
+    }
+    if (existing.status === 'in_progress' && Number(existing.lock_expires_at) > at) throw inFlight();
+    return takeOver(recordKey, fingerprint, existing, seed, at);
+  }
+}
+
+/**
+ * Resumes a claim whose run died (its lock lapsed) or failed, with the seed it had. Guarded by
+ * the state that was read, so of two retries racing for it one resumes and the other gets 409.
+ */
+async function takeOver(
+  recordKey: { pk: string; sk: string },
+  fingerprint: string,
+  existing: Record<string, unknown>,
+  seed: string,
+  at: number,
+): Promise<IdempotencyState> {
+  try {
+    const out = await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: recordKey,
+        UpdateExpression:
+          'SET #status = :inProgress, lock_expires_at = :lock, resource_seed = if_not_exists(resource_seed, :seed)',
+        ConditionExpression: '#status = :status AND lock_expires_at = :oldLock AND fingerprint = :fingerprint',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':inProgress': 'in_progress',
+          ':lock': at + LOCK_SECONDS,
+          ':seed': seed,
+          ':status': existing.status,
+          ':oldLock': existing.lock_expires_at,
+          ':fingerprint': fingerprint,
+        },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    const resumedSeed = out.Attributes?.resource_seed;
+    return {
+      recordKey,
+      fingerprint,
+      naming: { seed: typeof resumedSeed === 'string' ? resumedSeed : seed, resumed: true },
+    };
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) throw inFlight();
+    throw error;
+  }
+}
+
+/**
+ * A run that failed may have done part of its work (a provider charged before a write failed),
+ * so its record is kept, with its seed, for the same request to resume at once.
+ */
+async function markFailed(state: IdempotencyState): Promise<void> {
   await db()
     .send(
-      new DeleteCommand({
+      new UpdateCommand({
         TableName: tableName(),
         Key: state.recordKey,
+        UpdateExpression: 'SET #status = :failed',
         ConditionExpression: 'fingerprint = :fingerprint AND #status = :inProgress',
         ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':fingerprint': state.fingerprint, ':inProgress': 'in_progress' },
+        ExpressionAttributeValues: {
+          ':fingerprint': state.fingerprint,
+          ':inProgress': 'in_progress',
+          ':failed': 'failed',
+        },
       }),
     )
     .catch((error: unknown) => {
@@ -170,6 +267,7 @@ function stringHeaders(headers: Record<string, string | number | boolean>): Reco
   return out;
 }
 
+/** The key itself is the client's label, not a secret: a plain digest keeps the key short. */
 function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }

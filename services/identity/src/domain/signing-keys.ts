@@ -115,14 +115,10 @@ const REFRESH_SPACING_MS = 1000;
 
 /**
  * Re-reads the published public keys, replacing the set (retired keys drop out). Concurrent
- * callers share one read, and reads are spaced at least a second apart (wall time, an
- * operational throttle): a flood of made-up kids waits for the next read instead of hammering
- * the table, and a genuinely new key is found by that read.
+ * callers share one read.
  */
 function refreshPublicKeys(): Promise<void> {
   refreshing ??= (async () => {
-    const wait = lastRefreshAt + REFRESH_SPACING_MS - Date.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     lastRefreshAt = Date.now();
     const item = await getItem(PUBLIC_KEYS);
     const keys = z.array(z.record(z.string(), z.unknown())).safeParse(item?.keys);
@@ -137,10 +133,16 @@ function refreshPublicKeys(): Promise<void> {
   return refreshing;
 }
 
-/** The public key for a key id; undefined if the published set does not hold it. */
+/**
+ * The public key for a key id; undefined if the published set does not hold it. An unknown kid
+ * re-reads the set at most once a second (wall time, an operational throttle); in between it is
+ * refused at once, so a flood of made-up kids neither hammers the table nor waits. A key newly
+ * published by another container is found by the next read.
+ */
 export async function publicKeyFor(kid: string): Promise<VerifyKey | undefined> {
   const known = verifyKeys.get(kid);
   if (known) return known;
+  if (!refreshing && Date.now() - lastRefreshAt < REFRESH_SPACING_MS) return undefined;
   await refreshPublicKeys();
   return verifyKeys.get(kid);
 }

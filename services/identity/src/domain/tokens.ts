@@ -3,6 +3,8 @@ import { decodeProtectedHeader, errors, jwtVerify, SignJWT } from 'jose';
 import { ALGORITHM, activeSigner, publicKeyFor } from './signing-keys';
 
 export const TOKEN_LIFETIME_SECONDS = 3600;
+/** How far ahead of the service clock a token's `iat` may be (clock skew between containers). */
+export const MAX_ISSUED_AHEAD_SECONDS = 60;
 const ISSUER = 'svc';
 const AUDIENCE = 'svc-api';
 
@@ -61,6 +63,12 @@ async function verifySignedToken(token: string): Promise<{ sub: string; exp: num
       requiredClaims: ['sub', 'exp', 'iat'],
     });
     if (!payload.sub || payload.exp === undefined) throw new UnauthorizedError('Access token without subject');
+    // Even a correctly signed token is held to what the issuer gives: a leaked signing key must
+    // not yield tokens issued in the future or living longer than an hour.
+    const issuedAt = payload.iat ?? Number.NaN;
+    if (!(issuedAt <= now() + MAX_ISSUED_AHEAD_SECONDS))
+      throw new UnauthorizedError('Access token issued in the future');
+    if (payload.exp - issuedAt > TOKEN_LIFETIME_SECONDS) throw new UnauthorizedError('Access token lifetime too long');
     return { sub: payload.sub, exp: payload.exp };
   } catch (error) {
     if (error instanceof errors.JWTExpired) throw new UnauthorizedError('Access token expired');

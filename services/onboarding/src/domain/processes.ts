@@ -1,9 +1,9 @@
 import {
   ConflictError,
   ForbiddenError,
+  isResumedRequest,
   NotFoundError,
-  newToken,
-  newUuid,
+  newResourceUuid,
   now,
   type Principal,
   uuidSchema,
@@ -17,6 +17,7 @@ import {
   findProcessByToken,
   newProcessWrites,
   type ProcessRecord,
+  processToken,
 } from '../repository/process-repository';
 import { processEvents } from './process-events';
 import { onboardingOrganisationSchema, onboardingUserSchema } from './rules';
@@ -80,16 +81,19 @@ export async function createProcess(principal: Promise<Principal>, input: Create
   for (const [index, entry] of webhooks.entries()) {
     checkInitialWebhookEvent(entry.event_name, `initialisation_data.event_subscriptions.${index}.event_name`);
   }
+  const uuid = newResourceUuid('onboarding_process');
+  // A re-run of a request that died after storing the process returns that process.
+  const earlier = isResumedRequest() ? await findProcess(uuid) : undefined;
+  if (earlier) return earlier;
   const at = now();
-  const uuid = newUuid();
   const record: ProcessRecord = {
     uuid,
     partner_client_id: partner.client_id,
     ...(partner.partner?.organisation_uuid ? { partner_organisation_uuid: partner.partner.organisation_uuid } : {}),
     onboarding_configuration_uuid: input.onboarding_configuration_uuid,
-    partner_integration_uuid: newUuid(),
+    partner_integration_uuid: newResourceUuid('partner_integration'),
     status: 'pending',
-    token: newToken(32),
+    token: await processToken(uuid),
     expires_at: at + PROCESS_LIFETIME_SECONDS,
     created: at,
     updated: at,
@@ -102,7 +106,7 @@ export async function createProcess(principal: Promise<Principal>, input: Create
     event_sequence: 0,
   };
   const events = processEvents(record, 'svc.onboarding.onboarding_process.created');
-  await transactWrite(newProcessWrites(record, events).map((item) => ({ item })));
+  await transactWrite((await newProcessWrites(record, events)).map((item) => ({ item })));
   return record;
 }
 

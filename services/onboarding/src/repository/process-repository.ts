@@ -1,4 +1,5 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { derivedToken, keyedHash, sameHash } from '@svc/core';
 import { EVENTS_ATTRIBUTE, type StoredEvent } from '@svc/events';
 import { db, getItem, isConditionFailure, key, type TransactItem, TTL_ATTRIBUTE, tableName } from '@svc/table';
 import * as z from 'zod';
@@ -9,11 +10,16 @@ import * as z from 'zod';
  * | pattern                    | index | key                                                   |
  * |----------------------------|-------|-------------------------------------------------------|
  * | process by uuid            | table | pk = ONBOARDING#<uuid>, sk = ONBOARDING               |
- * | process by token           | table | pk = ONBOARDING_TOKEN#<token>, sk = ONBOARDING_TOKEN  |
+ * | process by token           | table | pk = ONBOARDING_TOKEN#<keyed hash of token>, sk = ONBOARDING_TOKEN |
  *
  * The token item only points at the process; both are written in one transaction, so a token
  * always finds its process (two strongly consistent reads, no index lag on the hosted page).
  * Both expire by TTL a retention period after the process does.
+ *
+ * The token is a credential, so the table never holds it: it is derived from the process's uuid
+ * under the service key (`derivedToken`), given again on every read of the process by its
+ * partner, and found through its keyed hash (`keyedHash`); the process it points at is then
+ * checked against the token in constant time. Someone who reads the table learns no token.
  */
 export const PROCESS_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 
@@ -33,6 +39,7 @@ export const processRecordSchema = z.object({
   onboarding_configuration_uuid: z.string(),
   partner_integration_uuid: z.string(),
   status: z.enum(PROCESS_STATUSES),
+  /** Never stored (see above); a process written before tokens were derived still holds its own. */
   token: z.string(),
   expires_at: z.number().int(),
   created: z.number().int(),
@@ -61,25 +68,34 @@ export type ProcessRecord = z.infer<typeof processRecordSchema>;
 export const PROCESS_RETENTION_SECONDS = 90 * 86_400;
 
 const processKey = (uuid: string) => ({ pk: key('ONBOARDING', uuid), sk: 'ONBOARDING' });
-const tokenKey = (token: string) => ({ pk: key('ONBOARDING_TOKEN', token), sk: 'ONBOARDING_TOKEN' });
+const tokenKey = async (token: string) => ({
+  pk: key('ONBOARDING_TOKEN', await keyedHash('onboarding_token', token)),
+  sk: 'ONBOARDING_TOKEN',
+});
+
+/** The token of a process: derived from its uuid under the service key. */
+export function processToken(uuid: string): Promise<string> {
+  return derivedToken('onboarding_process', uuid);
+}
 
 function processItem(process: ProcessRecord, events: StoredEvent[]) {
+  const { token: _token, ...stored } = process;
   return {
     ...processKey(process.uuid),
     entity: 'onboarding_process',
-    ...process,
+    ...stored,
     [EVENTS_ATTRIBUTE]: events,
     [TTL_ATTRIBUTE]: Math.max(process.expires_at, process.updated) + PROCESS_RETENTION_SECONDS,
   };
 }
 
-export function newProcessWrites(process: ProcessRecord, events: StoredEvent[]): TransactItem[] {
+export async function newProcessWrites(process: ProcessRecord, events: StoredEvent[]): Promise<TransactItem[]> {
   return [
     { Put: { Item: processItem(process, events), ConditionExpression: 'attribute_not_exists(pk)' } },
     {
       Put: {
         Item: {
-          ...tokenKey(process.token),
+          ...(await tokenKey(process.token)),
           entity: 'onboarding_token',
           process_uuid: process.uuid,
           [TTL_ATTRIBUTE]: process.expires_at + PROCESS_RETENTION_SECONDS,
@@ -129,11 +145,13 @@ export async function countFailedAttempt(uuid: string): Promise<number | undefin
 
 export async function findProcess(uuid: string): Promise<ProcessRecord | undefined> {
   const item = await getItem(processKey(uuid));
-  return item ? processRecordSchema.parse(item) : undefined;
+  if (!item) return undefined;
+  return processRecordSchema.parse({ token: await processToken(uuid), ...item });
 }
 
 export async function findProcessByToken(token: string): Promise<ProcessRecord | undefined> {
-  const pointer = await getItem(tokenKey(token));
+  const pointer = await getItem(await tokenKey(token));
   const uuid = typeof pointer?.process_uuid === 'string' ? pointer.process_uuid : undefined;
-  return uuid ? findProcess(uuid) : undefined;
+  const process = uuid ? await findProcess(uuid) : undefined;
+  return process && sameHash(process.token, token) ? process : undefined;
 }

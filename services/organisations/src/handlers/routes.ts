@@ -1,4 +1,4 @@
-import { NotFoundError } from '@svc/core';
+import { freeJsonObject, NotFoundError, SEARCH_BODY_LIMITS } from '@svc/core';
 import { type AnyRoute, defineRoute, uuidParam, uuidParams } from '@svc/http';
 import * as z from 'zod';
 import { decideApproval } from '../domain/approval';
@@ -127,7 +127,7 @@ export const organisationsRoutes: AnyRoute[] = [
     readOnly: true,
     operationId: 'searchOrganisations',
     summary: 'Search the organisations your grants cover with the search language',
-    body: z.record(z.string(), z.unknown()),
+    body: freeJsonObject(SEARCH_BODY_LIMITS),
     responses: { 200: { description: 'Search response (hits in the single-organisation shape)' } },
     handle: async ({ body, principal }) => ({ status: 200, body: await searchOrganisations(principal(), body) }),
   }),

@@ -1,13 +1,5 @@
 import { createHash } from 'node:crypto';
-import {
-  assertAccountGrant,
-  money,
-  NotFoundError,
-  newToken,
-  newUuid,
-  type Principal,
-  ValidationError,
-} from '@svc/core';
+import { assertAccountGrant, derivedToken, money, NotFoundError, type Principal, ValidationError } from '@svc/core';
 import { type Account, findAccount } from '@svc/organisations';
 import { providerNamed } from '../providers/registry';
 import { minorUnits, type PaymentRequest, refuseSubscription } from './request';
@@ -48,19 +40,22 @@ export function hashToken(token: string): string {
 
 /**
  * The common start of a payment and of a payment source: the account, profile and provider,
- * the donor, a new uuid, and the provider's authorisation with its approval page address.
+ * the donor, and the provider's authorisation with its approval page address. `uuid` (the
+ * new payment's or source's) is the provider's idempotency reference, and the approval token is
+ * derived from it under the service key, so a re-run of the request asks the provider the very
+ * same thing and the approval link the provider recorded stays valid.
  */
 export async function authoriseNew(
   principal: Promise<Principal>,
   request: PaymentRequest,
+  uuid: string,
   approvalPage: (uuid: string, token: string) => string,
   beforeAuthorising: (account: Account) => Promise<void> = async () => refuseSubscription(request),
 ) {
   const { account, profile, provider } = await resolveAccountAndProvider(principal, request);
   await beforeAuthorising(account);
   const supporter = await linkSupporter(request, account.organisation_uuid);
-  const uuid = newUuid();
-  const approvalToken = newToken(24);
+  const approvalToken = await derivedToken('approval', uuid);
   const amount = money(minorUnits(request.amount), request.amount.currency);
   const authorisation = await provider.authorise({
     reference: uuid,
@@ -74,7 +69,6 @@ export async function authoriseNew(
     profile,
     provider,
     supporter,
-    uuid,
     amount,
     authorisation,
     approvalTokenHash: hashToken(approvalToken),

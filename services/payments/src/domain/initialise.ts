@@ -1,7 +1,7 @@
-import { newUuid, now, type Principal } from '@svc/core';
+import { assertAccountGrant, isResumedRequest, newResourceUuid, now, type Principal } from '@svc/core';
 import { type GuardedWrite, type TransactItem, transactWrite } from '@svc/table';
 import type { Authorisation } from '../providers/provider';
-import { newPaymentWrite, type PaymentRecord } from '../repository/payment-repository';
+import { findPayment, newPaymentWrite, type PaymentRecord } from '../repository/payment-repository';
 import { newPaymentSourceWrite, type PaymentSourceRecord } from '../repository/payment-source-repository';
 import { authoriseNew } from './context';
 import { paymentStatusEvents } from './events';
@@ -10,8 +10,10 @@ import { type PaymentRequest, requireSourceForSubscription } from './request';
 /**
  * Initialises a payment: the provider authorises it, then the payment (carrying its event), a
  * new supporter and a new payment source are written together: one conditional put when there
- * is only the payment, one transaction otherwise. A real PSP adapter must
- * treat the payment uuid as its idempotency reference.
+ * is only the payment, one transaction otherwise. The payment's uuid is the provider's
+ * idempotency reference; a re-run of a request that died (same Idempotency-Key, same body) names
+ * the same payment, so it returns what its first run stored, or asks the provider again under
+ * the same reference and gets the first answer back: one charge either way.
  */
 export async function initialisePayment(
   principal: Promise<Principal>,
@@ -19,9 +21,13 @@ export async function initialisePayment(
   baseUrl: string,
 ): Promise<PaymentRecord> {
   requireSourceForSubscription(request);
-  const { account, profile, provider, supporter, uuid, amount, authorisation, approvalTokenHash } = await authoriseNew(
+  const uuid = newResourceUuid('payment');
+  const stored = await storedByEarlierRun(principal, uuid);
+  if (stored) return stored;
+  const { account, profile, provider, supporter, amount, authorisation, approvalTokenHash } = await authoriseNew(
     principal,
     request,
+    uuid,
     (id, token) => `${baseUrl}/simulated/payments/${id}?token=${token}`,
     async (account) => {
       if (request.subscription === undefined) return;
@@ -100,6 +106,14 @@ export async function initialisePayment(
   return payment;
 }
 
+/** The payment an earlier run of this very request stored, if it got that far. */
+async function storedByEarlierRun(principal: Promise<Principal>, uuid: string): Promise<PaymentRecord | undefined> {
+  if (!isResumedRequest()) return undefined;
+  const [caller, payment] = await Promise.all([principal, findPayment(uuid)]);
+  if (payment) assertAccountGrant(caller, payment.organisation_uuid, payment.account_uuid);
+  return payment;
+}
+
 /**
  * The subscriptions domain builds on payments (it charges saved sources), so payments reach it
  * lazily: no import cycle at load time, and a payment without a subscription never loads it.
@@ -139,10 +153,12 @@ export function newSource(options: {
   created: number;
   testMode: boolean;
   supporterUuid: string | undefined;
+  /** Its own uuid, when the caller named it already (a source created on its own). */
+  uuid?: string;
 }): PaymentSourceRecord {
   const { request, authorisation } = options;
   return {
-    uuid: newUuid(),
+    uuid: options.uuid ?? newResourceUuid('payment_source'),
     organisation_uuid: options.organisationUuid,
     account_uuid: request.account_uuid,
     created: options.created,

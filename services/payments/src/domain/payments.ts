@@ -1,4 +1,12 @@
-import { assertAccountGrant, money, NotFoundError, newUuid, now, type Principal, ValidationError } from '@svc/core';
+import {
+  assertAccountGrant,
+  money,
+  NotFoundError,
+  newResourceUuid,
+  now,
+  type Principal,
+  ValidationError,
+} from '@svc/core';
 import { providerNamed } from '../providers/registry';
 import { findPayment, type PaymentRecord, type RefundRecord } from '../repository/payment-repository';
 import { paymentStatusEvents, refundEvents } from './events';
@@ -15,16 +23,21 @@ export async function getPayment(principal: Promise<Principal>, uuid: string): P
  * Refunds all that is left (no amount) or part of it. The refunded total is guarded by the
  * payment's version, so concurrent refunds are re-checked against what the others took and can
  * never exceed the amount. The refund is recorded (with its event) before the provider is asked,
- * so the provider is never asked for more than the payment holds.
+ * so the provider is never asked for more than the payment holds. The refund's uuid is the
+ * provider's idempotency reference: a re-run of a request that died (same Idempotency-Key, same
+ * body) names the same refund, finds it recorded and only asks the provider again, which
+ * answers a repeated reference without refunding twice.
  */
 export async function refundPayment(
   principal: Promise<Principal>,
   uuid: string,
   requested: { minor: number; currency: string } | undefined,
 ): Promise<{ payment: PaymentRecord; refund: RefundRecord }> {
-  const refundUuid = newUuid();
+  const refundUuid = newResourceUuid('refund');
   const recorded = await retryOnConflict(async () => {
     const payment = await getPayment(principal, uuid);
+    const earlier = payment.refunds.find((refund) => refund.uuid === refundUuid);
+    if (earlier) return { payment, refund: earlier };
     if (payment.status !== 'succeeded') {
       throw ValidationError.field(
         'status',

@@ -1,4 +1,4 @@
-import { uuidSchema, ValidationError } from '@svc/core';
+import { freeJsonObject, uuidSchema, ValidationError } from '@svc/core';
 import * as z from 'zod';
 
 /** Money as the API takes it: a string of digits or a positive integer, in minor units. */
@@ -20,16 +20,16 @@ export const paymentRequestSchema = z
     profile: z.string().min(1).max(100),
     locale: z.string().min(2).max(10).optional(),
     amount: moneyInput,
-    payment_information: z.record(z.string(), z.unknown()).optional(),
+    payment_information: freeJsonObject().optional(),
     create_payment_source: z.boolean().optional(),
-    subscription: z.record(z.string(), z.unknown()).optional(),
+    subscription: freeJsonObject().optional(),
     return_url: z
       .url({ protocol: /^https?$/ })
       .max(2000)
       .optional(),
-    supporter: z.record(z.string(), z.unknown()).optional(),
+    supporter: freeJsonObject().optional(),
     create_supporter: z.boolean().optional(),
-    custom_parameters: z.record(z.string(), z.unknown()).optional(),
+    custom_parameters: freeJsonObject().optional(),
     test_mode: z.boolean().optional(),
   })
   .strict();

@@ -1,4 +1,4 @@
-import { assertAccountGrant, NotFoundError, now, type Principal } from '@svc/core';
+import { assertAccountGrant, isResumedRequest, NotFoundError, newResourceUuid, now, type Principal } from '@svc/core';
 import { type GuardedWrite, transactWrite } from '@svc/table';
 import {
   findPaymentSource,
@@ -19,9 +19,13 @@ export async function createPaymentSource(
   request: PaymentRequest,
   baseUrl: string,
 ): Promise<PaymentSourceRecord> {
-  const { account, profile, provider, supporter, uuid, amount, authorisation, approvalTokenHash } = await authoriseNew(
+  const uuid = newResourceUuid('payment_source');
+  // A re-run of a request that died after storing its source returns that source.
+  if (isResumedRequest() && (await findPaymentSource(uuid))) return getPaymentSource(principal, uuid);
+  const { account, profile, provider, supporter, amount, authorisation, approvalTokenHash } = await authoriseNew(
     principal,
     request,
+    uuid,
     (id, token) => `${baseUrl}/simulated/payment-sources/${id}?token=${token}`,
   );
   const { outcome } = authorisation;
@@ -34,10 +38,10 @@ export async function createPaymentSource(
     created: now(),
     testMode: request.test_mode ?? false,
     supporterUuid: supporter.supporter_uuid,
+    uuid,
   });
   const source: PaymentSourceRecord = {
     ...base,
-    uuid,
     custom_parameters: request.custom_parameters ?? {},
     ...(outcome.status === 'failed' ? { status: 'failed', status_reason: outcome.reason } : {}),
     ...(outcome.status === 'pending'

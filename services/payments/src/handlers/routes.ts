@@ -1,3 +1,4 @@
+import { freeJsonObject, SEARCH_BODY_LIMITS } from '@svc/core';
 import { type AnyRoute, defineRoute, uuidParams } from '@svc/http';
 import * as z from 'zod';
 import { initialisePayment } from '../domain/initialise';
@@ -10,7 +11,7 @@ import { approvalRoutes } from './approval-routes';
 
 const paymentParams = uuidParams('payment_uuid');
 const sourceParams = uuidParams('payment_source_uuid');
-const customParameters = z.record(z.string(), z.unknown());
+const customParameters = freeJsonObject();
 
 const refundOut = z.object({
   uuid: z.string(),
@@ -153,7 +154,7 @@ export const paymentsRoutes: AnyRoute[] = [
     readOnly: true,
     operationId: 'searchPayments',
     summary: 'Search payments with the search language',
-    body: z.record(z.string(), z.unknown()),
+    body: freeJsonObject(SEARCH_BODY_LIMITS),
     responses: { 200: { description: 'Search response', schema: searchOut } },
     handle: async ({ body, principal }) => ({ status: 200, body: await searchPayments(principal(), body) }),
   }),

@@ -3,10 +3,12 @@ import * as z from 'zod';
 import { brandOf, cardFingerprint, isExpired, passesLuhn } from './card-rules';
 import { isValidIban, maskIban, normaliseIban } from './iban';
 import type { Authorisation, AuthoriseRequest, Outcome, PaymentProvider } from './provider';
+import { once } from './simulated-ledger';
 
 /**
  * The simulated provider: behaves like a PSP's test mode, with the contract's test cards. It
- * keeps no card data: an instrument token carries only how later charges behave.
+ * keeps no card data: an instrument token carries only how later charges behave. Like a real
+ * PSP it does each operation once per idempotency reference (see simulated-ledger.ts).
  */
 const CARD_BEHAVIOUR: Record<string, Outcome | 'decline_later' | '3ds'> = {
   '4000000000000002': { status: 'failed', reason: 'card_declined' },
@@ -73,54 +75,58 @@ async function authoriseCard(request: AuthoriseRequest): Promise<Authorisation> 
   return { outcome: { status: 'succeeded' }, maskedInformation: masked, instrumentToken: token('ok') };
 }
 
+async function authoriseOnce(request: AuthoriseRequest): Promise<Authorisation> {
+  switch (request.method) {
+    case 'card':
+      return authoriseCard(request);
+    case 'twint':
+      return {
+        outcome: { status: 'pending', action: { action_type: 'redirect', url: request.approvalUrl } },
+        maskedInformation: {},
+        instrumentToken: `sim_twint_ok_${newToken(12)}`,
+      };
+    case 'sepa_dd': {
+      const sepa = parse(sepaSchema, request.paymentInformation);
+      if (!isValidIban(sepa.iban)) {
+        throw ValidationError.field('payment_information.iban', 'error.validation.not_valid', 'This IBAN is not valid');
+      }
+      return {
+        outcome: { status: 'succeeded' },
+        maskedInformation: {
+          iban: maskIban(sepa.iban),
+          country_code: normaliseIban(sepa.iban).slice(0, 2),
+          ...(sepa.account_holder === undefined ? {} : { account_holder: sepa.account_holder }),
+        },
+        instrumentToken: `sim_sepa_ok_${newToken(12)}`,
+      };
+    }
+  }
+}
+
 export const simulatedProvider: PaymentProvider = {
   name: 'simulated',
   methods: ['card', 'twint', 'sepa_dd'],
 
-  async authorise(request) {
-    switch (request.method) {
-      case 'card':
-        return authoriseCard(request);
-      case 'twint':
-        return {
-          outcome: { status: 'pending', action: { action_type: 'redirect', url: request.approvalUrl } },
-          maskedInformation: {},
-          instrumentToken: `sim_twint_ok_${newToken(12)}`,
-        };
-      case 'sepa_dd': {
-        const sepa = parse(sepaSchema, request.paymentInformation);
-        if (!isValidIban(sepa.iban)) {
-          throw ValidationError.field(
-            'payment_information.iban',
-            'error.validation.not_valid',
-            'This IBAN is not valid',
-          );
-        }
-        return {
-          outcome: { status: 'succeeded' },
-          maskedInformation: {
-            iban: maskIban(sepa.iban),
-            country_code: normaliseIban(sepa.iban).slice(0, 2),
-            ...(sepa.account_holder === undefined ? {} : { account_holder: sepa.account_holder }),
-          },
-          instrumentToken: `sim_sepa_ok_${newToken(12)}`,
-        };
-      }
-    }
+  authorise(request) {
+    return once('authorise', request.reference, () => authoriseOnce(request));
   },
 
-  async chargeInstrument(instrumentToken) {
-    if (instrumentToken.includes('_declinelater_')) return { status: 'failed', reason: 'card_declined' };
-    return { status: 'succeeded' };
+  chargeInstrument(instrumentToken, _amount, reference) {
+    return once('charge', reference, async (): Promise<Outcome> => {
+      if (instrumentToken.includes('_declinelater_')) return { status: 'failed', reason: 'card_declined' };
+      return { status: 'succeeded' };
+    });
   },
 
   async completeApproval(_instrumentToken, approved) {
     return approved ? { status: 'succeeded' } : { status: 'failed', reason: 'declined_by_donor' };
   },
 
-  async refund() {
-    return { status: 'succeeded' };
+  refund(reference) {
+    return once('refund', reference, async () => ({ status: 'succeeded' as const }));
   },
 
-  async cancel() {},
+  async cancel(reference) {
+    await once('cancel', reference, async () => ({ cancelled: true }));
+  },
 };

@@ -1,4 +1,4 @@
-import { ConflictError, derivedUuid, newUuid, now } from '@svc/core';
+import { ConflictError, derivedUuid, newResourceUuid, now } from '@svc/core';
 import { newEvent } from '@svc/events';
 import {
   chargeSavedSource,
@@ -99,7 +99,10 @@ export function newInvoice(
   options: { period?: string; amount?: number; custom?: Record<string, string>; svc?: Record<string, unknown> },
 ): InvoiceRecord {
   const invoice: InvoiceRecord = {
-    uuid: options.period === undefined ? newUuid() : derivedUuid('invoice', subscription.uuid, options.period),
+    uuid:
+      options.period === undefined
+        ? newResourceUuid('invoice')
+        : derivedUuid('invoice', subscription.uuid, options.period),
     subscription_uuid: subscription.uuid,
     organisation_uuid: subscription.organisation_uuid,
     account_uuid: subscription.account_uuid,
@@ -136,6 +139,7 @@ export function openAttempt(
   source: PaymentSourceRecord,
   automatic: boolean,
   at: number,
+  requestRef?: string,
 ) {
   const number = invoice.charge_attempts.length + 1;
   const uuid = derivedUuid('charge_attempt', invoice.uuid, number);
@@ -148,6 +152,7 @@ export function openAttempt(
     payment_source_uuid: source.uuid,
     automatic,
     lease_until: at + LEASE_SECONDS,
+    ...(requestRef === undefined ? {} : { request_ref: requestRef }),
     event_sequence: 0,
   };
   invoice.charge_attempts.push(attempt);

@@ -1,19 +1,35 @@
-import { ConflictError, NotFoundError, now, type Principal, ValidationError } from '@svc/core';
+import {
+  ConflictError,
+  flatStringObject,
+  freeJsonObject,
+  isResumedRequest,
+  NotFoundError,
+  newResourceUuid,
+  now,
+  type Principal,
+  ValidationError,
+} from '@svc/core';
 import { findPaymentSource, newPaymentWrite } from '@svc/payments';
 import { retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
 import * as z from 'zod';
 import { findInvoice, invoicePut, invoicesOf } from '../repository/items';
 import type { ChargeAttemptRecord, InvoiceRecord, SubscriptionRecord } from '../repository/records';
-import { type BillingOutcome, chargeAndSettle, invoiceEvent, newInvoice, openAttempt } from './billing';
+import {
+  type BillingOutcome,
+  chargeAndSettle,
+  invoiceEvent,
+  newInvoice,
+  noOutcome,
+  type OpenedAttempt,
+  openAttempt,
+} from './billing';
 import { readSubscription } from './subscriptions';
 
 export const createInvoiceInput = z
   .object({
     amount: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional(),
-    custom_parameters: z
-      .record(z.string().max(100), z.string().max(1000), { error: 'Custom parameters hold string values only' })
-      .optional(),
-    svc_parameters: z.record(z.string().max(100), z.unknown()).optional(),
+    custom_parameters: flatStringObject({ maxKeys: 256, maxKeyLength: 100, maxValueLength: 1000 }).optional(),
+    svc_parameters: freeJsonObject({ maxKeyLength: 100 }).optional(),
   })
   .strict();
 
@@ -50,6 +66,9 @@ export async function createInvoice(
     ...(input.custom_parameters === undefined ? {} : { custom: input.custom_parameters }),
     ...(input.svc_parameters === undefined ? {} : { svc: input.svc_parameters }),
   });
+  // A re-run of a request that died after storing the invoice returns that invoice.
+  const earlier = isResumedRequest() ? await findInvoice(subscription.uuid, invoice.uuid) : undefined;
+  if (earlier) return { subscription, invoice: earlier };
   await transactWrite([{ item: invoicePut(invoice) }]);
   return { subscription, invoice };
 }
@@ -108,8 +127,13 @@ export async function createChargeAttempt(
   const subscription = await readSubscription(principal, subscriptionUuid);
   const source = await findPaymentSource(subscription.payment_source_uuid);
   if (!source) throw new ConflictError('The subscription has no payment source', 'error.subscription.no_source');
-  const opened = await retryOnConflict(async () => {
+  const requestRef = newResourceUuid('charge_attempt');
+  const opened = await retryOnConflict(async (): Promise<OpenedAttempt> => {
     const read = await readInvoice(subscription, invoiceUuid);
+    // A re-run of a request that died after opening its attempt continues that attempt: the
+    // provider is asked again under the attempt's uuid and answers without charging twice.
+    const earlier = isResumedRequest() ? read.charge_attempts.find((a) => a.request_ref === requestRef) : undefined;
+    if (earlier) return { subscriptionUuid: subscription.uuid, invoice: read, attempt: earlier, source };
     if (read.status === 'paid') {
       throw new ConflictError('The invoice is paid', 'error.invoice.paid');
     }
@@ -118,14 +142,14 @@ export async function createChargeAttempt(
     }
     const at = now();
     const next: InvoiceRecord = { ...structuredClone(read), events: [], version: read.version + 1, updated: at };
-    const { attempt, payment } = openAttempt(next, subscription, source, false, at);
+    const { attempt, payment } = openAttempt(next, subscription, source, false, at, requestRef);
     await transactWrite([
       { item: invoicePut(next, read.version), onConditionFailed: () => new StaleVersionError() },
       { item: newPaymentWrite(payment) },
     ]);
     return { subscriptionUuid: subscription.uuid, invoice: next, attempt, source };
   }, tooBusy);
-  const outcome = await chargeAndSettle(opened);
+  const outcome = opened.attempt.status === 'pending' ? await chargeAndSettle(opened) : noOutcome();
   const { invoice } = await getInvoice(Promise.resolve(await principal), subscriptionUuid, invoiceUuid);
   const attempt = invoice.charge_attempts.find((a) => a.uuid === opened.attempt.uuid) ?? opened.attempt;
   const latest = await readSubscription(principal, subscriptionUuid);

@@ -4,8 +4,9 @@ import {
   ConflictError,
   coversAccount,
   ForbiddenError,
+  isResumedRequest,
   NotFoundError,
-  newUuid,
+  newResourceUuid,
   now,
   type Principal,
   uuidSchema,
@@ -159,9 +160,13 @@ export async function createPlan(
   if (input.account_uuid === undefined) assertWholeOrganisation(caller, input.organisation_uuid);
   else assertAccountGrant(caller, input.organisation_uuid, input.account_uuid);
   await checkAccount(input.organisation_uuid, input.account_uuid);
+  const uuid = newResourceUuid('subscription_plan');
+  // A re-run of a request that died after storing the plan returns that plan.
+  const earlier = isResumedRequest() ? await findPlan(uuid) : undefined;
+  if (earlier) return earlier;
   const created = now();
   const plan: PlanRecord = {
-    uuid: newUuid(),
+    uuid,
     organisation_uuid: input.organisation_uuid,
     ...(input.account_uuid === undefined ? {} : { account_uuid: input.account_uuid }),
     name: input.name,

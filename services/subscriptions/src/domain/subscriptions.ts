@@ -1,8 +1,11 @@
 import {
   assertAccountGrant,
   ConflictError,
+  flatStringObject,
+  freeJsonObject,
+  isResumedRequest,
   NotFoundError,
-  newUuid,
+  newResourceUuid,
   now,
   type Principal,
   uuidSchema,
@@ -21,10 +24,8 @@ import { statusAt, suspendedAt, type VisibleStatus } from '../repository/state';
 import { checkPlannedDates, dateOrThrow, intervalOrThrow, nextDueFrom, today } from './calendar';
 import { resolvePlan } from './plans';
 
-const stringParameters = z.record(z.string().max(100), z.string().max(1000), {
-  error: 'Custom parameters hold string values only',
-});
-const svcParameters = z.record(z.string().max(100), z.unknown());
+const stringParameters = flatStringObject({ maxKeys: 256, maxKeyLength: 100, maxValueLength: 1000 });
+const svcParameters = freeJsonObject({ maxKeyLength: 100 });
 const localDateText = z.string().max(10);
 
 const subscriptionFields = {
@@ -155,7 +156,7 @@ export function buildSubscription(options: NewSubscription): SubscriptionRecord 
   intervalOrThrow(input.recurring_interval);
   const at = now();
   const subscription: SubscriptionRecord = {
-    uuid: newUuid(),
+    uuid: newResourceUuid('subscription'),
     organisation_uuid: options.organisationUuid,
     account_uuid: input.account_uuid,
     ...(input.supporter_uuid === undefined ? {} : { supporter_uuid: input.supporter_uuid }),
@@ -209,6 +210,9 @@ export async function createSubscription(
     source,
     planUuid: plan.uuid,
   });
+  // A re-run of a request that died after storing the subscription returns that subscription.
+  const earlier = isResumedRequest() ? await findSubscription(subscription.uuid) : undefined;
+  if (earlier) return earlier;
   await transactWrite([{ item: subscriptionPut(subscription) }]);
   return subscription;
 }

@@ -1,4 +1,4 @@
-import { uuidSchema } from '@svc/core';
+import { freeJsonObject, SEARCH_BODY_LIMITS, uuidSchema } from '@svc/core';
 import { type AnyRoute, defineRoute, uuidParams } from '@svc/http';
 import * as z from 'zod';
 import {
@@ -235,7 +235,7 @@ export const subscriptionsRoutes: AnyRoute[] = [
     readOnly: true,
     operationId: 'searchSubscriptions',
     summary: 'Search subscriptions with the search language',
-    body: z.record(z.string(), z.unknown()),
+    body: freeJsonObject(SEARCH_BODY_LIMITS),
     responses: { 200: { description: 'Search response', schema: searchOut } },
     handle: async ({ body, principal }) => ({ status: 200, body: await searchSubscriptions(principal(), body) }),
   }),

@@ -92,6 +92,8 @@ export const chargeAttemptRecordSchema = z.object({
   automatic: z.boolean(),
   /** While pending: until when the worker that created it owns the charge (crash recovery). */
   lease_until: z.number().int().optional(),
+  /** The Idempotency-Key'd request that created it through the API: its re-run finds it here. */
+  request_ref: z.string().optional(),
   event_sequence: z.number().int(),
 });
 export type ChargeAttemptRecord = z.infer<typeof chargeAttemptRecordSchema>;

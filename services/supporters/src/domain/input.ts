@@ -1,4 +1,4 @@
-import { uuidSchema } from '@svc/core';
+import { flatStringObject, freeJsonObject, uuidSchema } from '@svc/core';
 import * as z from 'zod';
 import {
   type SupporterField,
@@ -16,49 +16,16 @@ import {
  */
 
 const MAX_PARAMETERS = 100;
-const MAX_SVC_DEPTH = 8;
-const parameterKey = z.string().min(1).max(100);
-
 const email = z.union([z.literal(''), z.email().max(TEXT_FIELD_LIMITS.email)]);
 
 /** Interface 2.9 and 8: flat key/value pairs, string values only. */
-const customParameters = z
-  .record(parameterKey, z.string().max(1000))
-  .refine((value) => Object.keys(value).length <= MAX_PARAMETERS, `At most ${MAX_PARAMETERS} custom parameters`);
-
-type SvcValue = string | number | boolean | SvcValue[] | { [key: string]: SvcValue };
+const customParameters = flatStringObject({ maxKeys: MAX_PARAMETERS, maxKeyLength: 100, maxValueLength: 1000 });
 
 /**
- * DynamoDB keeps numbers between 1e-130 and 1e126 with 38 digits, and the table client reads
- * back only safe integers as plain numbers: anything outside is refused here, not failed on write.
+ * A nested object for the service's own use (interface 2.9), e.g. `fundraising_automation.crm_id`:
+ * free JSON within the limits every such field keeps (@svc/core free-json).
  */
-const storableNumber = z
-  .number()
-  .refine(
-    (n) => Math.abs(n) <= Number.MAX_SAFE_INTEGER && (n === 0 || Math.abs(n) >= 1e-100),
-    'Numbers must lie within ±9007199254740991',
-  );
-
-const svcValue: z.ZodType<SvcValue> = z.lazy(() =>
-  z.union([
-    z.string().max(2000),
-    storableNumber,
-    z.boolean(),
-    z.array(svcValue).max(100),
-    z.record(parameterKey, svcValue),
-  ]),
-);
-
-function depth(value: SvcValue): number {
-  if (typeof value !== 'object') return 0;
-  const children = Array.isArray(value) ? value : Object.values(value);
-  return 1 + Math.max(0, ...children.map(depth));
-}
-
-/** A nested object for the service's own use (interface 2.9), e.g. `fundraising_automation.crm_id`. */
-const svcParameters = z
-  .record(parameterKey, svcValue)
-  .refine((value) => depth(value) <= MAX_SVC_DEPTH, `At most ${MAX_SVC_DEPTH} levels of nesting`);
+const svcParameters = freeJsonObject({ maxKeyLength: 100 });
 
 const fieldInputShape = {
   ...textFieldShape((max) => z.string().max(max).nullable().optional()),

@@ -1,8 +1,9 @@
 import {
   assertOrganisationGrant,
   ForbiddenError,
+  isResumedRequest,
   NotFoundError,
-  newUuid,
+  newResourceUuid,
   now,
   type Principal,
   touchesOrganisation,
@@ -26,7 +27,7 @@ export const MAX_LIST_SIZE = 1000;
 type Caller = Principal | Promise<Principal>;
 
 function newSupporter(organisationUuid: string, fields: SupporterFields): Supporter {
-  return { uuid: newUuid(), organisation_uuid: organisationUuid, created: now(), ...fields };
+  return { uuid: newResourceUuid('supporter'), organisation_uuid: organisationUuid, created: now(), ...fields };
 }
 
 /**
@@ -39,6 +40,9 @@ export async function createSupporter(principal: Caller, input: unknown): Promis
   if (!organisation) throw new NotFoundError('Organisation not found');
   assertOrganisationGrant(caller, organisation_uuid);
   const supporter = newSupporter(organisation_uuid, fieldChanges(fields).set);
+  // A re-run of a request that died after storing the supporter returns that supporter.
+  const earlier = isResumedRequest() ? await findSupporter(supporter.uuid) : undefined;
+  if (earlier) return earlier;
   await insertSupporter(supporter);
   return supporter;
 }

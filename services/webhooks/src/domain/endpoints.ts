@@ -1,4 +1,14 @@
-import { ConflictError, NotFoundError, newToken, newUuid, now, type Principal, uuidSchema } from '@svc/core';
+import {
+  ConflictError,
+  isResumedRequest,
+  NotFoundError,
+  newResourceUuid,
+  newToken,
+  now,
+  type Principal,
+  uuidSchema,
+} from '@svc/core';
+import { isNonPublicLiteralHost } from '@svc/outbound';
 import { type GuardedWrite, retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
 import * as z from 'zod';
 import {
@@ -32,7 +42,13 @@ export const endpointUrl = z
     const url = URL.parse(value);
     return url !== null && url.username === '' && url.password === '';
   }, 'Put credentials in username and password, not in the URL')
-  .refine((value) => URL.parse(value)?.port !== '0', 'Not a valid port');
+  .refine((value) => URL.parse(value)?.port !== '0', 'Not a valid port')
+  .refine((value) => {
+    // Delivery checks every resolved address; an IP literal can be judged at once. The same
+    // setting allows private targets in both places (the local runtime's default).
+    const url = URL.parse(value);
+    return process.env.SVC_WEBHOOK_ALLOW_PRIVATE === 'true' || url === null || !isNonPublicLiteralHost(url);
+  }, 'The endpoint must not be a private, loopback, link-local or metadata address');
 
 const secret = z.string().min(1).max(500);
 const fields = {
@@ -85,8 +101,11 @@ export async function createEndpoint(principal: Promise<Principal>, input: z.inf
   const caller = await principal;
   assertCanManage(caller, input);
   await checkScope(input.organisation_uuid, input.account_uuid);
+  const uuid = newResourceUuid('webhook_endpoint');
+  // A re-run of a request that died after storing the endpoint returns that endpoint.
+  const earlier = isResumedRequest() ? await findEndpoint(uuid) : undefined;
+  if (earlier) return earlier;
   const at = now();
-  const uuid = newUuid();
   const endpoint: EndpointRecord = {
     uuid,
     organisation_uuid: input.organisation_uuid,

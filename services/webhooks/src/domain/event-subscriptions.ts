@@ -1,4 +1,13 @@
-import { ConflictError, NotFoundError, newUuid, now, type Principal, uuidSchema, ValidationError } from '@svc/core';
+import {
+  ConflictError,
+  isResumedRequest,
+  NotFoundError,
+  newResourceUuid,
+  now,
+  type Principal,
+  uuidSchema,
+  ValidationError,
+} from '@svc/core';
 import { canonicalEventName } from '@svc/events';
 import { parseFilter } from '@svc/filter';
 import { retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
@@ -106,9 +115,13 @@ export async function createEventSubscription(
   const filter = checkFilter(input.filter);
   await checkScope(input.organisation_uuid, input.account_uuid);
   await checkEndpoint(caller, input.action_configuration_uuid, input.organisation_uuid);
+  const uuid = newResourceUuid('event_subscription');
+  // A re-run of a request that died after storing the subscription returns that subscription.
+  const earlier = isResumedRequest() ? await findEventSubscription(uuid) : undefined;
+  if (earlier) return earlier;
   const at = now();
   const subscription: EventSubscriptionRecord = {
-    uuid: newUuid(),
+    uuid,
     organisation_uuid: input.organisation_uuid,
     ...(input.account_uuid === undefined ? {} : { account_uuid: input.account_uuid }),
     action_configuration_uuid: input.action_configuration_uuid,
