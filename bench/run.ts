@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { benchBilling, billingSummary } from './billing';
+import { benchIdempotencyCrash, crashSummary } from './idempotency-crash';
 import { measureInit } from './init-time';
 import { type LoadResult, runLoad } from './load';
 import { benchCapacity, benchInitialiseThroughput, benchSearch } from './payments';
@@ -12,7 +13,7 @@ import { benchWebhooks, webhooksSummary } from './webhooks';
 /**
  * `pnpm bench`: every figure beside a baseline measured in the same run. All traffic goes to
  * 127.0.0.1; every loop is bounded in time and count. BENCH_ONLY=reads|payments|search|init|billing|
- * webhooks|reconciliation runs one part; BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_SEARCH_SIZES,
+ * webhooks|reconciliation|idempotency-crash runs one part (BENCH_CRASH_PAYMENTS sizes the last); BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_SEARCH_SIZES,
  * BENCH_BILLING_CONCURRENCY, BENCH_WEBHOOK_PAYMENTS, BENCH_RECONCILIATION_ROWS and
  * BENCH_RECONCILIATION_RUNS tune it. To see where a service process's time goes:
  * BENCH_SERVICE_CPU_PROF=<directory> writes its V8 CPU profile there when it stops, and
@@ -168,6 +169,16 @@ async function main() {
     });
     for (const text of reconciliationSummary(reconciliation)) console.log(text);
     results.reconciliation = reconciliation;
+  }
+  if (wants('idempotency-crash')) {
+    const payments = Number(process.env.BENCH_CRASH_PAYMENTS ?? 200);
+    const crash = await benchIdempotencyCrash({
+      payments,
+      concurrency: CONCURRENCY,
+      killAfter: Math.floor(payments / 3),
+    });
+    for (const text of crashSummary(crash)) console.log(text);
+    results.idempotencyCrash = crash;
   }
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
   writeFileSync(join(ROOT, 'bench', 'results', 'latest.json'), JSON.stringify(results, null, 2));
