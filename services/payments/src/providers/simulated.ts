@@ -1,15 +1,22 @@
-import { newToken, parseOrThrow, ValidationError } from '@svc/core';
+import { derivedToken, parseOrThrow, ValidationError } from '@svc/core';
 import * as z from 'zod';
 import { brandOf, cardFingerprint, isExpired, passesLuhn } from './card-rules';
 import { isValidIban, maskIban, normaliseIban } from './iban';
 import type { Authorisation, AuthoriseRequest, Outcome, PaymentProvider } from './provider';
-import { once } from './simulated-ledger';
 
 /**
  * The simulated provider: behaves like a PSP's test mode, with the contract's test cards. It
  * keeps no card data: an instrument token carries only how later charges behave. Like a real
- * PSP it does each operation once per idempotency reference (see simulated-ledger.ts).
+ * PSP that deduplicates on its idempotency key, it gives the same answer to the same request
+ * under the same reference: its answers follow from the request alone, and an instrument token
+ * is derived from the reference under the service's hash key. It moves no money and keeps no
+ * state, so a repeated reference is never a second charge.
  */
+
+/** The instrument token of an authorisation: the same for the same reference. */
+async function instrumentToken(kind: string, reference: string): Promise<string> {
+  return `sim_${kind}_${(await derivedToken('simulated_instrument', reference)).slice(0, 16)}`;
+}
 const CARD_BEHAVIOUR: Record<string, Outcome | 'decline_later' | '3ds'> = {
   '4000000000000002': { status: 'failed', reason: 'card_declined' },
   '4000000000009995': { status: 'failed', reason: 'insufficient_funds' },
@@ -60,22 +67,26 @@ async function authoriseCard(request: AuthoriseRequest): Promise<Authorisation> 
     fingerprint: await cardFingerprint(card.number),
   };
   const behaviour = CARD_BEHAVIOUR[card.number];
-  const token = (kind: string) => `sim_card_${kind}_${newToken(12)}`;
+  const token = (kind: string) => instrumentToken(`card_${kind}`, request.reference);
   if (behaviour === '3ds') {
     return {
       outcome: { status: 'pending', action: { action_type: 'redirect', url: request.approvalUrl } },
       maskedInformation: masked,
-      instrumentToken: token('ok'),
+      instrumentToken: await token('ok'),
     };
   }
   if (behaviour === 'decline_later') {
-    return { outcome: { status: 'succeeded' }, maskedInformation: masked, instrumentToken: token('declinelater') };
+    return {
+      outcome: { status: 'succeeded' },
+      maskedInformation: masked,
+      instrumentToken: await token('declinelater'),
+    };
   }
   if (behaviour) return { outcome: behaviour, maskedInformation: masked };
-  return { outcome: { status: 'succeeded' }, maskedInformation: masked, instrumentToken: token('ok') };
+  return { outcome: { status: 'succeeded' }, maskedInformation: masked, instrumentToken: await token('ok') };
 }
 
-async function authoriseOnce(request: AuthoriseRequest): Promise<Authorisation> {
+async function authorise(request: AuthoriseRequest): Promise<Authorisation> {
   switch (request.method) {
     case 'card':
       return authoriseCard(request);
@@ -83,7 +94,7 @@ async function authoriseOnce(request: AuthoriseRequest): Promise<Authorisation> 
       return {
         outcome: { status: 'pending', action: { action_type: 'redirect', url: request.approvalUrl } },
         maskedInformation: {},
-        instrumentToken: `sim_twint_ok_${newToken(12)}`,
+        instrumentToken: await instrumentToken('twint_ok', request.reference),
       };
     case 'sepa_dd': {
       const sepa = parse(sepaSchema, request.paymentInformation);
@@ -97,7 +108,7 @@ async function authoriseOnce(request: AuthoriseRequest): Promise<Authorisation> 
           country_code: normaliseIban(sepa.iban).slice(0, 2),
           ...(sepa.account_holder === undefined ? {} : { account_holder: sepa.account_holder }),
         },
-        instrumentToken: `sim_sepa_ok_${newToken(12)}`,
+        instrumentToken: await instrumentToken('sepa_ok', request.reference),
       };
     }
   }
@@ -107,26 +118,20 @@ export const simulatedProvider: PaymentProvider = {
   name: 'simulated',
   methods: ['card', 'twint', 'sepa_dd'],
 
-  authorise(request) {
-    return once('authorise', request.reference, () => authoriseOnce(request));
-  },
+  authorise,
 
-  chargeInstrument(instrumentToken, _amount, reference) {
-    return once('charge', reference, async (): Promise<Outcome> => {
-      if (instrumentToken.includes('_declinelater_')) return { status: 'failed', reason: 'card_declined' };
-      return { status: 'succeeded' };
-    });
+  async chargeInstrument(instrumentToken) {
+    if (instrumentToken.includes('_declinelater_')) return { status: 'failed', reason: 'card_declined' };
+    return { status: 'succeeded' };
   },
 
   async completeApproval(_instrumentToken, approved) {
     return approved ? { status: 'succeeded' } : { status: 'failed', reason: 'declined_by_donor' };
   },
 
-  refund(reference) {
-    return once('refund', reference, async () => ({ status: 'succeeded' as const }));
+  async refund() {
+    return { status: 'succeeded' };
   },
 
-  async cancel(reference) {
-    await once('cancel', reference, async () => ({ cancelled: true }));
-  },
+  async cancel() {},
 };
