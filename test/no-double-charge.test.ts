@@ -49,7 +49,7 @@ function post(path: string, body: unknown, key: string): Promise<ApiResponse> {
  * Makes the next call of a provider operation run for real and then never return until
  * `release` is called: the request is stuck after the provider acted, like a dead Lambda.
  */
-function crashAfter<K extends 'authorise' | 'refund'>(operation: K) {
+function crashAfter<K extends 'authorise' | 'refund' | 'chargeInstrument'>(operation: K) {
   const original = simulatedProvider[operation].bind(simulatedProvider) as (...args: unknown[]) => Promise<unknown>;
   const references: string[] = [];
   let reached: () => void = () => undefined;
@@ -62,8 +62,9 @@ function crashAfter<K extends 'authorise' | 'refund'>(operation: K) {
   });
   let first = true;
   const spy = vi.spyOn(simulatedProvider, operation).mockImplementation((async (...args: unknown[]) => {
-    const [request] = args;
-    references.push(typeof request === 'string' ? request : (request as { reference: string }).reference);
+    // authorise(request), refund(reference, amount), chargeInstrument(token, amount, reference)
+    const reference = operation === 'chargeInstrument' ? args[2] : args[0];
+    references.push(typeof reference === 'string' ? reference : (reference as { reference: string }).reference);
     const answer = await original(...args);
     if (first) {
       first = false;
@@ -73,6 +74,28 @@ function crashAfter<K extends 'authorise' | 'refund'>(operation: K) {
     return answer;
   }) as never);
   return { spy, references, reachedProvider, release };
+}
+
+/**
+ * Makes the next transactional write land and then never return until `release` is called: the
+ * request stored its resource but died before its answer was recorded.
+ */
+function crashAfterWrite() {
+  const transact = table.transactWrite;
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let stored: () => void = () => undefined;
+  const written = new Promise<void>((resolve) => {
+    stored = resolve;
+  });
+  vi.spyOn(table, 'transactWrite').mockImplementationOnce(async (writes) => {
+    await transact(writes);
+    stored();
+    await gate;
+  });
+  return { written, release };
 }
 
 async function scan(entity: string): Promise<Record<string, unknown>[]> {
@@ -134,20 +157,7 @@ describe('a payment whose run died after the provider call', () => {
     const key = newUuid();
     const marker = newUuid();
     const authorise = vi.spyOn(simulatedProvider, 'authorise');
-    const transact = table.transactWrite;
-    let release: () => void = () => undefined;
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let stored: () => void = () => undefined;
-    const written = new Promise<void>((resolve) => {
-      stored = resolve;
-    });
-    vi.spyOn(table, 'transactWrite').mockImplementationOnce(async (writes) => {
-      await transact(writes);
-      stored();
-      await gate;
-    });
+    const { written, release } = crashAfterWrite();
     const dead = post('/payments', payment(marker), key);
     await written;
     advanceClock(LEASE_SECONDS + 1);
@@ -235,6 +245,45 @@ describe('a payment source whose run died after the provider call', () => {
   });
 });
 
+describe('a charge attempt whose run died after the provider call', () => {
+  it('is continued by the retry, not opened again: one attempt, one charge', async () => {
+    await startClock();
+    const source = await post('/payment-sources', payment(newUuid()), newUuid());
+    const supporter = await post('/supporters', { organisation_uuid: DEMO.org, first_name: 'Ada' }, newUuid());
+    const subscription = await post(
+      '/subscriptions',
+      {
+        account_uuid: DEMO.secondAccount,
+        payment_source_uuid: source.json.uuid,
+        supporter_uuid: supporter.json.uuid,
+        currency: 'CHF',
+        amount: 900,
+        recurring_interval: 'monthly',
+      },
+      newUuid(),
+    );
+    expect(subscription.status, subscription.text).toBe(201);
+    const invoice = await post(`/subscriptions/${subscription.json.uuid}/invoices`, {}, newUuid());
+    expect(invoice.status, invoice.text).toBe(201);
+    const path = `/subscriptions/${subscription.json.uuid}/invoices/${invoice.json.uuid}/charge-attempts`;
+    const key = newUuid();
+    const crash = crashAfter('chargeInstrument');
+    const dead = post(path, undefined, key);
+    await crash.reachedProvider;
+    advanceClock(LEASE_SECONDS + 1);
+
+    const retried = await post(path, undefined, key);
+    expect(retried.status, retried.text).toBe(201);
+    expect(retried.json.status).toBe('succeeded');
+    expect(crash.references).toEqual([retried.json.uuid, retried.json.uuid]);
+    crash.release();
+    await dead;
+    const read = await call('GET', `/subscriptions/${subscription.json.uuid}/invoices/${invoice.json.uuid}`, { token });
+    expect(read.json.status).toBe('paid');
+    expect(read.json.charge_attempts.map((attempt: { uuid: string }) => attempt.uuid)).toEqual([retried.json.uuid]);
+  });
+});
+
 describe('other creating POSTs re-run after their run died', () => {
   it.each([
     ['supporter', '/supporters', () => ({ organisation_uuid: DEMO.org, first_name: 'Ada', last_name: newUuid() })],
@@ -248,21 +297,7 @@ describe('other creating POSTs re-run after their run died', () => {
     await startClock();
     const key = newUuid();
     const sent = body();
-    const transact = table.transactWrite;
-    let release: () => void = () => undefined;
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let stored: () => void = () => undefined;
-    const written = new Promise<void>((resolve) => {
-      stored = resolve;
-    });
-    // The run stops right after its write, before its answer is recorded.
-    vi.spyOn(table, 'transactWrite').mockImplementationOnce(async (writes) => {
-      await transact(writes);
-      stored();
-      await gate;
-    });
+    const { written, release } = crashAfterWrite();
     const dead = post(path, sent, key);
     await written;
     advanceClock(LEASE_SECONDS + 1);

@@ -100,18 +100,12 @@ const NARROWED: Partial<Record<DomainName, TableGrant>> = {
    * Its own code only reads: source configurations and reports by key (GetItem, BatchGetItem), an
    * organisation's reports on gsi1. Its one authenticated POST (the deprecated blueprint execution,
    * whose files go to the bucket, not the table) keeps an idempotency record per Idempotency-Key
-   * (@svc/http: a conditional Put, an Update when done, a Delete to release a failed claim). No
+   * (@svc/http: a conditional Put, an Update when done, failed or taken over; never a Delete). No
    * table Query, no BatchWriteItem, no ConditionCheckItem, no other index. The file processor is
    * no route's function; its grant is in reconciliation.ts.
    */
   reconciliation: {
-    tableActions: [
-      'dynamodb:GetItem',
-      'dynamodb:BatchGetItem',
-      'dynamodb:PutItem',
-      'dynamodb:UpdateItem',
-      'dynamodb:DeleteItem',
-    ],
+    tableActions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     indexes: ['gsi1'],
   },
 };

@@ -485,7 +485,6 @@ describe.each(STAGE_NAMES)('the %s reconciliation domain function', (stage) => {
         'dynamodb:Query',
         'dynamodb:PutItem',
         'dynamodb:UpdateItem',
-        'dynamodb:DeleteItem',
       ]),
     );
     expect(resourcesGranting(statements, 'dynamodb:Query')).toEqual([

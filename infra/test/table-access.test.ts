@@ -94,13 +94,7 @@ describe('the table grant of a domain function', () => {
   it('narrows reconciliation to reads, Query on gsi1 and the idempotency records of its one POST', () => {
     expect(tableAccessFor('reconciliation')).toBe('readWrite');
     expect(tableGrantFor('reconciliation')).toEqual({
-      tableActions: [
-        'dynamodb:GetItem',
-        'dynamodb:BatchGetItem',
-        'dynamodb:PutItem',
-        'dynamodb:UpdateItem',
-        'dynamodb:DeleteItem',
-      ],
+      tableActions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
       indexes: ['gsi1'],
     });
   });
