@@ -2,7 +2,7 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { advanceClock, freezeClock, newUuid } from '@svc/core';
 import * as table from '@svc/table';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { simulatedProvider } from '../services/payments/src/providers/simulated';
+import { simulatedProvider } from '../services/payments/src/providers/simulated/simulated-provider';
 import { type ApiResponse, call, DEMO, seedDemo, tokenFor } from './support/api';
 
 /**

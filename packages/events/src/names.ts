@@ -4,6 +4,11 @@ export const EVENT_NAMES = [
   'svc.payments.payment.failed',
   'svc.payments.payment.cancelled',
   'svc.payments.refund.succeeded',
+  // A refund the provider failed after accepting it (a real provider reports it later).
+  'svc.payments.refund.failed',
+  // A donor's bank disputed the payment, and the dispute's end (won or lost).
+  'svc.payments.payment.disputed',
+  'svc.payments.payment.dispute_closed',
   'svc.subscriptions.subscription.created',
   'svc.subscriptions.subscription.activated',
   'svc.subscriptions.subscription.suspended',

@@ -79,6 +79,7 @@ async function dispatch(event: StackEvent): Promise<APIGatewayProxyStructuredRes
       cookies: cookiesOf(event.cookies),
       requestId: svc.requestId,
       baseUrl: process.env.SVC_PUBLIC_URL ?? `https://${event.requestContext.domainName}`,
+      sourceIp: event.requestContext.http.sourceIp,
       principal: () => principal ?? Promise.reject(new UnauthorizedError('This route takes no token')),
     }),
   ).finally(async () => {

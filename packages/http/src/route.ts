@@ -34,6 +34,8 @@ export interface RouteRequest<P, Q, B> {
   requestId: string;
   /** The service's public base address (`SVC_PUBLIC_URL`, else the API's own domain). */
   baseUrl: string;
+  /** The caller's address as API Gateway saw it (a SEPA mandate records the donor's). */
+  sourceIp: string;
   /** The caller, with grants loaded fresh for this request. Throws 401 on routes without auth. */
   principal: () => Promise<Principal>;
 }

@@ -58,10 +58,21 @@ export const billingDataSchema = z.object({
   address: billingAddressSchema,
 });
 
+/**
+ * A payment method profile: which provider takes the account's payments of a method. Real
+ * providers take their own settings here: `stripe_account` (a Stripe Connect account the charge
+ * is made on, with the platform's key) and `raw_card_data` (the contract's raw card fields may be
+ * forwarded to the provider; without it a card payment takes a provider payment method id).
+ */
 export const paymentMethodProfileSchema = z.object({
   name: z.string(),
   payment_method: z.string(),
   provider: z.string(),
+  stripe_account: z
+    .string()
+    .regex(/^acct_[A-Za-z0-9]{1,64}$/, 'A Stripe account id (acct_…)')
+    .optional(),
+  raw_card_data: z.boolean().optional(),
 });
 export type PaymentMethodProfile = z.infer<typeof paymentMethodProfileSchema>;
 

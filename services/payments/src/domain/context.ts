@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { assertAccountGrant, derivedToken, money, NotFoundError, type Principal, ValidationError } from '@svc/core';
 import { type Account, findAccount } from '@svc/organisations';
-import { providerNamed } from '../providers/registry';
+import type { ProviderContext } from '../providers/provider';
+import { providerFor } from '../providers/registry';
 import { minorUnits, type PaymentRequest, refuseSubscription } from './request';
 import { linkSupporter } from './supporter-link';
 
@@ -17,7 +18,8 @@ export async function resolveAccountAndProvider(principal: Promise<Principal>, r
     throw ValidationError.field('account_uuid', 'error.account.inactive', 'This account is not active');
   }
   const profile = findProfile(account, request);
-  return { caller, account, profile, provider: providerNamed(profile.provider) };
+  const context: ProviderContext = { profile, testMode: request.test_mode ?? false };
+  return { caller, account, profile, context, provider: await providerFor(context, request.payment_method) };
 }
 
 function findProfile(account: Account, request: PaymentRequest) {
@@ -34,8 +36,43 @@ function findProfile(account: Account, request: PaymentRequest) {
   return profile;
 }
 
+/**
+ * Where the donor approves a pending payment or source: the simulated provider's own page, or
+ * the return endpoint a real provider sends the donor back to after its page (3-D Secure, TWINT).
+ */
+export function approvalPath(providerName: string, kind: 'payments' | 'payment-sources', uuid: string): string {
+  return providerName === 'simulated'
+    ? `/simulated/${kind}/${uuid}`
+    : `/providers/${providerName}/return/${kind}/${uuid}`;
+}
+
+/** The provider settings a later call about a stored payment or source needs. */
+export function storedContext(stored: {
+  profile: string;
+  payment_method: string;
+  provider: string;
+  provider_account?: string | undefined;
+  test_mode: boolean;
+}): ProviderContext {
+  return {
+    profile: {
+      name: stored.profile,
+      payment_method: stored.payment_method,
+      provider: stored.provider,
+      ...(stored.provider_account === undefined ? {} : { stripe_account: stored.provider_account }),
+    },
+    testMode: stored.test_mode,
+  };
+}
+
 export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
+}
+
+/** Where the request came from, as a provider may record it (a SEPA mandate's acceptance). */
+export interface DonorConnection {
+  ipAddress?: string | undefined;
+  userAgent?: string | undefined;
 }
 
 /**
@@ -49,10 +86,11 @@ export async function authoriseNew(
   principal: Promise<Principal>,
   request: PaymentRequest,
   uuid: string,
-  approvalPage: (uuid: string, token: string) => string,
+  approvalPage: (uuid: string, token: string, providerName: string) => string,
+  donor: DonorConnection,
   beforeAuthorising: (account: Account) => Promise<void> = async () => refuseSubscription(request),
 ) {
-  const { account, profile, provider } = await resolveAccountAndProvider(principal, request);
+  const { account, profile, provider, context } = await resolveAccountAndProvider(principal, request);
   await beforeAuthorising(account);
   const supporter = await linkSupporter(request, account.organisation_uuid);
   const approvalToken = await derivedToken('approval', uuid);
@@ -62,12 +100,17 @@ export async function authoriseNew(
     method: request.payment_method,
     amount,
     paymentInformation: request.payment_information,
-    approvalUrl: approvalPage(uuid, approvalToken),
+    approvalUrl: approvalPage(uuid, approvalToken, provider.name),
+    context,
+    saveInstrument: request.create_payment_source ?? false,
+    metadata: { svc_reference: uuid, svc_organisation_uuid: account.organisation_uuid, svc_account_uuid: account.uuid },
+    donor,
   });
   return {
     account,
     profile,
     provider,
+    context,
     supporter,
     amount,
     authorisation,

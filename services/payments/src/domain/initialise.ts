@@ -1,9 +1,9 @@
 import { assertAccountGrant, isResumedRequest, newResourceUuid, now, type Principal } from '@svc/core';
 import { type GuardedWrite, type TransactItem, transactWrite } from '@svc/table';
-import type { Authorisation } from '../providers/provider';
+import type { Authorisation, Outcome } from '../providers/provider';
 import { findPayment, newPaymentWrite, type PaymentRecord } from '../repository/payment-repository';
 import { newPaymentSourceWrite, type PaymentSourceRecord } from '../repository/payment-source-repository';
-import { authoriseNew } from './context';
+import { approvalPath, authoriseNew, type DonorConnection } from './context';
 import { paymentStatusEvents } from './events';
 import { type PaymentRequest, requireSourceForSubscription } from './request';
 
@@ -19,6 +19,7 @@ export async function initialisePayment(
   principal: Promise<Principal>,
   request: PaymentRequest,
   baseUrl: string,
+  donor: DonorConnection = {},
 ): Promise<PaymentRecord> {
   requireSourceForSubscription(request);
   const uuid = newResourceUuid('payment');
@@ -28,7 +29,8 @@ export async function initialisePayment(
     principal,
     request,
     uuid,
-    (id, token) => `${baseUrl}/simulated/payments/${id}?token=${token}`,
+    (id, token, providerName) => `${baseUrl}${approvalPath(providerName, 'payments', id)}?token=${token}`,
+    donor,
     async (account) => {
       if (request.subscription === undefined) return;
       const { checkPaymentSubscription } = await subscriptionsDomain();
@@ -68,7 +70,9 @@ export async function initialisePayment(
     provider: provider.name,
     ...(request.locale === undefined ? {} : { locale: request.locale }),
     ...(request.return_url === undefined ? {} : { return_url: request.return_url }),
-    ...(outcome.status === 'pending' ? { action: outcome.action, approval_token_hash: approvalTokenHash } : {}),
+    ...(outcome.status === 'pending' ? pendingFields(outcome, approvalTokenHash) : {}),
+    ...(authorisation.providerReference === undefined ? {} : { provider_reference: authorisation.providerReference }),
+    ...(profile.stripe_account === undefined ? {} : { provider_account: profile.stripe_account }),
     ...(Object.keys(authorisation.maskedInformation).length > 0
       ? { payment_information: authorisation.maskedInformation }
       : {}),
@@ -104,6 +108,16 @@ export async function initialisePayment(
   writes.unshift({ item: newPaymentWrite(payment) });
   await transactWrite(writes);
   return payment;
+}
+
+/**
+ * A pending payment waits for the donor (an action to follow) or for the provider (a SEPA debit
+ * it processes for days, or an answer that did not come: `status_reason` says which).
+ */
+export function pendingFields(outcome: Outcome & { status: 'pending' }, approvalTokenHash: string) {
+  return 'action' in outcome
+    ? { action: outcome.action, approval_token_hash: approvalTokenHash }
+    : { status_reason: outcome.reason, approval_token_hash: approvalTokenHash };
 }
 
 /** The payment an earlier run of this very request stored, if it got that far. */

@@ -9,6 +9,7 @@ import {
 } from '@svc/core';
 import { providerNamed } from '../providers/registry';
 import { findPayment, type PaymentRecord, type RefundRecord } from '../repository/payment-repository';
+import { storedContext } from './context';
 import { paymentStatusEvents, refundEvents } from './events';
 import { retryOnConflict, savePaymentVersion } from './versioned';
 
@@ -75,7 +76,10 @@ export async function refundPayment(
     return { payment: saved, refund };
   });
   const provider = providerNamed(recorded.payment.provider);
-  await provider.refund(refundUuid, money(recorded.refund.amount_minor, recorded.payment.currency));
+  await provider.refund(refundUuid, money(recorded.refund.amount_minor, recorded.payment.currency), {
+    context: storedContext(recorded.payment),
+    providerReference: recorded.payment.provider_reference,
+  });
   return recorded;
 }
 
@@ -102,7 +106,10 @@ export function cancelPayment(principal: Promise<Principal>, uuid: string, reaso
     };
     next.events = paymentStatusEvents(next);
     const saved = await savePaymentVersion(payment, next);
-    await providerNamed(payment.provider).cancel(payment.uuid);
+    await providerNamed(payment.provider).cancel(payment.uuid, {
+      context: storedContext(payment),
+      providerReference: payment.provider_reference,
+    });
     return saved;
   });
 }

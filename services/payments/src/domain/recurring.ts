@@ -3,6 +3,7 @@ import type { Outcome } from '../providers/provider';
 import { providerNamed } from '../providers/registry';
 import type { PaymentRecord } from '../repository/payment-repository';
 import type { PaymentSourceRecord } from '../repository/payment-source-repository';
+import { storedContext } from './context';
 import { paymentStatusEvents } from './events';
 
 /**
@@ -91,5 +92,6 @@ export async function chargeSavedSource(
     source.instrument_token,
     money(amountMinor, currency),
     reference,
+    storedContext(source),
   );
 }

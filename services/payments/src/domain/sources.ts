@@ -5,8 +5,8 @@ import {
   newPaymentSourceWrite,
   type PaymentSourceRecord,
 } from '../repository/payment-source-repository';
-import { authoriseNew } from './context';
-import { newSource } from './initialise';
+import { approvalPath, authoriseNew, type DonorConnection } from './context';
+import { newSource, pendingFields } from './initialise';
 import type { PaymentRequest } from './request';
 import { retryOnConflict, saveSourceVersion } from './versioned';
 
@@ -18,18 +18,23 @@ export async function createPaymentSource(
   principal: Promise<Principal>,
   request: PaymentRequest,
   baseUrl: string,
+  donor: DonorConnection = {},
 ): Promise<PaymentSourceRecord> {
   const uuid = newResourceUuid('payment_source');
   // A re-run of a request that died after storing its source returns that source.
   if (isResumedRequest() && (await findPaymentSource(uuid))) return getPaymentSource(principal, uuid);
-  const { account, profile, provider, supporter, amount, authorisation, approvalTokenHash } = await authoriseNew(
-    principal,
-    request,
-    uuid,
-    (id, token) => `${baseUrl}/simulated/payment-sources/${id}?token=${token}`,
-  );
+  const { account, profile, provider, context, supporter, amount, authorisation, approvalTokenHash } =
+    await authoriseNew(
+      principal,
+      request,
+      uuid,
+      (id, token, providerName) => `${baseUrl}${approvalPath(providerName, 'payment-sources', id)}?token=${token}`,
+      donor,
+    );
   const { outcome } = authorisation;
-  if (outcome.status === 'succeeded' && request.payment_method === 'card') await provider.refund(uuid, amount);
+  if (outcome.status === 'succeeded' && request.payment_method === 'card') {
+    await provider.refund(uuid, amount, { context, providerReference: authorisation.providerReference });
+  }
   const base = newSource({
     request: { ...request, profile: profile.name },
     organisationUuid: account.organisation_uuid,
@@ -44,9 +49,9 @@ export async function createPaymentSource(
     ...base,
     custom_parameters: request.custom_parameters ?? {},
     ...(outcome.status === 'failed' ? { status: 'failed', status_reason: outcome.reason } : {}),
-    ...(outcome.status === 'pending'
-      ? { status: 'pending', action: outcome.action, approval_token_hash: approvalTokenHash }
-      : {}),
+    ...(outcome.status === 'pending' ? { status: 'pending', ...pendingFields(outcome, approvalTokenHash) } : {}),
+    ...(authorisation.providerReference === undefined ? {} : { provider_reference: authorisation.providerReference }),
+    ...(profile.stripe_account === undefined ? {} : { provider_account: profile.stripe_account }),
   };
   if (outcome.status === 'failed') delete source.instrument_token;
   const writes: GuardedWrite[] = [{ item: newPaymentSourceWrite(source) }];

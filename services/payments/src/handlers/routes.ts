@@ -68,9 +68,11 @@ export const paymentsRoutes: AnyRoute[] = [
     description: 'Card, TWINT or SEPA direct debit through the account profile. Honours Idempotency-Key.',
     body: paymentRequestSchema,
     responses: { 201: { description: 'Payment', schema: paymentOut } },
-    handle: async ({ body, principal, baseUrl }) => ({
+    handle: async ({ body, principal, baseUrl, sourceIp, headers }) => ({
       status: 201,
-      body: paymentShape(await initialisePayment(principal(), body, baseUrl)),
+      body: paymentShape(
+        await initialisePayment(principal(), body, baseUrl, { ipAddress: sourceIp, userAgent: headers['user-agent'] }),
+      ),
     }),
   }),
   defineRoute({
@@ -167,9 +169,14 @@ export const paymentsRoutes: AnyRoute[] = [
     description: 'Same request as a payment; cards are verified with a charge refunded at once.',
     body: paymentRequestSchema,
     responses: { 201: { description: 'Payment source', schema: sourceOut } },
-    handle: async ({ body, principal, baseUrl }) => ({
+    handle: async ({ body, principal, baseUrl, sourceIp, headers }) => ({
       status: 201,
-      body: paymentSourceShape(await createPaymentSource(principal(), body, baseUrl)),
+      body: paymentSourceShape(
+        await createPaymentSource(principal(), body, baseUrl, {
+          ipAddress: sourceIp,
+          userAgent: headers['user-agent'],
+        }),
+      ),
     }),
   }),
   defineRoute({

@@ -1,9 +1,13 @@
 import type { Money } from '@svc/core';
 
 /**
- * What the payments domain needs from a payment service provider. A real PSP adapter implements
- * this beside the simulated one and is chosen per account through its payment method profiles;
- * the domain never changes.
+ * What the payments domain needs from a payment service provider. Each provider is a folder
+ * beside this file (`simulated`, `stripe`) registered in registry.ts, and is chosen per account
+ * through its payment method profiles; the domain never changes for a new one.
+ *
+ * Every call carries our idempotency reference (the uuid of the payment, refund, source or
+ * charge attempt): a provider must treat a repeated reference as the same request, so a re-run
+ * never charges twice.
  */
 export type PaymentMethod = 'card' | 'twint' | 'sepa_dd';
 
@@ -12,8 +16,20 @@ export interface RedirectAction {
   url: string;
 }
 
+/** The account's profile as the provider needs it, and which of its keys to use. */
+export interface ProviderContext {
+  profile: {
+    name: string;
+    payment_method: string;
+    provider: string;
+    stripe_account?: string | undefined;
+    raw_card_data?: boolean | undefined;
+  };
+  testMode: boolean;
+}
+
 export interface AuthoriseRequest {
-  /** Our payment's uuid: the provider's idempotency reference. */
+  /** Our payment's (or source's) uuid: the provider's idempotency reference. */
   reference: string;
   method: PaymentMethod;
   amount: Money;
@@ -21,12 +37,21 @@ export interface AuthoriseRequest {
   paymentInformation: unknown;
   /** Where the provider's own pages send the donor to approve (3-D Secure, TWINT). */
   approvalUrl: string;
+  context: ProviderContext;
+  /** Whether the instrument is kept for later charges (a payment source). */
+  saveInstrument: boolean;
+  /** Our identifiers, for the provider's records (Stripe metadata). */
+  metadata: Record<string, string>;
+  /** The donor's connection, for mandates that record their acceptance (SEPA). */
+  donor?: { ipAddress?: string | undefined; userAgent?: string | undefined };
 }
 
 export type Outcome =
   | { status: 'succeeded' }
   | { status: 'failed'; reason: string }
-  | { status: 'pending'; action: RedirectAction };
+  | { status: 'pending'; action: RedirectAction }
+  /** The provider is working on it (a SEPA debit for days) or its answer is not known yet. */
+  | { status: 'pending'; reason: 'processing' | 'provider_unavailable' };
 
 export interface Authorisation {
   outcome: Outcome;
@@ -34,17 +59,37 @@ export interface Authorisation {
   maskedInformation: Record<string, unknown>;
   /** The reusable instrument, if the method can be charged again. */
   instrumentToken?: string;
+  /** The provider's own id of the payment (a Stripe PaymentIntent), for later calls. */
+  providerReference?: string;
 }
+
+/** What a later call about a payment needs besides our reference. */
+export interface PaymentAtProvider {
+  context: ProviderContext;
+  providerReference?: string | undefined;
+}
+
+export type RefundOutcome = { status: 'succeeded' } | { status: 'pending' } | { status: 'failed'; reason: string };
 
 export interface PaymentProvider {
   readonly name: string;
   readonly methods: readonly PaymentMethod[];
+  /**
+   * Why this provider cannot take payments under the profile (a missing key, an unsupported
+   * method or currency), or undefined when it can.
+   */
+  unusableFor?(context: ProviderContext, method: PaymentMethod): Promise<string | undefined>;
   /** Charges a new instrument (card details, an IBAN mandate, a TWINT approval). */
   authorise(request: AuthoriseRequest): Promise<Authorisation>;
-  /** Charges a saved instrument (recurring payments). */
-  chargeInstrument(instrumentToken: string, amount: Money, reference: string): Promise<Outcome>;
+  /** Charges a saved instrument (recurring payments), without the donor present. */
+  chargeInstrument(
+    instrumentToken: string,
+    amount: Money,
+    reference: string,
+    context?: ProviderContext,
+  ): Promise<Outcome & { providerReference?: string }>;
   /** Settles a pending authorisation after the donor's decision on the provider's page. */
   completeApproval(instrumentToken: string | undefined, approved: boolean): Promise<Outcome>;
-  refund(reference: string, amount: Money): Promise<{ status: 'succeeded' } | { status: 'failed'; reason: string }>;
-  cancel(reference: string): Promise<void>;
+  refund(reference: string, amount: Money, payment?: PaymentAtProvider): Promise<RefundOutcome>;
+  cancel(reference: string, payment?: PaymentAtProvider): Promise<void>;
 }

@@ -67,6 +67,10 @@ export const paymentRecordSchema = z.object({
   event_sequence: z.number().int(),
   /** The instrument to save as a payment source once a pending payment is approved. */
   instrument_token: z.string().optional(),
+  /** The provider's own id of the payment (a Stripe PaymentIntent). */
+  provider_reference: z.string().optional(),
+  /** The provider account the payment was made on (a Stripe Connect account), if not the platform's. */
+  provider_account: z.string().optional(),
   /** sha256 of the token that authorises the simulated approval page. */
   approval_token_hash: z.string().optional(),
   /** The events of the write that stored this version (see @svc/events). */

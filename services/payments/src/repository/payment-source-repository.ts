@@ -26,6 +26,10 @@ export const paymentSourceRecordSchema = z.object({
   action: z.object({ action_type: z.literal('redirect'), url: z.string() }).optional(),
   instrument_token: z.string().optional(),
   approval_token_hash: z.string().optional(),
+  /** The provider's own id of the verification payment or setup (a Stripe PaymentIntent). */
+  provider_reference: z.string().optional(),
+  /** The provider account the instrument lives on (a Stripe Connect account), if not the platform's. */
+  provider_account: z.string().optional(),
   version: z.number().int(),
 });
 export type PaymentSourceRecord = z.infer<typeof paymentSourceRecordSchema>;

@@ -1,8 +1,8 @@
 import { derivedToken, parseOrThrow, ValidationError } from '@svc/core';
 import * as z from 'zod';
-import { brandOf, cardFingerprint, isExpired, passesLuhn } from './card-rules';
-import { isValidIban, maskIban, normaliseIban } from './iban';
-import type { Authorisation, AuthoriseRequest, Outcome, PaymentProvider } from './provider';
+import { brandOf, cardFingerprint, isExpired, passesLuhn } from '../card-rules';
+import { isValidIban, maskIban, normaliseIban } from '../iban';
+import type { Authorisation, AuthoriseRequest, Outcome, PaymentProvider } from '../provider';
 
 /**
  * The simulated provider: behaves like a PSP's test mode, with the contract's test cards. It

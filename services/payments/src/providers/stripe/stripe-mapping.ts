@@ -1,0 +1,121 @@
+import type Stripe from 'stripe';
+import type { Outcome, RefundOutcome } from '../provider';
+
+/**
+ * Stripe's objects and errors in our terms. Pure functions: every status and decline code has
+ * one answer here, tested one by one.
+ */
+
+/** A PaymentIntent's status as our outcome (an intent that needs the donor carries the redirect). */
+export function intentOutcome(
+  intent: Pick<Stripe.PaymentIntent, 'status' | 'next_action' | 'last_payment_error'>,
+): Outcome {
+  switch (intent.status) {
+    case 'succeeded':
+      return { status: 'succeeded' };
+    case 'processing':
+      return { status: 'pending', reason: 'processing' };
+    case 'requires_action': {
+      const url = intent.next_action?.redirect_to_url?.url;
+      return url
+        ? { status: 'pending', action: { action_type: 'redirect', url } }
+        : { status: 'failed', reason: 'authentication_required' };
+    }
+    case 'requires_payment_method':
+      // Back to needing a payment method: the last attempt failed (a decline, a failed 3-D Secure).
+      return { status: 'failed', reason: declineReason(intent.last_payment_error) };
+    case 'canceled':
+      return { status: 'failed', reason: 'cancelled' };
+    case 'requires_confirmation':
+    case 'requires_capture':
+      return { status: 'pending', reason: 'processing' };
+    default:
+      return { status: 'pending', reason: 'processing' };
+  }
+}
+
+/**
+ * The reason a payment failed, from Stripe's error: the decline code where the issuer gave one
+ * (`insufficient_funds`, `lost_card`, …), else the error code (`card_declined`,
+ * `expired_card`, `authentication_required`, …), else `declined`.
+ */
+export function declineReason(
+  error: { code?: string | undefined; decline_code?: string | undefined } | null | undefined,
+): string {
+  const decline = error?.decline_code;
+  if (decline && decline !== 'generic_decline') return decline;
+  return error?.code ?? 'declined';
+}
+
+/** What kind of failure a thrown SDK error is. */
+export type StripeFailure =
+  /** The payment was refused (a card error): a failed payment, not an error of ours. */
+  | { kind: 'declined'; reason: string; intent?: Stripe.PaymentIntent | undefined }
+  /** Our request was wrong in a way the client can fix (an unknown payment method id). */
+  | { kind: 'invalid'; param: string | undefined; message: string }
+  /** No answer, or Stripe failed: the outcome is unknown until retrieved again. */
+  | { kind: 'unknown'; message: string };
+
+interface ErrorLike {
+  type?: string;
+  statusCode?: number;
+  code?: string;
+  decline_code?: string;
+  param?: string;
+  message?: string;
+  payment_intent?: Stripe.PaymentIntent;
+}
+
+export function classifyError(error: unknown): StripeFailure {
+  const e = (typeof error === 'object' && error !== null ? error : {}) as ErrorLike;
+  const message = e.message ?? String(error);
+  switch (e.type) {
+    case 'StripeCardError':
+      return { kind: 'declined', reason: declineReason(e), intent: e.payment_intent };
+    case 'StripeInvalidRequestError':
+      // An idempotency key reused with other parameters is our bug, never the client's input.
+      if (e.code === 'idempotency_key_in_use') return { kind: 'unknown', message };
+      return { kind: 'invalid', param: e.param, message };
+    case 'StripeIdempotencyError':
+      return { kind: 'unknown', message };
+    default:
+      // StripeConnectionError, StripeAPIError (5xx), rate limits and anything unexpected.
+      return { kind: 'unknown', message };
+  }
+}
+
+/** A Refund's status as our refund outcome. */
+export function refundOutcome(refund: Pick<Stripe.Refund, 'status' | 'failure_reason'>): RefundOutcome {
+  switch (refund.status) {
+    case 'succeeded':
+      return { status: 'succeeded' };
+    case 'failed':
+    case 'canceled':
+      return { status: 'failed', reason: refund.failure_reason ?? refund.status };
+    default:
+      return { status: 'pending' };
+  }
+}
+
+/** Masked information of a PaymentMethod: never a full number. */
+export function maskedPaymentMethod(method: Stripe.PaymentMethod | string | null | undefined): Record<string, unknown> {
+  if (!method || typeof method === 'string') return {};
+  if (method.card) {
+    return {
+      brand: method.card.brand,
+      last4: method.card.last4,
+      expiry_month: method.card.exp_month,
+      expiry_year: method.card.exp_year,
+      ...(method.billing_details?.name ? { cardholder: method.billing_details.name } : {}),
+      ...(method.card.fingerprint ? { fingerprint: method.card.fingerprint } : {}),
+    };
+  }
+  if (method.sepa_debit) {
+    const { country } = method.sepa_debit;
+    return {
+      ...(country ? { country_code: country } : {}),
+      ...(method.billing_details?.name ? { account_holder: method.billing_details.name } : {}),
+    };
+  }
+  return {};
+}

@@ -1,0 +1,293 @@
+import { isValidIban, parseOrThrow, ValidationError } from '@svc/core';
+import type Stripe from 'stripe';
+import * as z from 'zod';
+import { maskIban } from '../iban';
+import type {
+  Authorisation,
+  AuthoriseRequest,
+  Outcome,
+  PaymentAtProvider,
+  PaymentProvider,
+  ProviderContext,
+} from '../provider';
+import { keyName, stripeClient } from './stripe-config';
+import { classifyError, intentOutcome, maskedPaymentMethod, refundOutcome } from './stripe-mapping';
+
+/**
+ * Stripe, through its official SDK. Each payment is a PaymentIntent created and confirmed in one
+ * call; a method that needs the donor (3-D Secure, TWINT) answers with Stripe's redirect, and
+ * Stripe sends the donor back to our return endpoint. A SEPA debit stays `processing` for days
+ * and is settled by Stripe's events.
+ *
+ * Every call carries an idempotency key `<our uuid>:<operation>` and our uuids as metadata, and
+ * goes to the profile's connected account (`Stripe-Account`) when it names one. An answer that
+ * does not come (timeout, network, 5xx) is an unknown outcome: the payment stays pending with
+ * `provider_unavailable` and is resolved by asking again under the same key, which Stripe
+ * answers with the first result: never a second charge.
+ */
+export class ProviderUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(`Stripe did not answer: ${message}`, options);
+    this.name = 'ProviderUnavailableError';
+  }
+}
+
+const paymentMethodId = z.string().regex(/^pm_[A-Za-z0-9_]{1,200}$/, 'A Stripe PaymentMethod id (pm_…)');
+
+const cardInput = z.union([
+  z.object({ payment_method: paymentMethodId }).strict(),
+  z
+    .object({
+      number: z.string().transform((value) => value.replace(/[\s-]/g, '')),
+      expiry_month: z.coerce.number().int().min(1).max(12),
+      expiry_year: z.coerce.number().int().min(2000).max(2100),
+      cvv: z.string().regex(/^\d{3,4}$/),
+      cardholder: z.string().max(200).optional(),
+      brand: z.string().max(40).optional(),
+    })
+    .strict(),
+]);
+
+const sepaInput = z
+  .object({
+    iban: z.string().max(50),
+    account_holder: z.string().min(1).max(200),
+    email: z.email().max(254).optional(),
+  })
+  .strict();
+
+type CreateParams = Stripe.PaymentIntentCreateParams;
+
+function requestOptions(context: ProviderContext, idempotencyKey: string): Stripe.RequestOptions {
+  const account = context.profile.stripe_account;
+  return { idempotencyKey, ...(account ? { stripeAccount: account } : {}) };
+}
+
+async function clientFor(context: ProviderContext): Promise<Stripe> {
+  const client = await stripeClient(context.testMode);
+  // unusableFor refused the payment before; a key removed since is an error of the deployment.
+  if (!client)
+    throw new Error(`No Stripe key for ${context.testMode ? 'test' : 'live'} payments (${keyName(context.testMode)})`);
+  return client;
+}
+
+/** The method-specific part of a PaymentIntent, and what is safe to keep of the input. */
+function methodParams(request: AuthoriseRequest): { params: Partial<CreateParams>; masked: Record<string, unknown> } {
+  const { method, paymentInformation, context } = request;
+  switch (method) {
+    case 'card': {
+      const card = parseOrThrow(cardInput, paymentInformation ?? {}, 'payment_information');
+      if ('payment_method' in card) return { params: { payment_method: card.payment_method }, masked: {} };
+      if (!context.profile.raw_card_data) {
+        throw ValidationError.field(
+          'payment_information',
+          'error.validation.not_valid',
+          'This profile takes a Stripe PaymentMethod id ({"payment_method": "pm_…"}, from Stripe.js); raw card data is not allowed',
+        );
+      }
+      // Forwarded to Stripe and never kept: only what Stripe's PaymentMethod shows is stored.
+      return {
+        params: {
+          payment_method_data: {
+            type: 'card',
+            card: { number: card.number, exp_month: card.expiry_month, exp_year: card.expiry_year, cvc: card.cvv },
+            ...(card.cardholder ? { billing_details: { name: card.cardholder } } : {}),
+          } as Stripe.PaymentIntentCreateParams.PaymentMethodData,
+        },
+        masked: {},
+      };
+    }
+    case 'twint':
+      if (request.amount.currency !== 'CHF') {
+        throw ValidationError.field('amount.currency', 'error.validation.not_valid', 'TWINT takes CHF only');
+      }
+      return { params: { payment_method_data: { type: 'twint' } }, masked: {} };
+    case 'sepa_dd': {
+      const sepa = parseOrThrow(sepaInput, paymentInformation ?? {}, 'payment_information');
+      if (!isValidIban(sepa.iban)) {
+        throw ValidationError.field('payment_information.iban', 'error.validation.not_valid', 'This IBAN is not valid');
+      }
+      return {
+        params: {
+          payment_method_data: {
+            type: 'sepa_debit',
+            sepa_debit: { iban: sepa.iban },
+            billing_details: { name: sepa.account_holder, ...(sepa.email ? { email: sepa.email } : {}) },
+          },
+          // The mandate records the donor's acceptance: from this request's address and browser.
+          mandate_data: {
+            customer_acceptance: {
+              type: 'online',
+              online: {
+                ip_address: request.donor?.ipAddress ?? '0.0.0.0',
+                user_agent: request.donor?.userAgent ?? 'unknown',
+              },
+            },
+          },
+        },
+        masked: { iban: maskIban(sepa.iban), account_holder: sepa.account_holder },
+      };
+    }
+  }
+}
+
+/** Our instrument token of a saved Stripe payment method: the customer and the method. */
+export function instrumentToken(customer: string, paymentMethod: string): string {
+  return `stripe:${customer}:${paymentMethod}`;
+}
+
+function parseInstrument(token: string): { customer: string; paymentMethod: string } {
+  const [scheme, customer, paymentMethod] = token.split(':');
+  if (scheme !== 'stripe' || !customer || !paymentMethod) throw new Error('Not a Stripe instrument token');
+  return { customer, paymentMethod };
+}
+
+function idOf(value: string | { id: string } | null | undefined): string | undefined {
+  if (!value) return undefined;
+  return typeof value === 'string' ? value : value.id;
+}
+
+async function authorise(request: AuthoriseRequest): Promise<Authorisation> {
+  const stripe = await clientFor(request.context);
+  const { params, masked } = methodParams(request);
+  const options = (operation: string) => requestOptions(request.context, `${request.reference}:${operation}`);
+  try {
+    const customer = request.saveInstrument
+      ? await stripe.customers.create({ metadata: request.metadata }, options('customer'))
+      : undefined;
+    const intent = await stripe.paymentIntents.create(
+      {
+        amount: request.amount.minor,
+        currency: request.amount.currency.toLowerCase(),
+        confirm: true,
+        return_url: request.approvalUrl,
+        metadata: request.metadata,
+        expand: ['payment_method'],
+        ...params,
+        ...(customer ? { customer: customer.id, setup_future_usage: 'off_session' } : {}),
+      },
+      options('payment_intent'),
+    );
+    const paymentMethod = idOf(intent.payment_method);
+    return {
+      outcome: intentOutcome(intent),
+      maskedInformation: { ...maskedPaymentMethod(intent.payment_method), ...masked },
+      providerReference: intent.id,
+      ...(customer && paymentMethod ? { instrumentToken: instrumentToken(customer.id, paymentMethod) } : {}),
+    };
+  } catch (error) {
+    const failure = classifyError(error);
+    if (failure.kind === 'declined') {
+      return {
+        outcome: { status: 'failed', reason: failure.reason },
+        maskedInformation: { ...maskedPaymentMethod(failure.intent?.payment_method), ...masked },
+        ...(failure.intent ? { providerReference: failure.intent.id } : {}),
+      };
+    }
+    if (failure.kind === 'invalid') {
+      throw ValidationError.field(
+        failure.param?.startsWith('payment_method') ? 'payment_information.payment_method' : 'payment_information',
+        'error.validation.not_valid',
+        failure.message,
+      );
+    }
+    // The outcome is unknown: the payment waits, and background work asks again (same keys).
+    return { outcome: { status: 'pending', reason: 'provider_unavailable' }, maskedInformation: masked };
+  }
+}
+
+export const stripeProvider: PaymentProvider & {
+  outcomeOf(reference: string, payment: PaymentAtProvider): Promise<Outcome & { providerReference?: string }>;
+} = {
+  name: 'stripe',
+  methods: ['card', 'twint', 'sepa_dd'],
+
+  async unusableFor(context) {
+    if (await stripeClient(context.testMode)) return undefined;
+    return `The stripe provider has no ${context.testMode ? 'test' : 'live'} key configured (${keyName(context.testMode)})`;
+  },
+
+  authorise,
+
+  async chargeInstrument(token, amount, reference, context) {
+    if (!context) throw new Error('A Stripe charge needs the profile it is made under');
+    const stripe = await clientFor(context);
+    const { customer, paymentMethod } = parseInstrument(token);
+    try {
+      const intent = await stripe.paymentIntents.create(
+        {
+          amount: amount.minor,
+          currency: amount.currency.toLowerCase(),
+          customer,
+          payment_method: paymentMethod,
+          off_session: true,
+          confirm: true,
+          metadata: { svc_reference: reference },
+        },
+        requestOptions(context, `${reference}:payment_intent`),
+      );
+      const outcome = intentOutcome(intent);
+      // Off session nobody can follow a redirect: a charge that needs the donor has failed.
+      if (outcome.status === 'pending' && 'action' in outcome) {
+        return { status: 'failed', reason: 'authentication_required', providerReference: intent.id };
+      }
+      return { ...outcome, providerReference: intent.id };
+    } catch (error) {
+      const failure = classifyError(error);
+      if (failure.kind === 'declined') return { status: 'failed', reason: failure.reason };
+      if (failure.kind === 'invalid') return { status: 'failed', reason: 'payment_source_unavailable' };
+      // Unknown: the charge attempt stays pending and is retried under the same key.
+      throw new ProviderUnavailableError(failure.message, { cause: error });
+    }
+  },
+
+  async completeApproval() {
+    throw new Error('Stripe payments are approved on Stripe’s pages, not the simulated one');
+  },
+
+  async refund(reference, amount, payment) {
+    if (!payment?.providerReference) return { status: 'failed', reason: 'no_provider_payment' };
+    const stripe = await clientFor(payment.context);
+    try {
+      const refund = await stripe.refunds.create(
+        { payment_intent: payment.providerReference, amount: amount.minor, metadata: { svc_reference: reference } },
+        requestOptions(payment.context, `${reference}:refund`),
+      );
+      return refundOutcome(refund);
+    } catch (error) {
+      const failure = classifyError(error);
+      if (failure.kind === 'unknown') throw new ProviderUnavailableError(failure.message, { cause: error });
+      return { status: 'failed', reason: failure.kind === 'declined' ? failure.reason : 'refund_refused' };
+    }
+  },
+
+  async cancel(reference, payment) {
+    if (!payment?.providerReference) return;
+    const stripe = await clientFor(payment.context);
+    await stripe.paymentIntents.cancel(
+      payment.providerReference,
+      {},
+      requestOptions(payment.context, `${reference}:cancel`),
+    );
+  },
+
+  /**
+   * Where a payment stands at Stripe: the intent by its id, or, when its creation's answer was
+   * lost, by creating it again under the same idempotency key (Stripe answers with the first
+   * result, or creates it now if the first request never arrived).
+   */
+  async outcomeOf(_reference, payment) {
+    const stripe = await clientFor(payment.context);
+    if (!payment.providerReference) throw new Error('Resolve a lost creation with authorise under the same reference');
+    try {
+      const intent = await stripe.paymentIntents.retrieve(
+        payment.providerReference,
+        {},
+        requestOptions(payment.context, ''),
+      );
+      return { ...intentOutcome(intent), providerReference: intent.id };
+    } catch (error) {
+      throw new ProviderUnavailableError(error instanceof Error ? error.message : String(error), { cause: error });
+    }
+  },
+};
