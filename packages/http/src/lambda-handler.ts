@@ -80,6 +80,7 @@ async function dispatch(event: StackEvent): Promise<APIGatewayProxyStructuredRes
       requestId: svc.requestId,
       baseUrl: process.env.SVC_PUBLIC_URL ?? `https://${event.requestContext.domainName}`,
       sourceIp: event.requestContext.http.sourceIp,
+      rawBody: svc.rawBody,
       principal: () => principal ?? Promise.reject(new UnauthorizedError('This route takes no token')),
     }),
   ).finally(async () => {

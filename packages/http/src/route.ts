@@ -36,6 +36,8 @@ export interface RouteRequest<P, Q, B> {
   baseUrl: string;
   /** The caller's address as API Gateway saw it (a SEPA mandate records the donor's). */
   sourceIp: string;
+  /** The body as received (a provider's signature covers these exact bytes). */
+  rawBody: string;
   /** The caller, with grants loaded fresh for this request. Throws 401 on routes without auth. */
   principal: () => Promise<Principal>;
 }

@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { logger, NotFoundError } from '@svc/core';
 import type { GuardedWrite } from '@svc/table';
+import type { Outcome } from '../providers/provider';
 import { providerNamed } from '../providers/registry';
 import { findPayment, type PaymentRecord } from '../repository/payment-repository';
 import {
@@ -39,56 +40,67 @@ export function decidePayment(uuid: string, token: string, approved: boolean): P
     const payment = await findPendingPayment(uuid, token);
     if (payment.status !== 'pending') return payment;
     const outcome = await providerNamed(payment.provider).completeApproval(payment.instrument_token, approved);
-    const {
-      action: _action,
-      instrument_token: instrumentToken,
-      subscription_request: subscriptionRequest,
-      ...rest
-    } = payment;
-    const succeeded = outcome.status === 'succeeded';
-    const source =
-      succeeded && payment.create_payment_source && instrumentToken
-        ? newSource({
-            request: {
-              account_uuid: payment.account_uuid,
-              payment_method: payment.payment_method,
-              profile: payment.profile,
-              amount: { value: String(payment.amount_minor), currency: payment.currency },
-            },
-            organisationUuid: payment.organisation_uuid,
-            provider: payment.provider,
-            authorisation: { outcome, maskedInformation: payment.payment_information ?? {}, instrumentToken },
-            created: payment.created,
-            testMode: payment.test_mode,
-            supporterUuid: payment.supporter_uuid,
-          })
-        : undefined;
-    const next: PaymentRecord = {
-      ...rest,
-      status: succeeded ? 'succeeded' : 'failed',
-      ...(outcome.status === 'failed' ? { status_reason: outcome.reason } : {}),
-      ...(source ? { created_payment_source_uuid: source.uuid } : {}),
-      event_sequence: payment.event_sequence + 1,
-      events: [],
-    };
-    next.events = paymentStatusEvents(next);
-    const extra: GuardedWrite[] = [];
-    if (source) extra.push({ item: newPaymentSourceWrite(source) });
-    if (source && subscriptionRequest !== undefined) {
-      const started = await startSubscription(subscriptionRequest, next, source).catch((error: unknown) => {
-        // The donor has paid: the payment is recorded whatever happens to its subscription, and
-        // the request stays on the payment for support to act on.
-        logger.error('Could not start the subscription of an approved payment', { payment: payment.uuid, error });
-        next.subscription_request = subscriptionRequest;
-        return undefined;
-      });
-      if (started) {
-        next.subscription_uuid = started.uuid;
-        extra.push({ item: started.write });
-      }
-    }
-    return savePaymentVersion(payment, next, extra);
+    return settlePending(payment, outcome);
   });
+}
+
+/**
+ * Records the provider's final answer on a pending payment, with what it brings: the saved
+ * source and the subscription a succeeded payment starts. Guarded by the version read, so of two
+ * answers racing (the donor's return and the provider's event) one lands and the other re-reads
+ * a payment that is no longer pending. A pending answer changes nothing.
+ */
+export async function settlePending(payment: PaymentRecord, outcome: Outcome): Promise<PaymentRecord> {
+  if (payment.status !== 'pending' || outcome.status === 'pending') return payment;
+  const {
+    action: _action,
+    instrument_token: instrumentToken,
+    subscription_request: subscriptionRequest,
+    ...rest
+  } = payment;
+  const succeeded = outcome.status === 'succeeded';
+  const source =
+    succeeded && payment.create_payment_source && instrumentToken
+      ? newSource({
+          request: {
+            account_uuid: payment.account_uuid,
+            payment_method: payment.payment_method,
+            profile: payment.profile,
+            amount: { value: String(payment.amount_minor), currency: payment.currency },
+          },
+          organisationUuid: payment.organisation_uuid,
+          provider: payment.provider,
+          authorisation: { outcome, maskedInformation: payment.payment_information ?? {}, instrumentToken },
+          created: payment.created,
+          testMode: payment.test_mode,
+          supporterUuid: payment.supporter_uuid,
+        })
+      : undefined;
+  const next: PaymentRecord = {
+    ...rest,
+    status: succeeded ? 'succeeded' : 'failed',
+    ...(outcome.status === 'failed' ? { status_reason: outcome.reason } : {}),
+    ...(source ? { created_payment_source_uuid: source.uuid } : {}),
+    event_sequence: payment.event_sequence + 1,
+    events: [],
+  };
+  next.events = paymentStatusEvents(next);
+  const extra: GuardedWrite[] = [];
+  if (source) extra.push({ item: newPaymentSourceWrite(source) });
+  if (source && subscriptionRequest !== undefined) {
+    const started = await startSubscription(subscriptionRequest, next, source).catch((error: unknown) => {
+      // The donor has paid: the payment is recorded whatever happens to its subscription, and
+      // the request stays on the payment for support to act on.
+      logger.error('Could not start the subscription of an approved payment', { payment: payment.uuid, error });
+      next.subscription_request = subscriptionRequest;
+      return undefined;
+    });
+    if (started) {
+      next.subscription_uuid = started.uuid;
+      extra.push({ item: started.write });
+    }
+  }
+  return savePaymentVersion(payment, next, extra);
 }
 
 export async function findPendingSource(uuid: string, token: string): Promise<PaymentSourceRecord> {

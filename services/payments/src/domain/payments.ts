@@ -11,6 +11,7 @@ import { providerNamed } from '../providers/registry';
 import { findPayment, type PaymentRecord, type RefundRecord } from '../repository/payment-repository';
 import { storedContext } from './context';
 import { paymentStatusEvents, refundEvents } from './events';
+import { failRefund } from './provider-updates';
 import { retryOnConflict, savePaymentVersion } from './versioned';
 
 export async function getPayment(principal: Promise<Principal>, uuid: string): Promise<PaymentRecord> {
@@ -76,11 +77,15 @@ export async function refundPayment(
     return { payment: saved, refund };
   });
   const provider = providerNamed(recorded.payment.provider);
-  await provider.refund(refundUuid, money(recorded.refund.amount_minor, recorded.payment.currency), {
+  const outcome = await provider.refund(refundUuid, money(recorded.refund.amount_minor, recorded.payment.currency), {
     context: storedContext(recorded.payment),
     providerReference: recorded.payment.provider_reference,
+    paymentUuid: recorded.payment.uuid,
   });
-  return recorded;
+  if (outcome.status !== 'failed') return recorded;
+  // Refused at once: the refund is kept as failed (announced) and its amount is free again.
+  const failed = (await failRefund(recorded.payment.uuid, refundUuid, outcome.reason)) ?? recorded.payment;
+  return { payment: failed, refund: failed.refunds.find((r) => r.uuid === refundUuid) ?? recorded.refund };
 }
 
 /** Cancels a payment that still waits for the donor; any other status is a 400. */

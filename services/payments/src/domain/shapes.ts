@@ -9,6 +9,7 @@ export function refundShape(refund: RefundRecord, payment: Pick<PaymentRecord, '
     created: refund.created,
     amount: { value: String(refund.amount_minor), currency: payment.currency },
     status: refund.status,
+    ...(refund.failure_reason === undefined ? {} : { failure_reason: refund.failure_reason }),
   };
 }
 
@@ -40,6 +41,14 @@ export function paymentShape(p: PaymentRecord) {
     ...optional('subscription_uuid', p.subscription_uuid),
     ...optional('invoice_uuid', p.invoice_uuid),
     ...optional('charge_attempt_uuid', p.charge_attempt_uuid),
+    ...optional(
+      'dispute',
+      p.dispute && {
+        status: p.dispute.status,
+        reason: p.dispute.reason,
+        amount: { value: String(p.dispute.amount_minor), currency: p.currency },
+      },
+    ),
     refunds: p.refunds.map((r) => refundShape(r, p)),
     custom_parameters: p.custom_parameters,
     svc_parameters: p.svc_parameters,

@@ -8,6 +8,7 @@ import { searchPayments } from '../domain/search';
 import { paymentShape, paymentSourceShape, refundShape } from '../domain/shapes';
 import { createPaymentSource, getPaymentSource, replaceSourceCustomParameters } from '../domain/sources';
 import { approvalRoutes } from './approval-routes';
+import { stripeRoutes } from './stripe-routes';
 
 const paymentParams = uuidParams('payment_uuid');
 const sourceParams = uuidParams('payment_source_uuid');
@@ -18,7 +19,8 @@ const refundOut = z.object({
   payment_uuid: z.string(),
   created: z.number().int(),
   amount: moneyOutput,
-  status: z.literal('succeeded'),
+  status: z.enum(['succeeded', 'failed']),
+  failure_reason: z.string().optional(),
 });
 const paymentOut = z.looseObject({
   uuid: z.string(),
@@ -207,4 +209,5 @@ export const paymentsRoutes: AnyRoute[] = [
     }),
   }),
   ...approvalRoutes,
+  ...stripeRoutes,
 ];

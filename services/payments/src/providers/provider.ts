@@ -67,6 +67,8 @@ export interface Authorisation {
 export interface PaymentAtProvider {
   context: ProviderContext;
   providerReference?: string | undefined;
+  /** Our payment's uuid (a refund's metadata names it, for the provider's later events). */
+  paymentUuid?: string | undefined;
 }
 
 export type RefundOutcome = { status: 'succeeded' } | { status: 'pending' } | { status: 'failed'; reason: string };

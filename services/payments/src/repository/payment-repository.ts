@@ -21,8 +21,18 @@ export const PAYMENT_SHARDS = 32;
 export const refundRecordSchema = z.object({
   uuid: z.string(),
   amount_minor: z.number().int(),
-  status: z.literal('succeeded'),
+  /** Recorded as succeeded when asked; a real provider may fail it later (its amount is then free again). */
+  status: z.enum(['succeeded', 'failed']),
+  failure_reason: z.string().optional(),
   created: z.number(),
+});
+
+/** A dispute the donor's bank opened on the payment, as the provider reports it. */
+export const disputeRecordSchema = z.object({
+  provider_reference: z.string(),
+  status: z.string(),
+  reason: z.string(),
+  amount_minor: z.number().int(),
 });
 export type RefundRecord = z.infer<typeof refundRecordSchema>;
 
@@ -69,6 +79,7 @@ export const paymentRecordSchema = z.object({
   instrument_token: z.string().optional(),
   /** The provider's own id of the payment (a Stripe PaymentIntent). */
   provider_reference: z.string().optional(),
+  dispute: disputeRecordSchema.optional(),
   /** The provider account the payment was made on (a Stripe Connect account), if not the platform's. */
   provider_account: z.string().optional(),
   /** sha256 of the token that authorises the simulated approval page. */

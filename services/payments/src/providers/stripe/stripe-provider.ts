@@ -250,7 +250,14 @@ export const stripeProvider: PaymentProvider & {
     const stripe = await clientFor(payment.context);
     try {
       const refund = await stripe.refunds.create(
-        { payment_intent: payment.providerReference, amount: amount.minor, metadata: { svc_reference: reference } },
+        {
+          payment_intent: payment.providerReference,
+          amount: amount.minor,
+          metadata: {
+            svc_reference: reference,
+            ...(payment.paymentUuid ? { svc_payment_uuid: payment.paymentUuid } : {}),
+          },
+        },
         requestOptions(payment.context, `${reference}:refund`),
       );
       return refundOutcome(refund);

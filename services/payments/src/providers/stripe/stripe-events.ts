@@ -1,0 +1,132 @@
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { now, ValidationError } from '@svc/core';
+import { db, getItem, key, TTL_ATTRIBUTE, tableName } from '@svc/table';
+import type Stripe from 'stripe';
+import { storedContext } from '../../domain/context';
+import { failRefund, recordDispute, settleFromProvider } from '../../domain/provider-updates';
+import { stripeClient, stripeKeys, stripeWebhooks } from './stripe-config';
+import { stripeProvider } from './stripe-provider';
+
+/**
+ * Stripe's event deliveries (`POST /providers/stripe/events`): verified with the SDK's signature
+ * check on the raw body (5-minute tolerance, judged by the service clock), applied once per event
+ * id, and each only moving our records forward. For a payment the event's copy of the intent is
+ * not trusted (events arrive late, twice and out of order): the intent is retrieved and its
+ * current status applied.
+ *
+ * | pattern                         | index | key                                                     |
+ * |---------------------------------|-------|---------------------------------------------------------|
+ * | applied event by id (dedupe)    | table | pk = PROVIDER_EVENT#stripe#<event id>, sk = PROVIDER_EVENT |
+ */
+const TOLERANCE_SECONDS = 300;
+/** Stripe retries a delivery for up to three days; a marker outlives that. */
+const MARKER_SECONDS = 30 * 86_400;
+
+const markerKey = (eventId: string) => ({ pk: key('PROVIDER_EVENT', 'stripe', eventId), sk: 'PROVIDER_EVENT' });
+
+export type EventResult = { received: true; applied: boolean; duplicate?: true };
+
+export async function receiveStripeEvent(rawBody: string, signature: string | undefined): Promise<EventResult> {
+  const { webhookSecret } = await stripeKeys();
+  const refuse = (message: string) => ValidationError.field('Stripe-Signature', 'error.validation.not_valid', message);
+  if (!webhookSecret) throw refuse('No Stripe webhook secret is configured (SVC_STRIPE_WEBHOOK_SECRET)');
+  if (!signature) throw refuse('The Stripe-Signature header is missing');
+  let event: Stripe.Event;
+  try {
+    event = stripeWebhooks.constructEvent(
+      rawBody,
+      signature,
+      webhookSecret,
+      TOLERANCE_SECONDS,
+      undefined,
+      now() * 1000,
+    );
+  } catch {
+    throw refuse('The Stripe-Signature does not match the body, or is older than 5 minutes');
+  }
+  if (await getItem(markerKey(event.id))) return { received: true, applied: false, duplicate: true };
+  const applied = await applyEvent(event);
+  await db().send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: {
+        ...markerKey(event.id),
+        entity: 'provider_event',
+        type: event.type,
+        [TTL_ATTRIBUTE]: now() + MARKER_SECONDS,
+      },
+    }),
+  );
+  return { received: true, applied };
+}
+
+async function applyEvent(event: Stripe.Event): Promise<boolean> {
+  switch (event.type) {
+    case 'payment_intent.succeeded':
+    case 'payment_intent.payment_failed':
+    case 'payment_intent.processing':
+    case 'payment_intent.canceled':
+    case 'payment_intent.requires_action':
+      return settleIntent(event.data.object);
+    case 'refund.updated':
+    case 'refund.failed':
+    case 'charge.refund.updated':
+      return refundUpdated(event.data.object);
+    case 'charge.dispute.created':
+    case 'charge.dispute.updated':
+    case 'charge.dispute.closed':
+      return disputeUpdated(event, event.data.object);
+    // Acknowledged: our refunds are recorded when asked for, and mandates and setup intents
+    // need nothing of ours.
+    case 'charge.refunded':
+    case 'setup_intent.succeeded':
+    case 'mandate.updated':
+      return true;
+    default:
+      return false;
+  }
+}
+
+async function settleIntent(intent: Stripe.PaymentIntent): Promise<boolean> {
+  const uuid = intent.metadata?.svc_reference;
+  if (!uuid) return false;
+  const payment = await settleFromProvider(uuid, (stored) =>
+    stripeProvider.outcomeOf(uuid, {
+      context: storedContext(stored),
+      providerReference: stored.provider_reference ?? intent.id,
+    }),
+  );
+  return payment !== undefined;
+}
+
+async function refundUpdated(refund: Stripe.Refund): Promise<boolean> {
+  const refundUuid = refund.metadata?.svc_reference;
+  const paymentUuid = refund.metadata?.svc_payment_uuid;
+  if (!refundUuid || !paymentUuid) return false;
+  if (refund.status !== 'failed' && refund.status !== 'canceled') return true;
+  await failRefund(paymentUuid, refundUuid, refund.failure_reason ?? refund.status);
+  return true;
+}
+
+async function disputeUpdated(event: Stripe.Event, dispute: Stripe.Dispute): Promise<boolean> {
+  const intentId = typeof dispute.payment_intent === 'string' ? dispute.payment_intent : dispute.payment_intent?.id;
+  if (!intentId) return false;
+  // The dispute names the intent; our uuid is in the intent's metadata.
+  const stripe = await stripeClient(!event.livemode);
+  if (!stripe) return false;
+  const intent = await stripe.paymentIntents.retrieve(
+    intentId,
+    {},
+    event.account ? { stripeAccount: event.account } : {},
+  );
+  const uuid = intent.metadata?.svc_reference;
+  if (!uuid) return false;
+  const payment = await recordDispute(uuid, {
+    providerReference: dispute.id,
+    status: dispute.status,
+    reason: dispute.reason,
+    amountMinor: dispute.amount,
+    closed: event.type === 'charge.dispute.closed',
+  });
+  return payment !== undefined;
+}

@@ -1,0 +1,365 @@
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { newUuid } from '@svc/core';
+import { applySeed, DEMO_SEED, parseSeed } from '@svc/seed';
+import { db, tableName } from '@svc/table';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ApiResponse, call, DEMO, seedDemo, tokenFor } from './support/api';
+import { streamEvents } from './support/stream';
+import { type StripeStandIn, startStripeStandIn } from './support/stripe-stand-in';
+
+/**
+ * Payments on Stripe, end to end through the service, against a server speaking Stripe's
+ * protocol (test/support/stripe-stand-in.ts) that the SDK reaches through SVC_STRIPE_API_BASE.
+ */
+let stripe: StripeStandIn;
+let token: string;
+const ACCOUNT = DEMO.secondAccount;
+const CONNECTED = 'acct_1Connected0001';
+
+beforeAll(async () => {
+  stripe = await startStripeStandIn();
+  process.env.SVC_STRIPE_API_BASE = stripe.url;
+  process.env.SVC_STRIPE_TEST_SECRET_KEY = stripe.secretKey;
+  process.env.SVC_STRIPE_WEBHOOK_SECRET = stripe.webhookSecret;
+  delete process.env.SVC_STRIPE_LIVE_SECRET_KEY;
+  await seedDemo();
+  const seed = structuredClone(DEMO_SEED) as {
+    organisations: Array<{ accounts: Array<{ uuid: string; payment_method_profiles?: unknown[] }> }>;
+  };
+  for (const organisation of seed.organisations) {
+    for (const account of organisation.accounts) {
+      if (account.uuid !== ACCOUNT) continue;
+      account.payment_method_profiles = [
+        { name: 'card', payment_method: 'card', provider: 'simulated' },
+        { name: 'card-stripe', payment_method: 'card', provider: 'stripe' },
+        { name: 'card-stripe-raw', payment_method: 'card', provider: 'stripe', raw_card_data: true },
+        { name: 'card-connect', payment_method: 'card', provider: 'stripe', stripe_account: CONNECTED },
+        { name: 'twint-stripe', payment_method: 'twint', provider: 'stripe' },
+        { name: 'sepa-stripe', payment_method: 'sepa_dd', provider: 'stripe' },
+        { name: 'card-unknown', payment_method: 'card', provider: 'adyen' },
+      ];
+    }
+  }
+  await applySeed(parseSeed(seed));
+  token = await tokenFor(DEMO.client);
+});
+
+afterAll(async () => {
+  await stripe.close();
+  for (const name of ['SVC_STRIPE_API_BASE', 'SVC_STRIPE_TEST_SECRET_KEY', 'SVC_STRIPE_WEBHOOK_SECRET']) {
+    delete process.env[name];
+  }
+});
+
+function pay(fields: Record<string, unknown>, headers: Record<string, string> = {}): Promise<ApiResponse> {
+  return call('POST', '/payments', {
+    token,
+    headers: { 'user-agent': 'donor-browser/1.0', ...headers },
+    body: {
+      account_uuid: ACCOUNT,
+      payment_method: 'card',
+      profile: 'card-stripe',
+      amount: { value: '2500', currency: 'CHF' },
+      test_mode: true,
+      return_url: 'https://charity.example.org/thanks',
+      ...fields,
+    },
+  });
+}
+
+const intentOf = (payment: { uuid: string }) =>
+  [...stripe.intents.values()].find(
+    (intent) => (intent.metadata as Record<string, string>).svc_reference === payment.uuid,
+  );
+
+function deliver(type: string, object: Record<string, unknown>, options: { id?: string; signature?: string } = {}) {
+  const event = stripe.event(type, object, options.id ? { id: options.id } : {});
+  return call('POST', '/providers/stripe/events', {
+    rawBody: event.body,
+    headers: { 'content-type': 'application/json', 'stripe-signature': options.signature ?? event.signature },
+  });
+}
+
+const getPayment = async (uuid: string) => (await call('GET', `/payments/${uuid}`, { token })).json;
+
+describe('card payments on Stripe', () => {
+  it('charges a Stripe PaymentMethod: succeeded, masked from Stripe, one idempotent intent with our metadata', async () => {
+    const response = await pay({ payment_information: { payment_method: 'pm_card_visa' } });
+    expect(response.status, response.text).toBe(201);
+    expect(response.json).toMatchObject({
+      status: 'succeeded',
+      provider: 'stripe',
+      profile: 'card-stripe',
+      payment_information: { brand: 'visa', last4: '4242', expiry_month: 12, expiry_year: 2034 },
+    });
+    const created = stripe.requests.find(
+      (r) =>
+        r.path === '/v1/payment_intents' &&
+        (r.params.metadata as Record<string, string>)?.svc_reference === response.json.uuid,
+    );
+    expect(created).toMatchObject({
+      method: 'POST',
+      idempotencyKey: `${response.json.uuid}:payment_intent`,
+      params: {
+        amount: '2500',
+        currency: 'chf',
+        confirm: 'true',
+        payment_method: 'pm_card_visa',
+        return_url: expect.stringContaining(`/providers/stripe/return/payments/${response.json.uuid}?token=`),
+        metadata: { svc_organisation_uuid: DEMO.org, svc_account_uuid: ACCOUNT },
+      },
+    });
+    expect(created?.stripeAccount).toBeUndefined();
+  });
+
+  it.each([
+    ['pm_card_chargeDeclined', 'card_declined'],
+    ['pm_card_chargeDeclinedInsufficientFunds', 'insufficient_funds'],
+  ])('records a decline of %s as a failed payment (%s)', async (method, reason) => {
+    const response = await pay({ payment_information: { payment_method: method } });
+    expect(response.status, response.text).toBe(201);
+    expect(response.json).toMatchObject({ status: 'failed', status_reason: reason });
+  });
+
+  it('answers 400 on payment_information for an unknown PaymentMethod and for raw card data the profile does not allow', async () => {
+    const unknown = await pay({ payment_information: { payment_method: 'pm_nope' } });
+    expect(unknown.status).toBe(400);
+    expect(unknown.json.error.message[0].property).toBe('payment_information.payment_method');
+    const raw = await pay({
+      payment_information: { number: '4242424242424242', expiry_month: 12, expiry_year: 2099, cvv: '123' },
+    });
+    expect(raw.status).toBe(400);
+    expect(raw.json.error.message[0].message).toMatch(/raw card data/);
+  });
+
+  it('forwards raw card data where the profile allows it, and stores none of it', async () => {
+    const response = await pay({
+      profile: 'card-stripe-raw',
+      payment_information: { number: '5555 5555 5555 4444', expiry_month: 3, expiry_year: 2031, cvv: '737' },
+    });
+    expect(response.status, response.text).toBe(201);
+    expect(response.json).toMatchObject({
+      status: 'succeeded',
+      payment_information: { brand: 'mastercard', last4: '4444' },
+    });
+    const table = JSON.stringify((await db().send(new ScanCommand({ TableName: tableName() }))).Items);
+    expect(table).not.toContain('5555555555554444');
+    expect(table).not.toContain('"737"');
+  });
+
+  it('charges on the connected account of the profile (Stripe-Account)', async () => {
+    const response = await pay({ profile: 'card-connect', payment_information: { payment_method: 'pm_card_visa' } });
+    expect(response.status, response.text).toBe(201);
+    const created = stripe.requests.find((r) => r.idempotencyKey === `${response.json.uuid}:payment_intent`);
+    expect(created?.stripeAccount).toBe(CONNECTED);
+  });
+
+  it('sends the donor to Stripe for 3-D Secure and settles the payment when they come back', async () => {
+    const approved = await pay({ payment_information: { payment_method: 'pm_card_threeDSecure2Required' } });
+    expect(approved.json).toMatchObject({ status: 'pending', action: { action_type: 'redirect' } });
+    const intent = intentOf(approved.json);
+    expect(approved.json.action.url).toBe(`${stripe.url}/authorize/${intent?.id}`);
+    stripe.decide(String(intent?.id), true);
+    const returnUrl = String((intent as { return_url: string }).return_url).replace(/^https?:\/\/[^/]+/, '');
+    const back = await call('GET', `${returnUrl}&payment_intent=${intent?.id}&redirect_status=succeeded`);
+    expect(back.status).toBe(303);
+    expect(back.headers.location).toBe(
+      `https://charity.example.org/thanks?payment_uuid=${approved.json.uuid}&status=succeeded`,
+    );
+    expect((await getPayment(approved.json.uuid)).status).toBe('succeeded');
+
+    const declined = await pay({ payment_information: { payment_method: 'pm_card_threeDSecure2Required' } });
+    const other = intentOf(declined.json);
+    stripe.decide(String(other?.id), false);
+    const path = String((other as { return_url: string }).return_url).replace(/^https?:\/\/[^/]+/, '');
+    expect((await call('GET', path)).status).toBe(303);
+    expect(await getPayment(declined.json.uuid)).toMatchObject({
+      status: 'failed',
+      status_reason: 'payment_intent_authentication_failure',
+    });
+  });
+
+  it('refuses the return without the payment’s token', async () => {
+    const pending = await pay({ payment_information: { payment_method: 'pm_card_threeDSecure2Required' } });
+    const response = await call('GET', `/providers/stripe/return/payments/${pending.json.uuid}?token=wrong`);
+    expect(response.status).toBe(404);
+    expect((await getPayment(pending.json.uuid)).status).toBe('pending');
+  });
+});
+
+describe('TWINT and SEPA Direct Debit on Stripe', () => {
+  it('redirects a TWINT payment in CHF and refuses other currencies', async () => {
+    const response = await pay({ payment_method: 'twint', profile: 'twint-stripe' });
+    expect(response.status, response.text).toBe(201);
+    expect(response.json).toMatchObject({ status: 'pending', action: { action_type: 'redirect' } });
+    const euro = await pay({
+      payment_method: 'twint',
+      profile: 'twint-stripe',
+      amount: { value: '100', currency: 'EUR' },
+    });
+    expect(euro.status).toBe(400);
+    expect(euro.json.error.message[0].property).toBe('amount.currency');
+  });
+
+  it('keeps a SEPA debit pending while Stripe processes it, then follows Stripe’s events', async () => {
+    const sepa = (marker: string) =>
+      pay({
+        payment_method: 'sepa_dd',
+        profile: 'sepa-stripe',
+        amount: { value: '5000', currency: 'EUR' },
+        payment_information: { iban: 'DE89370400440532013000', account_holder: 'Ada Donor', email: 'ada@example.org' },
+        custom_parameters: { marker },
+      });
+    const good = await sepa('good');
+    expect(good.status, good.text).toBe(201);
+    expect(good.json).toMatchObject({
+      status: 'pending',
+      status_reason: 'processing',
+      payment_information: { iban: 'DE89**************3000', country_code: 'DE', account_holder: 'Ada Donor' },
+    });
+    expect(good.json.action).toBeUndefined();
+    const created = stripe.requests.find((r) => r.idempotencyKey === `${good.json.uuid}:payment_intent`);
+    expect(created?.params.mandate_data).toEqual({
+      customer_acceptance: { type: 'online', online: { ip_address: '127.0.0.1', user_agent: 'donor-browser/1.0' } },
+    });
+
+    const intent = intentOf(good.json) as Record<string, unknown>;
+    // A late "processing" changes nothing; the settled debit moves the payment on.
+    expect((await deliver('payment_intent.processing', intent)).status).toBe(200);
+    expect((await getPayment(good.json.uuid)).status).toBe('pending');
+    stripe.settle(String(intent.id), true);
+    expect((await deliver('payment_intent.succeeded', intent)).json).toEqual({ received: true, applied: true });
+    expect((await getPayment(good.json.uuid)).status).toBe('succeeded');
+    // Out of order: a copy of the old "processing" after success does not move it back.
+    expect((await deliver('payment_intent.processing', { ...intent, status: 'processing' })).status).toBe(200);
+    expect((await getPayment(good.json.uuid)).status).toBe('succeeded');
+
+    const bad = await sepa('bad');
+    const badIntent = intentOf(bad.json) as Record<string, unknown>;
+    stripe.settle(String(badIntent.id), false);
+    await deliver('payment_intent.payment_failed', badIntent);
+    expect(await getPayment(bad.json.uuid)).toMatchObject({ status: 'failed', status_reason: 'debit_not_authorized' });
+
+    const names = (await streamEvents()).filter((e) => e.object_uuid === good.json.uuid).map((e) => e.name);
+    expect(names).toEqual(['svc.payments.payment.succeeded']);
+  });
+});
+
+describe('Stripe’s events', () => {
+  it('refuses a bad or missing signature with 400 and changes nothing', async () => {
+    const pending = await pay({ payment_information: { payment_method: 'pm_card_threeDSecure2Required' } });
+    const intent = intentOf(pending.json) as Record<string, unknown>;
+    stripe.decide(String(intent.id), true);
+    const forged = await deliver('payment_intent.succeeded', intent, { signature: 't=1,v1=deadbeef' });
+    expect(forged.status).toBe(400);
+    expect(forged.json.error.message[0].property).toBe('Stripe-Signature');
+    const unsigned = await call('POST', '/providers/stripe/events', {
+      rawBody: stripe.event('payment_intent.succeeded', intent).body,
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(unsigned.status).toBe(400);
+    expect((await getPayment(pending.json.uuid)).status).toBe('pending');
+  });
+
+  it('applies an event once, however often Stripe delivers it, and ignores unknown types with 200', async () => {
+    const pending = await pay({ payment_information: { payment_method: 'pm_card_threeDSecure2Required' } });
+    const intent = intentOf(pending.json) as Record<string, unknown>;
+    stripe.decide(String(intent.id), true);
+    const eventId = `evt_${newUuid().replace(/-/g, '')}`;
+    const first = await deliver('payment_intent.succeeded', intent, { id: eventId });
+    const again = await deliver('payment_intent.succeeded', intent, { id: eventId });
+    expect(first.json).toEqual({ received: true, applied: true });
+    expect(again.json).toEqual({ received: true, applied: false, duplicate: true });
+    const events = (await streamEvents()).filter((e) => e.object_uuid === pending.json.uuid);
+    expect(events.map((e) => e.name)).toEqual(['svc.payments.payment.succeeded']);
+    expect((await deliver('customer.created', { id: 'cus_1', object: 'customer' })).json).toEqual({
+      received: true,
+      applied: false,
+    });
+  });
+});
+
+describe('refunds and disputes on Stripe', () => {
+  it('refunds part and then the rest through Stripe, each under its own idempotency key', async () => {
+    const paid = await pay({ payment_information: { payment_method: 'pm_card_visa' } });
+    const part = await call('POST', `/payments/${paid.json.uuid}/refunds`, {
+      token,
+      body: { amount: { value: '1000', currency: 'CHF' } },
+    });
+    expect(part.status, part.text).toBe(200);
+    const rest = await call('POST', `/payments/${paid.json.uuid}/refunds`, { token });
+    expect(rest.json.amount.value).toBe('1500');
+    const refunds = [...stripe.refunds.values()].filter((r) => r.payment_intent === intentOf(paid.json)?.id);
+    expect(refunds.map((r) => r.amount)).toEqual([1000, 1500]);
+    expect(stripe.requests.find((r) => r.idempotencyKey === `${part.json.uuid}:refund`)).toBeDefined();
+    expect((await getPayment(paid.json.uuid)).refunded_amount.value).toBe('2500');
+  });
+
+  it('reflects and announces a refund Stripe fails later, and frees its amount', async () => {
+    const paid = await pay({ payment_information: { payment_method: 'pm_card_visa' } });
+    const refund = await call('POST', `/payments/${paid.json.uuid}/refunds`, {
+      token,
+      body: { amount: { value: '700', currency: 'CHF' } },
+    });
+    const atStripe = [...stripe.refunds.values()].find(
+      (r) => (r.metadata as Record<string, string>).svc_reference === refund.json.uuid,
+    ) as Record<string, unknown>;
+    stripe.failRefund(String(atStripe.id));
+    expect((await deliver('refund.updated', atStripe)).json.applied).toBe(true);
+    const payment = await getPayment(paid.json.uuid);
+    expect(payment.refunded_amount.value).toBe('0');
+    expect(payment.refunds[0]).toMatchObject({ status: 'failed', failure_reason: 'expired_or_canceled_card' });
+    const names = (await streamEvents()).filter((e) => e.object_uuid === refund.json.uuid).map((e) => e.name);
+    expect(names).toEqual(['svc.payments.refund.succeeded', 'svc.payments.refund.failed']);
+  });
+
+  it('records a dispute and its close, announced once each', async () => {
+    const paid = await pay({ payment_information: { payment_method: 'pm_card_visa' } });
+    const dispute = stripe.dispute(String(intentOf(paid.json)?.id));
+    await deliver('charge.dispute.created', dispute);
+    await deliver('charge.dispute.created', dispute);
+    expect((await getPayment(paid.json.uuid)).dispute).toEqual({
+      status: 'needs_response',
+      reason: 'fraudulent',
+      amount: { value: '2500', currency: 'CHF' },
+    });
+    await deliver('charge.dispute.closed', stripe.closeDispute(String(dispute.id), 'lost'));
+    expect((await getPayment(paid.json.uuid)).dispute.status).toBe('lost');
+    const names = (await streamEvents()).filter((e) => e.object_uuid === paid.json.uuid).map((e) => e.name);
+    expect(names).toEqual([
+      'svc.payments.payment.succeeded',
+      'svc.payments.payment.disputed',
+      'svc.payments.payment.dispute_closed',
+    ]);
+  });
+});
+
+describe('profiles and keys', () => {
+  it('answers 400 on profile for an unknown provider and for a missing key, naming which', async () => {
+    const unknown = await pay({ profile: 'card-unknown', payment_information: { payment_method: 'pm_card_visa' } });
+    expect(unknown.status).toBe(400);
+    expect(unknown.json.error.message[0]).toMatchObject({
+      property: 'profile',
+      message: expect.stringMatching(/adyen/),
+    });
+    const live = await pay({ test_mode: false, payment_information: { payment_method: 'pm_card_visa' } });
+    expect(live.status).toBe(400);
+    expect(live.json.error.message[0]).toMatchObject({
+      property: 'profile',
+      message: expect.stringMatching(/no live key.*SVC_STRIPE_LIVE_SECRET_KEY/),
+    });
+  });
+});
+
+describe('an answer that never comes', () => {
+  it('leaves the payment pending as provider_unavailable; the retried request finds Stripe’s first result: one charge', async () => {
+    const key = newUuid();
+    const before = stripe.charges().length;
+    // Stripe charges, but neither the answer nor the SDK's two retries' answers arrive.
+    stripe.failNext(3, 'drop');
+    const lost = await pay({ payment_information: { payment_method: 'pm_card_visa' } }, { 'idempotency-key': key });
+    expect(lost.status, lost.text).toBe(201);
+    expect(lost.json).toMatchObject({ status: 'pending', status_reason: 'provider_unavailable' });
+    expect(stripe.charges().length - before).toBe(1);
+  });
+});
