@@ -29,6 +29,10 @@ export interface CrashResult {
   retryStatuses: Record<string, number>;
   /** A key whose retry named another payment than its first answer did. */
   changedAnswers: number;
+  /** Claims the killed service left in flight (their runs died): the retries had to resume these. */
+  claimsLeftInFlight: number;
+  /** Of those, the ones whose payment was already stored (the run died after its write). */
+  storedButUnanswered: number;
   duplicates: number;
   missing: number;
   retrySeconds: number;
@@ -128,6 +132,19 @@ export async function benchIdempotencyCrash(options: CrashOptions): Promise<Cras
     await firstService.exited;
 
     service = await startService(env);
+    // What the kill left: claims still in flight, and payments stored for them.
+    const left = await scanAll(service.dynamo);
+    const inFlightClaims = left.filter((item) => item.entity === 'idempotency_record' && item.status === 'in_progress');
+    const storedKeys = new Set(
+      left
+        .filter((item) => item.entity === 'payment')
+        .map(
+          (item) =>
+            (JSON.parse(String(item.document)) as { custom_parameters?: { bench_key?: string } }).custom_parameters
+              ?.bench_key,
+        ),
+    );
+    const unansweredKeys = keys.filter((key) => storedKeys.has(key) && !first.has(key));
     await clock(service.url, Math.floor(Date.now() / 1000) + PAST_LEASE_SECONDS);
     const retryToken = await tokenFor(service.url, CLIENT.id, CLIENT.secret);
     const statuses: Record<string, number> = {};
@@ -175,6 +192,8 @@ export async function benchIdempotencyCrash(options: CrashOptions): Promise<Cras
       retriedOk,
       retryStatuses: statuses,
       changedAnswers,
+      claimsLeftInFlight: inFlightClaims.length,
+      storedButUnanswered: unansweredKeys.length,
       duplicates,
       missing,
       retrySeconds,
@@ -189,6 +208,7 @@ export async function benchIdempotencyCrash(options: CrashOptions): Promise<Cras
 export function crashSummary(result: CrashResult): string[] {
   return [
     `\nIdempotency crash test: ${result.payments} card payments, the service killed (SIGKILL) after ${result.answeredBeforeKill} answers with ${result.inFlightAtKill} in flight, all retried past the lease:`,
+    `left by the kill: ${result.claimsLeftInFlight} claims in flight, ${result.storedButUnanswered} payments stored but never answered`,
     `retries answered 201: ${result.retriedOk} of ${result.payments} (statuses ${JSON.stringify(result.retryStatuses)}) in ${result.retrySeconds.toFixed(1)} s`,
     `duplicates = ${result.duplicates}   missing = ${result.missing}   changed answers = ${result.changedAnswers}`,
   ];

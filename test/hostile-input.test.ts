@@ -200,6 +200,8 @@ describe('free-JSON fields', () => {
   );
   const leaf = fc.oneof(
     fc.string({ maxLength: 20 }),
+    fc.string({ unit: 'binary', maxLength: 8 }),
+    fc.constantFrom('\ud800', 'x\udc00', '\ud83d\ude00'),
     fc.boolean(),
     fc.constant(null),
     fc.integer(),
@@ -240,6 +242,29 @@ describe('free-JSON fields', () => {
       }),
       { numRuns: 25 },
     );
+  });
+});
+
+describe('text that is not well-formed Unicode', () => {
+  it('is refused with 400 wherever it stands in a JSON body, key or value', async () => {
+    for (const raw of [
+      `{"organisation_uuid":"${DEMO.org}","first_name":"\\ud800"}`,
+      `{"organisation_uuid":"${DEMO.org}","svc_parameters":{"\\udc00":"x"}}`,
+    ]) {
+      const response = await call('POST', '/supporters', {
+        token,
+        rawBody: raw,
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(response.status, raw).toBe(400);
+    }
+    const emoji = await call('POST', '/supporters', {
+      token,
+      rawBody: `{"organisation_uuid":"${DEMO.org}","first_name":"\\ud83d\\ude00 Ada"}`,
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(emoji.status, emoji.text).toBe(201);
+    expect(emoji.json.first_name).toBe('😀 Ada');
   });
 });
 

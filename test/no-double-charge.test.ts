@@ -187,14 +187,104 @@ describe('a payment whose run died after the provider call', () => {
     expect(await paymentsMarked(marker)).toHaveLength(1);
   });
 
-  it('lets another body take a key whose run failed, as a new request', async () => {
+  it('refuses another body on a key whose run failed (422): that run may have charged', async () => {
     await startClock();
     const key = newUuid();
     vi.spyOn(table, 'transactWrite').mockRejectedValueOnce(new Error('the store is unavailable'));
     expect((await post('/payments', payment(newUuid()), key)).status).toBe(500);
     const other = await post('/payments', payment(newUuid(), { amount: { value: '700', currency: 'CHF' } }), key);
-    expect(other.status, other.text).toBe(201);
-    expect(other.json.amount.value).toBe('700');
+    expect(other.status, other.text).toBe(422);
+    expect(other.json.error.message[0].code).toBe('idempotency_key_reused');
+  });
+
+  it('keeps the claim of the run that took over: a first run failing late frees nothing', async () => {
+    await startClock();
+    const key = newUuid();
+    const marker = newUuid();
+    const first = crashAfter('authorise');
+    const dead = post('/payments', payment(marker), key);
+    await first.reachedProvider;
+
+    // The retry (B) is held just before its write; the first run's write, later, fails.
+    const transact = table.transactWrite;
+    let releaseB: () => void = () => undefined;
+    const gateB = new Promise<void>((resolve) => {
+      releaseB = resolve;
+    });
+    let reachedB: () => void = () => undefined;
+    const bAtWrite = new Promise<void>((resolve) => {
+      reachedB = resolve;
+    });
+    let writes = 0;
+    vi.spyOn(table, 'transactWrite').mockImplementation(async (items) => {
+      writes += 1;
+      if (writes > 1) throw new Error('the first run fails late');
+      reachedB();
+      await gateB;
+      return transact(items);
+    });
+    advanceClock(LEASE_SECONDS + 1);
+    const retry = post('/payments', payment(marker), key);
+    await bAtWrite;
+    first.release();
+    expect((await dead).status).toBe(500);
+
+    // B still holds the claim: a third request waits its turn instead of running beside B.
+    const third = await post('/payments', payment(marker), key);
+    expect(third.status, third.text).toBe(409);
+    releaseB();
+    expect((await retry).status).toBe(201);
+    expect(await paymentsMarked(marker)).toHaveLength(1);
+  });
+
+  it('replays a record written before requests named their resources, and never resumes one', async () => {
+    await startClock();
+    const { createHash } = await import('node:crypto');
+    const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+    const body = JSON.stringify(payment(newUuid()));
+    const recordKey = (key: string) => ({ pk: `IDEMPOTENCY#${DEMO.client.id}#${sha(key)}`, sk: 'RECORD' });
+    const at = Math.floor(Date.now() / 1000);
+    const done = newUuid();
+    const inFlight = newUuid();
+    const { PutCommand } = await import('@aws-sdk/lib-dynamodb');
+    for (const [key, status] of [
+      [done, 'completed'],
+      [inFlight, 'in_progress'],
+    ] as const) {
+      await table.db().send(
+        new PutCommand({
+          TableName: table.tableName(),
+          Item: {
+            ...recordKey(key),
+            entity: 'idempotency_record',
+            status,
+            fingerprint: sha(`POST\n/payments?\n${body}`),
+            lock_expires_at: at - 1,
+            expires_at: at + 3600,
+            ...(status === 'completed'
+              ? {
+                  response: {
+                    statusCode: 201,
+                    headers: { 'content-type': 'application/json' },
+                    body: '{"legacy":true}',
+                  },
+                }
+              : {}),
+          },
+        }),
+      );
+    }
+    const send = (key: string) =>
+      call('POST', '/payments', {
+        token,
+        rawBody: body,
+        headers: { 'idempotency-key': key, 'content-type': 'application/json' },
+      });
+    const replay = await send(done);
+    expect(replay.status).toBe(201);
+    expect(replay.json).toEqual({ legacy: true });
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect((await send(inFlight)).status).toBe(409);
   });
 });
 

@@ -7,6 +7,7 @@ import { PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { ContextAttribute, Schedule, ScheduleExpression, ScheduleTargetInput } from 'aws-cdk-lib/aws-scheduler';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { RateExpression, StageConfig } from '../config/stages';
@@ -18,6 +19,8 @@ import { TABLE_READ_ACTIONS } from './table-access';
 export interface BillingProps {
   stage: StageConfig;
   table: ITable;
+  /** Stripe's keys: the worker charges saved Stripe payment methods off session. */
+  stripeSecret: ISecret;
 }
 
 /** The run pages the whole due index and enqueues; minutes, not seconds, for a large backlog. */
@@ -136,10 +139,15 @@ export class Billing extends Construct {
       memoryMb: WORKERS.billingWorker.memoryMb,
       description: `svc fundraising billing worker (${stage.name})`,
       timeout: BILLING_WORKER_TIMEOUT,
-      environment: { ...environment, POWERTOOLS_SERVICE_NAME: 'billing-worker' },
+      environment: {
+        ...environment,
+        SVC_STRIPE_SECRET_ARN: props.stripeSecret.secretArn,
+        POWERTOOLS_SERVICE_NAME: 'billing-worker',
+      },
       logRetention: stage.logRetention,
       removalPolicy: stage.removalPolicy,
     });
+    props.stripeSecret.grantRead(this.worker.role);
     this.worker.role.addToPrincipalPolicy(
       new PolicyStatement({ actions: [...BILLING_WORKER_TABLE_ACTIONS], resources: [table.tableArn] }),
     );

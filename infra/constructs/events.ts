@@ -12,7 +12,6 @@ import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Schedule, ScheduleExpression } from 'aws-cdk-lib/aws-scheduler';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
-import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { RateExpression, StageConfig } from '../config/stages';
@@ -34,8 +33,6 @@ export interface EventsProps {
    * carry each process's `onboarding_url`, and the publisher shapes them without a request.
    */
   connectUrl: string;
-  /** The service's hashing key: onboarding events carry a token derived under it. */
-  hashKey: ISecret;
 }
 
 /** The `source` the stream publisher puts on every event; the fan-out rule matches it. */
@@ -231,13 +228,10 @@ export class Events extends Construct {
         ...base,
         SVC_EVENT_BUS_NAME: this.bus.eventBusName,
         SVC_CONNECT_URL: connectUrl,
-        // Onboarding events carry the process's token, derived under the service's hashing key.
-        SVC_HASH_KEY_SECRET_ARN: props.hashKey.secretArn,
         POWERTOOLS_SERVICE_NAME: 'stream-publisher',
       },
       ...common,
     });
-    props.hashKey.grantRead(this.streamPublisher.role);
     this.streamPublisher.role.addToPrincipalPolicy(
       new PolicyStatement({ actions: [...STREAM_PUBLISHER_TABLE_ACTIONS], resources: [table.tableArn] }),
     );

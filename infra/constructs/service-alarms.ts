@@ -2,6 +2,7 @@ import { Duration } from 'aws-cdk-lib';
 import type { IHttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import { Alarm, ComparisonOperator, type Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { FilterPattern, type ILogGroup, MetricFilter } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { AlarmConfig } from '../config/stages';
 
@@ -10,7 +11,12 @@ export interface ServiceAlarmsProps {
   api: IHttpApi;
   /** Functions to watch, by a readable name (the domain). */
   functions: Readonly<Record<string, IFunction>>;
+  /** The payments function's log group, where refused Stripe events are logged. */
+  paymentsLogs: ILogGroup;
 }
+
+/** The log line of a Stripe event refused for its signature (payments' stripe-events.ts). */
+export const STRIPE_SIGNATURE_REFUSED = 'Stripe event refused: bad signature';
 
 const PERIOD = Duration.minutes(5);
 
@@ -21,6 +27,7 @@ const PERIOD = Duration.minutes(5);
 export class ServiceAlarms extends Construct {
   readonly apiServerErrors: Alarm;
   readonly functionErrors: Alarm[];
+  readonly stripeSignatureFailures: Alarm;
 
   constructor(scope: Construct, id: string, props: ServiceAlarmsProps) {
     super(scope, id);
@@ -29,6 +36,21 @@ export class ServiceAlarms extends Construct {
       props.api.metricServerError({ period: PERIOD, statistic: 'Sum' }),
       props.alarms.apiServerErrors,
       'API Gateway answered 5xx',
+    );
+    // Event deliveries with a bad signature: a wrong webhook secret after a roll, or someone
+    // knocking on the endpoint.
+    const refused = new MetricFilter(this, 'StripeSignatureFailuresFilter', {
+      logGroup: props.paymentsLogs,
+      filterPattern: FilterPattern.stringValue('$.message', '=', STRIPE_SIGNATURE_REFUSED),
+      metricNamespace: 'svc',
+      metricName: 'StripeSignatureFailures',
+      metricValue: '1',
+    });
+    this.stripeSignatureFailures = this.alarm(
+      'StripeSignatureFailures',
+      refused.metric({ period: PERIOD, statistic: 'Sum' }),
+      props.alarms.functionErrors,
+      'Stripe event deliveries were refused for their signature',
     );
     this.functionErrors = Object.entries(props.functions).map(([name, fn]) =>
       this.alarm(

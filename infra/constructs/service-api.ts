@@ -25,14 +25,16 @@ export interface ServiceApiProps {
   functionFor: (domain: ServiceDomain) => IFunction;
 }
 
-/** One access-log line per request, as JSON so CloudWatch Logs Insights can query its fields. */
+/**
+ * One access-log line per request, as JSON so CloudWatch Logs Insights can query its fields.
+ * The route key, not the path: some paths carry a credential (an onboarding process's token).
+ */
 const ACCESS_LOG_FIELDS = {
   requestId: '$context.requestId',
   requestTime: '$context.requestTime',
   ip: '$context.identity.sourceIp',
   userAgent: '$context.identity.userAgent',
   method: '$context.httpMethod',
-  path: '$context.path',
   routeKey: '$context.routeKey',
   status: '$context.status',
   responseLength: '$context.responseLength',

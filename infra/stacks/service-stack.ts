@@ -1,4 +1,4 @@
-import { API_URL_OUTPUT, type DomainName, ROUTE_TABLE, TABLE_NAME_OUTPUT } from '@svc/api';
+import { API_URL_OUTPUT, type DomainName, ROUTE_TABLE, STRIPE_SECRET_OUTPUT, TABLE_NAME_OUTPUT } from '@svc/api';
 import { CfnOutput, Stack, type StackProps, Tags, Validations } from 'aws-cdk-lib';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -33,9 +33,14 @@ export class ServiceStack extends Stack {
   readonly cardFingerprintKey: Secret;
   /**
    * The service's hashing key (@svc/core keyed-hash): idempotency fingerprints of request bodies,
-   * onboarding tokens. Every domain function and the stream publisher read it.
+   * onboarding tokens. Every domain function reads it.
    */
   readonly hashKey: Secret;
+  /**
+   * Stripe's keys, `{"test_secret_key", "live_secret_key", "webhook_secret"}`: created without
+   * keys, filled by `pnpm ops stripe configure`; payments and the billing worker read it.
+   */
+  readonly stripeSecret: Secret;
   /** The reCAPTCHA secret key of the hosted onboarding page; the operator puts it in. */
   readonly captchaSecret: Secret;
   readonly billing: Billing;
@@ -74,6 +79,19 @@ export class ServiceStack extends Stack {
         'A hashing key must stay fixed while what was hashed under it is in use: a rotation would make every open onboarding link and in-flight idempotency key unrecognisable.',
     });
 
+    this.stripeSecret = new Secret(this, 'StripeKeys', {
+      description:
+        'Stripe keys of this stage as JSON {"test_secret_key", "live_secret_key", "webhook_secret"}; pnpm ops stripe configure sets them; payments and the billing worker read them',
+      // No keys until the operator puts them in; the placeholder key is ignored by the reader.
+      generateSecretString: { secretStringTemplate: '{}', generateStringKey: 'unset', passwordLength: 16 },
+      removalPolicy: stage.removalPolicy,
+    });
+    Validations.of(this.stripeSecret).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason:
+        'Third-party API keys: Stripe issues the secret keys and the webhook signing secret, and the operator rolls them in the Stripe dashboard and puts the new ones here; a rotation Lambda cannot obtain new keys.',
+    });
+
     this.captchaSecret = new Secret(this, 'CaptchaSecret', {
       description:
         'reCAPTCHA secret key of the hosted onboarding page (/connect): the operator replaces the generated placeholder with the secret key from Google reCAPTCHA admin console, as a plain string; onboarding reads it',
@@ -89,7 +107,7 @@ export class ServiceStack extends Stack {
     for (const domain of domainNames()) {
       // Identity alone signs tokens; every other domain verifies them from the public keys in the table.
       const signs = domain === 'identity';
-      // Payments alone fingerprints cards.
+      // Payments alone fingerprints cards and talks to Stripe.
       const fingerprints = domain === 'payments';
       // Onboarding alone verifies captchas (the hosted page's e-mail step, the existence check).
       const verifiesCaptchas = domain === 'onboarding';
@@ -100,7 +118,12 @@ export class ServiceStack extends Stack {
         environment: {
           SVC_HASH_KEY_SECRET_ARN: this.hashKey.secretArn,
           ...(signs ? { SVC_SIGNING_KEY_SECRET_ARN: this.signingKeys.secret.secretArn } : {}),
-          ...(fingerprints ? { SVC_CARD_FINGERPRINT_SECRET_ARN: this.cardFingerprintKey.secretArn } : {}),
+          ...(fingerprints
+            ? {
+                SVC_CARD_FINGERPRINT_SECRET_ARN: this.cardFingerprintKey.secretArn,
+                SVC_STRIPE_SECRET_ARN: this.stripeSecret.secretArn,
+              }
+            : {}),
           ...(verifiesCaptchas
             ? {
                 SVC_CAPTCHA_VERIFIER: 'recaptcha',
@@ -111,7 +134,10 @@ export class ServiceStack extends Stack {
         },
       });
       this.hashKey.grantRead(fn.role);
-      if (fingerprints) this.cardFingerprintKey.grantRead(fn.role);
+      if (fingerprints) {
+        this.cardFingerprintKey.grantRead(fn.role);
+        this.stripeSecret.grantRead(fn.role);
+      }
       if (verifiesCaptchas) this.captchaSecret.grantRead(fn.role);
       if (signs) {
         this.signingKeys.grantRead(fn.role);
@@ -133,7 +159,7 @@ export class ServiceStack extends Stack {
     });
 
     // The billing schedule, queue and worker; its alarms follow the stage config like the ones below.
-    this.billing = new Billing(this, 'Billing', { stage, table: this.table.table });
+    this.billing = new Billing(this, 'Billing', { stage, table: this.table.table, stripeSecret: this.stripeSecret });
 
     // The hosted onboarding page's address: onboarding builds processes' onboarding_url from it,
     // and so does the stream publisher for their events.
@@ -150,7 +176,6 @@ export class ServiceStack extends Stack {
       table: this.table.table,
       webhooksApi,
       connectUrl: this.api.connectUrl,
-      hashKey: this.hashKey,
     });
     // Onboarding seals the webhook passwords and HMAC keys given with a process, and opens them
     // again to seal them to the endpoints it creates: the same key and context as webhooks.
@@ -169,10 +194,21 @@ export class ServiceStack extends Stack {
     if (stage.alarms.enabled) {
       const watched: Record<string, IFunction> = {};
       for (const [domain, fn] of functions) watched[domain] = fn.function;
-      new ServiceAlarms(this, 'Alarms', { alarms: stage.alarms, api: this.api.api, functions: watched });
+      const payments = functions.get('payments');
+      if (!payments) throw new Error('DOMAINS lists no payments domain');
+      new ServiceAlarms(this, 'Alarms', {
+        alarms: stage.alarms,
+        api: this.api.api,
+        functions: watched,
+        paymentsLogs: payments.logGroup,
+      });
     }
 
     new CfnOutput(this, API_URL_OUTPUT, { value: this.api.url, description: 'Base URL of the HTTP API' });
+    new CfnOutput(this, STRIPE_SECRET_OUTPUT, {
+      value: this.stripeSecret.secretArn,
+      description: 'Stripe keys secret (pnpm ops stripe configure)',
+    });
     new CfnOutput(this, TABLE_NAME_OUTPUT, {
       value: this.table.table.tableName,
       description: 'The single DynamoDB table',

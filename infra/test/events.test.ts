@@ -413,8 +413,6 @@ describe.each(STAGE_NAMES)('the %s pipeline functions', (stage) => {
       SVC_EVENT_BUS_NAME: { Ref: busId },
       // Onboarding process events carry onboarding_url: the same page address onboarding uses.
       SVC_CONNECT_URL: onboarding.properties.Environment.Variables.SVC_CONNECT_URL,
-      // ... and the process token, derived under the service's hash key.
-      SVC_HASH_KEY_SECRET_ARN: onboarding.properties.Environment.Variables.SVC_HASH_KEY_SECRET_ARN,
     });
     expect(publisher.properties.Environment.Variables.SVC_CONNECT_URL).toBeDefined();
     expect(serviceVariables(fanOut.properties.Environment.Variables)).toEqual({ ...base, ...queueUrl });

@@ -137,13 +137,10 @@ describe.each(STAGE_NAMES)('the %s functions', (stage) => {
     expect(rolesAllowedOn(template, secretId, ['secretsmanager:PutSecretValue', 'secretsmanager:*']).size).toBe(0);
   });
 
-  it('let every domain function and the stream publisher read the hash key, and nobody write it', () => {
+  it('let every domain function read the hash key, and nobody write it', () => {
     const template = templateOf(stage);
     const secretId = logicalIdStartingWith(template, 'AWS::SecretsManager::Secret', 'HashKey');
-    const readers = new Set([
-      ...domainNames().map((domain) => functionOf(stage, domain).roleId),
-      functionOf(stage, 'stream-publisher').roleId,
-    ]);
+    const readers = new Set(domainNames().map((domain) => functionOf(stage, domain).roleId));
     expect(rolesAllowedOn(template, secretId, ['secretsmanager:GetSecretValue', 'secretsmanager:*'])).toEqual(readers);
     expect(rolesAllowedOn(template, secretId, ['secretsmanager:PutSecretValue', 'secretsmanager:*']).size).toBe(0);
   });

@@ -2,3 +2,5 @@
 export const stackName = (stage: string) => `svc-fundraising-${stage}`;
 export const TABLE_NAME_OUTPUT = 'TableName';
 export const API_URL_OUTPUT = 'ApiUrl';
+/** The ARN of the stage's Stripe keys secret, for `pnpm ops stripe configure`. */
+export const STRIPE_SECRET_OUTPUT = 'StripeSecretArn';

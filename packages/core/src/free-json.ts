@@ -36,6 +36,16 @@ export const RESERVED_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constru
 
 const SMALLEST_NUMBER = 1e-130;
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * Whether text is well-formed UTF-16 (no lone surrogate, which JSON's `\ud800` escape can make):
+ * DynamoDB refuses such strings with a server error, so they are refused as input.
+ */
+export function isWellFormedText(text: string): boolean {
+  return !LONE_SURROGATE.test(text);
+}
+
 export interface FreeJsonProblem {
   path: Array<string | number>;
   message: string;
@@ -60,7 +70,11 @@ export function freeJsonProblem(
     const next = stack.pop();
     if (!next) break;
     const { value: node, path } = next;
-    if (node === null || typeof node === 'string' || typeof node === 'boolean') continue;
+    if (typeof node === 'string') {
+      if (!isWellFormedText(node)) return { path, message: 'Text must be well-formed Unicode (no lone surrogates)' };
+      continue;
+    }
+    if (node === null || typeof node === 'boolean') continue;
     if (typeof node === 'number') {
       const size = Math.abs(node);
       if (!Number.isFinite(node) || size > Number.MAX_SAFE_INTEGER || (size !== 0 && size < SMALLEST_NUMBER)) {
@@ -86,6 +100,9 @@ export function freeJsonProblem(
         return { path: [...path, key], message: `Keys must be 1 to ${limits.maxKeyLength} characters` };
       }
       if (RESERVED_KEYS.has(key)) return { path: [...path, key], message: `The key ${key} is reserved` };
+      if (!isWellFormedText(key)) {
+        return { path: [...path, key], message: 'Keys must be well-formed Unicode (no lone surrogates)' };
+      }
       stack.push({ value: node[key], path: [...path, key] });
     }
   }

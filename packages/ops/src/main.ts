@@ -5,12 +5,16 @@ import { createClient } from '@svc/identity';
 import { findOrganisation } from '@svc/organisations';
 import { saveSourceConfiguration, sourceConfigurationSchema } from '@svc/reconciliation';
 import { applySeed, parseSeed } from '@svc/seed';
+import { configureStripe } from './stripe';
 import { openTarget } from './target';
 
 const USAGE = `Usage:
   pnpm ops seed --file <seed.json> [--stage <stage>] [--table <name>]
   pnpm ops clients create [--role customer|operator] [--grant <org uuid>[:<account uuid>]]... [--id <client id>] [--stage <stage>] [--table <name>]
   pnpm ops source-configurations create --organisation <org uuid> --name <name> --file-type camt054|csv [--uuid <uuid>] [--stage <stage>] [--table <name>]
+  pnpm ops stripe configure --stage <stage>
+      puts SVC_STRIPE_TEST_SECRET_KEY, SVC_STRIPE_LIVE_SECRET_KEY and SVC_STRIPE_WEBHOOK_SECRET from the
+      environment (keys never on the command line) into the stage's Stripe secret; unset ones are kept
 
 Without --stage the local data directory (SVC_DATA_DIR, default .data) is used.`;
 
@@ -36,6 +40,10 @@ export async function runOps(argv: string[], out: (line: string) => void = conso
   if (values.help || !COMMANDS.includes(command)) {
     out(USAGE);
     if (!values.help) throw new Error(`Unknown command: ${command || '(none)'}`);
+    return;
+  }
+  if (command === 'stripe configure') {
+    out(await configureStripe(values.stage));
     return;
   }
   const grants = (values.grant ?? []).map(parseGrant);
@@ -80,7 +88,7 @@ export async function runOps(argv: string[], out: (line: string) => void = conso
   }
 }
 
-const COMMANDS = ['seed', 'clients create', 'source-configurations create'];
+const COMMANDS = ['seed', 'clients create', 'source-configurations create', 'stripe configure'];
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -1,6 +1,6 @@
 import { registerEventData } from '@svc/webhooks';
 import { processShape } from './domain/shapes';
-import { processRecordSchema, processToken } from './repository/process-repository';
+import { processRecordSchema } from './repository/process-repository';
 
 /**
  * The `data` of onboarding events: the process as its GET returns it, from the written item.
@@ -8,7 +8,14 @@ import { processRecordSchema, processToken } from './repository/process-reposito
  * stream publisher registers this: its Lambda entry and the local runtime.
  */
 export function registerOnboardingEventData(): void {
-  registerEventData('onboarding_process', async (_event, item) =>
-    processShape(processRecordSchema.parse({ token: await processToken(String(item.uuid)), ...item }), undefined),
-  );
+  registerEventData('onboarding_process', async (_event, item) => {
+    // The process without its credential: the token (and the link that carries it) would be
+    // stored with every delivery and travel through the bus and queues. Its GET shows both.
+    const {
+      token: _token,
+      onboarding_url: _url,
+      ...data
+    } = processShape(processRecordSchema.parse({ token: '', ...item }), undefined);
+    return data;
+  });
 }

@@ -1,24 +1,34 @@
 import { createHash } from 'node:crypto';
 import type { MiddlewareObj } from '@middy/core';
-import { PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from '@svc/core';
+import { isWellFormedText, PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from '@svc/core';
 import type { StackEvent, StackResult } from '../context';
 
 export const MAX_BODY_BYTES = 256 * 1024;
 /** No request needs more; free-JSON fields keep to 16 levels of their own (@svc/core free-json). */
 export const MAX_JSON_DEPTH = 64;
 
-/** Nesting of a parsed JSON value, walked with its own stack (any depth is safe to measure). */
-export function jsonDepth(value: unknown): number {
+/**
+ * Nesting of a parsed JSON value, and whether all its text (keys too) is well-formed Unicode;
+ * walked with its own stack, so any depth is safe to measure.
+ */
+export function jsonShape(value: unknown): { depth: number; wellFormed: boolean } {
   let deepest = 0;
   const stack: Array<[unknown, number]> = [[value, 1]];
   while (stack.length > 0) {
     const [node, depth] = stack.pop() as [unknown, number];
+    if (typeof node === 'string') {
+      if (!isWellFormedText(node)) return { depth: deepest, wellFormed: false };
+      continue;
+    }
     if (node === null || typeof node !== 'object') continue;
     deepest = Math.max(deepest, depth);
-    if (deepest > MAX_JSON_DEPTH) return deepest;
-    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+    if (deepest > MAX_JSON_DEPTH) return { depth: deepest, wellFormed: true };
+    for (const [key, child] of Object.entries(node)) {
+      if (!isWellFormedText(key)) return { depth: deepest, wellFormed: false };
+      stack.push([child, depth + 1]);
+    }
   }
-  return deepest;
+  return { depth: deepest, wellFormed: true };
 }
 
 /**
@@ -65,11 +75,19 @@ export function bodyParser(): MiddlewareObj<StackEvent, StackResult> {
       } catch {
         throw ValidationError.field('body', 'error.request.malformed_json', 'The request body is not valid JSON');
       }
-      if (jsonDepth(event.svc.parsedBody) > MAX_JSON_DEPTH) {
+      const shape = jsonShape(event.svc.parsedBody);
+      if (shape.depth > MAX_JSON_DEPTH) {
         throw ValidationError.field(
           'body',
           'error.request.too_deep',
           `The request body nests more than ${MAX_JSON_DEPTH} levels`,
+        );
+      }
+      if (!shape.wellFormed) {
+        throw ValidationError.field(
+          'body',
+          'error.request.malformed_unicode',
+          'The request body holds text that is not well-formed Unicode (a lone surrogate)',
         );
       }
     },

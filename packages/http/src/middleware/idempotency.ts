@@ -29,7 +29,9 @@ import type { StackEvent, StackResult } from '../context';
  * flight; once LOCK_SECONDS have passed, the same request takes the claim over with the same
  * seed, finds the resources its first run stored and hands the provider the same idempotency
  * reference. A run that failed (an error, or a 5xx) marks its record failed instead of deleting
- * it, so the same request resumes with its seed too; another body may then take the key afresh.
+ * it, so the same request resumes with its seed too; another body gets 422 until the record
+ * expires (the failed run may have charged). Each claim has an id: only the run that holds the
+ * claim completes or fails the record.
  *
  * What is stored of the request is an HMAC of method, path, query and body under the service
  * key (`keyedHash`): a body holding a card number and CVV cannot be recovered from the table by
@@ -53,6 +55,8 @@ interface StoredResponse {
 interface IdempotencyState {
   recordKey: { pk: string; sk: string };
   fingerprint: string;
+  /** This run's claim: only its holder completes or fails the record. */
+  claimId: string;
   naming: ResourceNaming;
   replay?: StoredResponse;
 }
@@ -107,11 +111,9 @@ export function idempotency(): MiddlewareObj<StackEvent, StackResult> {
       }
       const recordKey = { pk: key('IDEMPOTENCY', event.svc.clientId, sha256(idempotencyKey)), sk: 'RECORD' };
       const { method } = event.requestContext.http;
-      const fingerprint = await keyedHash(
-        'idempotency',
-        `${method}\n${event.rawPath}?${event.rawQueryString ?? ''}\n${event.svc.rawBody}`,
-      );
-      states.set(event, await claim(recordKey, fingerprint));
+      const described = `${method}\n${event.rawPath}?${event.rawQueryString ?? ''}\n${event.svc.rawBody}`;
+      const fingerprint = await keyedHash('idempotency', described);
+      states.set(event, await claim(recordKey, fingerprint, () => sha256(described)));
     },
     after: async (request) => {
       const state = states.get(request.event);
@@ -127,20 +129,21 @@ export function idempotency(): MiddlewareObj<StackEvent, StackResult> {
         ...(typeof body === 'string' ? { body } : {}),
       };
       const sealed = await sealText(JSON.stringify(response), state.recordKey.pk);
-      await db().send(
-        new UpdateCommand({
-          TableName: tableName(),
-          Key: state.recordKey,
-          UpdateExpression: 'SET #status = :completed, #response = :response',
-          ConditionExpression: 'fingerprint = :fingerprint',
-          ExpressionAttributeNames: { '#status': 'status', '#response': 'response' },
-          ExpressionAttributeValues: {
-            ':completed': 'completed',
-            ':response': sealed,
-            ':fingerprint': state.fingerprint,
-          },
-        }),
-      );
+      await db()
+        .send(
+          new UpdateCommand({
+            TableName: tableName(),
+            Key: state.recordKey,
+            UpdateExpression: 'SET #status = :completed, #response = :response',
+            ConditionExpression: 'claim_id = :claim',
+            ExpressionAttributeNames: { '#status': 'status', '#response': 'response' },
+            ExpressionAttributeValues: { ':completed': 'completed', ':response': sealed, ':claim': state.claimId },
+          }),
+        )
+        .catch((error: unknown) => {
+          // The claim was taken over while this run was away: its successor records the answer.
+          if (!(error instanceof ConditionalCheckFailedException)) throw error;
+        });
     },
     onError: async (request) => {
       const state = states.get(request.event);
@@ -150,12 +153,19 @@ export function idempotency(): MiddlewareObj<StackEvent, StackResult> {
 }
 
 /**
- * A fresh claim (no record, an expired one, or a failed one of another request) gets a new
- * seed; otherwise the record decides: replay, 422, 409, or a takeover that keeps the seed.
+ * A fresh claim (no record, or an expired one) gets a new seed; otherwise the record decides:
+ * replay, 422, 409, or a takeover that keeps the seed. Every claim carries its own id, and only
+ * the run holding the claim may complete it or mark it failed: a run that wakes up after its
+ * claim was taken over changes nothing.
  */
-async function claim(recordKey: { pk: string; sk: string }, fingerprint: string): Promise<IdempotencyState> {
+async function claim(
+  recordKey: { pk: string; sk: string },
+  fingerprint: string,
+  legacyFingerprint: () => string,
+): Promise<IdempotencyState> {
   const at = now();
   const seed = randomUUID();
+  const claimId = randomUUID();
   try {
     await db().send(
       new PutCommand({
@@ -166,68 +176,86 @@ async function claim(recordKey: { pk: string; sk: string }, fingerprint: string)
           status: 'in_progress',
           fingerprint,
           resource_seed: seed,
+          claim_id: claimId,
           lock_expires_at: at + LOCK_SECONDS,
           expires_at: at + RETENTION_SECONDS,
           ttl: at + RETENTION_SECONDS,
         },
-        ConditionExpression:
-          'attribute_not_exists(pk) OR expires_at <= :now OR (#status = :failed AND fingerprint <> :fingerprint)',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':now': at, ':failed': 'failed', ':fingerprint': fingerprint },
+        ConditionExpression: 'attribute_not_exists(pk) OR expires_at <= :now',
+        ExpressionAttributeValues: { ':now': at },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
-    return { recordKey, fingerprint, naming: { seed, resumed: false } };
+    return { recordKey, fingerprint, claimId, naming: { seed, resumed: false } };
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException) || !error.Item) throw error;
     const existing = unmarshall(error.Item);
+    if (typeof existing.resource_seed !== 'string')
+      return legacyRecord(existing, recordKey, fingerprint, legacyFingerprint());
+    // Also after a failure: that run may have charged, so only the same request may resume it.
     if (existing.fingerprint !== fingerprint) throw reused();
     if (existing.status === 'completed') {
       const replay = JSON.parse(await openText(String(existing.response), recordKey.pk)) as StoredResponse;
-      return { recordKey, fingerprint, naming: { seed, resumed: false }, replay };
+      return { recordKey, fingerprint, claimId, naming: { seed, resumed: false }, replay };
     }
     if (existing.status === 'in_progress' && Number(existing.lock_expires_at) > at) throw inFlight();
-    return takeOver(recordKey, fingerprint, existing, seed, at);
+    return takeOver(recordKey, fingerprint, existing, claimId, at);
   }
 }
 
 /**
- * Resumes a claim whose run died (its lock lapsed) or failed, with the seed it had. Guarded by
- * the state that was read, so of two retries racing for it one resumes and the other gets 409.
+ * A record written before requests named their resources (no seed; an unkeyed fingerprint; the
+ * response as a map): it replays what it finished, but one that did not finish is never resumed
+ * (a resumption without its seed would name new resources): 409 until it expires.
+ */
+function legacyRecord(
+  existing: Record<string, unknown>,
+  recordKey: { pk: string; sk: string },
+  fingerprint: string,
+  legacyFingerprint: string,
+): IdempotencyState {
+  if (existing.fingerprint !== legacyFingerprint) throw reused();
+  if (existing.status !== 'completed') throw inFlight();
+  return {
+    recordKey,
+    fingerprint,
+    claimId: '',
+    naming: { seed: '', resumed: false },
+    replay: existing.response as StoredResponse,
+  };
+}
+
+/**
+ * Resumes a claim whose run died (its lock lapsed) or failed, with the seed it had, under a new
+ * claim id. Guarded by the state that was read, so of two retries racing for it one resumes and
+ * the other gets 409.
  */
 async function takeOver(
   recordKey: { pk: string; sk: string },
   fingerprint: string,
   existing: Record<string, unknown>,
-  seed: string,
+  claimId: string,
   at: number,
 ): Promise<IdempotencyState> {
   try {
-    const out = await db().send(
+    await db().send(
       new UpdateCommand({
         TableName: tableName(),
         Key: recordKey,
-        UpdateExpression:
-          'SET #status = :inProgress, lock_expires_at = :lock, resource_seed = if_not_exists(resource_seed, :seed)',
+        UpdateExpression: 'SET #status = :inProgress, lock_expires_at = :lock, claim_id = :claim',
         ConditionExpression: '#status = :status AND lock_expires_at = :oldLock AND fingerprint = :fingerprint',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
           ':inProgress': 'in_progress',
           ':lock': at + LOCK_SECONDS,
-          ':seed': seed,
+          ':claim': claimId,
           ':status': existing.status,
           ':oldLock': existing.lock_expires_at,
           ':fingerprint': fingerprint,
         },
-        ReturnValues: 'ALL_NEW',
       }),
     );
-    const resumedSeed = out.Attributes?.resource_seed;
-    return {
-      recordKey,
-      fingerprint,
-      naming: { seed: typeof resumedSeed === 'string' ? resumedSeed : seed, resumed: true },
-    };
+    return { recordKey, fingerprint, claimId, naming: { seed: String(existing.resource_seed), resumed: true } };
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) throw inFlight();
     throw error;
@@ -245,13 +273,9 @@ async function markFailed(state: IdempotencyState): Promise<void> {
         TableName: tableName(),
         Key: state.recordKey,
         UpdateExpression: 'SET #status = :failed',
-        ConditionExpression: 'fingerprint = :fingerprint AND #status = :inProgress',
+        ConditionExpression: 'claim_id = :claim AND #status = :inProgress',
         ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: {
-          ':fingerprint': state.fingerprint,
-          ':inProgress': 'in_progress',
-          ':failed': 'failed',
-        },
+        ExpressionAttributeValues: { ':claim': state.claimId, ':inProgress': 'in_progress', ':failed': 'failed' },
       }),
     )
     .catch((error: unknown) => {

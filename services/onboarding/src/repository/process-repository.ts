@@ -150,8 +150,11 @@ export async function findProcess(uuid: string): Promise<ProcessRecord | undefin
 }
 
 export async function findProcessByToken(token: string): Promise<ProcessRecord | undefined> {
-  const pointer = await getItem(await tokenKey(token));
+  // A process created before tokens were derived has its pointer under the token itself.
+  const pointer = (await getItem(await tokenKey(token))) ?? (await getItem(legacyTokenKey(token)));
   const uuid = typeof pointer?.process_uuid === 'string' ? pointer.process_uuid : undefined;
   const process = uuid ? await findProcess(uuid) : undefined;
   return process && sameHash(process.token, token) ? process : undefined;
 }
+
+const legacyTokenKey = (token: string) => ({ pk: key('ONBOARDING_TOKEN', token), sk: 'ONBOARDING_TOKEN' });

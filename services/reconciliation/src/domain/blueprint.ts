@@ -1,4 +1,10 @@
-import { assertWholeOrganisationGrant, NotFoundError, newUuid, type Principal, ValidationError } from '@svc/core';
+import {
+  assertWholeOrganisationGrant,
+  NotFoundError,
+  newResourceUuid,
+  type Principal,
+  ValidationError,
+} from '@svc/core';
 import { findSourceConfiguration } from '../repository/source-configuration-repository';
 import { bucketName, uploadPrefix, writeObject } from '../storage/objects';
 import { reportUuidOf } from './report-id';
@@ -63,7 +69,7 @@ export async function executeBlueprint(principal: Promise<Principal>, blueprintU
   const empty = files.find((file) => file.size === 0);
   if (empty)
     throw ValidationError.field('filename[]', 'error.validation.not_valid', `${empty.name || 'A file'} is empty`);
-  const prefix = `${uploadPrefix(configuration.organisation_uuid, configuration.uuid)}${newUuid()}/`;
+  const prefix = `${uploadPrefix(configuration.organisation_uuid, configuration.uuid)}${newResourceUuid('blueprint_upload')}/`;
   const bucket = bucketName();
   return Promise.all(
     files.map(async (file, index) => {

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { ConflictError, derivedUuid, logger, newUuid, now } from '@svc/core';
+import { ConflictError, derivedUuid, isResumedRequest, logger, newResourceUuid, now } from '@svc/core';
 import { matchesFilter, parseFilter } from '@svc/filter';
 import { type PostResult, postJson } from '@svc/outbound';
 import { isConditionFailure, putItems, retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
@@ -187,12 +187,15 @@ export async function markQueued(uuids: readonly string[]): Promise<string[]> {
 
 /** A new delivery of a recorded attempt's event to its endpoint (redeliver: 202). */
 export async function redeliver(response: ResponseRecord): Promise<string> {
+  const uuid = newResourceUuid('webhook_delivery');
+  // A re-run of a request that died after writing the delivery returns that delivery.
+  if (isResumedRequest() && (await findDelivery(uuid))) return uuid;
   const original = await findDelivery(response.delivery_uuid);
   if (!original) throw new Error(`Delivery ${response.delivery_uuid} is gone`);
   const at = now();
   const delivery: DeliveryRecord = {
     ...original,
-    uuid: newUuid(),
+    uuid,
     attempts: 0,
     status: 'pending',
     next_attempt_at: at,

@@ -1,5 +1,5 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { now, ValidationError } from '@svc/core';
+import { logger, now, ValidationError } from '@svc/core';
 import { db, getItem, key, TTL_ATTRIBUTE, tableName } from '@svc/table';
 import type Stripe from 'stripe';
 import { storedContext } from '../../domain/context';
@@ -42,6 +42,8 @@ export async function receiveStripeEvent(rawBody: string, signature: string | un
       now() * 1000,
     );
   } catch {
+    // The alarm on refused deliveries counts this line (infra: STRIPE_SIGNATURE_REFUSED).
+    logger.warn('Stripe event refused: bad signature');
     throw refuse('The Stripe-Signature does not match the body, or is older than 5 minutes');
   }
   if (await getItem(markerKey(event.id))) return { received: true, applied: false, duplicate: true };

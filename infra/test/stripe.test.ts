@@ -1,0 +1,47 @@
+import { STRIPE_SECRET_OUTPUT } from '@svc/api';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { STAGE_NAMES, STAGES } from '../config/stages';
+import { synthesizeAllStages, templateOf } from './support/synth';
+import { functionsByService, logicalIdStartingWith, rolesAllowedOn, routes } from './support/template-model';
+
+beforeAll(() => {
+  synthesizeAllStages();
+});
+
+function roleOf(stage: (typeof STAGE_NAMES)[number], service: string): string {
+  const fn = functionsByService(templateOf(stage)).get(service);
+  if (!fn) throw new Error(`No function for ${service} in ${stage}`);
+  return fn.roleId;
+}
+
+describe.each(STAGE_NAMES)('Stripe in the %s stage', (stage) => {
+  it('keeps its keys in one secret that payments and the billing worker read and no function writes', () => {
+    const template = templateOf(stage);
+    const secretId = logicalIdStartingWith(template, 'AWS::SecretsManager::Secret', 'StripeKeys');
+    expect(rolesAllowedOn(template, secretId, ['secretsmanager:GetSecretValue', 'secretsmanager:*'])).toEqual(
+      new Set([roleOf(stage, 'payments'), roleOf(stage, 'billing-worker')]),
+    );
+    expect(rolesAllowedOn(template, secretId, ['secretsmanager:PutSecretValue', 'secretsmanager:*']).size).toBe(0);
+    for (const service of ['payments', 'billing-worker']) {
+      const fn = functionsByService(template).get(service);
+      expect(fn?.properties.Environment.Variables.SVC_STRIPE_SECRET_ARN, service).toEqual({ Ref: secretId });
+    }
+    expect(template.toJSON().Outputs[STRIPE_SECRET_OUTPUT]?.Value).toEqual({ Ref: secretId });
+  });
+
+  it('routes Stripe’s events and the donor’s return to the payments function, without an authorizer', () => {
+    const keys = routes(templateOf(stage)).filter((route) => route.routeKey.includes('/providers/stripe/'));
+    expect(keys.map((route) => route.routeKey).sort()).toEqual([
+      'GET /providers/stripe/return/payments/{payment_uuid}',
+      'POST /providers/stripe/events',
+    ]);
+    for (const route of keys) expect(route.authorizationType ?? 'NONE', route.routeKey).toBe('NONE');
+  });
+
+  it('alarms on refused Stripe deliveries where the stage has alarms', () => {
+    const alarms = Object.values(templateOf(stage).findResources('AWS::CloudWatch::Alarm')).filter((alarm) =>
+      String(alarm.Properties?.AlarmDescription).includes('Stripe event deliveries were refused'),
+    );
+    expect(alarms).toHaveLength(STAGES[stage].alarms.enabled ? 1 : 0);
+  });
+});
