@@ -334,6 +334,73 @@ describe('refunds and disputes on Stripe', () => {
   });
 });
 
+describe('saved instruments and recurring charges on Stripe', () => {
+  it('saves a card on a Stripe customer and charges it off session in a billing run', async () => {
+    const source = await call('POST', '/payment-sources', {
+      token,
+      body: {
+        account_uuid: ACCOUNT,
+        payment_method: 'card',
+        profile: 'card-stripe',
+        amount: { value: '100', currency: 'CHF' },
+        payment_information: { payment_method: 'pm_card_visa' },
+        test_mode: true,
+      },
+    });
+    expect(source.status, source.text).toBe(201);
+    expect(source.json).toMatchObject({ status: 'active', provider: 'stripe', payment_information: { last4: '4242' } });
+    const verification = stripe.requests.find((r) => r.idempotencyKey === `${source.json.uuid}:payment_intent`);
+    expect(verification?.params).toMatchObject({
+      setup_future_usage: 'off_session',
+      customer: expect.stringMatching(/^cus_/),
+    });
+    // The verification charge is refunded at once.
+    expect(stripe.requests.find((r) => r.idempotencyKey === `${source.json.uuid}:refund`)).toBeDefined();
+
+    const supporter = await call('POST', '/supporters', {
+      token,
+      body: { organisation_uuid: DEMO.org, first_name: 'Ada' },
+    });
+    const subscription = await call('POST', '/subscriptions', {
+      token,
+      body: {
+        account_uuid: ACCOUNT,
+        payment_source_uuid: source.json.uuid,
+        supporter_uuid: supporter.json.uuid,
+        currency: 'CHF',
+        amount: 1800,
+        recurring_interval: 'monthly',
+        status: 'active',
+        test_mode: true,
+      },
+    });
+    expect(subscription.status, subscription.text).toBe(201);
+    const run = await call('POST', '/_local/billing-run');
+    expect(run.json).toMatchObject({ succeeded: expect.any(Number) });
+    const [invoice] = (await call('GET', `/subscriptions/${subscription.json.uuid}/invoices`, { token })).json;
+    expect(invoice).toMatchObject({ status: 'paid' });
+    const attempt = invoice.charge_attempts[0].uuid as string;
+    const charge = stripe.requests.find((r) => r.idempotencyKey === `${attempt}:payment_intent`);
+    expect(charge?.params).toMatchObject({
+      amount: '1800',
+      off_session: 'true',
+      confirm: 'true',
+      customer: verification?.params.customer,
+      metadata: { svc_reference: attempt },
+    });
+  });
+});
+
+describe('cancelling on Stripe', () => {
+  it('cancels the intent of a pending payment', async () => {
+    const pending = await pay({ payment_information: { payment_method: 'pm_card_threeDSecure2Required' } });
+    const cancelled = await call('POST', `/payments/${pending.json.uuid}/cancel`, { token });
+    expect(cancelled.status, cancelled.text).toBe(200);
+    expect(cancelled.json.status).toBe('cancelled');
+    expect(intentOf(pending.json)?.status).toBe('canceled');
+  });
+});
+
 describe('profiles and keys', () => {
   it('answers 400 on profile for an unknown provider and for a missing key, naming which', async () => {
     const unknown = await pay({ profile: 'card-unknown', payment_information: { payment_method: 'pm_card_visa' } });
