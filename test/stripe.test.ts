@@ -1,5 +1,5 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { newUuid } from '@svc/core';
+import { advanceClock, freezeClock, newUuid } from '@svc/core';
 import { applySeed, DEMO_SEED, parseSeed } from '@svc/seed';
 import { db, tableName } from '@svc/table';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -419,14 +419,43 @@ describe('profiles and keys', () => {
 });
 
 describe('an answer that never comes', () => {
-  it('leaves the payment pending as provider_unavailable; the retried request finds Stripe’s first result: one charge', async () => {
-    const key = newUuid();
+  const settle = () => call('POST', '/_local/settle');
+
+  it('leaves the payment pending as provider_unavailable until background work finds Stripe’s result: one charge', async () => {
+    freezeClock(Math.floor(Date.now() / 1000));
     const before = stripe.charges().length;
     // Stripe charges, but neither the answer nor the SDK's two retries' answers arrive.
     stripe.failNext(3, 'drop');
-    const lost = await pay({ payment_information: { payment_method: 'pm_card_visa' } }, { 'idempotency-key': key });
+    const lost = await pay({ payment_information: { payment_method: 'pm_card_visa' } });
     expect(lost.status, lost.text).toBe(201);
     expect(lost.json).toMatchObject({ status: 'pending', status_reason: 'provider_unavailable' });
+    expect(lost.json.action).toBeUndefined();
     expect(stripe.charges().length - before).toBe(1);
+    await settle();
+    expect((await getPayment(lost.json.uuid)).status).toBe('pending');
+    advanceClock(61);
+    await settle();
+    const resolved = await getPayment(lost.json.uuid);
+    expect(resolved.status).toBe('succeeded');
+    expect(resolved.status_reason).toBeUndefined();
+    expect(stripe.charges().length - before).toBe(1);
+    const names = (await streamEvents()).filter((e) => e.object_uuid === lost.json.uuid).map((e) => e.name);
+    expect(names).toEqual(['svc.payments.payment.succeeded']);
+  });
+
+  it('fails a payment Stripe never received, once it has looked for 15 minutes', async () => {
+    freezeClock(Math.floor(Date.now() / 1000));
+    const before = stripe.charges().length;
+    // Stripe answers 500 to the request and to the SDK's two retries: nothing was created.
+    stripe.failNext(3, 'server_error');
+    const lost = await pay({ payment_information: { payment_method: 'pm_card_visa' } });
+    expect(lost.json).toMatchObject({ status: 'pending', status_reason: 'provider_unavailable' });
+    advanceClock(61);
+    await settle();
+    expect((await getPayment(lost.json.uuid)).status).toBe('pending');
+    advanceClock(15 * 60);
+    await settle();
+    expect(await getPayment(lost.json.uuid)).toMatchObject({ status: 'failed', status_reason: 'provider_unavailable' });
+    expect(stripe.charges().length - before).toBe(0);
   });
 });

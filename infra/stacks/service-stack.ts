@@ -7,6 +7,7 @@ import type { StageConfig } from '../config/stages';
 import { Billing } from '../constructs/billing';
 import { DomainFunction, domainNames } from '../constructs/domain-function';
 import { Events } from '../constructs/events';
+import { PaymentResolver } from '../constructs/payment-resolver';
 import { Reconciliation } from '../constructs/reconciliation';
 import { ServiceAlarms } from '../constructs/service-alarms';
 import { ServiceApi } from '../constructs/service-api';
@@ -46,6 +47,7 @@ export class ServiceStack extends Stack {
   readonly billing: Billing;
   readonly events: Events;
   readonly reconciliation: Reconciliation;
+  readonly paymentResolver: PaymentResolver;
 
   constructor(scope: Construct, id: string, props: ServiceStackProps) {
     super(scope, id, props);
@@ -160,6 +162,12 @@ export class ServiceStack extends Stack {
 
     // The billing schedule, queue and worker; its alarms follow the stage config like the ones below.
     this.billing = new Billing(this, 'Billing', { stage, table: this.table.table, stripeSecret: this.stripeSecret });
+    // Payments whose provider did not answer, asked about again on a schedule.
+    this.paymentResolver = new PaymentResolver(this, 'Payments', {
+      stage,
+      table: this.table.table,
+      stripeSecret: this.stripeSecret,
+    });
 
     // The hosted onboarding page's address: onboarding builds processes' onboarding_url from it,
     // and so does the stream publisher for their events.
@@ -194,6 +202,7 @@ export class ServiceStack extends Stack {
     if (stage.alarms.enabled) {
       const watched: Record<string, IFunction> = {};
       for (const [domain, fn] of functions) watched[domain] = fn.function;
+      watched['payment-resolver'] = this.paymentResolver.resolver.function;
       const payments = functions.get('payments');
       if (!payments) throw new Error('DOMAINS lists no payments domain');
       new ServiceAlarms(this, 'Alarms', {

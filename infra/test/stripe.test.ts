@@ -15,14 +15,14 @@ function roleOf(stage: (typeof STAGE_NAMES)[number], service: string): string {
 }
 
 describe.each(STAGE_NAMES)('Stripe in the %s stage', (stage) => {
-  it('keeps its keys in one secret that payments and the billing worker read and no function writes', () => {
+  it('keeps its keys in one secret that payments, the billing worker and the resolver read and no function writes', () => {
     const template = templateOf(stage);
     const secretId = logicalIdStartingWith(template, 'AWS::SecretsManager::Secret', 'StripeKeys');
     expect(rolesAllowedOn(template, secretId, ['secretsmanager:GetSecretValue', 'secretsmanager:*'])).toEqual(
-      new Set([roleOf(stage, 'payments'), roleOf(stage, 'billing-worker')]),
+      new Set([roleOf(stage, 'payments'), roleOf(stage, 'billing-worker'), roleOf(stage, 'payment-resolver')]),
     );
     expect(rolesAllowedOn(template, secretId, ['secretsmanager:PutSecretValue', 'secretsmanager:*']).size).toBe(0);
-    for (const service of ['payments', 'billing-worker']) {
+    for (const service of ['payments', 'billing-worker', 'payment-resolver']) {
       const fn = functionsByService(template).get(service);
       expect(fn?.properties.Environment.Variables.SVC_STRIPE_SECRET_ARN, service).toEqual({ Ref: secretId });
     }
@@ -36,6 +36,16 @@ describe.each(STAGE_NAMES)('Stripe in the %s stage', (stage) => {
       'POST /providers/stripe/events',
     ]);
     for (const route of keys) expect(route.authorizationType ?? 'NONE', route.routeKey).toBe('NONE');
+  });
+
+  it('asks about payments with an unknown outcome every five minutes, with only the due index to query', () => {
+    const template = templateOf(stage);
+    const schedule = Object.values(template.findResources('AWS::Scheduler::Schedule')).find((s) =>
+      String(s.Properties?.Description).includes('Asks payment providers again'),
+    );
+    expect(schedule?.Properties?.ScheduleExpression).toBe('rate(5 minutes)');
+    const fn = functionsByService(template).get('payment-resolver');
+    expect(fn?.properties.Environment.Variables.SVC_STRIPE_SECRET_ARN).toBeDefined();
   });
 
   it('alarms on refused Stripe deliveries where the stage has alarms', () => {

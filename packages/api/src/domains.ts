@@ -19,7 +19,8 @@ export type DomainName = keyof typeof DOMAINS;
 
 /**
  * Functions that no route calls: the billing schedule's run and the billing queue's worker; the
- * event pipeline's stream publisher, fan-out, delivery worker and retry sweeper; the reconciliation file processor.
+ * event pipeline's stream publisher, fan-out, delivery worker and retry sweeper; the reconciliation file processor;
+ * the payment resolver.
  * The local runtime imports the same entries and calls the same `handler`s.
  */
 export const WORKERS = {
@@ -29,6 +30,8 @@ export const WORKERS = {
   fanOut: { entry: 'services/webhooks/src/handlers/fan-out.ts', memoryMb: 512 },
   deliveryWorker: { entry: 'services/webhooks/src/handlers/delivery-worker.ts', memoryMb: 512 },
   deliverySweeper: { entry: 'services/webhooks/src/handlers/delivery-sweeper.ts', memoryMb: 256 },
+  // Asks providers again about payments whose answer never came.
+  paymentResolver: { entry: 'services/payments/src/handlers/payment-resolver.ts', memoryMb: 256 },
   // Parses files of up to 100 MiB as streams; the results of 100k rows are held until written.
   fileProcessor: { entry: 'services/reconciliation/src/handlers/file-processor.ts', memoryMb: 1024 },
 } as const;

@@ -2,6 +2,7 @@ import { advanceClock, freezeClock, now, resumeRealTime, ValidationError } from 
 import * as z from 'zod';
 import { settle } from './background';
 import { runBillingNow } from './billing';
+import './payments';
 import './pipeline';
 import './object-files';
 

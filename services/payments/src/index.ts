@@ -5,6 +5,7 @@ export {
   type RecurringCharge,
   settledRecurringPayment,
 } from './domain/recurring';
+export { resolveUnknownPayments } from './domain/resolution';
 export { paymentShape, paymentSourceShape, refundShape } from './domain/shapes';
 export { paymentsRoutes } from './handlers/routes';
 export {

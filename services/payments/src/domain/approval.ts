@@ -56,6 +56,8 @@ export async function settlePending(payment: PaymentRecord, outcome: Outcome): P
     action: _action,
     instrument_token: instrumentToken,
     subscription_request: subscriptionRequest,
+    // Why it was pending (processing, provider_unavailable) ends with the wait.
+    status_reason: _pendingReason,
     ...rest
   } = payment;
   const succeeded = outcome.status === 'succeeded';

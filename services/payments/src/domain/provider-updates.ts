@@ -34,17 +34,23 @@ function paymentEvent(
  */
 export function settleFromProvider(
   uuid: string,
-  outcomeNow: (payment: PaymentRecord) => Promise<Outcome>,
+  outcomeNow: (payment: PaymentRecord) => Promise<Outcome & { providerReference?: string }>,
 ): Promise<PaymentRecord | undefined> {
   return retryOnConflict(async () => {
-    const payment = await findPayment(uuid);
-    if (!payment || payment.status !== 'pending') return payment;
-    const outcome = await outcomeNow(payment);
-    if (outcome.status === 'pending' && 'reason' in outcome && payment.status_reason !== outcome.reason) {
-      // Still waiting, but now for a known reason (an unknown outcome turned out to be processing).
-      return savePaymentVersion(payment, { ...payment, status_reason: outcome.reason, events: [] });
+    const read = await findPayment(uuid);
+    if (!read || read.status !== 'pending') return read;
+    const { providerReference, ...outcome } = await outcomeNow(read);
+    // The provider's id, when only this answer told it (a creation whose answer was lost).
+    const payment =
+      providerReference && !read.provider_reference ? { ...read, provider_reference: providerReference } : read;
+    if (outcome.status === 'pending' && 'reason' in outcome) {
+      if (read.status_reason === 'provider_unavailable' || read.status_reason !== outcome.reason) {
+        // Still waiting: for a known reason now, or (still unknown) to be asked again later.
+        return savePaymentVersion(read, { ...payment, status_reason: outcome.reason, events: [] });
+      }
+      return read;
     }
-    return settlePending(payment, outcome);
+    return settlePending(payment, outcome as Outcome);
   });
 }
 

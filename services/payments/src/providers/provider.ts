@@ -92,6 +92,12 @@ export interface PaymentProvider {
   ): Promise<Outcome & { providerReference?: string }>;
   /** Settles a pending authorisation after the donor's decision on the provider's page. */
   completeApproval(instrumentToken: string | undefined, approved: boolean): Promise<Outcome>;
+  /**
+   * Where a payment stands at the provider now (its return, its events, or an answer that never
+   * came); `provider_unavailable` while the provider cannot tell. Providers that always answer at
+   * once (the simulated one) need none.
+   */
+  outcomeOf?(reference: string, payment: PaymentAtProvider): Promise<Outcome & { providerReference?: string }>;
   refund(reference: string, amount: Money, payment?: PaymentAtProvider): Promise<RefundOutcome>;
   cancel(reference: string, payment?: PaymentAtProvider): Promise<void>;
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { storedEventSchema } from '@svc/events';
-import { getItem, key, queryPages, type TransactItem } from '@svc/table';
+import { getItem, key, queryPages, type TransactItem, timeKey } from '@svc/table';
 import * as z from 'zod';
 
 /**
@@ -11,6 +11,7 @@ import * as z from 'zod';
  * |---------------------------------------|-------|------------------------------------------------------------|
  * | payment by uuid (get, refund, cancel) | table | pk = PAYMENT#<uuid>, sk = PAYMENT                          |
  * | payments of an organisation, by last change (search) | gsi1 | gsi1pk = ORG#<org>#PAYMENTS#<shard 0-31>, gsi1sk = <updated>#<uuid> |
+ * | payments whose provider's answer is unknown, by when to ask again | due | duepk = PAYMENT_DUE#<shard 0-3>, duesk = <unix 12 digits>#<uuid> |
  *
  * The organisation's payments are spread over 32 shards (by uuid) so a busy campaign does not
  * make one hot index partition, and a search reads the shards in parallel. Sorting the index by
@@ -97,6 +98,25 @@ function shardOf(uuid: string): number {
 
 const changeKey = (updated: number) => String(updated).padStart(12, '0');
 
+/** Payments whose outcome is unknown are spread over this many due partitions. */
+export const UNKNOWN_OUTCOME_SHARDS = 4;
+/** A payment whose provider did not answer is asked about again this long after its last change. */
+export const ASK_AGAIN_SECONDS = 60;
+
+export const unknownOutcomePartition = (shard: number) => key('PAYMENT_DUE', shard);
+
+/**
+ * Sparse: only a payment pending with `provider_unavailable` is in the due index, so the
+ * resolver reads just those; any later version without the reason leaves it.
+ */
+function unknownOutcomeKeys(payment: PaymentRecord) {
+  if (payment.status !== 'pending' || payment.status_reason !== 'provider_unavailable') return {};
+  return {
+    duepk: unknownOutcomePartition(shardOf(payment.uuid) % UNKNOWN_OUTCOME_SHARDS),
+    duesk: `${timeKey(payment.updated + ASK_AGAIN_SECONDS)}#${payment.uuid}`,
+  };
+}
+
 function searchKeys(payment: Pick<PaymentRecord, 'uuid' | 'organisation_uuid' | 'updated'>) {
   return {
     gsi1pk: key('ORG', payment.organisation_uuid, 'PAYMENTS', shardOf(payment.uuid)),
@@ -121,6 +141,7 @@ export function paymentItem(payment: PaymentRecord): Record<string, unknown> {
     ...paymentKey(payment.uuid),
     entity: 'payment',
     ...searchKeys(payment),
+    ...unknownOutcomeKeys(payment),
     version,
     events,
     document: JSON.stringify(document),

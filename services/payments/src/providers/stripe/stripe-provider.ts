@@ -196,9 +196,7 @@ async function authorise(request: AuthoriseRequest): Promise<Authorisation> {
   }
 }
 
-export const stripeProvider: PaymentProvider & {
-  outcomeOf(reference: string, payment: PaymentAtProvider): Promise<Outcome & { providerReference?: string }>;
-} = {
+export const stripeProvider: PaymentProvider & Required<Pick<PaymentProvider, 'outcomeOf'>> = {
   name: 'stripe',
   methods: ['card', 'twint', 'sepa_dd'],
 
@@ -283,15 +281,22 @@ export const stripeProvider: PaymentProvider & {
    * lost, by creating it again under the same idempotency key (Stripe answers with the first
    * result, or creates it now if the first request never arrived).
    */
-  async outcomeOf(_reference, payment) {
+  async outcomeOf(reference, payment) {
     const stripe = await clientFor(payment.context);
-    if (!payment.providerReference) throw new Error('Resolve a lost creation with authorise under the same reference');
+    const account = payment.context.profile.stripe_account;
+    const options = account ? { stripeAccount: account } : {};
     try {
-      const intent = await stripe.paymentIntents.retrieve(
-        payment.providerReference,
-        {},
-        requestOptions(payment.context, ''),
-      );
+      if (!payment.providerReference) {
+        // The answer to the creation was lost: find the intent by our uuid in its metadata.
+        const found = await stripe.paymentIntents.search(
+          { query: `metadata['svc_reference']:'${reference}'`, limit: 1 },
+          options,
+        );
+        const intent = found.data[0];
+        if (!intent) return { status: 'pending', reason: 'provider_unavailable' };
+        return { ...intentOutcome(intent), providerReference: intent.id };
+      }
+      const intent = await stripe.paymentIntents.retrieve(payment.providerReference, {}, options);
       return { ...intentOutcome(intent), providerReference: intent.id };
     } catch (error) {
       throw new ProviderUnavailableError(error instanceof Error ? error.message : String(error), { cause: error });

@@ -1,0 +1,8 @@
+import { resolveUnknownPayments } from '../domain/resolution';
+
+/**
+ * Scheduled every five minutes: payments whose provider did not answer are asked about again
+ * (see domain/resolution.ts). The local runtime runs the same function on its timer and in
+ * `POST /_local/settle`.
+ */
+export const handler = async (): Promise<{ resolved: number }> => ({ resolved: await resolveUnknownPayments() });
