@@ -391,6 +391,30 @@ describe('saved instruments and recurring charges on Stripe', () => {
   });
 });
 
+describe('a payment source that needs 3-D Secure on Stripe', () => {
+  it('stays pending until the donor comes back from Stripe, then becomes active', async () => {
+    const source = await call('POST', '/payment-sources', {
+      token,
+      body: {
+        account_uuid: ACCOUNT,
+        payment_method: 'card',
+        profile: 'card-stripe',
+        amount: { value: '100', currency: 'CHF' },
+        payment_information: { payment_method: 'pm_card_threeDSecure2Required' },
+        test_mode: true,
+      },
+    });
+    expect(source.json).toMatchObject({ status: 'pending', action: { action_type: 'redirect' } });
+    const intent = intentOf(source.json) as { id: string; return_url: string };
+    expect(intent.return_url).toContain(`/providers/stripe/return/payment-sources/${source.json.uuid}?token=`);
+    stripe.decide(intent.id, true);
+    const back = await call('GET', intent.return_url.replace(/^https?:\/\/[^/]+/, ''));
+    expect(back.status).toBe(200);
+    expect(back.text).toContain('Payment method active');
+    expect((await call('GET', `/payment-sources/${source.json.uuid}`, { token })).json.status).toBe('active');
+  });
+});
+
 describe('cancelling on Stripe', () => {
   it('cancels the intent of a pending payment', async () => {
     const pending = await pay({ payment_information: { payment_method: 'pm_card_threeDSecure2Required' } });

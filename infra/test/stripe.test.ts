@@ -32,6 +32,7 @@ describe.each(STAGE_NAMES)('Stripe in the %s stage', (stage) => {
   it('routes Stripe’s events and the donor’s return to the payments function, without an authorizer', () => {
     const keys = routes(templateOf(stage)).filter((route) => route.routeKey.includes('/providers/stripe/'));
     expect(keys.map((route) => route.routeKey).sort()).toEqual([
+      'GET /providers/stripe/return/payment-sources/{payment_source_uuid}',
       'GET /providers/stripe/return/payments/{payment_uuid}',
       'POST /providers/stripe/events',
     ]);

@@ -118,15 +118,20 @@ export function decideSource(uuid: string, token: string, approved: boolean): Pr
     const source = await findPendingSource(uuid, token);
     if (source.status !== 'pending') return source;
     const outcome = await providerNamed(source.provider).completeApproval(source.instrument_token, approved);
-    const { action: _action, instrument_token: instrumentToken, ...rest } = source;
-    const next: PaymentSourceRecord =
-      outcome.status === 'succeeded'
-        ? { ...rest, status: 'active', ...(instrumentToken ? { instrument_token: instrumentToken } : {}) }
-        : {
-            ...rest,
-            status: 'failed',
-            status_reason: outcome.status === 'failed' ? outcome.reason : 'declined_by_donor',
-          };
-    return saveSourceVersion(source, next);
+    return settlePendingSource(source, outcome);
   });
+}
+
+/**
+ * Records the provider's final answer on a pending source: active with its instrument, or failed
+ * with the reason. A pending answer, or a source no longer pending, changes nothing.
+ */
+export async function settlePendingSource(source: PaymentSourceRecord, outcome: Outcome): Promise<PaymentSourceRecord> {
+  if (source.status !== 'pending' || outcome.status === 'pending') return source;
+  const { action: _action, instrument_token: instrumentToken, status_reason: _pendingReason, ...rest } = source;
+  const next: PaymentSourceRecord =
+    outcome.status === 'succeeded'
+      ? { ...rest, status: 'active', ...(instrumentToken ? { instrument_token: instrumentToken } : {}) }
+      : { ...rest, status: 'failed', status_reason: outcome.reason };
+  return saveSourceVersion(source, next);
 }

@@ -1,8 +1,9 @@
 import { type AnyRoute, defineRoute, type HttpResult, uuidParams } from '@svc/http';
 import * as z from 'zod';
-import { findPendingPayment } from '../domain/approval';
+import { findPendingPayment, findPendingSource, settlePendingSource } from '../domain/approval';
 import { storedContext } from '../domain/context';
 import { settleFromProvider } from '../domain/provider-updates';
+import { retryOnConflict } from '../domain/versioned';
 import { receiveStripeEvent } from '../providers/stripe/stripe-events';
 import { stripeProvider } from '../providers/stripe/stripe-provider';
 import { afterDecision } from './approval-page';
@@ -37,6 +38,32 @@ export const stripeRoutes: AnyRoute[] = [
         status: 200,
         headers: { 'cache-control': 'no-store' },
         html: `<!doctype html><title>Payment ${payment.status}</title><p role="status">Payment ${payment.status}.</p>`,
+      };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/providers/stripe/return/payment-sources/{payment_source_uuid}',
+    auth: 'none',
+    operationId: 'stripePaymentSourceReturn',
+    summary: "Stripe: the donor's way back after saving a payment method on Stripe's page; settles the source",
+    params: uuidParams('payment_source_uuid'),
+    query: z.looseObject({ token: z.string().min(1).max(200) }),
+    responses: { 200: { description: 'Result page' } },
+    handle: async ({ params, query }): Promise<HttpResult> => {
+      const source = await retryOnConflict(async () => {
+        const found = await findPendingSource(params.payment_source_uuid, query.token);
+        if (found.status !== 'pending') return found;
+        const outcome = await stripeProvider.outcomeOf(found.uuid, {
+          context: storedContext(found),
+          providerReference: found.provider_reference,
+        });
+        return settlePendingSource(found, outcome);
+      });
+      return {
+        status: 200,
+        headers: { 'cache-control': 'no-store' },
+        html: `<!doctype html><title>Payment method ${source.status}</title><p role="status">Payment method ${source.status}.</p>`,
       };
     },
   }),
