@@ -8,12 +8,13 @@ import { type LoadResult, runLoad } from './load';
 import { benchCapacity, benchInitialiseThroughput, benchSearch } from './payments';
 import { benchReconciliation, reconciliationSummary } from './reconciliation';
 import { ROOT, startService, tokenFor } from './service';
+import { benchStripe, stripeSummary } from './stripe';
 import { benchWebhooks, webhooksSummary } from './webhooks';
 
 /**
  * `pnpm bench`: every figure beside a baseline measured in the same run. All traffic goes to
  * 127.0.0.1; every loop is bounded in time and count. BENCH_ONLY=reads|payments|search|init|billing|
- * webhooks|reconciliation|idempotency-crash runs one part (BENCH_CRASH_PAYMENTS sizes the last); BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_SEARCH_SIZES,
+ * webhooks|reconciliation|idempotency-crash|stripe runs one part (BENCH_CRASH_PAYMENTS sizes the last); BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_SEARCH_SIZES,
  * BENCH_BILLING_CONCURRENCY, BENCH_WEBHOOK_PAYMENTS, BENCH_RECONCILIATION_ROWS and
  * BENCH_RECONCILIATION_RUNS tune it. To see where a service process's time goes:
  * BENCH_SERVICE_CPU_PROF=<directory> writes its V8 CPU profile there when it stops, and
@@ -169,6 +170,11 @@ async function main() {
     });
     for (const text of reconciliationSummary(reconciliation)) console.log(text);
     results.reconciliation = reconciliation;
+  }
+  if (wants('stripe')) {
+    const stripe = await benchStripe({ seconds: SECONDS / 2, concurrency: CONCURRENCY, rounds: 3 });
+    for (const text of stripeSummary(stripe)) console.log(text);
+    results.stripe = stripe;
   }
   if (wants('idempotency-crash')) {
     const payments = Number(process.env.BENCH_CRASH_PAYMENTS ?? 200);
