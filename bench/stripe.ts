@@ -17,6 +17,8 @@ const ACCOUNT = '9c405f6d-7e8b-4c93-9da4-ce5f60718293';
 const CLIENT = { id: 'demo-client', secret: 'demo-secret-change-me' };
 
 export interface StripeBenchResult {
+  /** How long the stand-in holds each answer, as Stripe's own processing would. */
+  latencyMs: number;
   service: LoadResult[];
   bare: LoadResult[];
   ratio: number;
@@ -43,8 +45,9 @@ export async function benchStripe(options: {
   seconds: number;
   concurrency: number;
   rounds: number;
+  latencyMs: number;
 }): Promise<StripeBenchResult> {
-  const stripe = await startStripeStandIn();
+  const stripe = await startStripeStandIn({ latencyMs: options.latencyMs });
   const seedFile = seedWithStripeProfile();
   const service = await startService({
     SVC_SEED_FILE: seedFile,
@@ -99,7 +102,12 @@ export async function benchStripe(options: {
       bareRounds.push(await runLoad(bare, { seconds: options.seconds, concurrency: options.concurrency }));
     }
     const rate = (rs: LoadResult[]) => rs.reduce((s, r) => s + r.requests, 0) / rs.reduce((s, r) => s + r.seconds, 0);
-    return { service: serviceRounds, bare: bareRounds, ratio: rate(serviceRounds) / rate(bareRounds) };
+    return {
+      latencyMs: options.latencyMs,
+      service: serviceRounds,
+      bare: bareRounds,
+      ratio: rate(serviceRounds) / rate(bareRounds),
+    };
   } finally {
     service.stop();
     await service.exited;
@@ -112,7 +120,7 @@ export function stripeSummary(result: StripeBenchResult): string[] {
   const line = (label: string, r: LoadResult) =>
     `${label.padEnd(40)} ${r.perSecond.toFixed(0).padStart(6)} req/s   p50 ${r.p50ms.toFixed(1)} ms   p95 ${r.p95ms.toFixed(1)} ms   errors ${r.errors}`;
   return [
-    '\nPOST /payments (Stripe profile, card) vs a bare paymentIntents.create loop, both against the Stripe stand-in:',
+    `\nPOST /payments (Stripe profile, card) vs a bare paymentIntents.create loop, both against the Stripe stand-in answering after ${result.latencyMs} ms:`,
     ...result.service.map((r, i) => line(`POST /payments via Stripe (round ${i + 1})`, r)),
     ...result.bare.map((r, i) => line(`bare paymentIntents.create (round ${i + 1})`, r)),
     `service / bare = ${(result.ratio * 100).toFixed(0)}%  (goal >= 50%)`,

@@ -92,7 +92,11 @@ function stripeError(status: number, error: Params): { status: number; body: Par
   return { status, body: { error } };
 }
 
-export async function startStripeStandIn(): Promise<StripeStandIn> {
+/**
+ * `latencyMs` holds every answer that long, as Stripe's own processing would (a confirmed card
+ * PaymentIntent takes a few hundred milliseconds at Stripe); 0 in the tests.
+ */
+export async function startStripeStandIn(options: { latencyMs?: number } = {}): Promise<StripeStandIn> {
   const secretKey = `sk_test_${randomBytes(12).toString('hex')}`;
   const webhookSecret = `whsec_${randomBytes(16).toString('hex')}`;
   const requests: RecordedRequest[] = [];
@@ -382,6 +386,7 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
       );
       return;
     }
+    if (options.latencyMs) await new Promise((resolve) => setTimeout(resolve, options.latencyMs));
     const fault = faults.shift();
     if (fault === 'server_error') {
       respond(response, 500, JSON.stringify({ error: { type: 'api_error', message: 'An unknown error occurred' } }));
