@@ -80,6 +80,21 @@ function deliver(type: string, object: Record<string, unknown>, options: { id?: 
   });
 }
 
+/** A payment source on the Stripe card profile, saving the given payment method. */
+function saveCard(paymentMethod: string): Promise<ApiResponse> {
+  return call('POST', '/payment-sources', {
+    token,
+    body: {
+      account_uuid: ACCOUNT,
+      payment_method: 'card',
+      profile: 'card-stripe',
+      amount: { value: '100', currency: 'CHF' },
+      payment_information: { payment_method: paymentMethod },
+      test_mode: true,
+    },
+  });
+}
+
 const getPayment = async (uuid: string) => (await call('GET', `/payments/${uuid}`, { token })).json;
 
 describe('card payments on Stripe', () => {
@@ -336,17 +351,7 @@ describe('refunds and disputes on Stripe', () => {
 
 describe('saved instruments and recurring charges on Stripe', () => {
   it('saves a card on a Stripe customer and charges it off session in a billing run', async () => {
-    const source = await call('POST', '/payment-sources', {
-      token,
-      body: {
-        account_uuid: ACCOUNT,
-        payment_method: 'card',
-        profile: 'card-stripe',
-        amount: { value: '100', currency: 'CHF' },
-        payment_information: { payment_method: 'pm_card_visa' },
-        test_mode: true,
-      },
-    });
+    const source = await saveCard('pm_card_visa');
     expect(source.status, source.text).toBe(201);
     expect(source.json).toMatchObject({ status: 'active', provider: 'stripe', payment_information: { last4: '4242' } });
     const verification = stripe.requests.find((r) => r.idempotencyKey === `${source.json.uuid}:payment_intent`);
@@ -393,17 +398,7 @@ describe('saved instruments and recurring charges on Stripe', () => {
 
 describe('a payment source that needs 3-D Secure on Stripe', () => {
   it('stays pending until the donor comes back from Stripe, then becomes active', async () => {
-    const source = await call('POST', '/payment-sources', {
-      token,
-      body: {
-        account_uuid: ACCOUNT,
-        payment_method: 'card',
-        profile: 'card-stripe',
-        amount: { value: '100', currency: 'CHF' },
-        payment_information: { payment_method: 'pm_card_threeDSecure2Required' },
-        test_mode: true,
-      },
-    });
+    const source = await saveCard('pm_card_threeDSecure2Required');
     expect(source.json).toMatchObject({ status: 'pending', action: { action_type: 'redirect' } });
     const intent = intentOf(source.json) as { id: string; return_url: string };
     expect(intent.return_url).toContain(`/providers/stripe/return/payment-sources/${source.json.uuid}?token=`);

@@ -36,6 +36,7 @@ export const PAYMENT_RESOLVER_TABLE_ACTIONS = [
 /**
  * The payment resolver: scheduled every five minutes, it reads the due index's payments with an
  * unknown outcome and asks their provider (Stripe: by intent, or by our uuid in its metadata).
+ * Its role holds only what that sends: no scan, no delete, no other index than these two.
  */
 export class PaymentResolver extends Construct {
   readonly resolver: ServiceFunction;
@@ -61,8 +62,12 @@ export class PaymentResolver extends Construct {
     this.resolver.role.addToPrincipalPolicy(
       new PolicyStatement({ actions: [...PAYMENT_RESOLVER_TABLE_ACTIONS], resources: [table.tableArn] }),
     );
+    // The due index for its work; gsi1 for the plans of a subscription a settled payment starts.
     this.resolver.role.addToPrincipalPolicy(
-      new PolicyStatement({ actions: ['dynamodb:Query'], resources: [indexArn(table, INDEXES.due.name)] }),
+      new PolicyStatement({
+        actions: ['dynamodb:Query'],
+        resources: [indexArn(table, INDEXES.due.name), indexArn(table, INDEXES.gsi1.name)],
+      }),
     );
     props.stripeSecret.grantRead(this.resolver.role);
     // A missed or failed pass is redone by the next one; a retry would only overlap it.

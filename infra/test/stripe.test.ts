@@ -39,7 +39,7 @@ describe.each(STAGE_NAMES)('Stripe in the %s stage', (stage) => {
     for (const route of keys) expect(route.authorizationType ?? 'NONE', route.routeKey).toBe('NONE');
   });
 
-  it('asks about payments with an unknown outcome every five minutes, with only the due index to query', () => {
+  it('asks about payments with an unknown outcome every five minutes', () => {
     const template = templateOf(stage);
     const schedule = Object.values(template.findResources('AWS::Scheduler::Schedule')).find((s) =>
       String(s.Properties?.Description).includes('Asks payment providers again'),
