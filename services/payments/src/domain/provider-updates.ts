@@ -38,7 +38,7 @@ export function settleFromProvider(
 ): Promise<PaymentRecord | undefined> {
   return retryOnConflict(async () => {
     const read = await findPayment(uuid);
-    if (!read || read.status !== 'pending') return read;
+    if (read?.status !== 'pending') return read;
     const { providerReference, ...outcome } = await outcomeNow(read);
     // The provider's id, when only this answer told it (a creation whose answer was lost).
     const payment =

@@ -2,14 +2,7 @@ import { isValidIban, parseOrThrow, ValidationError } from '@svc/core';
 import type Stripe from 'stripe';
 import * as z from 'zod';
 import { maskIban } from '../iban';
-import type {
-  Authorisation,
-  AuthoriseRequest,
-  Outcome,
-  PaymentAtProvider,
-  PaymentProvider,
-  ProviderContext,
-} from '../provider';
+import type { Authorisation, AuthoriseRequest, PaymentProvider, ProviderContext } from '../provider';
 import { keyName, stripeClient } from './stripe-config';
 import { classifyError, intentOutcome, maskedPaymentMethod, refundOutcome } from './stripe-mapping';
 
