@@ -1,4 +1,4 @@
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import * as z from 'zod';
 
 /**
@@ -80,12 +80,23 @@ export async function stripeClient(testMode: boolean): Promise<Stripe | undefine
   const id = `${key}\u0000${JSON.stringify(location)}`;
   let client = clients.get(id);
   if (!client) {
+    const StripeSdk = await stripeSdk();
     // The SDK retries connection failures and 409/429/5xx itself, with the same idempotency key.
-    client = new Stripe(key, { ...location, maxNetworkRetries: 2, timeout: STRIPE_TIMEOUT_MS, telemetry: false });
+    client = new StripeSdk(key, { ...location, maxNetworkRetries: 2, timeout: STRIPE_TIMEOUT_MS, telemetry: false });
     clients.set(id, client);
   }
   return client;
 }
 
-/** Verifies a Stripe event's signature on the raw body; the SDK's own check. */
-export const stripeWebhooks = Stripe.webhooks;
+/**
+ * The SDK, loaded on first use: a container that takes no Stripe payment (most of the payments
+ * function's requests, every simulated one) does not pay for loading it at cold start.
+ */
+async function stripeSdk(): Promise<typeof Stripe> {
+  return (await import('stripe')).default;
+}
+
+/** Stripe's webhook helpers (the SDK's own signature check on the raw body). */
+export async function stripeWebhooks(): Promise<typeof Stripe.webhooks> {
+  return (await stripeSdk()).webhooks;
+}

@@ -33,7 +33,7 @@ export async function receiveStripeEvent(rawBody: string, signature: string | un
   if (!signature) throw refuse('The Stripe-Signature header is missing');
   let event: Stripe.Event;
   try {
-    event = stripeWebhooks.constructEvent(
+    event = (await stripeWebhooks()).constructEvent(
       rawBody,
       signature,
       webhookSecret,
