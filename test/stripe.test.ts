@@ -462,6 +462,31 @@ describe('an answer that never comes', () => {
     expect(names).toEqual(['svc.payments.payment.succeeded']);
   });
 
+  it('asks Stripe again for a refund it did not answer, until it does: refunded once', async () => {
+    freezeClock(Math.floor(Date.now() / 1000));
+    const paid = await pay({ payment_information: { payment_method: 'pm_card_visa' } });
+    const intentId = intentOf(paid.json)?.id;
+    // Stripe answers 500 to the refund and to the SDK's two retries: nothing was refunded.
+    stripe.failNext(3, 'server_error');
+    const refund = await call('POST', `/payments/${paid.json.uuid}/refunds`, {
+      token,
+      body: { amount: { value: '900', currency: 'CHF' } },
+    });
+    expect(refund.status, refund.text).toBe(200);
+    const atStripe = () => [...stripe.refunds.values()].filter((r) => r.payment_intent === intentId);
+    expect(atStripe()).toHaveLength(0);
+    advanceClock(61);
+    await settle();
+    expect(atStripe().map((r) => [r.amount, (r.metadata as Record<string, string>).svc_reference])).toEqual([
+      [900, refund.json.uuid],
+    ]);
+    // Confirmed: later passes do not ask again.
+    advanceClock(61);
+    await settle();
+    expect(atStripe()).toHaveLength(1);
+    expect((await getPayment(paid.json.uuid)).refunded_amount.value).toBe('900');
+  });
+
   it('fails a payment Stripe never received, once it has looked for 15 minutes', async () => {
     freezeClock(Math.floor(Date.now() / 1000));
     const before = stripe.charges().length;

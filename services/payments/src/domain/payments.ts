@@ -1,5 +1,6 @@
 import {
   assertAccountGrant,
+  logger,
   money,
   NotFoundError,
   newResourceUuid,
@@ -11,7 +12,7 @@ import { providerNamed } from '../providers/registry';
 import { findPayment, type PaymentRecord, type RefundRecord } from '../repository/payment-repository';
 import { storedContext } from './context';
 import { paymentStatusEvents, refundEvents } from './events';
-import { failRefund } from './provider-updates';
+import { failRefund, refundToConfirm } from './provider-updates';
 import { retryOnConflict, savePaymentVersion } from './versioned';
 
 export async function getPayment(principal: Promise<Principal>, uuid: string): Promise<PaymentRecord> {
@@ -77,12 +78,20 @@ export async function refundPayment(
     return { payment: saved, refund };
   });
   const provider = providerNamed(recorded.payment.provider);
-  const outcome = await provider.refund(refundUuid, money(recorded.refund.amount_minor, recorded.payment.currency), {
-    context: storedContext(recorded.payment),
-    providerReference: recorded.payment.provider_reference,
-    paymentUuid: recorded.payment.uuid,
-  });
-  if (outcome.status !== 'failed') return recorded;
+  const outcome = await provider
+    .refund(refundUuid, money(recorded.refund.amount_minor, recorded.payment.currency), {
+      context: storedContext(recorded.payment),
+      providerReference: recorded.payment.provider_reference,
+      paymentUuid: recorded.payment.uuid,
+    })
+    .catch(async (error: unknown) => {
+      // No answer: the refund stays recorded and the resolver asks the provider again under the
+      // same reference until it answers (a refused one is then marked failed).
+      logger.warn('The provider did not answer a refund; it will be asked again', { refund: refundUuid, error });
+      await refundToConfirm(recorded.payment.uuid, refundUuid);
+      return undefined;
+    });
+  if (outcome?.status !== 'failed') return recorded;
   // Refused at once: the refund is kept as failed (announced) and its amount is free again.
   const failed = (await failRefund(recorded.payment.uuid, refundUuid, outcome.reason)) ?? recorded.payment;
   return { payment: failed, refund: failed.refunds.find((r) => r.uuid === refundUuid) ?? recorded.refund };

@@ -1,5 +1,5 @@
 import { newEvent, type StoredEvent } from '@svc/events';
-import type { Outcome } from '../providers/provider';
+import type { Outcome, RefundOutcome } from '../providers/provider';
 import { findPayment, type PaymentRecord } from '../repository/payment-repository';
 import { settlePending } from './approval';
 import { retryOnConflict, savePaymentVersion } from './versioned';
@@ -67,22 +67,68 @@ export function failRefund(
     const payment = await findPayment(paymentUuid);
     const refund = payment?.refunds.find((r) => r.uuid === refundUuid);
     if (!payment || !refund || refund.status === 'failed') return payment;
-    const failed = { ...refund, status: 'failed' as const, failure_reason: reason };
+    return savePaymentVersion(payment, withFailedRefund({ ...payment, events: [] }, refund, reason));
+  });
+}
+
+type Refund = PaymentRecord['refunds'][number];
+
+/** The payment with one refund failed: its amount free again, its failure announced. */
+function withFailedRefund(payment: PaymentRecord, refund: Refund, reason: string): PaymentRecord {
+  const failed = { ...refund, status: 'failed' as const, failure_reason: reason };
+  return {
+    ...payment,
+    refunded_minor: payment.refunded_minor - refund.amount_minor,
+    refunds: payment.refunds.map((r) => (r.uuid === refund.uuid ? failed : r)),
+    events: [
+      ...payment.events,
+      newEvent({
+        name: 'svc.payments.refund.failed',
+        object: 'refund',
+        object_uuid: refund.uuid,
+        organisation_uuid: payment.organisation_uuid,
+        account_uuid: payment.account_uuid,
+        sequence: 2,
+      }),
+    ],
+  };
+}
+
+/** Marks a refund as not yet answered by the provider (the resolver asks again). */
+export function refundToConfirm(paymentUuid: string, refundUuid: string): Promise<PaymentRecord | undefined> {
+  return retryOnConflict(async () => {
+    const payment = await findPayment(paymentUuid);
+    if (!payment || payment.refunds_to_confirm?.includes(refundUuid)) return payment;
     return savePaymentVersion(payment, {
       ...payment,
-      refunded_minor: payment.refunded_minor - refund.amount_minor,
-      refunds: payment.refunds.map((r) => (r.uuid === refundUuid ? failed : r)),
-      events: [
-        newEvent({
-          name: 'svc.payments.refund.failed',
-          object: 'refund',
-          object_uuid: refund.uuid,
-          organisation_uuid: payment.organisation_uuid,
-          account_uuid: payment.account_uuid,
-          sequence: 2,
-        }),
-      ],
+      refunds_to_confirm: [...(payment.refunds_to_confirm ?? []), refundUuid],
+      events: [],
     });
+  });
+}
+
+/**
+ * The provider's answers to refunds it had not answered: confirmed ones leave the list, refused
+ * ones are marked failed (announced, amount free again), still unanswered ones (undefined) stay.
+ */
+export function confirmRefunds(
+  paymentUuid: string,
+  answer: (payment: PaymentRecord, refund: Refund) => Promise<RefundOutcome | undefined>,
+): Promise<PaymentRecord | undefined> {
+  return retryOnConflict(async () => {
+    const payment = await findPayment(paymentUuid);
+    if (!payment?.refunds_to_confirm?.length) return payment;
+    let next: PaymentRecord = { ...payment, events: [] };
+    const left: string[] = [];
+    for (const refundUuid of payment.refunds_to_confirm) {
+      const refund = payment.refunds.find((r) => r.uuid === refundUuid);
+      if (refund?.status !== 'succeeded') continue;
+      const outcome = await answer(payment, refund);
+      if (!outcome) left.push(refundUuid);
+      else if (outcome.status === 'failed') next = withFailedRefund(next, refund, outcome.reason);
+    }
+    const { refunds_to_confirm: _list, ...rest } = next;
+    return savePaymentVersion(payment, left.length > 0 ? { ...rest, refunds_to_confirm: left } : rest);
   });
 }
 

@@ -1,17 +1,19 @@
-import { logger, now } from '@svc/core';
+import { logger, money, now } from '@svc/core';
 import { queryAll, timeKey } from '@svc/table';
 import type { Outcome } from '../providers/provider';
 import { providerNamed } from '../providers/registry';
 import { UNKNOWN_OUTCOME_SHARDS, unknownOutcomePartition } from '../repository/payment-repository';
 import { storedContext } from './context';
-import { settleFromProvider } from './provider-updates';
+import { confirmRefunds, settleFromProvider } from './provider-updates';
 
 /**
  * Background work for payments whose provider did not answer (timeout, network, 5xx): each is
  * asked about again, by its provider reference or, when the answer to its creation was lost, by
  * our uuid in the provider's metadata. Found: settled as the provider says (never charged again).
  * Not found for GIVE_UP_SECONDS: the creation never reached the provider, so the payment fails
- * with `provider_unavailable`. Still unknown: asked again a minute later.
+ * with `provider_unavailable`. Still unknown: asked again a minute later. Refunds the provider
+ * did not answer are asked for again under their own reference (the provider does each once):
+ * confirmed, or marked failed when refused.
  */
 export const GIVE_UP_SECONDS = 15 * 60;
 
@@ -30,6 +32,16 @@ export async function resolveUnknownPayments(): Promise<number> {
     if (!uuid) continue;
     try {
       await settleFromProvider(uuid, (payment) => outcomeNow(payment, at));
+      await confirmRefunds(uuid, (payment, refund) =>
+        providerNamed(payment.provider)
+          .refund(refund.uuid, money(refund.amount_minor, payment.currency), {
+            context: storedContext(payment),
+            providerReference: payment.provider_reference,
+            paymentUuid: payment.uuid,
+          })
+          // Still no answer: asked again on a later pass.
+          .catch(() => undefined),
+      );
       handled += 1;
     } catch (error) {
       // One payment's provider trouble does not hold up the others; the next pass asks again.

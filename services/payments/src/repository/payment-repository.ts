@@ -11,7 +11,7 @@ import * as z from 'zod';
  * |---------------------------------------|-------|------------------------------------------------------------|
  * | payment by uuid (get, refund, cancel) | table | pk = PAYMENT#<uuid>, sk = PAYMENT                          |
  * | payments of an organisation, by last change (search) | gsi1 | gsi1pk = ORG#<org>#PAYMENTS#<shard 0-31>, gsi1sk = <updated>#<uuid> |
- * | payments whose provider's answer is unknown, by when to ask again | due | duepk = PAYMENT_DUE#<shard 0-3>, duesk = <unix 12 digits>#<uuid> |
+ * | payments (or their refunds) whose provider's answer is unknown, by when to ask again | due | duepk = PAYMENT_DUE#<shard 0-3>, duesk = <unix 12 digits>#<uuid> |
  *
  * The organisation's payments are spread over 32 shards (by uuid) so a busy campaign does not
  * make one hot index partition, and a search reads the shards in parallel. Sorting the index by
@@ -81,6 +81,8 @@ export const paymentRecordSchema = z.object({
   /** The provider's own id of the payment (a Stripe PaymentIntent). */
   provider_reference: z.string().optional(),
   dispute: disputeRecordSchema.optional(),
+  /** Refunds the provider did not answer for: asked again by the resolver until it does. */
+  refunds_to_confirm: z.array(z.string()).optional(),
   /** The provider account the payment was made on (a Stripe Connect account), if not the platform's. */
   provider_account: z.string().optional(),
   /** sha256 of the token that authorises the simulated approval page. */
@@ -106,11 +108,12 @@ export const ASK_AGAIN_SECONDS = 60;
 export const unknownOutcomePartition = (shard: number) => key('PAYMENT_DUE', shard);
 
 /**
- * Sparse: only a payment pending with `provider_unavailable` is in the due index, so the
- * resolver reads just those; any later version without the reason leaves it.
+ * Sparse: only a payment pending with `provider_unavailable`, or with refunds to confirm, is in
+ * the due index, so the resolver reads just those; a later version without either leaves it.
  */
 function unknownOutcomeKeys(payment: PaymentRecord) {
-  if (payment.status !== 'pending' || payment.status_reason !== 'provider_unavailable') return {};
+  const unknownPayment = payment.status === 'pending' && payment.status_reason === 'provider_unavailable';
+  if (!unknownPayment && !payment.refunds_to_confirm?.length) return {};
   return {
     duepk: unknownOutcomePartition(shardOf(payment.uuid) % UNKNOWN_OUTCOME_SHARDS),
     duesk: `${timeKey(payment.updated + ASK_AGAIN_SECONDS)}#${payment.uuid}`,
