@@ -73,6 +73,8 @@ interface FreeJsonRoute {
   stored: (response: ApiResponse) => unknown;
   /** Supporters take `{}` to mean "unset" (interface 2.9): the field is then left out. */
   emptyMeansUnset?: boolean;
+  /** Flat key/value pairs with string values: no nesting at all. */
+  flat?: boolean;
 }
 
 const FREE_JSON_ROUTES: readonly FreeJsonRoute[] = [
@@ -121,6 +123,30 @@ const FREE_JSON_ROUTES: readonly FreeJsonRoute[] = [
     emptyMeansUnset: true,
   },
   {
+    name: 'PATCH /supporters/{uuid} custom_parameters (string values only)',
+    method: 'PATCH',
+    path: () => `/supporters/${supporterUuid}`,
+    envelope: (json) => `{"custom_parameters":${json}}`,
+    stored: (response) => response.json.custom_parameters,
+    emptyMeansUnset: true,
+    flat: true,
+  },
+  {
+    name: 'PATCH /subscriptions/{uuid} custom_parameters (string values only)',
+    method: 'PATCH',
+    path: () => `/subscriptions/${subscriptionUuid}`,
+    envelope: (json) => `{"custom_parameters":${json}}`,
+    stored: (response) => response.json.custom_parameters,
+    flat: true,
+  },
+  {
+    name: 'POST /subscriptions/{uuid}/invoices svc_parameters',
+    method: 'POST',
+    path: () => `/subscriptions/${subscriptionUuid}/invoices`,
+    envelope: (json) => `{"svc_parameters":${json}}`,
+    stored: (response) => response.json.svc_parameters,
+  },
+  {
     name: 'PATCH /subscriptions/{uuid} svc_parameters',
     method: 'PATCH',
     path: () => `/subscriptions/${subscriptionUuid}`,
@@ -165,9 +191,15 @@ describe('free-JSON fields', () => {
   );
 
   it.each(FREE_JSON_ROUTES.map((route) => [route.name, route]))(
-    '%s takes 16 levels and refuses 17 and 5 000 with 400',
+    '%s takes 16 levels (flat ones none) and refuses 17 and 5 000 with 400',
     async (_name, route) => {
       const deepest = nestedJson(FREE_JSON_LIMITS.maxDepth);
+      if (route.flat) {
+        // String values only: any nesting is refused, deep or not.
+        for (const levels of [2, FREE_JSON_LIMITS.maxDepth, 5000])
+          expect((await send(route, nestedJson(levels))).status).toBe(400);
+        return;
+      }
       const accepted = await send(route, deepest);
       expect(accepted.status, accepted.text).toBeLessThan(300);
       expect(route.stored(accepted)).toEqual(JSON.parse(deepest));
