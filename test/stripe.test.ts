@@ -407,6 +407,9 @@ describe('a payment source that needs 3-D Secure on Stripe', () => {
     expect(back.status).toBe(200);
     expect(back.text).toContain('Payment method active');
     expect((await call('GET', `/payment-sources/${source.json.uuid}`, { token })).json.status).toBe('active');
+    // The verification charge is refunded in full once the card is saved.
+    const refunds = [...stripe.refunds.values()].filter((r) => r.payment_intent === intent.id);
+    expect(refunds.map((r) => r.amount)).toEqual([100]);
   });
 });
 
@@ -417,6 +420,55 @@ describe('cancelling on Stripe', () => {
     expect(cancelled.status, cancelled.text).toBe(200);
     expect(cancelled.json.status).toBe('cancelled');
     expect(intentOf(pending.json)?.status).toBe('canceled');
+  });
+
+  it('keeps a payment Stripe will not cancel (the donor just completed it) as it is: 400', async () => {
+    const pending = await pay({ payment_information: { payment_method: 'pm_card_threeDSecure2Required' } });
+    stripe.decide(String(intentOf(pending.json)?.id), true);
+    const refused = await call('POST', `/payments/${pending.json.uuid}/cancel`, { token });
+    expect(refused.status, refused.text).toBe(400);
+    expect(refused.json.error.message[0].code).toBe('error.payment.not_cancellable');
+    expect((await getPayment(pending.json.uuid)).status).toBe('pending');
+  });
+});
+
+describe('guards', () => {
+  it('answers 404 on the Stripe return for a payment of another provider', async () => {
+    const simulated = await pay({
+      profile: 'card',
+      payment_information: { number: '4000000000003220', expiry_month: 12, expiry_year: 2099, cvv: '123' },
+    });
+    expect(simulated.json.status).toBe('pending');
+    const token = new URL(simulated.json.action.url).searchParams.get('token');
+    const response = await call('GET', `/providers/stripe/return/payments/${simulated.json.uuid}?token=${token}`);
+    expect(response.status).toBe(404);
+    expect((await getPayment(simulated.json.uuid)).status).toBe('pending');
+  });
+
+  it('refuses to save a SEPA mandate on Stripe for recurring charges (they settle days later)', async () => {
+    const response = await call('POST', '/payment-sources', {
+      token,
+      body: {
+        account_uuid: ACCOUNT,
+        payment_method: 'sepa_dd',
+        profile: 'sepa-stripe',
+        amount: { value: '100', currency: 'EUR' },
+        payment_information: { iban: 'DE89370400440532013000', account_holder: 'Ada Donor' },
+        test_mode: true,
+      },
+    });
+    expect(response.status).toBe(400);
+    expect(response.json.error.message[0].property).toBe('payment_method');
+  });
+
+  it('accepts events signed with any of the configured secrets (platform and Connect endpoints)', async () => {
+    const previous = process.env.SVC_STRIPE_WEBHOOK_SECRET;
+    process.env.SVC_STRIPE_WEBHOOK_SECRET = `whsec_connect_endpoint,${stripe.webhookSecret}`;
+    try {
+      expect((await deliver('customer.created', { id: 'cus_2', object: 'customer' })).status).toBe(200);
+    } finally {
+      process.env.SVC_STRIPE_WEBHOOK_SECRET = previous;
+    }
   });
 });
 
@@ -443,8 +495,8 @@ describe('an answer that never comes', () => {
   it('leaves the payment pending as provider_unavailable until background work finds Stripe’s result: one charge', async () => {
     freezeClock(Math.floor(Date.now() / 1000));
     const before = stripe.charges().length;
-    // Stripe charges, but neither the answer nor the SDK's two retries' answers arrive.
-    stripe.failNext(3, 'drop');
+    // Stripe charges, but neither the answer nor the SDK's retry's answer arrives.
+    stripe.failNext(2, 'drop');
     const lost = await pay({ payment_information: { payment_method: 'pm_card_visa' } });
     expect(lost.status, lost.text).toBe(201);
     expect(lost.json).toMatchObject({ status: 'pending', status_reason: 'provider_unavailable' });
@@ -466,8 +518,8 @@ describe('an answer that never comes', () => {
     freezeClock(Math.floor(Date.now() / 1000));
     const paid = await pay({ payment_information: { payment_method: 'pm_card_visa' } });
     const intentId = intentOf(paid.json)?.id;
-    // Stripe answers 500 to the refund and to the SDK's two retries: nothing was refunded.
-    stripe.failNext(3, 'server_error');
+    // Stripe answers 500 to the refund and to the SDK's retry: nothing was refunded.
+    stripe.failNext(2, 'server_error');
     const refund = await call('POST', `/payments/${paid.json.uuid}/refunds`, {
       token,
       body: { amount: { value: '900', currency: 'CHF' } },
@@ -490,8 +542,8 @@ describe('an answer that never comes', () => {
   it('fails a payment Stripe never received, once it has looked for 15 minutes', async () => {
     freezeClock(Math.floor(Date.now() / 1000));
     const before = stripe.charges().length;
-    // Stripe answers 500 to the request and to the SDK's two retries: nothing was created.
-    stripe.failNext(3, 'server_error');
+    // Stripe answers 500 to the request and to the SDK's retry: nothing was created.
+    stripe.failNext(2, 'server_error');
     const lost = await pay({ payment_information: { payment_method: 'pm_card_visa' } });
     expect(lost.json).toMatchObject({ status: 'pending', status_reason: 'provider_unavailable' });
     advanceClock(61);

@@ -76,6 +76,7 @@ export async function settlePending(payment: PaymentRecord, outcome: Outcome): P
           created: payment.created,
           testMode: payment.test_mode,
           supporterUuid: payment.supporter_uuid,
+          providerAccount: payment.provider_account,
         })
       : undefined;
   const next: PaymentRecord = {

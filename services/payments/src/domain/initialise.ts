@@ -51,6 +51,7 @@ export async function initialisePayment(
           created,
           testMode,
           supporterUuid: supporter.supporter_uuid,
+          providerAccount: profile.stripe_account,
         })
       : undefined;
 
@@ -170,6 +171,8 @@ export function newSource(options: {
   supporterUuid: string | undefined;
   /** Its own uuid, when the caller named it already (a source created on its own). */
   uuid?: string;
+  /** The provider account the instrument lives on (a Stripe Connect account). */
+  providerAccount?: string | undefined;
 }): PaymentSourceRecord {
   const { request, authorisation } = options;
   return {
@@ -186,6 +189,7 @@ export function newSource(options: {
     ...(options.supporterUuid === undefined ? {} : { supporter_uuid: options.supporterUuid }),
     custom_parameters: {},
     ...(authorisation.instrumentToken === undefined ? {} : { instrument_token: authorisation.instrumentToken }),
+    ...(options.providerAccount === undefined ? {} : { provider_account: options.providerAccount }),
     version: 1,
   };
 }

@@ -97,7 +97,12 @@ export async function refundPayment(
   return { payment: failed, refund: failed.refunds.find((r) => r.uuid === refundUuid) ?? recorded.refund };
 }
 
-/** Cancels a payment that still waits for the donor; any other status is a 400. */
+/**
+ * Cancels a payment that still waits for the donor; any other status is a 400. The provider
+ * cancels first (under the payment's own idempotency key, so a retried step repeats nothing):
+ * what it refuses (a debit already processing, an approval that just completed) stays as it is,
+ * and a payment whose provider has not answered yet cannot be cancelled until it has.
+ */
 export function cancelPayment(principal: Promise<Principal>, uuid: string, reason?: string): Promise<PaymentRecord> {
   return retryOnConflict(async () => {
     const payment = await getPayment(principal, uuid);
@@ -108,6 +113,17 @@ export function cancelPayment(principal: Promise<Principal>, uuid: string, reaso
         `A ${payment.status} payment cannot be cancelled`,
       );
     }
+    if (payment.status_reason === 'provider_unavailable') {
+      throw ValidationError.field(
+        'status',
+        'error.payment.not_cancellable',
+        'The provider has not answered for this payment yet; try again once it has',
+      );
+    }
+    await providerNamed(payment.provider).cancel(payment.uuid, {
+      context: storedContext(payment),
+      providerReference: payment.provider_reference,
+    });
     const { action: _action, instrument_token: _token, ...rest } = payment;
     const next: PaymentRecord = {
       ...rest,
@@ -119,12 +135,7 @@ export function cancelPayment(principal: Promise<Principal>, uuid: string, reaso
       events: [],
     };
     next.events = paymentStatusEvents(next);
-    const saved = await savePaymentVersion(payment, next);
-    await providerNamed(payment.provider).cancel(payment.uuid, {
-      context: storedContext(payment),
-      providerReference: payment.provider_reference,
-    });
-    return saved;
+    return savePaymentVersion(payment, next);
   });
 }
 

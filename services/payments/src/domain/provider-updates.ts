@@ -34,15 +34,21 @@ function paymentEvent(
  */
 export function settleFromProvider(
   uuid: string,
-  outcomeNow: (payment: PaymentRecord) => Promise<Outcome & { providerReference?: string }>,
+  outcomeNow: (payment: PaymentRecord) => Promise<Outcome & { providerReference?: string; instrumentToken?: string }>,
 ): Promise<PaymentRecord | undefined> {
   return retryOnConflict(async () => {
     const read = await findPayment(uuid);
     if (read?.status !== 'pending') return read;
-    const { providerReference, ...outcome } = await outcomeNow(read);
-    // The provider's id, when only this answer told it (a creation whose answer was lost).
-    const payment =
-      providerReference && !read.provider_reference ? { ...read, provider_reference: providerReference } : read;
+    const { providerReference, instrumentToken, ...outcome } = await outcomeNow(read);
+    // What only this answer told (a creation whose answer was lost): the provider's id, and the
+    // instrument it saved for a payment that creates a payment source.
+    const payment: PaymentRecord = {
+      ...read,
+      ...(providerReference && !read.provider_reference ? { provider_reference: providerReference } : {}),
+      ...(instrumentToken && read.create_payment_source && !read.instrument_token
+        ? { instrument_token: instrumentToken }
+        : {}),
+    };
     if (outcome.status === 'pending' && 'reason' in outcome) {
       if (read.status_reason === 'provider_unavailable' || read.status_reason !== outcome.reason) {
         // Still waiting: for a known reason now, or (still unknown) to be asked again later.

@@ -24,6 +24,9 @@ export interface RecurringCharge {
   customParameters: Record<string, unknown>;
 }
 
+/** A saved instrument's charge: the outcome, and the provider's id of the payment when it has one. */
+export type ChargeOutcome = Outcome & { providerReference?: string };
+
 /** The payment of a charge attempt while the provider is asked: `pending`, with no event yet. */
 export function pendingRecurringPayment(charge: RecurringCharge): PaymentRecord {
   const created = now();
@@ -42,6 +45,7 @@ export function pendingRecurringPayment(charge: RecurringCharge): PaymentRecord 
     payment_method: source.payment_method,
     profile: source.profile,
     provider: source.provider,
+    ...(source.provider_account === undefined ? {} : { provider_account: source.provider_account }),
     payment_information: source.payment_information,
     ...(charge.supporterUuid === undefined ? {} : { supporter_uuid: charge.supporterUuid }),
     charged_payment_source_uuid: source.uuid,
@@ -58,11 +62,13 @@ export function pendingRecurringPayment(charge: RecurringCharge): PaymentRecord 
 }
 
 /** The payment once the provider answered, carrying its status event. */
-export function settledRecurringPayment(payment: PaymentRecord, outcome: Outcome): PaymentRecord {
+export function settledRecurringPayment(payment: PaymentRecord, outcome: ChargeOutcome): PaymentRecord {
   const status = outcome.status === 'pending' ? 'failed' : outcome.status;
   const settled: PaymentRecord = {
     ...payment,
     status,
+    // The provider's id of the charge, for its refunds.
+    ...(outcome.providerReference ? { provider_reference: outcome.providerReference } : {}),
     ...(outcome.status === 'failed' ? { status_reason: outcome.reason } : {}),
     ...(outcome.status === 'pending' ? { status_reason: 'approval_required' } : {}),
     event_sequence: payment.event_sequence + 1,
@@ -84,7 +90,7 @@ export async function chargeSavedSource(
   amountMinor: number,
   currency: string,
   reference: string,
-): Promise<Outcome> {
+): Promise<ChargeOutcome> {
   if (source?.status !== 'active' || !source.instrument_token) {
     return { status: 'failed', reason: 'payment_source_unavailable' };
   }

@@ -1,3 +1,4 @@
+import { NotFoundError } from '@svc/core';
 import { type AnyRoute, defineRoute, type HttpResult, uuidParams } from '@svc/http';
 import * as z from 'zod';
 import { findPendingPayment, findPendingSource, settlePendingSource } from '../domain/approval';
@@ -25,6 +26,8 @@ export const stripeRoutes: AnyRoute[] = [
     responses: { 303: { description: 'Back to the return_url' }, 200: { description: 'Result page' } },
     handle: async ({ params, query }): Promise<HttpResult> => {
       const found = await findPendingPayment(params.payment_uuid, query.token);
+      // Only Stripe's payments come back this way.
+      if (found.provider !== 'stripe') throw new NotFoundError('Payment not found');
       const payment =
         (await settleFromProvider(found.uuid, (stored) =>
           stripeProvider.outcomeOf(stored.uuid, {
@@ -53,12 +56,21 @@ export const stripeRoutes: AnyRoute[] = [
     handle: async ({ params, query }): Promise<HttpResult> => {
       const source = await retryOnConflict(async () => {
         const found = await findPendingSource(params.payment_source_uuid, query.token);
+        if (found.provider !== 'stripe') throw new NotFoundError('Payment source not found');
         if (found.status !== 'pending') return found;
         const outcome = await stripeProvider.outcomeOf(found.uuid, {
           context: storedContext(found),
           providerReference: found.provider_reference,
         });
-        return settlePendingSource(found, outcome);
+        const settled = await settlePendingSource(found, outcome);
+        // A card is verified with a charge that is refunded at once, also after 3-D Secure.
+        if (settled.status === 'active' && settled.payment_method === 'card') {
+          await stripeProvider.refundVerification(settled.uuid, {
+            context: storedContext(settled),
+            providerReference: settled.provider_reference,
+          });
+        }
+        return settled;
       });
       return {
         status: 200,

@@ -97,7 +97,10 @@ export interface PaymentProvider {
    * came); `provider_unavailable` while the provider cannot tell. Providers that always answer at
    * once (the simulated one) need none.
    */
-  outcomeOf?(reference: string, payment: PaymentAtProvider): Promise<Outcome & { providerReference?: string }>;
+  outcomeOf?(
+    reference: string,
+    payment: PaymentAtProvider,
+  ): Promise<Outcome & { providerReference?: string; instrumentToken?: string }>;
   refund(reference: string, amount: Money, payment?: PaymentAtProvider): Promise<RefundOutcome>;
   cancel(reference: string, payment?: PaymentAtProvider): Promise<void>;
 }

@@ -15,6 +15,10 @@ import * as z from 'zod';
 export interface StripeKeys {
   testSecretKey?: string | undefined;
   liveSecretKey?: string | undefined;
+  /**
+   * Comma-separated signing secrets: the platform endpoint's and a Connect endpoint's (events of
+   * connected accounts come from their own endpoint), or an old and a new one while rolling.
+   */
   webhookSecret?: string | undefined;
 }
 
@@ -58,8 +62,13 @@ export function keyName(testMode: boolean): string {
   return testMode ? 'SVC_STRIPE_TEST_SECRET_KEY' : 'SVC_STRIPE_LIVE_SECRET_KEY';
 }
 
-/** Timeout of one Stripe call; an answer that does not come in time is an unknown outcome. */
-export const STRIPE_TIMEOUT_MS = 20_000;
+/**
+ * Timeout of one Stripe call, and the SDK's retries of it: together well inside the Lambda's 15 s,
+ * so an answer that does not come is handled (an unknown outcome, resolved later) instead of the
+ * function being killed mid-call.
+ */
+export const STRIPE_TIMEOUT_MS = 6_000;
+export const STRIPE_RETRIES = 1;
 
 const clients = new Map<string, Stripe>();
 
@@ -82,7 +91,12 @@ export async function stripeClient(testMode: boolean): Promise<Stripe | undefine
   if (!client) {
     const StripeSdk = await stripeSdk();
     // The SDK retries connection failures and 409/429/5xx itself, with the same idempotency key.
-    client = new StripeSdk(key, { ...location, maxNetworkRetries: 2, timeout: STRIPE_TIMEOUT_MS, telemetry: false });
+    client = new StripeSdk(key, {
+      ...location,
+      maxNetworkRetries: STRIPE_RETRIES,
+      timeout: STRIPE_TIMEOUT_MS,
+      telemetry: false,
+    });
     clients.set(id, client);
   }
   return client;

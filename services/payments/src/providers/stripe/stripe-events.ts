@@ -31,17 +31,18 @@ export async function receiveStripeEvent(rawBody: string, signature: string | un
   const refuse = (message: string) => ValidationError.field('Stripe-Signature', 'error.validation.not_valid', message);
   if (!webhookSecret) throw refuse('No Stripe webhook secret is configured (SVC_STRIPE_WEBHOOK_SECRET)');
   if (!signature) throw refuse('The Stripe-Signature header is missing');
-  let event: Stripe.Event;
-  try {
-    event = (await stripeWebhooks()).constructEvent(
-      rawBody,
-      signature,
-      webhookSecret,
-      TOLERANCE_SECONDS,
-      undefined,
-      now() * 1000,
-    );
-  } catch {
+  const webhooks = await stripeWebhooks();
+  let event: Stripe.Event | undefined;
+  for (const secret of webhookSecret.split(',').map((part) => part.trim())) {
+    if (!secret) continue;
+    try {
+      event = webhooks.constructEvent(rawBody, signature, secret, TOLERANCE_SECONDS, undefined, now() * 1000);
+      break;
+    } catch {
+      // Another configured secret may match (a Connect endpoint's, or the one being rolled to).
+    }
+  }
+  if (!event) {
     // The alarm on refused deliveries counts this line (infra: STRIPE_SIGNATURE_REFUSED).
     logger.warn('Stripe event refused: bad signature');
     throw refuse('The Stripe-Signature does not match the body, or is older than 5 minutes');

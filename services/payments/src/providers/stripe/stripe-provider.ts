@@ -2,7 +2,7 @@ import { isValidIban, parseOrThrow, ValidationError } from '@svc/core';
 import type Stripe from 'stripe';
 import * as z from 'zod';
 import { maskIban } from '../iban';
-import type { Authorisation, AuthoriseRequest, PaymentProvider, ProviderContext } from '../provider';
+import type { Authorisation, AuthoriseRequest, PaymentAtProvider, PaymentProvider, ProviderContext } from '../provider';
 import { keyName, stripeClient } from './stripe-config';
 import { classifyError, intentOutcome, maskedPaymentMethod, refundOutcome } from './stripe-mapping';
 
@@ -96,6 +96,14 @@ function methodParams(request: AuthoriseRequest): { params: Partial<CreateParams
       }
       return { params: { payment_method_data: { type: 'twint' } }, masked: {} };
     case 'sepa_dd': {
+      if (request.saveInstrument) {
+        // Its charges settle days later, which recurring billing here cannot wait for yet.
+        throw ValidationError.field(
+          'payment_method',
+          'error.validation.not_valid',
+          'Saving a SEPA Direct Debit mandate for recurring charges is not supported on Stripe yet',
+        );
+      }
       const sepa = parseOrThrow(sepaInput, paymentInformation ?? {}, 'payment_information');
       if (!isValidIban(sepa.iban)) {
         throw ValidationError.field('payment_information.iban', 'error.validation.not_valid', 'This IBAN is not valid');
@@ -189,7 +197,19 @@ async function authorise(request: AuthoriseRequest): Promise<Authorisation> {
   }
 }
 
-export const stripeProvider: PaymentProvider & Required<Pick<PaymentProvider, 'outcomeOf'>> = {
+/** The saved instrument of an intent set up for off-session use, if it is one. */
+function savedInstrument(intent: Stripe.PaymentIntent): { instrumentToken?: string } {
+  const customer = idOf(intent.customer);
+  const paymentMethod = idOf(intent.payment_method);
+  return intent.setup_future_usage && customer && paymentMethod
+    ? { instrumentToken: instrumentToken(customer, paymentMethod) }
+    : {};
+}
+
+export const stripeProvider: PaymentProvider &
+  Required<Pick<PaymentProvider, 'outcomeOf'>> & {
+    refundVerification(reference: string, payment: PaymentAtProvider): Promise<void>;
+  } = {
   name: 'stripe',
   methods: ['card', 'twint', 'sepa_dd'],
 
@@ -222,6 +242,9 @@ export const stripeProvider: PaymentProvider & Required<Pick<PaymentProvider, 'o
       if (outcome.status === 'pending' && 'action' in outcome) {
         return { status: 'failed', reason: 'authentication_required', providerReference: intent.id };
       }
+      // Not decided yet: the attempt stays pending and is asked again under the same key; it must
+      // never be recorded as failed (dunning would charge again while this one may still land).
+      if (outcome.status === 'pending') throw new ProviderUnavailableError(`the charge is ${intent.status}`);
       return { ...outcome, providerReference: intent.id };
     } catch (error) {
       const failure = classifyError(error);
@@ -259,14 +282,35 @@ export const stripeProvider: PaymentProvider & Required<Pick<PaymentProvider, 'o
     }
   },
 
+  /** Refunds the whole verification charge of a saved card (after the donor's 3-D Secure). */
+  async refundVerification(reference, payment) {
+    if (!payment.providerReference) return;
+    const stripe = await clientFor(payment.context);
+    await stripe.refunds.create(
+      { payment_intent: payment.providerReference, metadata: { svc_reference: reference } },
+      requestOptions(payment.context, `${reference}:refund`),
+    );
+  },
+
   async cancel(reference, payment) {
     if (!payment?.providerReference) return;
     const stripe = await clientFor(payment.context);
-    await stripe.paymentIntents.cancel(
-      payment.providerReference,
-      {},
-      requestOptions(payment.context, `${reference}:cancel`),
-    );
+    try {
+      await stripe.paymentIntents.cancel(
+        payment.providerReference,
+        {},
+        requestOptions(payment.context, `${reference}:cancel`),
+      );
+    } catch (error) {
+      const failure = classifyError(error);
+      if (failure.kind === 'unknown') throw new ProviderUnavailableError(failure.message, { cause: error });
+      // Stripe will not cancel it (processing, or the donor just completed it): it stays pending.
+      throw ValidationError.field(
+        'status',
+        'error.payment.not_cancellable',
+        `Stripe did not cancel this payment: ${failure.kind === 'invalid' ? failure.message : failure.reason}`,
+      );
+    }
   },
 
   /**
@@ -287,10 +331,10 @@ export const stripeProvider: PaymentProvider & Required<Pick<PaymentProvider, 'o
         );
         const intent = found.data[0];
         if (!intent) return { status: 'pending', reason: 'provider_unavailable' };
-        return { ...intentOutcome(intent), providerReference: intent.id };
+        return { ...intentOutcome(intent), providerReference: intent.id, ...savedInstrument(intent) };
       }
       const intent = await stripe.paymentIntents.retrieve(payment.providerReference, {}, options);
-      return { ...intentOutcome(intent), providerReference: intent.id };
+      return { ...intentOutcome(intent), providerReference: intent.id, ...savedInstrument(intent) };
     } catch (error) {
       throw new ProviderUnavailableError(error instanceof Error ? error.message : String(error), { cause: error });
     }
