@@ -27,6 +27,25 @@ export function paymentStatusEvents(payment: PaymentRecord): StoredEvent[] {
   ];
 }
 
+/**
+ * A payment event that is not a status (a dispute opened or closed), numbered in the payment's
+ * sequence.
+ */
+export function paymentEvent(
+  payment: PaymentRecord,
+  name: 'svc.payments.payment.disputed' | 'svc.payments.payment.dispute_closed',
+): StoredEvent {
+  payment.event_sequence += 1;
+  return newEvent({
+    name,
+    object: 'payment',
+    object_uuid: payment.uuid,
+    organisation_uuid: payment.organisation_uuid,
+    account_uuid: payment.account_uuid,
+    sequence: payment.event_sequence,
+  });
+}
+
 export function refundEvents(payment: PaymentRecord, refund: RefundRecord): StoredEvent[] {
   return [
     newEvent({

@@ -1,7 +1,8 @@
-import { newEvent, type StoredEvent } from '@svc/events';
+import { newEvent } from '@svc/events';
 import type { Outcome, RefundOutcome } from '../providers/provider';
 import { findPayment, type PaymentRecord } from '../repository/payment-repository';
 import { settlePending } from './approval';
+import { paymentEvent } from './events';
 import { retryOnConflict, savePaymentVersion } from './versioned';
 
 /**
@@ -10,22 +11,6 @@ import { retryOnConflict, savePaymentVersion } from './versioned';
  * is safe to apply twice or out of order: a settled payment stays settled, a failed refund stays
  * failed, a dispute's status only follows the provider's latest.
  */
-
-/** A payment event of our own, numbered in the payment's sequence. */
-function paymentEvent(
-  payment: PaymentRecord,
-  name: 'svc.payments.payment.disputed' | 'svc.payments.payment.dispute_closed',
-): StoredEvent {
-  payment.event_sequence += 1;
-  return newEvent({
-    name,
-    object: 'payment',
-    object_uuid: payment.uuid,
-    organisation_uuid: payment.organisation_uuid,
-    account_uuid: payment.account_uuid,
-    sequence: payment.event_sequence,
-  });
-}
 
 /**
  * Applies a provider's current answer about a payment. `outcomeNow` asks the provider where the

@@ -1,5 +1,16 @@
 import { createHmac } from 'node:crypto';
 import { nowDate } from '@svc/core';
+import * as z from 'zod';
+
+/** The contract's raw card fields (payment_information of a card payment), as every provider reads them. */
+export const rawCardSchema = z.object({
+  number: z.string().transform((value) => value.replace(/[\s-]/g, '')),
+  expiry_month: z.coerce.number().int().min(1).max(12),
+  expiry_year: z.coerce.number().int().min(2000).max(2100),
+  cvv: z.string().regex(/^\d{3,4}$/),
+  cardholder: z.string().max(200).optional(),
+  brand: z.string().max(40).optional(),
+});
 
 /** Luhn (mod 10) check of a card number given as digits. */
 export function passesLuhn(digits: string): boolean {

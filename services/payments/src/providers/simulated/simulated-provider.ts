@@ -1,6 +1,6 @@
 import { derivedToken, parseOrThrow, ValidationError } from '@svc/core';
 import * as z from 'zod';
-import { brandOf, cardFingerprint, isExpired, passesLuhn } from '../card-rules';
+import { brandOf, cardFingerprint, isExpired, passesLuhn, rawCardSchema } from '../card-rules';
 import { isValidIban, maskIban, normaliseIban } from '../iban';
 import type { Authorisation, AuthoriseRequest, Outcome, PaymentProvider } from '../provider';
 
@@ -24,14 +24,7 @@ const CARD_BEHAVIOUR: Record<string, Outcome | 'decline_later' | '3ds'> = {
   '4000000000003220': '3ds',
 };
 
-const cardSchema = z.object({
-  number: z.string().transform((value) => value.replace(/[\s-]/g, '')),
-  expiry_month: z.coerce.number().int().min(1).max(12),
-  expiry_year: z.coerce.number().int().min(2000).max(2100),
-  cvv: z.string().regex(/^\d{3,4}$/),
-  cardholder: z.string().max(200).optional(),
-  brand: z.string().max(40).optional(),
-});
+const cardSchema = rawCardSchema;
 
 const sepaSchema = z.object({
   iban: z.string().max(50),

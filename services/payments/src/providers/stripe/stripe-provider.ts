@@ -1,6 +1,7 @@
 import { isValidIban, parseOrThrow, ValidationError } from '@svc/core';
 import type Stripe from 'stripe';
 import * as z from 'zod';
+import { rawCardSchema } from '../card-rules';
 import { maskIban } from '../iban';
 import type { Authorisation, AuthoriseRequest, PaymentAtProvider, PaymentProvider, ProviderContext } from '../provider';
 import { keyName, stripeClient } from './stripe-config';
@@ -27,19 +28,7 @@ export class ProviderUnavailableError extends Error {
 
 const paymentMethodId = z.string().regex(/^pm_[A-Za-z0-9_]{1,200}$/, 'A Stripe PaymentMethod id (pm_…)');
 
-const cardInput = z.union([
-  z.object({ payment_method: paymentMethodId }).strict(),
-  z
-    .object({
-      number: z.string().transform((value) => value.replace(/[\s-]/g, '')),
-      expiry_month: z.coerce.number().int().min(1).max(12),
-      expiry_year: z.coerce.number().int().min(2000).max(2100),
-      cvv: z.string().regex(/^\d{3,4}$/),
-      cardholder: z.string().max(200).optional(),
-      brand: z.string().max(40).optional(),
-    })
-    .strict(),
-]);
+const cardInput = z.union([z.object({ payment_method: paymentMethodId }).strict(), rawCardSchema.strict()]);
 
 const sepaInput = z
   .object({
