@@ -14,17 +14,18 @@ const PAYMENT_EVENTS: Partial<Record<PaymentRecord['status'], EventName>> = {
  */
 export function paymentStatusEvents(payment: PaymentRecord): StoredEvent[] {
   const name = PAYMENT_EVENTS[payment.status];
-  if (!name) return [];
-  return [
-    newEvent({
-      name,
-      object: 'payment',
-      object_uuid: payment.uuid,
-      organisation_uuid: payment.organisation_uuid,
-      account_uuid: payment.account_uuid,
-      sequence: payment.event_sequence,
-    }),
-  ];
+  return name ? [eventOfPayment(payment, name)] : [];
+}
+
+function eventOfPayment(payment: PaymentRecord, name: EventName): StoredEvent {
+  return newEvent({
+    name,
+    object: 'payment',
+    object_uuid: payment.uuid,
+    organisation_uuid: payment.organisation_uuid,
+    account_uuid: payment.account_uuid,
+    sequence: payment.event_sequence,
+  });
 }
 
 /**
@@ -36,14 +37,7 @@ export function paymentEvent(
   name: 'svc.payments.payment.disputed' | 'svc.payments.payment.dispute_closed',
 ): StoredEvent {
   payment.event_sequence += 1;
-  return newEvent({
-    name,
-    object: 'payment',
-    object_uuid: payment.uuid,
-    organisation_uuid: payment.organisation_uuid,
-    account_uuid: payment.account_uuid,
-    sequence: payment.event_sequence,
-  });
+  return eventOfPayment(payment, name);
 }
 
 export function refundEvents(payment: PaymentRecord, refund: RefundRecord): StoredEvent[] {

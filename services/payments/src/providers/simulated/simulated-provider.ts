@@ -24,8 +24,6 @@ const CARD_BEHAVIOUR: Record<string, Outcome | 'decline_later' | '3ds'> = {
   '4000000000003220': '3ds',
 };
 
-const cardSchema = rawCardSchema;
-
 const sepaSchema = z.object({
   iban: z.string().max(50),
   account_holder: z.string().max(200).optional(),
@@ -36,7 +34,7 @@ function parse<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
 }
 
 async function authoriseCard(request: AuthoriseRequest): Promise<Authorisation> {
-  const card = parse(cardSchema, request.paymentInformation);
+  const card = parse(rawCardSchema, request.paymentInformation);
   if (!passesLuhn(card.number)) {
     throw ValidationError.field(
       'payment_information.number',
