@@ -1,5 +1,5 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { advanceClock, freezeClock, newUuid } from '@svc/core';
+import { advanceClock, derivedUuid, freezeClock, newUuid, now } from '@svc/core';
 import { applySeed, DEMO_SEED, parseSeed } from '@svc/seed';
 import { db, tableName } from '@svc/table';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -73,7 +73,8 @@ const intentOf = (payment: { uuid: string }) =>
   );
 
 function deliver(type: string, object: Record<string, unknown>, options: { id?: string; signature?: string } = {}) {
-  const event = stripe.event(type, object, options.id ? { id: options.id } : {});
+  // Signed at the service clock's time, as Stripe would sign it now.
+  const event = stripe.event(type, object, { createdAt: now(), ...(options.id ? { id: options.id } : {}) });
   return call('POST', '/providers/stripe/events', {
     rawBody: event.body,
     headers: { 'content-type': 'application/json', 'stripe-signature': options.signature ?? event.signature },
@@ -396,6 +397,203 @@ describe('saved instruments and recurring charges on Stripe', () => {
   });
 });
 
+describe('recurring SEPA Direct Debit on Stripe', () => {
+  const IBAN = { iban: 'DE89370400440532013000', account_holder: 'Ada Donor' };
+
+  async function sepaSubscription(amount: number) {
+    const charged = stripe.charges().length;
+    const source = await call('POST', '/payment-sources', {
+      token,
+      headers: { 'user-agent': 'donor-browser/1.0' },
+      body: {
+        account_uuid: ACCOUNT,
+        payment_method: 'sepa_dd',
+        profile: 'sepa-stripe',
+        amount: { value: String(amount), currency: 'EUR' },
+        payment_information: IBAN,
+        test_mode: true,
+      },
+    });
+    expect(source.status, source.text).toBe(201);
+    // A mandate, not a debit: a SetupIntent for off-session use, and no PaymentIntent.
+    expect(stripe.charges().length).toBe(charged);
+    const setup = stripe.requests.find((r) => r.idempotencyKey === `${source.json.uuid}:setup_intent`);
+    expect(setup?.params).toMatchObject({
+      confirm: 'true',
+      usage: 'off_session',
+      customer: expect.stringMatching(/^cus_/),
+      mandate_data: {
+        customer_acceptance: { type: 'online', online: { ip_address: '127.0.0.1', user_agent: 'donor-browser/1.0' } },
+      },
+    });
+    expect(source.json).toMatchObject({
+      status: 'active',
+      provider: 'stripe',
+      payment_information: { iban: 'DE89**************3000', account_holder: 'Ada Donor' },
+    });
+    const supporter = await call('POST', '/supporters', {
+      token,
+      body: { organisation_uuid: DEMO.org, first_name: 'Ada' },
+    });
+    const subscription = await call('POST', '/subscriptions', {
+      token,
+      body: {
+        account_uuid: ACCOUNT,
+        payment_source_uuid: source.json.uuid,
+        supporter_uuid: supporter.json.uuid,
+        currency: 'EUR',
+        amount,
+        recurring_interval: 'monthly',
+        status: 'active',
+        test_mode: true,
+      },
+    });
+    expect(subscription.status, subscription.text).toBe(201);
+    return { source: source.json, subscription: subscription.json, customer: setup?.params.customer };
+  }
+
+  const invoicesOf = async (subscription: { uuid: string }, bearer = token) =>
+    (await call('GET', `/subscriptions/${subscription.uuid}/invoices`, { token: bearer })).json;
+  /** The payment of a charge attempt (its uuid is derived from the attempt's). */
+  const paymentOf = async (attempt: { uuid: string }, bearer = token) =>
+    (await call('GET', `/payments/${derivedUuid('payment', attempt.uuid)}`, { token: bearer })).json;
+  const intentsOfAttempt = (attempt: string) =>
+    stripe.charges().filter((intent) => (intent.metadata as Record<string, string>).svc_reference === attempt);
+
+  it('saves a mandate without a debit; a billing run’s debit stays pending while Stripe processes it, and Stripe’s event pays the invoice', async () => {
+    const { subscription, customer } = await sepaSubscription(2100);
+    expect(await call('POST', '/_local/billing-run').then((r) => r.json)).toMatchObject({
+      charge_attempts_created: 1,
+      succeeded: 0,
+      failed: 0,
+    });
+    const [invoice] = await invoicesOf(subscription);
+    expect(invoice).toMatchObject({ status: 'open', charge_attempts: [{ status: 'pending' }] });
+    const attempt = invoice.charge_attempts[0];
+    const [intent] = intentsOfAttempt(attempt.uuid);
+    expect(intent).toMatchObject({ status: 'processing', amount: 2100, customer, currency: 'eur' });
+    expect(await paymentOf(attempt)).toMatchObject({
+      status: 'pending',
+      status_reason: 'processing',
+      payment_method: 'sepa_dd',
+    });
+    // A manual charge meanwhile is refused, and later runs the same day ask nothing of Stripe.
+    const manual = await call('POST', `/subscriptions/${subscription.uuid}/invoices/${invoice.uuid}/charge-attempts`, {
+      token,
+    });
+    expect(manual.status).toBe(409);
+    advanceClock(3600);
+    const later = await tokenFor(DEMO.client);
+    const requestsBefore = stripe.requests.length;
+    await call('POST', '/_local/billing-run');
+    expect(stripe.requests.length).toBe(requestsBefore);
+
+    stripe.settle(String(intent?.id), true);
+    const delivered = await deliver('payment_intent.succeeded', intent as Record<string, unknown>);
+    expect(delivered.json).toEqual({ received: true, applied: true });
+    const [paid] = await invoicesOf(subscription, later);
+    expect(paid).toMatchObject({ status: 'paid', charge_attempts: [{ status: 'succeeded' }] });
+    expect(await paymentOf(attempt, later)).toMatchObject({ status: 'succeeded' });
+    // Delivered again under another event id: nothing moves twice, nothing is charged again.
+    await deliver('payment_intent.succeeded', intent as Record<string, unknown>);
+    expect(intentsOfAttempt(attempt.uuid)).toHaveLength(1);
+    const events = (await streamEvents()).filter(
+      (e) => e.object_uuid === derivedUuid('payment', attempt.uuid) || e.object_uuid === invoice.uuid,
+    );
+    // One each, written in one transaction with the invoice.
+    const settledEvents = events
+      .map((e) => e.name)
+      .filter((name) => name.endsWith('succeeded') || name.endsWith('paid'));
+    expect(settledEvents.sort()).toEqual(['svc.payments.payment.succeeded', 'svc.subscriptions.invoice.paid']);
+  });
+
+  it('finds a returned debit without an event at the next day’s check, fails the attempt and duns: never a second debit', async () => {
+    const { subscription } = await sepaSubscription(2200);
+    await call('POST', '/_local/billing-run');
+    const [invoice] = await invoicesOf(subscription);
+    const attempt = invoice.charge_attempts[0];
+    const [intent] = intentsOfAttempt(attempt.uuid);
+    // Returned by the bank, and Stripe's event is lost.
+    stripe.settle(String(intent?.id), false);
+    advanceClock(86_400 + 60);
+    const later = await tokenFor(DEMO.client);
+    const run = await call('POST', '/_local/billing-run');
+    expect(run.json).toMatchObject({ failed: 1 });
+    const [dunned] = (await invoicesOf(subscription, later)).filter((i: { uuid: string }) => i.uuid === invoice.uuid);
+    expect(dunned).toMatchObject({
+      status: 'open',
+      failed_payment_attempts: 1,
+      charge_attempts: [{ status: 'failed' }],
+    });
+    expect(await paymentOf(attempt, later)).toMatchObject({
+      status: 'failed',
+      status_reason: 'debit_not_authorized',
+    });
+    // Asked about by its id: the attempt's one intent, retrieved, not created again.
+    expect(intentsOfAttempt(attempt.uuid)).toHaveLength(1);
+    expect(stripe.requests.some((r) => r.method === 'GET' && r.path === `/v1/payment_intents/${intent?.id}`)).toBe(
+      true,
+    );
+    // Stripe's late event changes nothing.
+    await deliver('payment_intent.payment_failed', intent as Record<string, unknown>);
+    expect(
+      (await invoicesOf(subscription, later)).find((i: { uuid: string }) => i.uuid === invoice.uuid),
+    ).toMatchObject({
+      failed_payment_attempts: 1,
+    });
+  });
+
+  it('records a debit once when Stripe’s event and the daily check race', async () => {
+    const { subscription } = await sepaSubscription(2300);
+    await call('POST', '/_local/billing-run');
+    const [invoice] = await invoicesOf(subscription);
+    const attempt = invoice.charge_attempts[0];
+    const [intent] = intentsOfAttempt(attempt.uuid);
+    stripe.settle(String(intent?.id), true);
+    advanceClock(86_400 + 60);
+    const later = await tokenFor(DEMO.client);
+    const [run, first, second] = await Promise.all([
+      call('POST', '/_local/billing-run'),
+      deliver('payment_intent.succeeded', intent as Record<string, unknown>),
+      deliver('payment_intent.succeeded', intent as Record<string, unknown>),
+    ]);
+    expect([run.status, first.status, second.status]).toEqual([200, 200, 200]);
+    const [paid] = await invoicesOf(subscription, later);
+    expect(paid).toMatchObject({
+      status: 'paid',
+      failed_payment_attempts: 0,
+      charge_attempts: [{ status: 'succeeded' }],
+    });
+    const names = (await streamEvents())
+      .filter((e) => e.object_uuid === derivedUuid('payment', attempt.uuid) || e.object_uuid === invoice.uuid)
+      .map((e) => e.name);
+    expect(names.filter((n) => n === 'svc.payments.payment.succeeded')).toHaveLength(1);
+    expect(names.filter((n) => n === 'svc.subscriptions.invoice.paid')).toHaveLength(1);
+    expect(intentsOfAttempt(attempt.uuid)).toHaveLength(1);
+  });
+
+  it('saves the mandate of a SEPA payment that asks for it once Stripe has debited it', async () => {
+    const payment = await pay({
+      payment_method: 'sepa_dd',
+      profile: 'sepa-stripe',
+      amount: { value: '3000', currency: 'EUR' },
+      payment_information: IBAN,
+      create_payment_source: true,
+    });
+    expect(payment.status, payment.text).toBe(201);
+    expect(payment.json).toMatchObject({ status: 'pending', status_reason: 'processing' });
+    const intent = intentOf(payment.json) as Record<string, unknown>;
+    expect(intent).toMatchObject({ setup_future_usage: 'off_session', customer: expect.stringMatching(/^cus_/) });
+    stripe.settle(String(intent.id), true);
+    await deliver('payment_intent.succeeded', intent);
+    const settled = await getPayment(payment.json.uuid);
+    expect(settled.status).toBe('succeeded');
+    expect(settled.created_payment_source_uuid).toEqual(expect.any(String));
+    const source = await call('GET', `/payment-sources/${settled.created_payment_source_uuid}`, { token });
+    expect(source.json).toMatchObject({ status: 'active', payment_method: 'sepa_dd', provider: 'stripe' });
+  });
+});
+
 describe('a payment source that needs 3-D Secure on Stripe', () => {
   it('stays pending until the donor comes back from Stripe, then becomes active', async () => {
     const source = await saveCard('pm_card_threeDSecure2Required');
@@ -443,22 +641,6 @@ describe('guards', () => {
     const response = await call('GET', `/providers/stripe/return/payments/${simulated.json.uuid}?token=${token}`);
     expect(response.status).toBe(404);
     expect((await getPayment(simulated.json.uuid)).status).toBe('pending');
-  });
-
-  it('refuses to save a SEPA mandate on Stripe for recurring charges (they settle days later)', async () => {
-    const response = await call('POST', '/payment-sources', {
-      token,
-      body: {
-        account_uuid: ACCOUNT,
-        payment_method: 'sepa_dd',
-        profile: 'sepa-stripe',
-        amount: { value: '100', currency: 'EUR' },
-        payment_information: { iban: 'DE89370400440532013000', account_holder: 'Ada Donor' },
-        test_mode: true,
-      },
-    });
-    expect(response.status).toBe(400);
-    expect(response.json.error.message[0].property).toBe('payment_method');
   });
 
   it('accepts events signed with any of the configured secrets (platform and Connect endpoints)', async () => {

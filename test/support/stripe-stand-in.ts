@@ -15,7 +15,8 @@ import Stripe from 'stripe';
  * Test cards and payment methods behave as in Stripe's test mode: `pm_card_visa` and 4242…
  * succeed, `pm_card_chargeDeclined` and 4000 0000 0000 0002 decline, 4000 0000 0000 9995
  * declines for insufficient funds, `pm_card_threeDSecure2Required` and 4000 0027 6000 3184 need
- * 3-D Secure, TWINT redirects, SEPA debits process until `settle` decides.
+ * 3-D Secure, TWINT redirects, SEPA debits process until `settle` decides, and a SEPA SetupIntent
+ * records its mandate at once.
  */
 type Params = Record<string, unknown>;
 
@@ -63,6 +64,7 @@ export interface StripeStandIn {
   webhookSecret: string;
   requests: RecordedRequest[];
   intents: Map<string, Params>;
+  setupIntents: Map<string, Params>;
   refunds: Map<string, Params>;
   /** Answers the next `count` requests with a fault: a 500, or a connection closed after the work was done. */
   failNext(count: number, fault: Fault): void;
@@ -102,6 +104,7 @@ export async function startStripeStandIn(options: { latencyMs?: number } = {}): 
   const requests: RecordedRequest[] = [];
   const intents = new Map<string, Params>();
   const refunds = new Map<string, Params>();
+  const setupIntents = new Map<string, Params>();
   const disputes = new Map<string, Params>();
   const methods = new Map<string, Params>();
   const answers = new Map<string, StoredAnswer>();
@@ -248,6 +251,50 @@ export async function startStripeStandIn(options: { latencyMs?: number } = {}): 
     return { status: 200, body: view(intent, params.expand) };
   }
 
+  /**
+   * A SetupIntent confirmed at once: a SEPA debit's mandate is active immediately (Stripe answers
+   * `succeeded`), its payment method attached to the customer for off-session charges.
+   */
+  function createSetupIntent(params: Params): { status: number; body: Params } {
+    const method = paymentMethodFrom(params);
+    if ('error' in method) return method.error as { status: number; body: Params };
+    if (method.type !== 'sepa_debit') {
+      return stripeError(400, {
+        type: 'invalid_request_error',
+        code: 'parameter_invalid_empty',
+        param: 'payment_method_data',
+        message: 'The stand-in sets up SEPA Direct Debit mandates only',
+      });
+    }
+    const online = ((params.mandate_data as Params | undefined)?.customer_acceptance as Params | undefined)?.online as
+      | Params
+      | undefined;
+    if (!online?.ip_address || !online.user_agent) {
+      return stripeError(400, {
+        type: 'invalid_request_error',
+        code: 'parameter_missing',
+        param: 'mandate_data',
+        message: 'A SEPA Direct Debit mandate needs the customer acceptance (mandate_data)',
+      });
+    }
+    methods.set(String(method.id), { ...method, customer: params.customer ?? null });
+    const setup: Params = {
+      id: id('seti'),
+      object: 'setup_intent',
+      customer: params.customer ?? null,
+      metadata: params.metadata ?? {},
+      payment_method: method.id,
+      usage: params.usage ?? 'off_session',
+      status: 'succeeded',
+      mandate: id('mandate'),
+      next_action: null,
+      last_setup_error: null,
+      livemode: false,
+    };
+    setupIntents.set(String(setup.id), setup);
+    return { status: 200, body: view(setup, params.expand) };
+  }
+
   function succeed(intent: Params): void {
     intent.status = 'succeeded';
     intent.amount_received = intent.amount;
@@ -315,6 +362,7 @@ export async function startStripeStandIn(options: { latencyMs?: number } = {}): 
       return { status: 200, body: { id: id('cus'), object: 'customer', metadata: params.metadata ?? {} } };
     }
     if (method === 'POST' && path === '/v1/payment_intents') return createIntent(params);
+    if (method === 'POST' && path === '/v1/setup_intents') return createSetupIntent(params);
     if (method === 'GET' && path === '/v1/payment_intents/search') {
       const match = /metadata\['([^']+)'\]:'([^']+)'/.exec(String(params.query ?? ''));
       const found = match
@@ -445,6 +493,7 @@ export async function startStripeStandIn(options: { latencyMs?: number } = {}): 
     webhookSecret,
     requests,
     intents,
+    setupIntents,
     refunds,
     failNext(count, fault) {
       for (let i = 0; i < count; i++) faults.push(fault);

@@ -1,6 +1,7 @@
 export { paymentStatusEvents } from './domain/events';
 export {
   chargeSavedSource,
+  isProcessing,
   pendingRecurringPayment,
   type RecurringCharge,
   settledRecurringPayment,

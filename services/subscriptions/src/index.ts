@@ -1,3 +1,4 @@
+export { settle as settleChargeAttempt } from './domain/billing';
 export { checkPaymentSubscription, subscriptionForPayment } from './domain/from-payment';
 export { chargeAttemptShape, invoiceShape, subscriptionResponse } from './domain/shapes';
 export { resetBillingQueueClient } from './handlers/billing-queue';

@@ -88,8 +88,8 @@ export async function authoriseNew(
   uuid: string,
   approvalPage: (uuid: string, token: string, providerName: string) => string,
   donor: DonorConnection,
-  /** Whether the instrument is kept for later charges (a payment source, or a payment that saves one). */
-  saveInstrument: boolean,
+  /** Whether the instrument is kept for later charges: a payment that saves one, or only a source. */
+  saving: 'none' | 'with_payment' | 'source_only',
   beforeAuthorising: (account: Account) => Promise<void> = async () => refuseSubscription(request),
 ) {
   const { account, profile, provider, context } = await resolveAccountAndProvider(principal, request);
@@ -104,7 +104,8 @@ export async function authoriseNew(
     paymentInformation: request.payment_information,
     approvalUrl: approvalPage(uuid, approvalToken, provider.name),
     context,
-    saveInstrument,
+    saveInstrument: saving !== 'none',
+    sourceOnly: saving === 'source_only',
     metadata: { svc_reference: uuid, svc_organisation_uuid: account.organisation_uuid, svc_account_uuid: account.uuid },
     donor,
   });

@@ -31,7 +31,7 @@ export async function initialisePayment(
     uuid,
     (id, token, providerName) => `${baseUrl}${approvalPath(providerName, 'payments', id)}?token=${token}`,
     donor,
-    request.create_payment_source ?? false,
+    request.create_payment_source ? 'with_payment' : 'none',
     async (account) => {
       if (request.subscription === undefined) return;
       const { checkPaymentSubscription } = await subscriptionsDomain();

@@ -3,6 +3,8 @@ import type { Outcome, RefundOutcome } from '../providers/provider';
 import { findPayment, type PaymentRecord } from '../repository/payment-repository';
 import { settlePending } from './approval';
 import { paymentEvent } from './events';
+import { subscriptionsDomain } from './initialise';
+import { type ChargeOutcome, offSession } from './recurring';
 import { retryOnConflict, savePaymentVersion } from './versioned';
 
 /**
@@ -43,6 +45,23 @@ export function settleFromProvider(
     }
     return settlePending(payment, outcome as Outcome);
   });
+}
+
+/**
+ * A recurring charge the provider decided later (a SEPA debit settled or returned): recorded
+ * through its charge attempt, so the invoice is paid or dunned with the payment in one write.
+ * Safe twice: only a pending attempt is settled.
+ */
+export async function settleRecurringFromProvider(
+  payment: PaymentRecord,
+  outcomeNow: (payment: PaymentRecord) => Promise<ChargeOutcome>,
+): Promise<PaymentRecord | undefined> {
+  const { subscription_uuid: subscription, invoice_uuid: invoice, charge_attempt_uuid: attempt } = payment;
+  if (payment.status !== 'pending' || !subscription || !invoice || !attempt) return payment;
+  const outcome = offSession(await outcomeNow(payment));
+  const { settleChargeAttempt } = await subscriptionsDomain();
+  await settleChargeAttempt(subscription, invoice, attempt, outcome);
+  return findPayment(payment.uuid);
 }
 
 /**

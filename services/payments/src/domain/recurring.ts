@@ -63,6 +63,7 @@ export function pendingRecurringPayment(charge: RecurringCharge): PaymentRecord 
 
 /** The payment once the provider answered, carrying its status event. */
 export function settledRecurringPayment(payment: PaymentRecord, outcome: ChargeOutcome): PaymentRecord {
+  if (isProcessing(outcome)) return processingRecurringPayment(payment, outcome);
   const status = outcome.status === 'pending' ? 'failed' : outcome.status;
   const settled: PaymentRecord = {
     ...payment,
@@ -79,18 +80,58 @@ export function settledRecurringPayment(payment: PaymentRecord, outcome: ChargeO
   return settled;
 }
 
+/** Nobody is there to follow a redirect: a saved instrument's charge that needs the donor failed. */
+export function offSession(outcome: ChargeOutcome): ChargeOutcome {
+  if (!('action' in outcome)) return outcome;
+  return {
+    status: 'failed',
+    reason: 'authentication_required',
+    ...(outcome.providerReference ? { providerReference: outcome.providerReference } : {}),
+  };
+}
+
+/** Whether the provider is still working on the charge (a SEPA debit, for days). */
+export function isProcessing(outcome: ChargeOutcome): boolean {
+  return outcome.status === 'pending' && 'reason' in outcome && outcome.reason === 'processing';
+}
+
+/** The payment while the provider works on it: still pending, with the provider's id; no event. */
+function processingRecurringPayment(payment: PaymentRecord, outcome: ChargeOutcome): PaymentRecord {
+  return {
+    ...payment,
+    ...(outcome.providerReference ? { provider_reference: outcome.providerReference } : {}),
+    status_reason: 'processing',
+    events: [],
+    updated: now(),
+    version: payment.version + 1,
+  };
+}
+
 /**
  * Charges a saved source through its provider, with the charge attempt's uuid as the provider's
  * idempotency reference (a retried charge of one attempt is one charge at a real PSP). A source
  * that cannot be charged any more fails the attempt instead of throwing. A saved instrument is
  * charged without the donor present, so an answer that needs the donor's approval is a failure.
+ *
+ * A charge the provider already took (its payment carries the provider's id: a SEPA debit it is
+ * still processing) is not charged again: the provider is asked where it stands.
  */
 export async function chargeSavedSource(
   source: PaymentSourceRecord | undefined,
   amountMinor: number,
   currency: string,
   reference: string,
+  payment?: PaymentRecord,
 ): Promise<ChargeOutcome> {
+  const provider = payment ? providerNamed(payment.provider) : undefined;
+  if (payment?.provider_reference && provider?.outcomeOf) {
+    const found = await provider.outcomeOf(reference, {
+      context: storedContext(payment),
+      providerReference: payment.provider_reference,
+      paymentUuid: payment.uuid,
+    });
+    return offSession({ ...found, providerReference: found.providerReference ?? payment.provider_reference });
+  }
   if (source?.status !== 'active' || !source.instrument_token) {
     return { status: 'failed', reason: 'payment_source_unavailable' };
   }

@@ -30,7 +30,7 @@ export async function createPaymentSource(
       uuid,
       (id, token, providerName) => `${baseUrl}${approvalPath(providerName, 'payment-sources', id)}?token=${token}`,
       donor,
-      true,
+      'source_only',
     );
   const { outcome } = authorisation;
   if (outcome.status === 'succeeded' && request.payment_method === 'card') {

@@ -40,6 +40,11 @@ export interface AuthoriseRequest {
   context: ProviderContext;
   /** Whether the instrument is kept for later charges (a payment source). */
   saveInstrument: boolean;
+  /**
+   * No payment is asked for, only a saved instrument (`POST /payment-sources`). A provider may
+   * verify a card with a charge that is refunded at once; a SEPA mandate is set up without a debit.
+   */
+  sourceOnly?: boolean;
   /** Our identifiers, for the provider's records (Stripe metadata). */
   metadata: Record<string, string>;
   /** The donor's connection, for mandates that record their acceptance (SEPA). */

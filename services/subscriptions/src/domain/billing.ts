@@ -4,6 +4,7 @@ import {
   chargeSavedSource,
   findPayment,
   findPaymentSource,
+  isProcessing,
   newPaymentWrite,
   type PaymentSourceRecord,
   paymentUpdateWrite,
@@ -35,6 +36,8 @@ import { cancelNow, suspendIndefinitely } from './subscriptions';
  *    attempt still being pending, so one answer is recorded once.
  */
 export const LEASE_SECONDS = 300;
+/** How often a charge the provider is still processing is asked about, events aside. */
+export const PROCESSING_RECHECK_SECONDS = 86_400;
 
 export interface BillingOutcome {
   invoices_created: number;
@@ -309,7 +312,9 @@ export async function retryInvoice(subscriptionUuid: string, invoiceUuid: string
 
 export async function chargeAndSettle(opened: OpenedAttempt): Promise<BillingOutcome> {
   const { invoice, attempt, source } = opened;
-  const outcome = await chargeSavedSource(source, invoice.amount, invoice.currency, attempt.uuid);
+  // A charge the provider took already (still processing) is asked about, not made again.
+  const payment = await findPayment(attempt.payment_uuid);
+  const outcome = await chargeSavedSource(source, invoice.amount, invoice.currency, attempt.uuid, payment);
   return settle(opened.subscriptionUuid, invoice.uuid, attempt.uuid, outcome);
 }
 
@@ -335,6 +340,21 @@ export function settle(
     const nextInvoice = copy(invoice, at);
     const nextSubscription = copy(subscription, at);
     const attempt = nextInvoice.charge_attempts.find((a) => a.uuid === attemptUuid) as ChargeAttemptRecord;
+    if (isProcessing(outcome)) {
+      // The provider took the charge and decides later (a SEPA debit: days). The attempt stays
+      // pending, settled by the provider's event, and asked about again each day meanwhile.
+      if (payment.status_reason === 'processing' && (read.lease_until ?? 0) > at) return noOutcome();
+      attempt.lease_until = at + PROCESSING_RECHECK_SECONDS;
+      await transactWrite([
+        { item: invoicePut(nextInvoice, invoice.version), onConditionFailed: () => new StaleVersionError() },
+        {
+          item: paymentUpdateWrite(settledRecurringPayment(payment, outcome), payment.version),
+          onConditionFailed: () => new StaleVersionError(),
+        },
+      ]);
+      // Neither succeeded nor failed yet: the run's summary counts it when it is decided.
+      return noOutcome();
+    }
     delete attempt.lease_until;
     const succeeded = outcome.status === 'succeeded';
     attempt.status = succeeded ? 'succeeded' : 'failed';

@@ -1,9 +1,15 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { logger, now, ValidationError } from '@svc/core';
+import { derivedUuid, logger, now, ValidationError } from '@svc/core';
 import { db, getItem, key, TTL_ATTRIBUTE, tableName } from '@svc/table';
 import type Stripe from 'stripe';
 import { storedContext } from '../../domain/context';
-import { failRefund, recordDispute, settleFromProvider } from '../../domain/provider-updates';
+import {
+  failRefund,
+  recordDispute,
+  settleFromProvider,
+  settleRecurringFromProvider,
+} from '../../domain/provider-updates';
+import { findPayment, type PaymentRecord } from '../../repository/payment-repository';
 import { stripeClient, stripeKeys, stripeWebhooks } from './stripe-config';
 import { stripeProvider } from './stripe-provider';
 
@@ -93,13 +99,18 @@ async function applyEvent(event: Stripe.Event): Promise<boolean> {
 async function settleIntent(intent: Stripe.PaymentIntent): Promise<boolean> {
   const uuid = intent.metadata?.svc_reference;
   if (!uuid) return false;
-  const payment = await settleFromProvider(uuid, (stored) =>
+  const current = (stored: PaymentRecord) =>
     stripeProvider.outcomeOf(uuid, {
       context: storedContext(stored),
       providerReference: stored.provider_reference ?? intent.id,
-    }),
-  );
-  return payment !== undefined;
+      paymentUuid: stored.uuid,
+    });
+  const payment = await settleFromProvider(uuid, current);
+  if (payment) return true;
+  // A recurring charge: its reference is the charge attempt's uuid, its payment's derived from it.
+  const recurring = await findPayment(derivedUuid('payment', uuid));
+  if (recurring?.charge_attempt_uuid !== uuid) return false;
+  return (await settleRecurringFromProvider(recurring, current)) !== undefined;
 }
 
 async function refundUpdated(refund: Stripe.Refund): Promise<boolean> {

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { classifyError, declineReason, intentOutcome, maskedPaymentMethod, refundOutcome } from './stripe-mapping';
+import {
+  classifyError,
+  declineReason,
+  intentOutcome,
+  maskedPaymentMethod,
+  refundOutcome,
+  setupOutcome,
+} from './stripe-mapping';
 
 const intent = (status: string, extra: Record<string, unknown> = {}) =>
   ({ status, next_action: null, last_payment_error: null, ...extra }) as Parameters<typeof intentOutcome>[0];
@@ -32,6 +39,30 @@ describe('a PaymentIntent status in our terms', () => {
       last_payment_error: { code: 'card_declined', decline_code: 'lost_card' },
     });
     expect(intentOutcome(failed)).toEqual({ status: 'failed', reason: 'lost_card' });
+  });
+});
+
+describe('a SetupIntent status in our terms (a saved SEPA mandate)', () => {
+  const setup = (status: string, extra: Record<string, unknown> = {}) =>
+    ({ status, next_action: null, last_setup_error: null, ...extra }) as Parameters<typeof setupOutcome>[0];
+  it.each([
+    ['succeeded', { status: 'succeeded' }],
+    ['processing', { status: 'pending', reason: 'processing' }],
+    ['requires_confirmation', { status: 'pending', reason: 'processing' }],
+    ['canceled', { status: 'failed', reason: 'cancelled' }],
+    ['requires_payment_method', { status: 'failed', reason: 'declined' }],
+    ['requires_action', { status: 'failed', reason: 'authentication_required' }],
+  ])('%s', (status, outcome) => {
+    expect(setupOutcome(setup(status))).toEqual(outcome);
+  });
+
+  it('a failed setup carries its reason', () => {
+    expect(
+      setupOutcome(setup('requires_payment_method', { last_setup_error: { code: 'invalid_bank_account_iban' } })),
+    ).toEqual({
+      status: 'failed',
+      reason: 'invalid_bank_account_iban',
+    });
   });
 });
 

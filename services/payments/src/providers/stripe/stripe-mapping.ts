@@ -15,12 +15,8 @@ export function intentOutcome(
       return { status: 'succeeded' };
     case 'processing':
       return { status: 'pending', reason: 'processing' };
-    case 'requires_action': {
-      const url = intent.next_action?.redirect_to_url?.url;
-      return url
-        ? { status: 'pending', action: { action_type: 'redirect', url } }
-        : { status: 'failed', reason: 'authentication_required' };
-    }
+    case 'requires_action':
+      return actionOutcome(intent.next_action);
     case 'requires_payment_method':
       // Back to needing a payment method: the last attempt failed (a decline, a failed 3-D Secure).
       return { status: 'failed', reason: declineReason(intent.last_payment_error) };
@@ -29,6 +25,30 @@ export function intentOutcome(
     case 'requires_confirmation':
     case 'requires_capture':
       return { status: 'pending', reason: 'processing' };
+    default:
+      return { status: 'pending', reason: 'processing' };
+  }
+}
+
+/** What the donor must do: follow Stripe's redirect; an action we cannot offer has failed. */
+function actionOutcome(next: { redirect_to_url?: { url: string | null } | null } | null): Outcome {
+  const url = next?.redirect_to_url?.url;
+  return url
+    ? { status: 'pending', action: { action_type: 'redirect', url } }
+    : { status: 'failed', reason: 'authentication_required' };
+}
+
+/** A SetupIntent's status as our outcome (a saved SEPA mandate is `succeeded` at once). */
+export function setupOutcome(setup: Pick<Stripe.SetupIntent, 'status' | 'next_action' | 'last_setup_error'>): Outcome {
+  switch (setup.status) {
+    case 'succeeded':
+      return { status: 'succeeded' };
+    case 'requires_action':
+      return actionOutcome(setup.next_action);
+    case 'requires_payment_method':
+      return { status: 'failed', reason: declineReason(setup.last_setup_error) };
+    case 'canceled':
+      return { status: 'failed', reason: 'cancelled' };
     default:
       return { status: 'pending', reason: 'processing' };
   }

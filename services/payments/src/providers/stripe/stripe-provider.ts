@@ -5,7 +5,7 @@ import { rawCardSchema } from '../card-rules';
 import { maskIban } from '../iban';
 import type { Authorisation, AuthoriseRequest, PaymentAtProvider, PaymentProvider, ProviderContext } from '../provider';
 import { keyName, stripeClient } from './stripe-config';
-import { classifyError, intentOutcome, maskedPaymentMethod, refundOutcome } from './stripe-mapping';
+import { classifyError, intentOutcome, maskedPaymentMethod, refundOutcome, setupOutcome } from './stripe-mapping';
 
 /**
  * Stripe, through its official SDK. Each payment is a PaymentIntent created and confirmed in one
@@ -85,14 +85,6 @@ function methodParams(request: AuthoriseRequest): { params: Partial<CreateParams
       }
       return { params: { payment_method_data: { type: 'twint' } }, masked: {} };
     case 'sepa_dd': {
-      if (request.saveInstrument) {
-        // Its charges settle days later, which recurring billing here cannot wait for yet.
-        throw ValidationError.field(
-          'payment_method',
-          'error.validation.not_valid',
-          'Saving a SEPA Direct Debit mandate for recurring charges is not supported on Stripe yet',
-        );
-      }
       const sepa = parseOrThrow(sepaInput, paymentInformation ?? {}, 'payment_information');
       if (!isValidIban(sepa.iban)) {
         throw ValidationError.field('payment_information.iban', 'error.validation.not_valid', 'This IBAN is not valid');
@@ -104,21 +96,25 @@ function methodParams(request: AuthoriseRequest): { params: Partial<CreateParams
             sepa_debit: { iban: sepa.iban },
             billing_details: { name: sepa.account_holder, ...(sepa.email ? { email: sepa.email } : {}) },
           },
-          // The mandate records the donor's acceptance: from this request's address and browser.
-          mandate_data: {
-            customer_acceptance: {
-              type: 'online',
-              online: {
-                ip_address: request.donor?.ipAddress ?? '0.0.0.0',
-                user_agent: request.donor?.userAgent ?? 'unknown',
-              },
-            },
-          },
+          mandate_data: mandateData(request),
         },
         masked: { iban: maskIban(sepa.iban), account_holder: sepa.account_holder },
       };
     }
   }
+}
+
+/** The mandate records the donor's acceptance: from this request's address and browser. */
+function mandateData(request: AuthoriseRequest): Stripe.PaymentIntentCreateParams.MandateData {
+  return {
+    customer_acceptance: {
+      type: 'online',
+      online: {
+        ip_address: request.donor?.ipAddress ?? '0.0.0.0',
+        user_agent: request.donor?.userAgent ?? 'unknown',
+      },
+    },
+  };
 }
 
 /** Our instrument token of a saved Stripe payment method: the customer and the method. */
@@ -138,6 +134,7 @@ function idOf(value: string | { id: string } | null | undefined): string | undef
 }
 
 async function authorise(request: AuthoriseRequest): Promise<Authorisation> {
+  if (request.sourceOnly && request.method === 'sepa_dd') return setUpMandate(request);
   const stripe = await clientFor(request.context);
   const { params, masked } = methodParams(request);
   const options = (operation: string) => requestOptions(request.context, `${request.reference}:${operation}`);
@@ -186,6 +183,48 @@ async function authorise(request: AuthoriseRequest): Promise<Authorisation> {
   }
 }
 
+/**
+ * A SEPA payment source without a debit: a customer and a SetupIntent for off-session use that
+ * records the mandate (Stripe answers `succeeded` at once for SEPA). An answer that does not come
+ * fails the request (500); the client's retry under the same `Idempotency-Key` asks Stripe again
+ * under the same keys and gets the first answer.
+ */
+async function setUpMandate(request: AuthoriseRequest): Promise<Authorisation> {
+  const stripe = await clientFor(request.context);
+  const { params, masked } = methodParams(request);
+  const options = (operation: string) => requestOptions(request.context, `${request.reference}:${operation}`);
+  try {
+    const customer = await stripe.customers.create({ metadata: request.metadata }, options('customer'));
+    const setup = await stripe.setupIntents.create(
+      {
+        customer: customer.id,
+        confirm: true,
+        usage: 'off_session',
+        payment_method_data: params.payment_method_data as Stripe.SetupIntentCreateParams.PaymentMethodData,
+        mandate_data: params.mandate_data as Stripe.SetupIntentCreateParams.MandateData,
+        metadata: request.metadata,
+        expand: ['payment_method'],
+      },
+      options('setup_intent'),
+    );
+    const paymentMethod = idOf(setup.payment_method);
+    return {
+      outcome: setupOutcome(setup),
+      maskedInformation: { ...maskedPaymentMethod(setup.payment_method), ...masked },
+      providerReference: setup.id,
+      ...(paymentMethod ? { instrumentToken: instrumentToken(customer.id, paymentMethod) } : {}),
+    };
+  } catch (error) {
+    const failure = classifyError(error);
+    if (failure.kind === 'declined')
+      return { outcome: { status: 'failed', reason: failure.reason }, maskedInformation: masked };
+    if (failure.kind === 'invalid') {
+      throw ValidationError.field('payment_information', 'error.validation.not_valid', failure.message);
+    }
+    throw new ProviderUnavailableError(failure.message, { cause: error });
+  }
+}
+
 /** The saved instrument of an intent set up for off-session use, if it is one. */
 function savedInstrument(intent: Stripe.PaymentIntent): { instrumentToken?: string } {
   const customer = idOf(intent.customer);
@@ -231,9 +270,9 @@ export const stripeProvider: PaymentProvider &
       if (outcome.status === 'pending' && 'action' in outcome) {
         return { status: 'failed', reason: 'authentication_required', providerReference: intent.id };
       }
-      // Not decided yet: the attempt stays pending and is asked again under the same key; it must
-      // never be recorded as failed (dunning would charge again while this one may still land).
-      if (outcome.status === 'pending') throw new ProviderUnavailableError(`the charge is ${intent.status}`);
+      // Not decided yet (a SEPA debit for days): the attempt stays pending, never failed (dunning
+      // would charge again while this one may still land), and is settled by Stripe's event or
+      // by retrieving this intent, never by creating another.
       return { ...outcome, providerReference: intent.id };
     } catch (error) {
       const failure = classifyError(error);
