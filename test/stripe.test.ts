@@ -594,6 +594,59 @@ describe('recurring SEPA Direct Debit on Stripe', () => {
   });
 });
 
+describe('recurring charges on a connected account', () => {
+  it('saves the card on the organisation’s own Stripe account and charges it there in a billing run', async () => {
+    const source = await call('POST', '/payment-sources', {
+      token,
+      body: {
+        account_uuid: ACCOUNT,
+        payment_method: 'card',
+        profile: 'card-connect',
+        amount: { value: '100', currency: 'CHF' },
+        payment_information: { payment_method: 'pm_card_visa' },
+        test_mode: true,
+      },
+    });
+    expect(source.status, source.text).toBe(201);
+    const saved = stripe.requests.filter((r) => r.idempotencyKey?.startsWith(`${source.json.uuid}:`));
+    expect(saved.map((r) => [r.path, r.stripeAccount])).toEqual([
+      ['/v1/customers', CONNECTED],
+      ['/v1/payment_intents', CONNECTED],
+      ['/v1/refunds', CONNECTED],
+    ]);
+    const supporter = await call('POST', '/supporters', {
+      token,
+      body: { organisation_uuid: DEMO.org, first_name: 'Bo' },
+    });
+    const subscription = await call('POST', '/subscriptions', {
+      token,
+      body: {
+        account_uuid: ACCOUNT,
+        payment_source_uuid: source.json.uuid,
+        supporter_uuid: supporter.json.uuid,
+        currency: 'CHF',
+        amount: 1500,
+        recurring_interval: 'monthly',
+        status: 'active',
+        test_mode: true,
+      },
+    });
+    expect(subscription.status, subscription.text).toBe(201);
+    await call('POST', '/_local/billing-run');
+    const [invoice] = (await call('GET', `/subscriptions/${subscription.json.uuid}/invoices`, { token })).json;
+    expect(invoice).toMatchObject({ status: 'paid' });
+    const attempt = invoice.charge_attempts[0].uuid as string;
+    const charge = stripe.requests.find((r) => r.idempotencyKey === `${attempt}:payment_intent`);
+    expect(charge?.stripeAccount).toBe(CONNECTED);
+    expect(charge?.params).toMatchObject({ customer: expect.stringMatching(/^cus_/), off_session: 'true' });
+    // Refunded on the same account, where the charge is.
+    const payment = derivedUuid('payment', attempt);
+    const refund = await call('POST', `/payments/${payment}/refunds`, { token, body: {} });
+    expect(refund.json.status, refund.text).toBe('succeeded');
+    expect(stripe.requests.at(-1)).toMatchObject({ path: '/v1/refunds', stripeAccount: CONNECTED });
+  });
+});
+
 describe('a payment source that needs 3-D Secure on Stripe', () => {
   it('stays pending until the donor comes back from Stripe, then becomes active', async () => {
     const source = await saveCard('pm_card_threeDSecure2Required');
@@ -694,6 +747,29 @@ describe('an answer that never comes', () => {
     expect(stripe.charges().length - before).toBe(1);
     const names = (await streamEvents()).filter((e) => e.object_uuid === lost.json.uuid).map((e) => e.name);
     expect(names).toEqual(['svc.payments.payment.succeeded']);
+  });
+
+  it('records the redirect of a payment whose answer was lost while it waited for the donor, and asks no more', async () => {
+    freezeClock(Math.floor(Date.now() / 1000));
+    stripe.failNext(2, 'drop');
+    const lost = await pay({ payment_information: { payment_method: 'pm_card_threeDSecure2Required' } });
+    expect(lost.json).toMatchObject({ status: 'pending', status_reason: 'provider_unavailable' });
+    advanceClock(61);
+    await settle();
+    const waiting = await getPayment(lost.json.uuid);
+    expect(waiting).toMatchObject({ status: 'pending', action: { action_type: 'redirect' } });
+    expect(waiting.status_reason).toBeUndefined();
+    // No longer in the resolver's work: later passes ask Stripe nothing about it.
+    const asked = stripe.requests.length;
+    advanceClock(120);
+    await settle();
+    expect(stripe.requests.length).toBe(asked);
+    // The donor follows the recorded redirect and comes back: the payment settles as usual.
+    const intent = intentOf(lost.json) as { id: string; return_url: string };
+    stripe.decide(intent.id, true);
+    const back = await call('GET', intent.return_url.replace(/^https?:\/\/[^/]+/, ''));
+    expect(back.status).toBe(303);
+    expect((await getPayment(lost.json.uuid)).status).toBe('succeeded');
   });
 
   it('asks Stripe again for a refund it did not answer, until it does: refunded once', async () => {

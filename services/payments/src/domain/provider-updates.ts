@@ -36,6 +36,15 @@ export function settleFromProvider(
         ? { instrument_token: instrumentToken }
         : {}),
     };
+    if (outcome.status === 'pending' && 'action' in outcome) {
+      // The donor must act (3-D Secure, TWINT) but never got the link: the answer to the creation
+      // was lost. The action is recorded, so the client sees it on the payment and can send the
+      // donor there; the payment then waits like any other for the donor's return or Stripe's
+      // event, and is no longer asked about.
+      if (read.action) return read;
+      const { status_reason: _unknown, ...waiting } = payment;
+      return savePaymentVersion(read, { ...waiting, action: outcome.action, events: [] });
+    }
     if (outcome.status === 'pending' && 'reason' in outcome) {
       if (read.status_reason === 'provider_unavailable' || read.status_reason !== outcome.reason) {
         // Still waiting: for a known reason now, or (still unknown) to be asked again later.
