@@ -20,7 +20,7 @@ export type DomainName = keyof typeof DOMAINS;
 /**
  * Functions that no route calls: the billing schedule's run and the billing queue's worker; the
  * event pipeline's stream publisher, fan-out, delivery worker and retry sweeper; the reconciliation file processor;
- * the payment resolver.
+ * the payment resolver; the search projector.
  * The local runtime imports the same entries and calls the same `handler`s.
  */
 export const WORKERS = {
@@ -32,6 +32,8 @@ export const WORKERS = {
   deliverySweeper: { entry: 'services/webhooks/src/handlers/delivery-sweeper.ts', memoryMb: 256 },
   // Asks providers again about payments whose answer never came.
   paymentResolver: { entry: 'services/payments/src/handlers/payment-resolver.ts', memoryMb: 256 },
+  // The table's stream → payment rows in the search engine (Aurora through the Data API).
+  searchProjector: { entry: 'services/payments/src/handlers/search-projector.ts', memoryMb: 512 },
   // Parses files of up to 100 MiB as streams; the results of 100k rows are held until written.
   fileProcessor: { entry: 'services/reconciliation/src/handlers/file-processor.ts', memoryMb: 1024 },
 } as const;

@@ -93,3 +93,12 @@ export class UnsupportedMediaTypeError extends AppError {
     super(message, [{ code: 'error.request.unsupported_media_type', property: 'content-type', message }]);
   }
 }
+
+/** 503: a dependency is down (the search engine); the request changed nothing and may be retried. */
+export class ServiceUnavailableError extends AppError {
+  readonly statusCode = 503;
+  readonly code = 'service_unavailable';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, [{ code: 'error.service.unavailable', property: '', message }], options);
+  }
+}

@@ -1,5 +1,6 @@
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { registerOnboardingEventData } from '@svc/onboarding';
+import { projectStreamRecords } from '@svc/payments';
 import { db, tableName } from '@svc/table';
 import { publishStreamRecords } from '@svc/webhooks';
 import type { DynamoDBRecord } from 'aws-lambda';
@@ -73,6 +74,10 @@ export async function pollStream(): Promise<number> {
     if (!state.done) await readShard(arn, shardId, state);
     while (state.backlog.length > 0) {
       const batch = state.backlog.slice(0, 100);
+      // The search projector reads the stream too (its own event source mapping in AWS; here
+      // one reader feeds both, so a batch waits until both took it).
+      const projected = await projectStreamRecords({ Records: batch });
+      if (projected.batchItemFailures.length > 0) throw new Error('The search projector failed; the batch is retried');
       const { response } = await publishStreamRecords({ Records: batch });
       const failed = response.batchItemFailures[0]?.itemIdentifier;
       const taken = failed === undefined ? batch.length : batch.findIndex((r) => r.dynamodb?.SequenceNumber === failed);

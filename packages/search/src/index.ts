@@ -12,3 +12,5 @@ export { compileQuery, type DocumentPredicate, matchesQuery, type SearchDocument
 export { parseSearchRequest, type SearchRequest } from './search-request';
 export type { SearchOptions } from './searchable-fields';
 export { DEFAULT_SORT, type SortDirection, type SortKey, type SortValue } from './sort-request';
+export type { ColumnKind, Sql, SqlSearchSource } from './sql/compile';
+export { grantScope, runSqlSearch } from './sql/execute';

@@ -6,6 +6,7 @@ import {
   type TransactWriteCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { logger } from '@svc/core';
 import { db } from './client';
 import { tableName } from './definition';
 
@@ -35,6 +36,34 @@ export interface GuardedWrite {
  * a transaction.
  */
 export async function transactWrite(writes: ReadonlyArray<GuardedWrite>): Promise<void> {
+  await commit(writes);
+  if (listeners.length > 0) await notifyWritten(writes);
+}
+
+/**
+ * Called with the items a transaction put, once it is committed: read models that must see a
+ * write before its response is sent (the search projection) follow it here. A listener's failure
+ * is logged and does not fail the write, which is done: the table's stream delivers it again.
+ */
+export type WriteListener = (items: ReadonlyArray<Record<string, unknown>>) => Promise<void>;
+
+const listeners: WriteListener[] = [];
+
+export function onItemsWritten(listener: WriteListener): void {
+  if (!listeners.includes(listener)) listeners.push(listener);
+}
+
+async function notifyWritten(writes: ReadonlyArray<GuardedWrite>): Promise<void> {
+  const items = writes.flatMap(({ item }) => ('Put' in item && item.Put.Item ? [item.Put.Item] : []));
+  if (items.length === 0) return;
+  await Promise.all(
+    listeners.map((listener) =>
+      listener(items).catch((error: unknown) => logger.warn('A write listener failed; the stream will retry', { error })),
+    ),
+  );
+}
+
+async function commit(writes: ReadonlyArray<GuardedWrite>): Promise<void> {
   const name = tableName();
   const [only] = writes;
   if (writes.length === 1 && only && !('ConditionCheck' in only.item)) {

@@ -18,3 +18,5 @@ export {
   paymentUpdateWrite,
 } from './repository/payment-repository';
 export { findPaymentSource, type PaymentSourceRecord } from './repository/payment-source-repository';
+export { projectStreamRecords } from './handlers/search-projector';
+export { PAYMENT_SEARCH, projectPayments } from './search/payment-search';

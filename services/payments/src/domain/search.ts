@@ -1,21 +1,13 @@
-import { coversAccount, type Principal } from '@svc/core';
-import { executeSearch, parseSearchRequest } from '@svc/search';
-import { searchEntries } from './search-snapshot';
+import type { Principal } from '@svc/core';
+import { parseSearchRequest } from '@svc/search';
+import { searchPaymentRows } from '../search/payment-search';
 
 /**
- * The search language over the caller's partitions: every organisation the grants touch (kept
- * current in this container, see search-snapshot), payments of accounts outside the grants
- * dropped, the language evaluated in memory over the documents as GET returns them.
+ * The search language over the caller's payments, on the search engine (see
+ * search/payment-search.ts): the tenant condition comes from the caller's grants only.
  */
 export async function searchPayments(principal: Promise<Principal>, body: unknown) {
   const request = parseSearchRequest(body);
   const caller = await principal;
-  const organisations = [...new Set(caller.grants.map((g) => g.organisation_uuid))];
-  const documents: Record<string, unknown>[] = [];
-  for (const organisation of organisations) {
-    for (const entry of await searchEntries(organisation)) {
-      if (coversAccount(caller, organisation, entry.accountUuid)) documents.push(entry.document);
-    }
-  }
-  return executeSearch(request, documents);
+  return searchPaymentRows(caller.grants, request);
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { storedEventSchema } from '@svc/events';
-import { getItem, key, queryPages, type TransactItem, timeKey } from '@svc/table';
+import { getItem, key, onItemsWritten, queryPages, type TransactItem, timeKey } from '@svc/table';
 import * as z from 'zod';
 
 /**
@@ -158,6 +158,16 @@ export function paymentFromItem(item: Record<string, unknown>): PaymentRecord {
   const stored = storedPaymentSchema.parse(item);
   return paymentRecordSchema.parse({ ...JSON.parse(stored.document), version: stored.version, events: stored.events });
 }
+
+/**
+ * Whoever writes payments (payments, billing, reconciliation) has them projected into the search
+ * engine before answering: read-your-writes for searches (see search/payment-search.ts).
+ */
+onItemsWritten(async (items) => {
+  if (!items.some((item) => item.entity === 'payment')) return;
+  const { projectPayments, paymentsAmong } = await import('../search/payment-search');
+  await projectPayments(paymentsAmong(items));
+});
 
 export function newPaymentWrite(payment: PaymentRecord): TransactItem {
   return { Put: { Item: paymentItem(payment), ConditionExpression: 'attribute_not_exists(pk)' } };

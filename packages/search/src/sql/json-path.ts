@@ -1,0 +1,37 @@
+import { splitFieldPath } from '../field-path';
+import type { Scalar } from '../query';
+
+/**
+ * A field path as an SQL/JSON path over the stored document. Lax mode and `[*]` after every
+ * step reach what the language's paths reach: each element of an array on the way (arrays
+ * nested up to four deep), never the array itself. Keys are JSON string literals, so any key is
+ * safe, and the whole path travels as a bound parameter.
+ */
+const FLATTEN = '[*][*][*]';
+
+export function jsonPath(field: string, filter?: string): string {
+  const steps = splitFieldPath(field)
+    .map((segment) => `.${JSON.stringify(storableText(segment))}${FLATTEN}`)
+    .join('');
+  return `lax $${steps}${filter === undefined ? '' : ` ? (${filter})`}`;
+}
+
+/** A query value as a jsonpath literal (JSON's own spelling for strings and numbers). */
+export function jsonPathLiteral(value: Scalar): string {
+  if (typeof value === 'string') return JSON.stringify(storableText(value));
+  if (typeof value === 'number') return numberText(value);
+  return value ? 'true' : 'false';
+}
+
+/** A finite number as PostgreSQL reads `numeric` (exponent spelled without `+`). */
+export function numberText(value: number): string {
+  return String(value + 0).replace('e+', 'e');
+}
+
+/**
+ * PostgreSQL text cannot hold U+0000: the projection stores it as U+FFFD, and query values and
+ * keys are mapped the same way, so they still compare as they did.
+ */
+export function storableText(text: string): string {
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
+}

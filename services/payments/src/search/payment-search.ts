@@ -1,0 +1,76 @@
+import { logger, ServiceUnavailableError } from '@svc/core';
+import { grantScope, runSqlSearch, type SqlSearchSource } from '@svc/search';
+import type { SearchRequest } from '@svc/search';
+import { searchDb } from '@svc/sql';
+import { sql } from 'kysely';
+import { paymentShape } from '../domain/shapes';
+import { type PaymentRecord, paymentFromItem } from '../repository/payment-repository';
+
+/**
+ * Payments in the search engine (PostgreSQL, table `payment_search`, see @svc/sql's migrations):
+ * one row per payment, the document as `GET /payments/{uuid}` returns it, beside typed columns.
+ *
+ * Rows follow the table two ways, both guarded by the item's version so a row never moves
+ * backwards, whatever arrives twice, late or out of order:
+ * - right after a write commits (`onItemsWritten`), so a payment answered 201 is in the next
+ *   search (read-your-writes);
+ * - from the table's stream (the projector), which retries until the row is written: the
+ *   guarantee when the first way failed (the engine down, the process gone).
+ */
+export const PAYMENT_SEARCH: SqlSearchSource = {
+  table: 'payment_search',
+  columns: {
+    uuid: { column: 'uuid', kind: 'text' },
+    organisation_uuid: { column: 'organisation_uuid', kind: 'text' },
+    account_uuid: { column: 'account_uuid', kind: 'text' },
+    created: { column: 'created', kind: 'number' },
+    status: { column: 'status', kind: 'text' },
+    'amount.value': { column: 'amount_minor', kind: 'digits' },
+    'amount.currency': { column: 'currency', kind: 'text' },
+    payment_method: { column: 'payment_method', kind: 'text' },
+  },
+};
+
+/** PostgreSQL text holds no U+0000: stored as U+FFFD (queries map theirs the same way). */
+const storable = (json: string) => json.replaceAll('\\u0000', '\\ufffd');
+
+/** Upserts the payments' rows; of one payment's versions only the newest lands. */
+export async function projectPayments(payments: readonly PaymentRecord[]): Promise<void> {
+  const newest = new Map<string, PaymentRecord>();
+  for (const payment of payments) {
+    const known = newest.get(payment.uuid);
+    if (!known || known.version < payment.version) newest.set(payment.uuid, payment);
+  }
+  if (newest.size === 0) return;
+  const rows = [...newest.values()].map(
+    (p) => sql`(${p.organisation_uuid}, ${p.uuid}, ${p.account_uuid}, ${p.version}, ${String(p.created)}::bigint,
+      ${p.status}, ${String(p.amount_minor)}::bigint, ${p.currency}, ${p.payment_method},
+      ${storable(JSON.stringify(paymentShape(p)))}::jsonb)`,
+  );
+  await sql`INSERT INTO payment_search
+      (organisation_uuid, uuid, account_uuid, version, created, status, amount_minor, currency, payment_method, document)
+    VALUES ${sql.join(rows)}
+    ON CONFLICT (organisation_uuid, uuid) DO UPDATE SET
+      account_uuid = EXCLUDED.account_uuid, version = EXCLUDED.version, created = EXCLUDED.created,
+      status = EXCLUDED.status, amount_minor = EXCLUDED.amount_minor, currency = EXCLUDED.currency,
+      payment_method = EXCLUDED.payment_method, document = EXCLUDED.document
+    WHERE payment_search.version < EXCLUDED.version`.execute(searchDb());
+}
+
+/** The payments among table items (a transaction's puts, a stream batch's new images). */
+export function paymentsAmong(items: ReadonlyArray<Record<string, unknown>>): PaymentRecord[] {
+  return items.filter((item) => item.entity === 'payment').map(paymentFromItem);
+}
+
+/**
+ * The search over the caller's grants. The engine down is a 503 (nothing changed; payments are
+ * still taken, and the stream fills the rows in once it is back).
+ */
+export async function searchPaymentRows(grants: Parameters<typeof grantScope>[0], request: SearchRequest) {
+  try {
+    return await runSqlSearch(searchDb(), PAYMENT_SEARCH, grantScope(grants), request);
+  } catch (error) {
+    logger.error('Payment search failed in the search engine', { error });
+    throw new ServiceUnavailableError('Search is unavailable right now; try again shortly', { cause: error });
+  }
+}
