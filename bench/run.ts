@@ -7,6 +7,7 @@ import { measureInit } from './init-time';
 import { type LoadResult, runLoad } from './load';
 import { benchCapacity, benchInitialiseThroughput, benchSearch } from './payments';
 import { benchReconciliation, reconciliationSummary } from './reconciliation';
+import { benchSearchEngine, searchEngineSummary } from './search';
 import { ROOT, startService, tokenFor } from './service';
 import { benchStripe, stripeSummary } from './stripe';
 import { benchWebhooks, webhooksSummary } from './webhooks';
@@ -89,7 +90,7 @@ async function benchReads(url: string, dynamo: string, token: string) {
 }
 
 async function main() {
-  if (wants('reads') || wants('payments') || wants('search')) {
+  if (wants('reads') || wants('payments') || wants('search-http')) {
     const service = await startService();
     try {
       const token = await tokenFor(service.url, 'demo-client', 'demo-secret-change-me');
@@ -119,7 +120,7 @@ async function main() {
           capacity,
         };
       }
-      if (wants('search')) {
+      if (wants('search-http')) {
         const search = await benchSearch(service, SEARCH_SIZES, Number(process.env.BENCH_SEARCH_RUNS ?? 7));
         console.log('\nPOST /search/payments, one organisation (sequential requests):');
         for (const s of search) {
@@ -170,6 +171,16 @@ async function main() {
     });
     for (const text of reconciliationSummary(reconciliation)) console.log(text);
     results.reconciliation = reconciliation;
+  }
+  if (wants('search')) {
+    const engine = await benchSearchEngine({
+      payments: Number(process.env.BENCH_SEARCH_PAYMENTS ?? 1_000_000),
+      others: Number(process.env.BENCH_SEARCH_OTHERS ?? 200_000),
+      organisations: 20,
+      runs: Number(process.env.BENCH_SEARCH_RUNS ?? 20),
+    });
+    for (const text of searchEngineSummary(engine)) console.log(text);
+    results.searchEngine = engine;
   }
   if (wants('stripe')) {
     // With Stripe's own processing time (a confirmed card intent takes a few hundred ms there),

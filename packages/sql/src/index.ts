@@ -5,5 +5,5 @@
 export { closeSearchDb, pgliteDataDir, type SearchDatabase, searchDb } from './client';
 export { toDataApiParameter, toNamedPlaceholders } from './data-api-dialect';
 export { migrate } from './migrate';
-export { pgliteDialect } from './pglite-dialect';
 export { MIGRATIONS, type Migration } from './migrations';
+export { pgliteDialect } from './pglite-dialect';

@@ -58,7 +58,9 @@ async function notifyWritten(writes: ReadonlyArray<GuardedWrite>): Promise<void>
   if (items.length === 0) return;
   await Promise.all(
     listeners.map((listener) =>
-      listener(items).catch((error: unknown) => logger.warn('A write listener failed; the stream will retry', { error })),
+      listener(items).catch((error: unknown) =>
+        logger.warn('A write listener failed; the stream will retry', { error }),
+      ),
     ),
   );
 }

@@ -7,8 +7,10 @@ export {
   settledRecurringPayment,
 } from './domain/recurring';
 export { resolveUnknownPayments } from './domain/resolution';
+export { searchPayments } from './domain/search';
 export { paymentShape, paymentSourceShape, refundShape } from './domain/shapes';
 export { paymentsRoutes } from './handlers/routes';
+export { projectStreamRecords } from './handlers/search-projector';
 export {
   findPayment,
   newPaymentWrite,
@@ -18,5 +20,4 @@ export {
   paymentUpdateWrite,
 } from './repository/payment-repository';
 export { findPaymentSource, type PaymentSourceRecord } from './repository/payment-source-repository';
-export { projectStreamRecords } from './handlers/search-projector';
 export { PAYMENT_SEARCH, projectPayments } from './search/payment-search';

@@ -35,11 +35,16 @@ describe('query → SQL', () => {
     });
   });
 
-  it('compares amounts (digits in the document) on the integer column', () => {
+  it('compares amounts (digits in the document) on the integer column, with bigint bounds its index serves', () => {
     expect(where({ $range: { 'amount.value': { gte: '1000', lt: 5000 } } })).toEqual({
-      sql: '("t"."amount_minor" IS NOT NULL AND "t"."amount_minor" >= $1::numeric AND "t"."amount_minor" < $2::numeric)',
+      sql: '("t"."amount_minor" >= $1::bigint AND "t"."amount_minor" < $2::bigint)',
       parameters: ['1000', '5000'],
     });
+  });
+
+  it('rounds fractional bounds on an integer column to the same set of integers', () => {
+    expect(where({ $range: { created: { gt: 2.5, lte: '7.9' } } }).parameters).toEqual(['2', '7']);
+    expect(where({ $range: { created: { gte: 2.5, lt: 7.1 } } }).parameters).toEqual(['3', '8']);
   });
 
   it('tests a dotted path with a jsonpath parameter the GIN index serves', () => {
@@ -69,12 +74,12 @@ describe('query → SQL', () => {
 });
 
 describe('sort → SQL', () => {
-  it('orders by the typed column, missing last, then the uuid', () => {
+  it('orders by the typed column (always present, so its index serves), then the uuid', () => {
     const request = parseSearchRequest({
       query: { $match: {} },
       sort: [{ field: 'created', field_type: 'numeric', direction: 'desc' }],
     });
-    expect(sql`${orderBy(request.sort, SOURCE)}`.compile(db).sql).toBe('"t"."created" DESC NULLS LAST, t.uuid ASC');
+    expect(sql`${orderBy(request.sort, SOURCE)}`.compile(db).sql).toBe('"t"."created" DESC, t.uuid ASC');
   });
 });
 

@@ -94,13 +94,39 @@ function documentLeaf(query: Leaf): Sql {
   }
 }
 
-function rangeTest(value: Sql, bounds: RangeBounds, bound: (value: number) => Sql = numeric): Sql {
+function rangeTest(value: Sql, bounds: RangeBounds, bound: (value: number) => Sql): Sql {
   const parts: Sql[] = [sql`${value} IS NOT NULL`];
   if (bounds.gt !== undefined) parts.push(sql`${value} > ${bound(bounds.gt)}`);
   if (bounds.gte !== undefined) parts.push(sql`${value} >= ${bound(bounds.gte)}`);
   if (bounds.lt !== undefined) parts.push(sql`${value} < ${bound(bounds.lt)}`);
   if (bounds.lte !== undefined) parts.push(sql`${value} <= ${bound(bounds.lte)}`);
   return and(parts);
+}
+
+/**
+ * A range on an integer column, with integer bounds of the column's own type so its index
+ * serves: for integers, `> b` is `> floor(b)`, `>= b` is `>= ceil(b)`, `< b` is `< ceil(b)` and
+ * `<= b` is `<= floor(b)`. Bounds beyond the safe integers compare as numeric instead.
+ */
+function integerRange(col: Sql, bounds: RangeBounds): Sql {
+  const parts: Sql[] = [];
+  const add = (operator: string, value: number | undefined, round: (value: number) => number) => {
+    if (value === undefined) return;
+    const rounded = round(value);
+    const bound = Number.isSafeInteger(rounded) ? sql`${String(rounded)}::bigint` : numeric(value);
+    parts.push(sql`${col} ${sql.raw(operator)} ${bound}`);
+  };
+  add('>', bounds.gt, Math.floor);
+  add('>=', bounds.gte, Math.ceil);
+  add('<', bounds.lt, Math.ceil);
+  add('<=', bounds.lte, Math.floor);
+  return and(parts);
+}
+
+/** Equality of an integer column with a number: none unless the number is an integer. */
+function integerEquals(col: Sql, value: number): Sql {
+  if (!Number.isInteger(value)) return FALSE;
+  return Number.isSafeInteger(value) ? sql`${col} = ${String(value)}::bigint` : sql`${col} = ${numeric(value)}`;
 }
 
 /** The leaf on a typed column, or undefined where only the document answers exactly. */
@@ -111,11 +137,11 @@ function columnLeaf(query: Leaf, col: Sql, kind: ColumnKind): Sql | undefined {
     switch (query.op) {
       case 'term':
       case 'match':
-        return isNumber(query.value) ? sql`${col} = ${numeric(query.value as number)}` : FALSE;
+        return isNumber(query.value) ? integerEquals(col, query.value as number) : FALSE;
       case 'terms':
-        return or(query.values.filter(isNumber).map((value) => sql`${col} = ${numeric(value as number)}`));
+        return or(query.values.filter(isNumber).map((value) => integerEquals(col, value as number)));
       case 'range':
-        return rangeTest(col, query.bounds);
+        return integerRange(col, query.bounds);
     }
   }
   if (kind === 'digits') {
@@ -126,10 +152,10 @@ function columnLeaf(query: Leaf, col: Sql, kind: ColumnKind): Sql | undefined {
       case 'terms':
         return or(query.values.filter(digits).map((value) => sql`${col} = ${value}::bigint`));
       case 'match':
-        if (typeof query.value === 'number') return sql`${col} = ${numeric(query.value)}`;
+        if (typeof query.value === 'number') return integerEquals(col, query.value);
         return digits(query.value) ? sql`${col} = ${query.value}::bigint` : FALSE;
       case 'range':
-        return rangeTest(col, query.bounds);
+        return integerRange(col, query.bounds);
     }
   }
   switch (query.op) {
@@ -169,10 +195,21 @@ export function sortValue(key: SortKey, source: SqlSearchSource): Sql {
 }
 
 export function orderBy(sort: readonly SortKey[], source: SqlSearchSource): Sql {
-  const keys = sort.map(
-    (key) => sql`${sortValue(key, source)} ${sql.raw(key.direction === 'asc' ? 'ASC' : 'DESC')} NULLS LAST`,
-  );
+  const keys = sort.map((key) => {
+    const direction = sql.raw(key.direction === 'asc' ? 'ASC' : 'DESC');
+    // A typed column always has its value, so it needs no NULLS clause, and the ordering then
+    // matches its index (`created DESC, uuid` serves the default sort).
+    if (isColumnSort(key, source)) return sql`${sortValue(key, source)} ${direction}`;
+    return sql`${sortValue(key, source)} ${direction} NULLS LAST`;
+  });
   return sql.join([...keys, sql`t.uuid ASC`]);
+}
+
+function isColumnSort(key: SortKey, source: SqlSearchSource): boolean {
+  const typed = source.columns[key.field];
+  if (!typed) return false;
+  if (key.fieldType === 'numeric') return typed.kind !== 'text';
+  return key.fieldType === 'string' && typed.kind !== 'number';
 }
 
 function typedValue(value: Exclude<SortValue, null>, type: FieldType): Sql {
@@ -206,17 +243,18 @@ export function termAggregation(
   where: Sql,
 ): Sql {
   const table = sql.table(source.table);
-  const order = sql`count(*) DESC,
-    CASE jsonb_typeof(k) WHEN 'boolean' THEN 0 WHEN 'number' THEN 1 ELSE 2 END,
+  const tieOrder = sql`CASE jsonb_typeof(k) WHEN 'boolean' THEN 0 WHEN 'number' THEN 1 ELSE 2 END,
     CASE WHEN jsonb_typeof(k) = 'boolean' THEN (k)::boolean END,
     CASE WHEN jsonb_typeof(k) = 'number' THEN (k)::numeric END,
     (k #>> '{}') COLLATE "C"`;
+  const order = sql`count(*) DESC, ${tieOrder}`;
   const typed = source.columns[aggregation.field];
   const direct = typed && columnKey(typed.kind, column(typed.column), aggregation.fieldType);
   if (direct) {
-    return sql`SELECT k::text AS key, count(*)::text AS doc_count
-      FROM (SELECT ${direct} AS k FROM ${table} AS t WHERE ${where}) x
-      GROUP BY k ORDER BY ${order} LIMIT ${aggregation.size}`;
+    // Grouped on the column itself (cheap), the key made JSON once per group.
+    return sql`SELECT k::text AS key, n::text AS doc_count FROM (
+        SELECT ${direct} AS k, count(*) AS n FROM ${table} AS t WHERE ${where} GROUP BY ${column(typed.column)}
+      ) x ORDER BY n DESC, ${tieOrder} LIMIT ${aggregation.size}`;
   }
   return sql`SELECT k::text AS key, count(*)::text AS doc_count
     FROM (SELECT DISTINCT t.uuid, ${documentKey(aggregation.fieldType)} AS k

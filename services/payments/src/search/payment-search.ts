@@ -1,6 +1,6 @@
 import { logger, ServiceUnavailableError } from '@svc/core';
-import { grantScope, runSqlSearch, type SqlSearchSource } from '@svc/search';
 import type { SearchRequest } from '@svc/search';
+import { grantScope, runSqlSearch, type SqlSearchSource } from '@svc/search';
 import { searchDb } from '@svc/sql';
 import { sql } from 'kysely';
 import { paymentShape } from '../domain/shapes';
