@@ -18,7 +18,8 @@ import { pgliteDialect } from './pglite-dialect';
  */
 export type SearchDatabase = Kysely<unknown>;
 
-let current: { key: string; db: SearchDatabase; close: () => Promise<void> } | undefined;
+/** One client per configuration (tests switch configurations and back; each keeps its data). */
+const clients = new Map<string, { db: SearchDatabase; close: () => Promise<void> }>();
 
 function configurationKey(env: NodeJS.ProcessEnv): string {
   return [env.SVC_SEARCH_CLUSTER_ARN, env.SVC_SEARCH_SECRET_ARN, env.SVC_SEARCH_DATABASE, env.SVC_DATA_DIR].join('|');
@@ -49,7 +50,8 @@ function openPGlite(dataDir: string | undefined): { open: () => Promise<PGlite>;
 
 export function searchDb(env: NodeJS.ProcessEnv = process.env): SearchDatabase {
   const key = configurationKey(env);
-  if (current?.key === key) return current.db;
+  const known = clients.get(key);
+  if (known) return known.db;
   const clusterArn = env.SVC_SEARCH_CLUSTER_ARN;
   const secretArn = env.SVC_SEARCH_SECRET_ARN;
   if (clusterArn && secretArn) {
@@ -61,7 +63,7 @@ export function searchDb(env: NodeJS.ProcessEnv = process.env): SearchDatabase {
         database: env.SVC_SEARCH_DATABASE ?? 'svc',
       }),
     });
-    current = { key, db, close: () => db.destroy() };
+    clients.set(key, { db, close: () => db.destroy() });
     return db;
   }
   const pglite = openPGlite(pgliteDataDir(env));
@@ -73,7 +75,7 @@ export function searchDb(env: NodeJS.ProcessEnv = process.env): SearchDatabase {
     return pg;
   };
   const db = new Kysely<unknown>({ dialect: pgliteDialect(open) });
-  current = { key, db, close: pglite.close };
+  clients.set(key, { db, close: pglite.close });
   return db;
 }
 
@@ -86,7 +88,7 @@ function dataApiClient(): RDSDataClient {
 
 /** Closes the engine (tests, shutdown); the next use opens it again. */
 export async function closeSearchDb(): Promise<void> {
-  const closing = current;
-  current = undefined;
-  await closing?.close();
+  const closing = [...clients.values()];
+  clients.clear();
+  await Promise.all(closing.map((client) => client.close()));
 }
