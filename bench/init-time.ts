@@ -18,6 +18,7 @@ async function bundle(entry: string, outfile: string): Promise<number> {
     minify: true,
     sourcemap: false,
     mainFields: ['module', 'main'],
+    external: ['@electric-sql/pglite'],
     banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
     logLevel: 'silent',
   });

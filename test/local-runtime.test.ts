@@ -248,4 +248,56 @@ describe('pnpm start', () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 120_000);
+
+  it('keeps search on disk across restarts, fills an empty engine from the table, and pnpm ops rebuilds it', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-data-'));
+    try {
+      const env = { SVC_DATA_DIR: dataDir };
+      const first = await startService(env);
+      const bearer = await token(first.url, 'demo-client', 'demo-secret-change-me');
+      const headers = { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' };
+      const paid = await fetch(`${first.url}/payments`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          account_uuid: '9c405f6d-7e8b-4c93-9da4-ce5f60718293',
+          payment_method: 'card',
+          profile: 'card',
+          amount: { value: '700', currency: 'CHF' },
+          payment_information: { number: '4242424242424242', expiry_month: 12, expiry_year: 2099, cvv: '123' },
+          custom_parameters: { kept: 'on-disk' },
+        }),
+      });
+      expect(paid.status).toBe(201);
+      const uuid = ((await paid.json()) as { uuid: string }).uuid;
+      const searchFor = async (url: string) => {
+        const bearerNow = await token(url, 'demo-client', 'demo-secret-change-me');
+        const response = await fetch(`${url}/search/payments`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${bearerNow}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ query: { $term: { 'custom_parameters.kept': 'on-disk' } } }),
+        });
+        return ((await response.json()) as { hits: Array<{ uuid: string }> }).hits.map((hit) => hit.uuid);
+      };
+      expect(await searchFor(first.url)).toEqual([uuid]);
+      expect(await interrupt(first)).toBe(0);
+
+      const second = await startService(env);
+      expect(await searchFor(second.url)).toEqual([uuid]);
+      expect(await interrupt(second)).toBe(0);
+
+      // The engine's data gone (or never there, as before it existed): refilled at start.
+      rmSync(join(dataDir, 'search'), { recursive: true, force: true });
+      const third = await startService(env);
+      expect(await searchFor(third.url)).toEqual([uuid]);
+      expect(await interrupt(third)).toBe(0);
+
+      Object.assign(process.env, env);
+      const lines: string[] = [];
+      await runOps(['search:rebuild', '--segments', '2'], (line) => lines.push(line));
+      expect(lines.join('\n')).toMatch(/Rebuilt search on local data .*"projected":1/);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 180_000);
 });

@@ -66,6 +66,12 @@ export interface StageConfig {
    * range and 15 minutes, whatever page sends it. Narrow it to the dashboards' origins if wanted.
    */
   reconciliationUploadOrigins?: readonly string[];
+  /**
+   * The search engine's Aurora PostgreSQL Serverless v2 capacity, in ACUs: 0 lets a quiet dev
+   * cluster pause (the first search after a pause waits for it to resume, about 15 s); more
+   * capacity is the first step for larger organisations, read replicas the next.
+   */
+  search: { minCapacity: number; maxCapacity: number; backupRetentionDays: number };
 }
 
 /** Where a stage names no upload origins: any page may post, the presigned policy decides. */
@@ -87,6 +93,7 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     signingKeyRotation: 1,
     captchaSiteKey: `${CAPTCHA_SITE_KEY_PLACEHOLDER}-dev`,
     reconciliationRetentionDays: 30,
+    search: { minCapacity: 0, maxCapacity: 2, backupRetentionDays: 1 },
   },
   staging: {
     name: 'staging',
@@ -100,6 +107,7 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     signingKeyRotation: 1,
     captchaSiteKey: `${CAPTCHA_SITE_KEY_PLACEHOLDER}-staging`,
     reconciliationRetentionDays: 90,
+    search: { minCapacity: 0.5, maxCapacity: 4, backupRetentionDays: 7 },
   },
   prod: {
     name: 'prod',
@@ -113,6 +121,7 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     signingKeyRotation: 1,
     captchaSiteKey: `${CAPTCHA_SITE_KEY_PLACEHOLDER}-prod`,
     reconciliationRetentionDays: 400,
+    search: { minCapacity: 0.5, maxCapacity: 16, backupRetentionDays: 35 },
   },
 };
 

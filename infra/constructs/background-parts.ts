@@ -1,9 +1,13 @@
-import { Stack } from 'aws-cdk-lib';
+import { Stack, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyDocument, type PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption, type QueueProps } from 'aws-cdk-lib/aws-sqs';
+import { Provider } from 'aws-cdk-lib/custom-resources';
 import type { Construct } from 'constructs';
 import type { StageConfig } from '../config/stages';
+import type { ServiceFunction } from './service-function';
 
 /**
  * An execution role for EventBridge Scheduler, assumable only for schedules of this account's
@@ -56,4 +60,37 @@ export function encryptedQueue(
     enforceSSL: true,
     removalPolicy: stage.removalPolicy,
   });
+}
+
+/**
+ * A custom resource provider whose framework function gets a role and log group of ours, so it
+ * carries no AWSLambdaBasicExecutionRole (which may write to every log group) and keeps the
+ * stage's retention; `handler` does the work.
+ */
+export function customResourceProvider(
+  scope: Construct,
+  handler: ServiceFunction,
+  stage: StageConfig,
+  description: string,
+): Provider {
+  const logGroup = new LogGroup(scope, 'ProviderLogs', {
+    retention: stage.logRetention,
+    removalPolicy: stage.removalPolicy,
+  });
+  const role = new Role(scope, 'ProviderRole', {
+    assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+    description: `${description} provider framework (execution role)`,
+  });
+  logGroup.grantWrite(role);
+  const provider = new Provider(scope, 'Provider', {
+    onEventHandler: handler.function,
+    frameworkOnEventRole: role,
+    logGroup,
+  });
+  const handlerId = Stack.of(scope).getLogicalId(handler.function.node.defaultChild as CfnFunction);
+  Validations.of(role).acknowledge({
+    id: `AwsSolutions-IAM5[Resource::<${handlerId}.Arn>:*]`,
+    reason: `CDK provider framework grant: invoke the ${description} function and its versions (":*"); it names that one function only.`,
+  });
+  return provider;
 }

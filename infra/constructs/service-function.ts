@@ -63,6 +63,8 @@ export class ServiceFunction extends Construct {
         mainFields: ['module', 'main'],
         // The SDK versions the tests ran against (the lock file's), not whatever the runtime ships.
         bundleAwsSDK: true,
+        // The embedded search engine of the local runtime: never loaded in AWS (the Data API is).
+        externalModules: ['@electric-sql/pglite'],
         // CommonJS dependencies bundled into ESM still call require() for Node built-ins.
         banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
         forceDockerBundling: false,

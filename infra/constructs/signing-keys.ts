@@ -1,11 +1,9 @@
-import { CustomResource, Duration, Stack, Validations } from 'aws-cdk-lib';
-import { type IGrantable, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
-import { LogGroup } from 'aws-cdk-lib/aws-logs';
+import { CustomResource, Duration, Validations } from 'aws-cdk-lib';
+import { type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
-import { Provider } from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
 import type { StageConfig } from '../config/stages';
+import { customResourceProvider } from './background-parts';
 import { ServiceFunction } from './service-function';
 
 export interface SigningKeysProps {
@@ -52,7 +50,7 @@ export class SigningKeys extends Construct {
       new PolicyStatement({ actions: ['secretsmanager:PutSecretValue'], resources: [this.secret.secretArn] }),
     );
 
-    const provider = this.provider(stage);
+    const provider = customResourceProvider(this, this.bootstrap, stage, 'signing key bootstrap');
     this.ready = new CustomResource(this, 'Bootstrapped', {
       serviceToken: provider.serviceToken,
       resourceType: 'Custom::SigningKeyBootstrap',
@@ -63,33 +61,5 @@ export class SigningKeys extends Construct {
   /** Read access to the key set: for the identity function only. */
   grantRead(grantee: IGrantable): void {
     this.secret.grantRead(grantee);
-  }
-
-  /**
-   * The provider framework's own function gets a role and log group of ours, so it carries no
-   * AWSLambdaBasicExecutionRole (which may write to every log group) and keeps the stage's retention.
-   */
-  private provider(stage: StageConfig): Provider {
-    const logGroup = new LogGroup(this, 'ProviderLogs', {
-      retention: stage.logRetention,
-      removalPolicy: stage.removalPolicy,
-    });
-    const role = new Role(this, 'ProviderRole', {
-      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
-      description: 'Signing key bootstrap provider framework (execution role)',
-    });
-    logGroup.grantWrite(role);
-    const provider = new Provider(this, 'Provider', {
-      onEventHandler: this.bootstrap.function,
-      frameworkOnEventRole: role,
-      logGroup,
-    });
-    const bootstrapId = Stack.of(this).getLogicalId(this.bootstrap.function.node.defaultChild as CfnFunction);
-    Validations.of(role).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::<${bootstrapId}.Arn>:*]`,
-      reason:
-        'CDK provider framework grant: invoke the bootstrap function and its versions (":*"); it names that one function only.',
-    });
-    return provider;
   }
 }

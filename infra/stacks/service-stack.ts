@@ -1,4 +1,12 @@
-import { API_URL_OUTPUT, type DomainName, ROUTE_TABLE, STRIPE_SECRET_OUTPUT, TABLE_NAME_OUTPUT } from '@svc/api';
+import {
+  API_URL_OUTPUT,
+  type DomainName,
+  ROUTE_TABLE,
+  SEARCH_CLUSTER_OUTPUT,
+  SEARCH_SECRET_OUTPUT,
+  STRIPE_SECRET_OUTPUT,
+  TABLE_NAME_OUTPUT,
+} from '@svc/api';
 import { CfnOutput, Stack, type StackProps, Tags, Validations } from 'aws-cdk-lib';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -9,6 +17,7 @@ import { DomainFunction, domainNames } from '../constructs/domain-function';
 import { Events } from '../constructs/events';
 import { PaymentResolver } from '../constructs/payment-resolver';
 import { Reconciliation } from '../constructs/reconciliation';
+import { SearchEngine } from '../constructs/search-engine';
 import { ServiceAlarms } from '../constructs/service-alarms';
 import { ServiceApi } from '../constructs/service-api';
 import { ServiceTable } from '../constructs/service-table';
@@ -48,6 +57,8 @@ export class ServiceStack extends Stack {
   readonly events: Events;
   readonly reconciliation: Reconciliation;
   readonly paymentResolver: PaymentResolver;
+  /** Aurora PostgreSQL (Data API) for search, its schema migrations and the stream projector. */
+  readonly search: SearchEngine;
 
   constructor(scope: Construct, id: string, props: ServiceStackProps) {
     super(scope, id, props);
@@ -105,6 +116,8 @@ export class ServiceStack extends Stack {
         'A third-party API key: Google issues the reCAPTCHA secret key, and the operator rotates it in the reCAPTCHA admin console and puts the new one here; a rotation Lambda cannot obtain a new key.',
     });
 
+    this.search = new SearchEngine(this, 'Search', { stage, table: this.table.table });
+
     const functions = new Map<DomainName, DomainFunction>();
     for (const domain of domainNames()) {
       // Identity alone signs tokens; every other domain verifies them from the public keys in the table.
@@ -113,6 +126,8 @@ export class ServiceStack extends Stack {
       const fingerprints = domain === 'payments';
       // Onboarding alone verifies captchas (the hosted page's e-mail step, the existence check).
       const verifiesCaptchas = domain === 'onboarding';
+      // Payments searches; payments and subscriptions write payments, whose rows follow at once.
+      const usesSearch = domain === 'payments' || domain === 'subscriptions';
       const fn = new DomainFunction(this, `Domain-${domain}`, {
         domain,
         stage,
@@ -126,6 +141,7 @@ export class ServiceStack extends Stack {
                 SVC_STRIPE_SECRET_ARN: this.stripeSecret.secretArn,
               }
             : {}),
+          ...(usesSearch ? this.search.environment() : {}),
           ...(verifiesCaptchas
             ? {
                 SVC_CAPTCHA_VERIFIER: 'recaptcha',
@@ -141,6 +157,10 @@ export class ServiceStack extends Stack {
         this.stripeSecret.grantRead(fn.role);
       }
       if (verifiesCaptchas) this.captchaSecret.grantRead(fn.role);
+      if (usesSearch) {
+        this.search.grantQuery(fn.role);
+        fn.function.node.addDependency(this.search.schema);
+      }
       if (signs) {
         this.signingKeys.grantRead(fn.role);
         // Serve tokens only once the secret holds a key set.
@@ -168,6 +188,12 @@ export class ServiceStack extends Stack {
       table: this.table.table,
       stripeSecret: this.stripeSecret,
     });
+    // The billing worker and the resolver write payments too: their rows follow at once.
+    for (const writer of [this.billing.worker, this.paymentResolver.resolver]) {
+      for (const [name, value] of Object.entries(this.search.environment()))
+        writer.function.addEnvironment(name, value);
+      this.search.grantQuery(writer.role);
+    }
 
     // The hosted onboarding page's address: onboarding builds processes' onboarding_url from it,
     // and so does the stream publisher for their events.
@@ -203,6 +229,7 @@ export class ServiceStack extends Stack {
       const watched: Record<string, IFunction> = {};
       for (const [domain, fn] of functions) watched[domain] = fn.function;
       watched['payment-resolver'] = this.paymentResolver.resolver.function;
+      watched['search-projector'] = this.search.projector.function;
       const payments = functions.get('payments');
       if (!payments) throw new Error('DOMAINS lists no payments domain');
       new ServiceAlarms(this, 'Alarms', {
@@ -217,6 +244,14 @@ export class ServiceStack extends Stack {
     new CfnOutput(this, STRIPE_SECRET_OUTPUT, {
       value: this.stripeSecret.secretArn,
       description: 'Stripe keys secret (pnpm ops stripe configure)',
+    });
+    new CfnOutput(this, SEARCH_CLUSTER_OUTPUT, {
+      value: this.search.cluster.clusterArn,
+      description: 'Search engine cluster (Aurora PostgreSQL, Data API): pnpm ops search:rebuild',
+    });
+    new CfnOutput(this, SEARCH_SECRET_OUTPUT, {
+      value: this.search.cluster.secret?.secretArn ?? '',
+      description: 'Search engine credentials the Data API uses',
     });
     new CfnOutput(this, TABLE_NAME_OUTPUT, {
       value: this.table.table.tableName,

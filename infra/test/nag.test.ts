@@ -62,6 +62,9 @@ describe('acknowledgements', () => {
 
     expect(acknowledged.length).toBeGreaterThan(0);
     for (const { node, id, reason } of acknowledged) {
+      // CDK itself silences this one on the stack when a construct reflects on the stack's AZs
+      // (the search engine's VPC does): not ours to place.
+      if (Stack.isStack(node) && id === 'CloudFormation-Validate::W3010') continue;
       const where = `${node.node.path} ${id}`;
       expect(App.isApp(node) || Stack.isStack(node), where).toBe(false);
       expect(typeof reason === 'string' && reason.length >= 40, `${where}: reason "${String(reason)}"`).toBe(true);

@@ -1,4 +1,11 @@
-export { API_URL_OUTPUT, STRIPE_SECRET_OUTPUT, stackName, TABLE_NAME_OUTPUT } from './deployment';
+export {
+  API_URL_OUTPUT,
+  SEARCH_CLUSTER_OUTPUT,
+  SEARCH_SECRET_OUTPUT,
+  STRIPE_SECRET_OUTPUT,
+  stackName,
+  TABLE_NAME_OUTPUT,
+} from './deployment';
 export { DOMAINS, type DomainName, WORKERS, type WorkerName } from './domains';
 export { API_INFO } from './platform-routes';
 export { allRoutes, platformRoutes, ROUTE_TABLE, type RouteEntry } from './route-table';

@@ -1,8 +1,12 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { logger } from '@svc/core';
+import { rebuildSearch, searchIsEmpty } from '@svc/payments';
 import { applySeed, DEMO_SEED, parseSeed, type SeedFile, type SeedSummary } from '@svc/seed';
+import { closeSearchDb } from '@svc/sql';
 import { createTableIfMissing } from '@svc/table';
 import { startBackgroundTimers, stopBackgroundTimers } from './background';
 import { startDynamoDbLocal } from './dynamodb-local';
@@ -29,6 +33,13 @@ export async function startService(settings: LocalSettings): Promise<RunningServ
     await createTableIfMissing(settings.tableName);
     const seed = parseSeed(settings.seedFile ? JSON.parse(readFileSync(settings.seedFile, 'utf8')) : DEMO_SEED);
     const summary = await applySeed(seed);
+    // The embedded search engine opens (and migrates) now; an empty one beside a table that has
+    // payments (a new data directory for it, or data from before it existed) is filled first.
+    const searchData = settings.inMemory ? mkdtempSync(join(tmpdir(), 'svc-search-')) : settings.dataDir;
+    if (await searchIsEmpty()) {
+      const filled = await rebuildSearch({ segments: 4, progressFile: join(searchData, 'search-rebuild.json') });
+      if (filled.projected > 0) logger.info('Filled the search engine from the table', { ...filled });
+    }
     const queues = await ensureLocalQueues();
     const bus = await ensureLocalBus();
     const objects = await ensureLocalObjectStore();
@@ -61,10 +72,12 @@ export async function startService(settings: LocalSettings): Promise<RunningServ
         await objects.close();
         await queues.stop();
         await bus.stop();
+        await closeSearchDb();
         await dynamo.stop();
       },
     };
   } catch (error) {
+    await closeSearchDb();
     await dynamo.stop();
     throw error;
   }

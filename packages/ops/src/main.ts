@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { type Grant, newUuid, type Role } from '@svc/core';
 import { createClient } from '@svc/identity';
 import { findOrganisation } from '@svc/organisations';
+import { progressBar, rebuildSearch } from '@svc/payments';
 import { saveSourceConfiguration, sourceConfigurationSchema } from '@svc/reconciliation';
 import { applySeed, parseSeed } from '@svc/seed';
 import { configureStripe } from './stripe';
@@ -15,6 +16,10 @@ const USAGE = `Usage:
   pnpm ops stripe configure --stage <stage>
       puts SVC_STRIPE_TEST_SECRET_KEY, SVC_STRIPE_LIVE_SECRET_KEY and SVC_STRIPE_WEBHOOK_SECRET from the
       environment (keys never on the command line) into the stage's Stripe secret; unset ones are kept
+
+  pnpm ops search:rebuild [--stage <stage>] [--segments 8] [--restart]
+      fills the search engine from the table (parallel scan segments, resumable: an interrupted run
+      goes on where it stopped unless --restart); locally, stop \`pnpm start\` first
 
 Without --stage the local data directory (SVC_DATA_DIR, default .data) is used.`;
 
@@ -33,6 +38,8 @@ export async function runOps(argv: string[], out: (line: string) => void = conso
       name: { type: 'string' },
       'file-type': { type: 'string' },
       uuid: { type: 'string' },
+      segments: { type: 'string' },
+      restart: { type: 'boolean' },
       help: { type: 'boolean' },
     },
   });
@@ -44,6 +51,24 @@ export async function runOps(argv: string[], out: (line: string) => void = conso
   }
   if (command === 'stripe configure') {
     out(await configureStripe(values.stage));
+    return;
+  }
+  if (command === 'search:rebuild') {
+    const segments = Number(values.segments ?? 8);
+    if (!Number.isInteger(segments) || segments < 1 || segments > 64) throw new Error('--segments is 1 to 64');
+    const target = await openTarget({ stage: values.stage, table: values.table, search: true });
+    try {
+      const summary = await rebuildSearch({
+        segments,
+        restart: values.restart ?? false,
+        progressFile: `.search-rebuild-${values.stage ?? 'local'}.json`,
+        onProgress: (scanned, total) => process.stderr.write(`\r${progressBar(scanned, total)}`),
+      });
+      process.stderr.write('\n');
+      out(`Rebuilt search on ${target.description}: ${JSON.stringify(summary)}`);
+    } finally {
+      await target.close();
+    }
     return;
   }
   const grants = (values.grant ?? []).map(parseGrant);
@@ -88,7 +113,7 @@ export async function runOps(argv: string[], out: (line: string) => void = conso
   }
 }
 
-const COMMANDS = ['seed', 'clients create', 'source-configurations create', 'stripe configure'];
+const COMMANDS = ['seed', 'clients create', 'source-configurations create', 'stripe configure', 'search:rebuild'];
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -66,6 +66,8 @@ export function searchDb(env: NodeJS.ProcessEnv = process.env): SearchDatabase {
     clients.set(key, { db, close: () => db.destroy() });
     return db;
   }
+  // A deployed function without the engine's address is a deployment error, never a local engine.
+  if (env.AWS_LAMBDA_FUNCTION_NAME) throw new Error('SVC_SEARCH_CLUSTER_ARN / SVC_SEARCH_SECRET_ARN are not set');
   const pglite = openPGlite(pgliteDataDir(env));
   let migrated: Promise<unknown> | undefined;
   const open = async () => {

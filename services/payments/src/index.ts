@@ -20,4 +20,5 @@ export {
   paymentUpdateWrite,
 } from './repository/payment-repository';
 export { findPaymentSource, type PaymentSourceRecord } from './repository/payment-source-repository';
-export { PAYMENT_SEARCH, projectPayments } from './search/payment-search';
+export { PAYMENT_SEARCH, paymentsAmong, projectPayments, searchIsEmpty } from './search/payment-search';
+export { progressBar, type RebuildOptions, type RebuildSummary, rebuildSearch } from './search/rebuild';

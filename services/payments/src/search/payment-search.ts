@@ -74,3 +74,11 @@ export async function searchPaymentRows(grants: Parameters<typeof grantScope>[0]
     throw new ServiceUnavailableError('Search is unavailable right now; try again shortly', { cause: error });
   }
 }
+
+/** Whether the engine holds no payment row at all (a new engine, or one never filled). */
+export async function searchIsEmpty(): Promise<boolean> {
+  const { rows } = await sql<{ found: boolean }>`SELECT EXISTS (SELECT 1 FROM payment_search) AS found`.execute(
+    searchDb(),
+  );
+  return !rows[0]?.found;
+}
