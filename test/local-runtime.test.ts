@@ -251,6 +251,9 @@ describe('pnpm start', () => {
 
   it('keeps search on disk across restarts, fills an empty engine from the table, and pnpm ops rebuilds it', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'svc-data-'));
+    const saved = { SVC_DATA_DIR: process.env.SVC_DATA_DIR, SVC_SEED_FILE: process.env.SVC_SEED_FILE };
+    // The demo seed, whatever an earlier test left in the environment.
+    delete process.env.SVC_SEED_FILE;
     try {
       const env = { SVC_DATA_DIR: dataDir };
       const first = await startService(env);
@@ -297,6 +300,10 @@ describe('pnpm start', () => {
       await runOps(['search:rebuild', '--segments', '2'], (line) => lines.push(line));
       expect(lines.join('\n')).toMatch(/Rebuilt search on local data .*"projected":1/);
     } finally {
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 180_000);

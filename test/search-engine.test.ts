@@ -120,6 +120,18 @@ describe('the search projection', () => {
     expect((await row(created.uuid))?.version).toBe(stored.version + 8);
   });
 
+  it('stores and finds text PostgreSQL cannot hold (U+0000), and keeps a literal backslash-u apart', async () => {
+    const withNul = (await pay('nul\u0000byte')).json;
+    const literal = (await pay('nul\\u0000byte')).json;
+    expect([withNul.uuid, literal.uuid].every(Boolean)).toBe(true);
+    const nul = await search(byCampaign('nul\u0000byte'));
+    expect(nul.status).toBe(200);
+    expect(nul.json.hits.map((h: { uuid: string }) => h.uuid)).toEqual([withNul.uuid]);
+    const text = await search(byCampaign('nul\\u0000byte'));
+    expect(text.json.hits.map((h: { uuid: string }) => h.uuid)).toEqual([literal.uuid]);
+    expect(text.json.hits[0].custom_parameters.campaign).toBe('nul\\u0000byte');
+  });
+
   it('takes payments with the engine down, answers searches 503, and catches up from the stream', async () => {
     Object.assign(process.env, ENGINE_DOWN);
     const taken = await pay('while-down');

@@ -14,3 +14,4 @@ export type { SearchOptions } from './searchable-fields';
 export { DEFAULT_SORT, type SortDirection, type SortKey, type SortValue } from './sort-request';
 export type { ColumnKind, Sql, SqlSearchSource } from './sql/compile';
 export { grantScope, runSqlSearch } from './sql/execute';
+export { storableText } from './sql/json-path';

@@ -1,6 +1,6 @@
 import { logger, ServiceUnavailableError } from '@svc/core';
 import type { SearchRequest } from '@svc/search';
-import { grantScope, runSqlSearch, type SqlSearchSource } from '@svc/search';
+import { grantScope, runSqlSearch, type SqlSearchSource, storableText } from '@svc/search';
 import { searchDb } from '@svc/sql';
 import { sql } from 'kysely';
 import { paymentShape } from '../domain/shapes';
@@ -31,8 +31,15 @@ export const PAYMENT_SEARCH: SqlSearchSource = {
   },
 };
 
-/** PostgreSQL text holds no U+0000: stored as U+FFFD (queries map theirs the same way). */
-const storable = (json: string) => json.replaceAll('\\u0000', '\\ufffd');
+/** PostgreSQL text holds no U+0000: stored as U+FFFD, keys and values (queries map theirs alike). */
+function storable(value: unknown): unknown {
+  if (typeof value === 'string') return storableText(value);
+  if (Array.isArray(value)) return value.map(storable);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [storableText(key), storable(inner)]));
+  }
+  return value;
+}
 
 /** Upserts the payments' rows; of one payment's versions only the newest lands. */
 export async function projectPayments(payments: readonly PaymentRecord[]): Promise<void> {
@@ -45,7 +52,7 @@ export async function projectPayments(payments: readonly PaymentRecord[]): Promi
   const rows = [...newest.values()].map(
     (p) => sql`(${p.organisation_uuid}, ${p.uuid}, ${p.account_uuid}, ${p.version}, ${String(p.created)}::bigint,
       ${p.status}, ${String(p.amount_minor)}::bigint, ${p.currency}, ${p.payment_method},
-      ${storable(JSON.stringify(paymentShape(p)))}::jsonb)`,
+      ${JSON.stringify(storable(paymentShape(p)))}::jsonb)`,
   );
   await sql`INSERT INTO payment_search
       (organisation_uuid, uuid, account_uuid, version, created, status, amount_minor, currency, payment_method, document)
