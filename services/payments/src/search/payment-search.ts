@@ -41,8 +41,46 @@ function storable(value: unknown): unknown {
   return value;
 }
 
-/** Upserts the payments' rows; of one payment's versions only the newest lands. */
-export async function projectPayments(payments: readonly PaymentRecord[]): Promise<void> {
+/**
+ * Upserts the payments' rows; of one payment's versions only the newest lands. Calls that arrive
+ * while a statement runs are coalesced into the next one (group commit): under load one
+ * statement carries many payments, which costs the engine far less than one statement each.
+ * Every caller is answered when the statement holding its rows has run.
+ */
+export function projectPayments(payments: readonly PaymentRecord[]): Promise<void> {
+  if (payments.length === 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    waiting.push({ payments, resolve, reject });
+    if (!draining) draining = drain();
+  });
+}
+
+interface Waiting {
+  payments: readonly PaymentRecord[];
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+const waiting: Waiting[] = [];
+let draining: Promise<void> | undefined;
+
+async function drain(): Promise<void> {
+  try {
+    while (waiting.length > 0) {
+      const batch = waiting.splice(0, waiting.length);
+      try {
+        await upsertRows(batch.flatMap((entry) => entry.payments));
+        for (const entry of batch) entry.resolve();
+      } catch (error) {
+        for (const entry of batch) entry.reject(error);
+      }
+    }
+  } finally {
+    draining = undefined;
+  }
+}
+
+async function upsertRows(payments: readonly PaymentRecord[]): Promise<void> {
   const newest = new Map<string, PaymentRecord>();
   for (const payment of payments) {
     const known = newest.get(payment.uuid);
