@@ -108,6 +108,29 @@ describe('the search projection', () => {
     expect(found.json.hits.map((h: { uuid: string }) => h.uuid)).toEqual([created.uuid]);
   });
 
+  it('reports the first record it cannot project, having projected the ones before it', async () => {
+    const first = (await findPayment((await pay('batch-a')).json.uuid)) as PaymentRecord;
+    const second = (await findPayment((await pay('batch-b')).json.uuid)) as PaymentRecord;
+    const newer = (p: PaymentRecord) => ({
+      ...p,
+      version: p.version + 1,
+      status: 'cancelled' as PaymentRecord['status'],
+    });
+    const broken: DynamoDBRecord = {
+      eventName: 'MODIFY',
+      dynamodb: {
+        SequenceNumber: '2',
+        NewImage: marshall({ pk: 'PAYMENT#x', sk: 'PAYMENT', entity: 'payment' }) as never,
+      },
+    };
+    const result = await projectStreamRecords({
+      Records: [streamRecord(newer(first), 1), broken, streamRecord(newer(second), 3)],
+    });
+    expect(result.batchItemFailures).toEqual([{ itemIdentifier: '2' }]);
+    expect((await row(first.uuid))?.version).toBe(first.version + 1);
+    expect((await row(second.uuid))?.version).toBe(second.version);
+  });
+
   it('keeps the newest of versions projected at the same time', async () => {
     const created = (await pay('race')).json;
     const stored = (await findPayment(created.uuid)) as PaymentRecord;

@@ -26,6 +26,11 @@ export class ExactSum {
     }
   }
 
+  /** Adds an exact decimal total however large (a database's sum); not a number is ignored. */
+  addTotal(text: string): void {
+    if (/^-?[0-9]+(\.[0-9]+)?$/.test(text)) this.addDecimal(text);
+  }
+
   /**
    * The sum, as a number when that number prints (in JSON, as `String` does) as exactly the sum's
    * digits, otherwise as the exact decimal string, so no reader of a response ever sees a

@@ -32,7 +32,8 @@ export interface SqlSearchSource {
 
 const TRUE = sql`TRUE`;
 const FALSE = sql`FALSE`;
-const CANONICAL_DIGITS = /^(0|[1-9][0-9]*)$/;
+/** Digits an integer column can hold and a stored amount can be (safe integers have 16 digits at most). */
+const CANONICAL_DIGITS = /^(0|[1-9][0-9]{0,15})$/;
 
 const and = (parts: Sql[]): Sql => (parts.length === 0 ? TRUE : sql`(${sql.join(parts, sql` AND `)})`);
 const or = (parts: Sql[]): Sql => (parts.length === 0 ? FALSE : sql`(${sql.join(parts, sql` OR `)})`);
@@ -43,7 +44,7 @@ const numeric = (value: number): Sql => sql`${numberText(value)}::numeric`;
  * typed integer columns hold safe integers, which both compare exactly.
  */
 const double = (value: number): Sql => sql`${numberText(value)}::float8`;
-const NUMBER_AT_V = sql`svc_numeric(v.value)::float8`;
+const NUMBER_AT_V = sql`svc_double(v.value)`;
 const column = (name: string): Sql => sql.ref(`t.${name}`);
 
 export function compileWhere(query: Query, source: SqlSearchSource): Sql {
@@ -186,7 +187,7 @@ export function sortValue(key: SortKey, source: SqlSearchSource): Sql {
   const from = valuesAt(key.field);
   switch (key.fieldType) {
     case 'numeric':
-      return sql`(SELECT ${sql.raw(pick)}(svc_numeric(v.value)::float8) FROM ${from})`;
+      return sql`(SELECT ${sql.raw(pick)}(svc_double(v.value)) FROM ${from})`;
     case 'string':
       return sql`(SELECT ${sql.raw(pick)}((v.value #>> '{}') COLLATE "C") FROM ${from} WHERE jsonb_typeof(v.value) = 'string')`;
     case 'boolean':
@@ -273,7 +274,7 @@ function columnKey(kind: ColumnKind, col: Sql, type: FieldType | undefined): Sql
 function documentKey(type: FieldType | undefined): Sql {
   switch (type) {
     case 'numeric':
-      return sql`to_jsonb(svc_numeric(v.value)::float8)`;
+      return sql`to_jsonb(svc_double(v.value))`;
     case 'string':
       return sql`CASE WHEN jsonb_typeof(v.value) = 'string' THEN v.value END`;
     case 'boolean':
@@ -290,5 +291,6 @@ export function sumAggregation(field: string, source: SqlSearchSource, where: Sq
   if (typed && typed.kind !== 'text') {
     return sql`SELECT sum(${column(typed.column)})::text AS total FROM ${table} AS t WHERE ${where}`;
   }
-  return sql`SELECT sum(svc_numeric(v.value))::text AS total FROM ${table} AS t, ${valuesAt(field)} WHERE ${where}`;
+  return sql`SELECT sum(svc_numeric(v.value))::text AS total FROM ${table} AS t, ${valuesAt(field)}
+    WHERE ${where} AND svc_double(v.value) IS NOT NULL`;
 }

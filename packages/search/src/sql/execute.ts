@@ -47,7 +47,7 @@ export async function runSqlSearch(
       );
       const sum = new ExactSum();
       const total = rows[0]?.total;
-      if (total !== null && total !== undefined) sum.add(total);
+      if (total !== null && total !== undefined) sum.addTotal(total);
       return [aggregation.name, [{ key: 'sum', value: sum.value() }]];
     }
     const { rows } = await sql<{

@@ -3,11 +3,11 @@ import type { Scalar } from '../query';
 
 /**
  * A field path as an SQL/JSON path over the stored document. Lax mode and `[*]` after every
- * step reach what the language's paths reach: each element of an array on the way (arrays
- * nested up to four deep), never the array itself. Keys are JSON string literals, so any key is
- * safe, and the whole path travels as a bound parameter.
+ * step reach what the language's paths reach: each element of an array on the way, never the
+ * array itself, arrays nested as deep as free JSON may be (16 levels). Keys are JSON string
+ * literals, so any key is safe, and the whole path travels as a bound parameter.
  */
-const FLATTEN = '[*][*][*]';
+const FLATTEN = '[*]'.repeat(16);
 
 export function jsonPath(field: string, filter?: string): string {
   const steps = splitFieldPath(field)

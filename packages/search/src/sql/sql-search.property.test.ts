@@ -66,7 +66,7 @@ async function load(docs: readonly Doc[], other: readonly Doc[] = []): Promise<v
     const amount = (doc.amount as { value?: unknown } | undefined)?.value;
     return sql`(${organisation}, ${String(doc.uuid)}, 'acct',
       ${typeof doc.created === 'number' ? String(doc.created) : null}::bigint,
-      ${typeof amount === 'string' && /^[0-9]+$/.test(amount) ? amount : null}::bigint,
+      ${typeof amount === 'string' && /^[0-9]{1,16}$/.test(amount) ? amount : null}::bigint,
       ${typeof doc.b === 'string' ? doc.b : null},
       ${JSON.stringify(doc)}::jsonb)`;
   });
@@ -127,6 +127,28 @@ describe('the search language on PostgreSQL', () => {
       { numRuns: 400 },
     );
   }, 120_000);
+
+  it('treats numeric strings beyond the doubles as not numeric, as the reference does (no overflow)', async () => {
+    const huge = '9'.repeat(400);
+    const docs: Doc[] = [
+      { uuid: 'a', a: huge, amount: { value: '5', currency: 'CHF' } },
+      { uuid: 'b', a: '7', amount: { value: huge, currency: 'CHF' } },
+      { uuid: 'c', a: [[[[[['8']]]]]], amount: { value: '1', currency: 'CHF' } },
+    ];
+    await load(docs);
+    for (const body of [
+      { query: { $range: { a: { gt: 0 } } }, sort: [{ field: 'a', field_type: 'numeric', direction: 'desc' }] },
+      { query: { $match: { a: 8 } } },
+      {
+        query: { $match: {} },
+        aggs: { total: { type: 'sum', field: 'a' }, keys: { type: 'term', field: 'a', field_type: 'numeric' } },
+      },
+      { query: { $term: { 'amount.value': huge } } },
+    ]) {
+      const response = await runSqlSearch(db, DOCUMENT_ONLY, SCOPE, parseSearchRequest(body));
+      expect(response, JSON.stringify(body)).toEqual(referenceSearch(body as never, docs));
+    }
+  });
 
   it('visits every match exactly once, in order, when paging with search_after', async () => {
     const paging = fc.record({

@@ -20,6 +20,13 @@ export const m0001PaymentSearch: Migration = {
                                    THEN (value #>> '{}')::numeric END
          END
        $fn$`,
+    // The same as a double, as the language compares numbers; NULL beyond the doubles' range
+    // (such a string is not numeric to the language).
+    `CREATE OR REPLACE FUNCTION svc_double(value jsonb) RETURNS float8
+       LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$
+         SELECT CASE WHEN abs(svc_numeric(value)) < 1.7976931348623158e308
+                     THEN svc_numeric(value)::float8 END
+       $fn$`,
     `CREATE TABLE IF NOT EXISTS payment_search (
        organisation_uuid text COLLATE "C" NOT NULL,
        uuid text COLLATE "C" NOT NULL,

@@ -1,3 +1,4 @@
+import { setTimeout as wait } from 'node:timers/promises';
 import { logger } from '@svc/core';
 import { itemFromStreamImage } from '@svc/events';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
@@ -7,21 +8,49 @@ import { paymentsAmong, projectPayments } from '../search/payment-search';
  * The search projector: the table's stream → payment rows in the search engine (DynamoDB Streams
  * → Lambda in AWS, with partial batch responses, bisecting and a dead-letter queue; the local
  * stream poller locally). Upserts are guarded by the item's version, so a record delivered twice,
- * replayed or out of order never moves a row backwards. A batch that fails is reported from its
- * first record on, and retried.
+ * replayed or out of order never moves a row backwards. A batch that fails is projected record by
+ * record, and the first record that fails is reported: the stream retries from it.
  */
 export async function projectStreamRecords(event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> {
-  const items = event.Records.flatMap((record) => {
+  const records = event.Records.flatMap((record) => {
     const item = itemFromStreamImage(record.dynamodb?.NewImage as Record<string, unknown> | undefined);
-    return item ? [item] : [];
+    return item ? [{ record, item }] : [];
   });
   try {
-    await projectPayments(paymentsAmong(items));
+    await withResumeWait(() => projectPayments(paymentsAmong(records.map(({ item }) => item))));
     return { batchItemFailures: [] };
   } catch (error) {
-    const first = event.Records[0]?.dynamodb?.SequenceNumber;
-    logger.error('Search projection failed; the batch is retried', { error, records: event.Records.length });
-    return { batchItemFailures: first ? [{ itemIdentifier: first }] : [] };
+    logger.error('Search projection of a batch failed; projecting its records one by one', {
+      error,
+      records: event.Records.length,
+    });
+  }
+  // One by one, in order: the first that fails is reported, so the stream retries from it (and
+  // bisecting isolates it) while the records before it stay done.
+  for (const { record, item } of records) {
+    try {
+      await projectPayments(paymentsAmong([item]));
+    } catch (error) {
+      const sequence = record.dynamodb?.SequenceNumber;
+      logger.error('Search projection of a record failed', { error, sequence });
+      return { batchItemFailures: sequence ? [{ itemIdentifier: sequence }] : [] };
+    }
+  }
+  return { batchItemFailures: [] };
+}
+
+/**
+ * A paused Aurora Serverless cluster (0 ACU) answers `DatabaseResumingException` while it wakes
+ * (about 15 s): asked again within the function's minute rather than spending the stream's retries.
+ */
+async function withResumeWait(work: () => Promise<void>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if ((error as { name?: string }).name !== 'DatabaseResumingException' || attempt >= 8) throw error;
+      await wait(5_000);
+    }
   }
 }
 

@@ -64,20 +64,38 @@ interface Waiting {
 const waiting: Waiting[] = [];
 let draining: Promise<void> | undefined;
 
+/** Rows in one statement at most: well inside PostgreSQL's bind parameters and the Data API's request size. */
+const MAX_ROWS_PER_STATEMENT = 200;
+
 async function drain(): Promise<void> {
   try {
     while (waiting.length > 0) {
-      const batch = waiting.splice(0, waiting.length);
+      const batch = takeBatch();
       try {
         await upsertRows(batch.flatMap((entry) => entry.payments));
         for (const entry of batch) entry.resolve();
       } catch (error) {
-        for (const entry of batch) entry.reject(error);
+        // One caller's bad row must not fail the others': each goes again on its own.
+        if (batch.length === 1) batch[0]?.reject(error);
+        else for (const entry of batch) await upsertRows(entry.payments).then(entry.resolve, entry.reject);
       }
     }
   } finally {
     draining = undefined;
   }
+}
+
+/** The waiting callers whose rows fit one statement (always at least one caller). */
+function takeBatch(): Waiting[] {
+  let rows = 0;
+  let count = 0;
+  while (count < waiting.length) {
+    const size = waiting[count]?.payments.length ?? 0;
+    if (count > 0 && rows + size > MAX_ROWS_PER_STATEMENT) break;
+    rows += size;
+    count += 1;
+  }
+  return waiting.splice(0, count);
 }
 
 async function upsertRows(payments: readonly PaymentRecord[]): Promise<void> {
@@ -86,8 +104,14 @@ async function upsertRows(payments: readonly PaymentRecord[]): Promise<void> {
     const known = newest.get(payment.uuid);
     if (!known || known.version < payment.version) newest.set(payment.uuid, payment);
   }
-  if (newest.size === 0) return;
-  const rows = [...newest.values()].map(
+  const all = [...newest.values()];
+  for (let start = 0; start < all.length; start += MAX_ROWS_PER_STATEMENT) {
+    await upsertStatement(all.slice(start, start + MAX_ROWS_PER_STATEMENT));
+  }
+}
+
+async function upsertStatement(payments: readonly PaymentRecord[]): Promise<void> {
+  const rows = payments.map(
     (p) => sql`(${p.organisation_uuid}, ${p.uuid}, ${p.account_uuid}, ${p.version}, ${String(p.created)}::bigint,
       ${p.status}, ${String(p.amount_minor)}::bigint, ${p.currency}, ${p.payment_method},
       ${JSON.stringify(storable(paymentShape(p)))}::jsonb)`,
