@@ -102,7 +102,7 @@ export class SearchEngine extends Construct {
       {
         id: 'AwsSolutions-SMG4',
         reason:
-          'The cluster secret is read by the Data API on the functions’ behalf; a rotation Lambda would need network access into the isolated subnets (a NAT or endpoints) that nothing else here needs. Rotate it with `pnpm ops` by a manual rotation when staff change.',
+          'The cluster secret is read by the Data API on the functions’ behalf; a rotation Lambda would need network access into the isolated subnets (a NAT or VPC endpoints) that nothing else here needs. Not rotated on a schedule yet: rotating it means changing the password in the database and the secret together (README, Search on PostgreSQL).',
       },
       {
         id: 'AwsSolutions-RDS14',

@@ -193,6 +193,7 @@ export class ServiceStack extends Stack {
       for (const [name, value] of Object.entries(this.search.environment()))
         writer.function.addEnvironment(name, value);
       this.search.grantQuery(writer.role);
+      writer.function.node.addDependency(this.search.schema);
     }
 
     // The hosted onboarding page's address: onboarding builds processes' onboarding_url from it,

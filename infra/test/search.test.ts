@@ -86,9 +86,11 @@ describe.each(STAGE_NAMES)('the search engine in the %s stage', (stage) => {
       template.toJSON().Resources as Record<string, { Type: string; Properties?: Record<string, unknown> }>,
     ).find(([, resource]) => resource.Type === 'Custom::SearchSchema');
     expect(schema?.[1].Properties?.Migrations).toMatch(/^[0-9a-f]{16}$/);
-    const payments = functionsByService(template).get('payments');
     const resources = template.toJSON().Resources as Record<string, { DependsOn?: string[] }>;
-    expect(resources[payments?.logicalId ?? '']?.DependsOn).toContain(schema?.[0]);
+    for (const service of ['payments', 'subscriptions', 'billing-worker', 'payment-resolver', 'search-projector']) {
+      const fn = functionsByService(template).get(service);
+      expect(resources[fn?.logicalId ?? '']?.DependsOn, service).toContain(schema?.[0]);
+    }
   });
 
   it('alarms when the projector falls behind or gives up, where the stage has alarms', () => {
