@@ -155,6 +155,33 @@ describe('the search projection', () => {
     expect(text.json.hits[0].custom_parameters.campaign).toBe('nul\\u0000byte');
   });
 
+  it('returns large documents intact, past one call’s size and one row’s (the Data API’s limits)', async () => {
+    // 20 000 two-byte characters a payment: each document is fetched in pieces, and together
+    // they pass the 800 KB a documents call carries.
+    const big = 'é'.repeat(20_000);
+    const uuids: string[] = [];
+    for (let i = 0; i < 22; i++) {
+      const created = await call('POST', '/payments', {
+        token,
+        body: {
+          account_uuid: DEMO.secondAccount,
+          payment_method: 'card',
+          profile: 'card',
+          amount: { value: String(100 + i), currency: 'CHF' },
+          payment_information: { number: '4242424242424242', expiry_month: 12, expiry_year: 2099, cvv: '123' },
+          custom_parameters: { campaign: 'large', note: `${i}:${big}` },
+        },
+      });
+      expect(created.status, created.text).toBe(201);
+      uuids.push(created.json.uuid);
+    }
+    const found = await search({ ...byCampaign('large'), size: 50 });
+    expect(found.json.hits).toHaveLength(22);
+    for (const hit of found.json.hits)
+      expect(hit.custom_parameters.note).toBe(`${String(hit.amount.value - 100)}:${big}`);
+    expect(new Set(found.json.hits.map((h: { uuid: string }) => h.uuid))).toEqual(new Set(uuids));
+  });
+
   it('takes payments with the engine down, answers searches 503, and catches up from the stream', async () => {
     Object.assign(process.env, ENGINE_DOWN);
     const taken = await pay('while-down');
