@@ -4,17 +4,8 @@ import {
   type RDSDataClient,
   type SqlParameter,
 } from '@aws-sdk/client-rds-data';
-import {
-  type CompiledQuery,
-  type DatabaseConnection,
-  type Dialect,
-  type Driver,
-  type Kysely,
-  PostgresAdapter,
-  PostgresIntrospector,
-  PostgresQueryCompiler,
-  type QueryResult,
-} from 'kysely';
+import type { CompiledQuery, DatabaseConnection, Dialect, QueryResult } from 'kysely';
+import { postgresDialect } from './dialect';
 
 /**
  * Kysely on Aurora PostgreSQL through the RDS Data API: HTTPS calls signed with the function's
@@ -75,26 +66,9 @@ class DataApiConnection implements DatabaseConnection {
   }
 }
 
-class DataApiDriver implements Driver {
-  constructor(private readonly target: DataApiTarget) {}
-  async init(): Promise<void> {}
-  async acquireConnection(): Promise<DatabaseConnection> {
-    return new DataApiConnection(this.target);
-  }
-  async beginTransaction(): Promise<void> {
-    throw new Error('Interactive transactions are not used on the search engine');
-  }
-  async commitTransaction(): Promise<void> {}
-  async rollbackTransaction(): Promise<void> {}
-  async releaseConnection(): Promise<void> {}
-  async destroy(): Promise<void> {}
-}
-
 export function dataApiDialect(target: DataApiTarget): Dialect {
-  return {
-    createAdapter: () => new PostgresAdapter(),
-    createDriver: () => new DataApiDriver(target),
-    createIntrospector: (db: Kysely<unknown>) => new PostgresIntrospector(db),
-    createQueryCompiler: () => new PostgresQueryCompiler(),
-  };
+  return postgresDialect(
+    async () => new DataApiConnection(target),
+    async () => undefined,
+  );
 }

@@ -1,15 +1,6 @@
 import type { PGlite } from '@electric-sql/pglite';
-import {
-  type CompiledQuery,
-  type DatabaseConnection,
-  type Dialect,
-  type Driver,
-  type Kysely,
-  PostgresAdapter,
-  PostgresIntrospector,
-  PostgresQueryCompiler,
-  type QueryResult,
-} from 'kysely';
+import type { CompiledQuery, DatabaseConnection, Dialect, QueryResult } from 'kysely';
+import { postgresDialect } from './dialect';
 
 /**
  * Kysely on PGlite (PostgreSQL compiled to WASM, in this process): the engine of `pnpm start`
@@ -33,28 +24,9 @@ class PGliteConnection implements DatabaseConnection {
   }
 }
 
-class PGliteDriver implements Driver {
-  constructor(private readonly open: () => Promise<PGlite>) {}
-  async init(): Promise<void> {}
-  async acquireConnection(): Promise<DatabaseConnection> {
-    return new PGliteConnection(await this.open());
-  }
-  async beginTransaction(): Promise<void> {
-    throw new Error('Interactive transactions are not used on the search engine');
-  }
-  async commitTransaction(): Promise<void> {}
-  async rollbackTransaction(): Promise<void> {}
-  async releaseConnection(): Promise<void> {}
-  async destroy(): Promise<void> {
-    await (await this.open()).close();
-  }
-}
-
 export function pgliteDialect(open: () => Promise<PGlite>): Dialect {
-  return {
-    createAdapter: () => new PostgresAdapter(),
-    createDriver: () => new PGliteDriver(open),
-    createIntrospector: (db: Kysely<unknown>) => new PostgresIntrospector(db),
-    createQueryCompiler: () => new PostgresQueryCompiler(),
-  };
+  return postgresDialect(
+    async () => new PGliteConnection(await open()),
+    async () => (await open()).close(),
+  );
 }
