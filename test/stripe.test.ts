@@ -329,6 +329,25 @@ describe('refunds and disputes on Stripe', () => {
     expect(names).toEqual(['svc.payments.refund.succeeded', 'svc.payments.refund.failed']);
   });
 
+  it('records a refund made in Stripe’s dashboard once, however often its event comes, beside ours', async () => {
+    const paid = await pay({ payment_information: { payment_method: 'pm_card_visa' } });
+    const ours = await call('POST', `/payments/${paid.json.uuid}/refunds`, {
+      token,
+      body: { amount: { value: '300', currency: 'CHF' } },
+    });
+    expect(ours.json.status, ours.text).toBe('succeeded');
+    const charge = stripe.dashboardRefund(String(intentOf(paid.json)?.id), 700);
+    expect((await deliver('charge.refunded', charge)).json).toEqual({ received: true, applied: true });
+    await deliver('charge.refunded', charge);
+    const payment = await getPayment(paid.json.uuid);
+    expect(payment.refunded_amount).toEqual({ value: '1000', currency: 'CHF' });
+    expect(payment.refunds.map((r: { amount: { value: string } }) => r.amount.value).sort()).toEqual(['300', '700']);
+    const events = (await streamEvents()).filter((e) =>
+      payment.refunds.some((r: { uuid: string }) => r.uuid === e.object_uuid),
+    );
+    expect(events.map((e) => e.name)).toEqual(['svc.payments.refund.succeeded', 'svc.payments.refund.succeeded']);
+  });
+
   it('records a dispute and its close, announced once each', async () => {
     const paid = await pay({ payment_information: { payment_method: 'pm_card_visa' } });
     const dispute = stripe.dispute(String(intentOf(paid.json)?.id));

@@ -74,6 +74,8 @@ export interface StripeStandIn {
   settle(intentId: string, succeeded: boolean): void;
   /** A refund Stripe accepted fails later. */
   failRefund(refundId: string): void;
+  /** A refund made in Stripe's dashboard (no metadata of ours); the charge object of its event. */
+  dashboardRefund(intentId: string, amount: number): Params;
   /** Opens a dispute on an intent's charge; the dispute object. */
   dispute(intentId: string): Params;
   closeDispute(disputeId: string, status: 'won' | 'lost'): Params;
@@ -395,6 +397,12 @@ export async function startStripeStandIn(options: { latencyMs?: number } = {}): 
       }
     }
     if (method === 'POST' && path === '/v1/refunds') return refund(params);
+    if (method === 'GET' && path === '/v1/refunds') {
+      const listed = [...refunds.values()].filter(
+        (r) => !params.payment_intent || r.payment_intent === params.payment_intent,
+      );
+      return { status: 200, body: { object: 'list', data: listed, has_more: false, url: path } };
+    }
     return stripeError(404, {
       type: 'invalid_request_error',
       message: `Unrecognized request URL (${method}: ${path})`,
@@ -523,6 +531,28 @@ export async function startStripeStandIn(options: { latencyMs?: number } = {}): 
           message: 'The debit was not authorised.',
         };
       }
+    },
+    dashboardRefund(intentId, amount) {
+      const intent = intentOf(intentId);
+      const made: Params = {
+        id: id('re'),
+        object: 'refund',
+        amount,
+        currency: intent.currency,
+        payment_intent: intent.id,
+        charge: intent.latest_charge,
+        metadata: {},
+        status: 'succeeded',
+        failure_reason: null,
+      };
+      refunds.set(String(made.id), made);
+      return {
+        id: intent.latest_charge,
+        object: 'charge',
+        payment_intent: intent.id,
+        amount_refunded: amount,
+        refunded: false,
+      };
     },
     failRefund(refundId) {
       const refund = refunds.get(refundId);

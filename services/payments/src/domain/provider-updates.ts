@@ -1,8 +1,9 @@
+import { derivedUuid, now } from '@svc/core';
 import { newEvent } from '@svc/events';
 import type { Outcome, RefundOutcome } from '../providers/provider';
-import { findPayment, type PaymentRecord } from '../repository/payment-repository';
+import { findPayment, type PaymentRecord, type RefundRecord } from '../repository/payment-repository';
 import { settlePending } from './approval';
-import { paymentEvent } from './events';
+import { paymentEvent, refundEvents } from './events';
 import { subscriptionsDomain } from './initialise';
 import { type ChargeOutcome, offSession } from './recurring';
 import { retryOnConflict, savePaymentVersion } from './versioned';
@@ -188,3 +189,30 @@ export function recordDispute(paymentUuid: string, update: DisputeUpdate): Promi
 
 /** Dispute statuses after which nothing changes any more. */
 const CLOSED = new Set(['won', 'lost', 'warning_closed', 'prevented']);
+
+/**
+ * Refunds made at the provider without us (Stripe's dashboard): each recorded once, under a uuid
+ * derived from the provider's id, its amount counted as refunded (never beyond the payment), and
+ * announced as `svc.payments.refund.succeeded`.
+ */
+export function recordProviderRefunds(
+  paymentUuid: string,
+  refunds: ReadonlyArray<{ providerReference: string; amountMinor: number }>,
+): Promise<PaymentRecord | undefined> {
+  return retryOnConflict(async () => {
+    const payment = await findPayment(paymentUuid);
+    if (!payment || payment.status !== 'succeeded') return payment;
+    const next: PaymentRecord = { ...payment, refunds: [...payment.refunds], events: [] };
+    for (const made of refunds) {
+      const uuid = derivedUuid('refund', made.providerReference);
+      if (next.refunds.some((refund) => refund.uuid === uuid)) continue;
+      const amount = Math.min(made.amountMinor, next.amount_minor - next.refunded_minor);
+      if (amount <= 0) continue;
+      const refund: RefundRecord = { uuid, amount_minor: amount, status: 'succeeded', created: now() };
+      next.refunds.push(refund);
+      next.refunded_minor += amount;
+      next.events.push(...refundEvents(next, refund));
+    }
+    return next.events.length === 0 ? payment : savePaymentVersion(payment, next);
+  });
+}

@@ -6,6 +6,7 @@ import { storedContext } from '../../domain/context';
 import {
   failRefund,
   recordDispute,
+  recordProviderRefunds,
   settleFromProvider,
   settleRecurringFromProvider,
 } from '../../domain/provider-updates';
@@ -85,9 +86,9 @@ async function applyEvent(event: Stripe.Event): Promise<boolean> {
     case 'charge.dispute.updated':
     case 'charge.dispute.closed':
       return disputeUpdated(event, event.data.object);
-    // Acknowledged: our refunds are recorded when asked for, and mandates and setup intents
-    // need nothing of ours.
     case 'charge.refunded':
+      return chargeRefunded(event, event.data.object);
+    // Acknowledged: mandates and setup intents need nothing of ours.
     case 'setup_intent.succeeded':
     case 'mandate.updated':
       return true;
@@ -120,6 +121,36 @@ async function refundUpdated(refund: Stripe.Refund): Promise<boolean> {
   if (refund.status !== 'failed' && refund.status !== 'canceled') return true;
   await failRefund(paymentUuid, refundUuid, refund.failure_reason ?? refund.status);
   return true;
+}
+
+/**
+ * A charge refunded: refunds we asked for are recorded already; one made at Stripe without us (in
+ * its dashboard) is recorded now. Stripe is asked for the intent's refunds rather than trusting
+ * the event's copy.
+ */
+async function chargeRefunded(event: Stripe.Event, charge: Stripe.Charge): Promise<boolean> {
+  const intentId = typeof charge.payment_intent === 'string' ? charge.payment_intent : charge.payment_intent?.id;
+  const stripe = intentId ? await stripeClient(!event.livemode) : undefined;
+  if (!intentId || !stripe) return false;
+  const options = event.account ? { stripeAccount: event.account } : {};
+  const intent = await stripe.paymentIntents.retrieve(intentId, {}, options);
+  const payment = await paymentOfIntent(intent.metadata?.svc_reference);
+  if (!payment) return false;
+  const listed = await stripe.refunds.list({ payment_intent: intentId, limit: 100 }, options);
+  const theirs = listed.data.filter(
+    (refund) => !refund.metadata?.svc_reference && (refund.status === 'succeeded' || refund.status === 'pending'),
+  );
+  await recordProviderRefunds(
+    payment.uuid,
+    theirs.map((refund) => ({ providerReference: refund.id, amountMinor: refund.amount })),
+  );
+  return true;
+}
+
+/** Our payment of an intent: by our reference, or a recurring charge's (derived from its attempt). */
+async function paymentOfIntent(reference: string | undefined): Promise<PaymentRecord | undefined> {
+  if (!reference) return undefined;
+  return (await findPayment(reference)) ?? (await findPayment(derivedUuid('payment', reference)));
 }
 
 async function disputeUpdated(event: Stripe.Event, dispute: Stripe.Dispute): Promise<boolean> {
