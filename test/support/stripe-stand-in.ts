@@ -322,6 +322,20 @@ export async function startStripeStandIn(options: { latencyMs?: number } = {}): 
     });
   }
 
+  function refundObject(intent: Params, amount: number, metadata: Params, status: string): Params {
+    return {
+      id: id('re'),
+      object: 'refund',
+      amount,
+      currency: intent.currency,
+      payment_intent: intent.id,
+      charge: intent.latest_charge,
+      metadata,
+      status,
+      failure_reason: null,
+    };
+  }
+
   function refund(params: Params): { status: number; body: Params } {
     const intent = intents.get(String(params.payment_intent));
     if (!intent) {
@@ -344,17 +358,12 @@ export async function startStripeStandIn(options: { latencyMs?: number } = {}): 
       });
     }
     const method = methods.get(String(intent.payment_method));
-    const created: Params = {
-      id: id('re'),
-      object: 'refund',
+    const created = refundObject(
+      intent,
       amount,
-      currency: intent.currency,
-      payment_intent: intent.id,
-      charge: intent.latest_charge,
-      metadata: params.metadata ?? {},
-      status: method?.type === 'sepa_debit' ? 'pending' : 'succeeded',
-      failure_reason: null,
-    };
+      (params.metadata ?? {}) as Params,
+      method?.type === 'sepa_debit' ? 'pending' : 'succeeded',
+    );
     refunds.set(String(created.id), created);
     return { status: 200, body: created };
   }
@@ -534,17 +543,7 @@ export async function startStripeStandIn(options: { latencyMs?: number } = {}): 
     },
     dashboardRefund(intentId, amount) {
       const intent = intentOf(intentId);
-      const made: Params = {
-        id: id('re'),
-        object: 'refund',
-        amount,
-        currency: intent.currency,
-        payment_intent: intent.id,
-        charge: intent.latest_charge,
-        metadata: {},
-        status: 'succeeded',
-        failure_reason: null,
-      };
+      const made = refundObject(intent, amount, {}, 'succeeded');
       refunds.set(String(made.id), made);
       return {
         id: intent.latest_charge,

@@ -201,7 +201,7 @@ export function recordProviderRefunds(
 ): Promise<PaymentRecord | undefined> {
   return retryOnConflict(async () => {
     const payment = await findPayment(paymentUuid);
-    if (!payment || payment.status !== 'succeeded') return payment;
+    if (payment?.status !== 'succeeded') return payment;
     const next: PaymentRecord = { ...payment, refunds: [...payment.refunds], events: [] };
     for (const made of refunds) {
       const uuid = derivedUuid('refund', made.providerReference);
