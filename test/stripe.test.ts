@@ -98,6 +98,29 @@ function saveCard(paymentMethod: string): Promise<ApiResponse> {
 
 const getPayment = async (uuid: string) => (await call('GET', `/payments/${uuid}`, { token })).json;
 
+/** A supporter and an active monthly subscription charged from the source. */
+async function subscribe(sourceUuid: string, amount: number, currency: string): Promise<ApiResponse> {
+  const supporter = await call('POST', '/supporters', {
+    token,
+    body: { organisation_uuid: DEMO.org, first_name: 'Ada' },
+  });
+  const subscription = await call('POST', '/subscriptions', {
+    token,
+    body: {
+      account_uuid: ACCOUNT,
+      payment_source_uuid: sourceUuid,
+      supporter_uuid: supporter.json.uuid,
+      currency,
+      amount,
+      recurring_interval: 'monthly',
+      status: 'active',
+      test_mode: true,
+    },
+  });
+  expect(subscription.status, subscription.text).toBe(201);
+  return subscription;
+}
+
 describe('card payments on Stripe', () => {
   it('charges a Stripe PaymentMethod: succeeded, masked from Stripe, one idempotent intent with our metadata', async () => {
     const response = await pay({ payment_information: { payment_method: 'pm_card_visa' } });
@@ -382,24 +405,7 @@ describe('saved instruments and recurring charges on Stripe', () => {
     // The verification charge is refunded at once.
     expect(stripe.requests.find((r) => r.idempotencyKey === `${source.json.uuid}:refund`)).toBeDefined();
 
-    const supporter = await call('POST', '/supporters', {
-      token,
-      body: { organisation_uuid: DEMO.org, first_name: 'Ada' },
-    });
-    const subscription = await call('POST', '/subscriptions', {
-      token,
-      body: {
-        account_uuid: ACCOUNT,
-        payment_source_uuid: source.json.uuid,
-        supporter_uuid: supporter.json.uuid,
-        currency: 'CHF',
-        amount: 1800,
-        recurring_interval: 'monthly',
-        status: 'active',
-        test_mode: true,
-      },
-    });
-    expect(subscription.status, subscription.text).toBe(201);
+    const subscription = await subscribe(source.json.uuid, 1800, 'CHF');
     const run = await call('POST', '/_local/billing-run');
     expect(run.json).toMatchObject({ succeeded: expect.any(Number) });
     const [invoice] = (await call('GET', `/subscriptions/${subscription.json.uuid}/invoices`, { token })).json;
@@ -450,24 +456,7 @@ describe('recurring SEPA Direct Debit on Stripe', () => {
       provider: 'stripe',
       payment_information: { iban: 'DE89**************3000', account_holder: 'Ada Donor' },
     });
-    const supporter = await call('POST', '/supporters', {
-      token,
-      body: { organisation_uuid: DEMO.org, first_name: 'Ada' },
-    });
-    const subscription = await call('POST', '/subscriptions', {
-      token,
-      body: {
-        account_uuid: ACCOUNT,
-        payment_source_uuid: source.json.uuid,
-        supporter_uuid: supporter.json.uuid,
-        currency: 'EUR',
-        amount,
-        recurring_interval: 'monthly',
-        status: 'active',
-        test_mode: true,
-      },
-    });
-    expect(subscription.status, subscription.text).toBe(201);
+    const subscription = await subscribe(source.json.uuid, amount, 'EUR');
     return { source: source.json, subscription: subscription.json, customer: setup?.params.customer };
   }
 
@@ -633,24 +622,7 @@ describe('recurring charges on a connected account', () => {
       ['/v1/payment_intents', CONNECTED],
       ['/v1/refunds', CONNECTED],
     ]);
-    const supporter = await call('POST', '/supporters', {
-      token,
-      body: { organisation_uuid: DEMO.org, first_name: 'Bo' },
-    });
-    const subscription = await call('POST', '/subscriptions', {
-      token,
-      body: {
-        account_uuid: ACCOUNT,
-        payment_source_uuid: source.json.uuid,
-        supporter_uuid: supporter.json.uuid,
-        currency: 'CHF',
-        amount: 1500,
-        recurring_interval: 'monthly',
-        status: 'active',
-        test_mode: true,
-      },
-    });
-    expect(subscription.status, subscription.text).toBe(201);
+    const subscription = await subscribe(source.json.uuid, 1500, 'CHF');
     await call('POST', '/_local/billing-run');
     const [invoice] = (await call('GET', `/subscriptions/${subscription.json.uuid}/invoices`, { token })).json;
     expect(invoice).toMatchObject({ status: 'paid' });
