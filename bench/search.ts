@@ -3,11 +3,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { type PaymentRecord, paymentItem, projectStreamRecords } from '@svc/payments';
-import { closeSearchDb, searchDb } from '@svc/sql';
+import { SEARCH_PROJECTIONS } from '@svc/api';
+import { type PaymentRecord, paymentItem } from '@svc/payments';
+import { closeSearchDb, searchDb, streamProjector } from '@svc/sql';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { sql } from 'kysely';
 import { ROOT } from './service';
+
+const projectStreamRecords = streamProjector(SEARCH_PROJECTIONS);
 
 /**
  * Search on the engine (PostgreSQL: PGlite here, on disk): one large organisation and many small

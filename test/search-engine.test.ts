@@ -1,6 +1,7 @@
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { findPayment, type PaymentRecord, paymentItem, projectStreamRecords } from '@svc/payments';
-import { searchDb } from '@svc/sql';
+import { SEARCH_PROJECTIONS } from '@svc/api';
+import { findPayment, type PaymentRecord, paymentItem } from '@svc/payments';
+import { searchDb, streamProjector } from '@svc/sql';
 import type { DynamoDBRecord } from 'aws-lambda';
 import fc from 'fast-check';
 import { sql } from 'kysely';
@@ -13,6 +14,7 @@ import { call, DEMO, seedDemo, tokenFor } from './support/api';
  * come in, and with the engine down payments are still taken, searches answer 503, and the
  * stream fills the rows in once it is back.
  */
+const projectStreamRecords = streamProjector(SEARCH_PROJECTIONS);
 let token: string;
 
 beforeAll(async () => {
@@ -153,6 +155,23 @@ describe('the search projection', () => {
     const text = await search(byCampaign('nul\\u0000byte'));
     expect(text.json.hits.map((h: { uuid: string }) => h.uuid)).toEqual([literal.uuid]);
     expect(text.json.hits[0].custom_parameters.campaign).toBe('nul\\u0000byte');
+  });
+
+  it('reads field paths such as constructor or toString as fields, in every search (never a 5xx)', async () => {
+    for (const kind of ['payments', 'subscriptions', 'organisations']) {
+      for (const field of ['constructor', 'toString', '__proto__', 'amount.valueOf', 'hasOwnProperty']) {
+        const response = await call('POST', `/search/${kind}`, {
+          token,
+          body: {
+            query: { $exists: field },
+            sort: [{ field, direction: 'asc', field_type: 'numeric' }],
+            aggs: { t: { type: 'term', field }, s: { type: 'sum', field } },
+          },
+        });
+        expect(response.status, `${kind} ${field}: ${response.text}`).toBe(200);
+        expect(response.json.summary.hits).toBe(0);
+      }
+    }
   });
 
   it('returns large documents intact, past one call’s size and one row’s (the Data API’s limits)', async () => {

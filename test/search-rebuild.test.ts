@@ -1,8 +1,8 @@
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import * as payments from '@svc/payments';
-import { searchDb } from '@svc/sql';
+import { PAYMENT_PROJECTION } from '@svc/payments';
+import { rebuildSearch, searchDb } from '@svc/sql';
 import { sql } from 'kysely';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { call, DEMO, seedDemo, tokenFor } from './support/api';
@@ -53,7 +53,8 @@ describe('rebuilding search from the table', () => {
     expect(await found()).toBe(0);
     const progressFile = join(mkdtempSync(join(tmpdir(), 'svc-rebuild-')), 'progress.json');
     const seen: number[] = [];
-    const summary = await payments.rebuildSearch({
+    const summary = await rebuildSearch({
+      projections: [PAYMENT_PROJECTION],
       segments: 3,
       progressFile,
       onProgress: (scanned) => seen.push(scanned),
@@ -71,19 +72,19 @@ describe('rebuilding search from the table', () => {
     const progressFile = join(mkdtempSync(join(tmpdir(), 'svc-rebuild-')), 'progress.json');
     // The engine fails after two pages: the run stops with its position saved.
     let pages = 0;
-    const failing = async (records: payments.PaymentRecord[]) => {
+    const failing = async (items: ReadonlyArray<Record<string, unknown>>) => {
       pages += 1;
       if (pages > 2) throw new Error('engine gone');
-      await payments.projectPayments(records);
+      return PAYMENT_PROJECTION.project(items);
     };
-    await expect(payments.rebuildSearch({ segments: 1, progressFile, pageSize: 4, project: failing })).rejects.toThrow(
-      'engine gone',
-    );
+    await expect(
+      rebuildSearch({ projections: [PAYMENT_PROJECTION], segments: 1, progressFile, pageSize: 4, project: failing }),
+    ).rejects.toThrow('engine gone');
     expect(existsSync(progressFile)).toBe(true);
     const partial = await rows();
     expect(partial).toBeGreaterThan(0);
     expect(partial).toBeLessThan(total);
-    const summary = await payments.rebuildSearch({ segments: 1, progressFile, pageSize: 4 });
+    const summary = await rebuildSearch({ projections: [PAYMENT_PROJECTION], segments: 1, progressFile, pageSize: 4 });
     expect(summary.resumed).toBe(true);
     expect(await rows()).toBe(total);
     expect(await found()).toBe(12);

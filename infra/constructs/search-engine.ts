@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { WORKERS } from '@svc/api';
+import { type DomainName, WORKERS } from '@svc/api';
 import { MIGRATIONS } from '@svc/sql';
 import { CustomResource, Duration, Validations } from 'aws-cdk-lib';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
@@ -42,10 +42,27 @@ export const SEARCH_ITERATOR_AGE_ALARM = Duration.minutes(5);
  * The search engine: Aurora PostgreSQL Serverless v2 reached through the RDS Data API (the
  * functions sign HTTPS calls with their roles: no VPC in them, no connection pool to exhaust),
  * its schema migrated by a custom resource on every deploy, and the search projector fed by the
- * table's stream (payments only, by an event filter) with partial batch responses, bisecting,
+ * table's stream (only the items it projects, by an event filter) with partial batch responses, bisecting,
  * and a dead-letter queue. The cluster sits in isolated subnets of its own VPC: nothing but the
  * Data API reaches it.
  */
+/**
+ * The table items the engine holds (the projections' entities, see @svc/api's SEARCH_PROJECTIONS;
+ * infra/test/search.test.ts keeps the two equal): the projector's stream filter.
+ */
+export const SEARCH_ENTITIES = ['payment', 'subscription', 'subscription_plan', 'organisation'] as const;
+
+/**
+ * The domain functions that search, or write items the engine holds (read-your-writes needs the
+ * row upserted right after the write): the engine's address and a Data API grant, nothing more.
+ */
+export const SEARCH_DOMAINS: ReadonlySet<DomainName> = new Set<DomainName>([
+  'payments',
+  'subscriptions',
+  'organisations',
+  'onboarding',
+]);
+
 export class SearchEngine extends Construct {
   readonly cluster: DatabaseCluster;
   readonly projector: ServiceFunction;
@@ -167,7 +184,9 @@ export class SearchEngine extends Construct {
         retryAttempts: 10,
         maxRecordAge: Duration.hours(24),
         onFailure: new SqsDlq(this.deadLetterQueue),
-        filters: [FilterCriteria.filter({ dynamodb: { NewImage: { entity: { S: FilterRule.isEqual('payment') } } } })],
+        filters: [
+          FilterCriteria.filter({ dynamodb: { NewImage: { entity: { S: FilterRule.or(...SEARCH_ENTITIES) } } } }),
+        ],
       }),
     );
     Validations.of(this.projector.role).acknowledge({

@@ -17,7 +17,7 @@ import { DomainFunction, domainNames } from '../constructs/domain-function';
 import { Events } from '../constructs/events';
 import { PaymentResolver } from '../constructs/payment-resolver';
 import { Reconciliation } from '../constructs/reconciliation';
-import { SearchEngine } from '../constructs/search-engine';
+import { SEARCH_DOMAINS, SearchEngine } from '../constructs/search-engine';
 import { ServiceAlarms } from '../constructs/service-alarms';
 import { ServiceApi } from '../constructs/service-api';
 import { ServiceTable } from '../constructs/service-table';
@@ -126,8 +126,9 @@ export class ServiceStack extends Stack {
       const fingerprints = domain === 'payments';
       // Onboarding alone verifies captchas (the hosted page's e-mail step, the existence check).
       const verifiesCaptchas = domain === 'onboarding';
-      // Payments searches; payments and subscriptions write payments, whose rows follow at once.
-      const usesSearch = domain === 'payments' || domain === 'subscriptions';
+      // Payments, subscriptions and organisations search; they and onboarding write what the
+      // engine holds (payments, subscriptions, plans, organisations), whose rows follow at once.
+      const usesSearch = SEARCH_DOMAINS.has(domain);
       const fn = new DomainFunction(this, `Domain-${domain}`, {
         domain,
         stage,

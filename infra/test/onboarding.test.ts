@@ -97,6 +97,7 @@ function onboardingOf(stage: StageName) {
     apiId: logicalIdOf(template, 'AWS::ApiGatewayV2::Api'),
     captchaSecretId: logicalIdStartingWith(template, 'AWS::SecretsManager::Secret', 'CaptchaSecret'),
     hashKeyId: logicalIdStartingWith(template, 'AWS::SecretsManager::Secret', 'HashKey'),
+    searchSecretId: logicalIdOf(template, 'AWS::SecretsManager::SecretTargetAttachment'),
   };
 }
 
@@ -195,11 +196,12 @@ describe.each(STAGE_NAMES)('the %s onboarding function', (stage) => {
     expect(variables).not.toHaveProperty('SVC_CAPTCHA_SECRET');
   });
 
-  it('may read the captcha secret and the hash key, and no other secret', () => {
-    const { statements, captchaSecretId, hashKeyId } = onboardingOf(stage);
-    const allowed = [{ Ref: captchaSecretId }, { Ref: hashKeyId }];
+  it('may read the captcha secret, the hash key and the search engine’s secret, and no other secret', () => {
+    const { statements, captchaSecretId, hashKeyId, searchSecretId } = onboardingOf(stage);
+    // The search engine's: the organisations it creates are upserted into search at once.
+    const allowed = [{ Ref: captchaSecretId }, { Ref: hashKeyId }, { Ref: searchSecretId }];
     expect(resourcesGranting(statements, 'secretsmanager:GetSecretValue')).toEqual(expect.arrayContaining(allowed));
-    expect(resourcesGranting(statements, 'secretsmanager:GetSecretValue')).toHaveLength(2);
+    expect(resourcesGranting(statements, 'secretsmanager:GetSecretValue')).toHaveLength(3);
     const secretStatements = statements.filter((s) => s.Action.some((action) => action.startsWith('secretsmanager:')));
     for (const statement of secretStatements) {
       for (const resource of [statement.Resource].flat()) expect(allowed).toContainEqual(resource);

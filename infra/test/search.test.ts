@@ -1,7 +1,7 @@
-import { SEARCH_CLUSTER_OUTPUT } from '@svc/api';
+import { SEARCH_CLUSTER_OUTPUT, SEARCH_PROJECTIONS } from '@svc/api';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { STAGE_NAMES, STAGES } from '../config/stages';
-import { SEARCH_ITERATOR_AGE_ALARM } from '../constructs/search-engine';
+import { SEARCH_ENTITIES, SEARCH_ITERATOR_AGE_ALARM } from '../constructs/search-engine';
 import { synthesizeAllStages, templateOf } from './support/synth';
 import { functionsByService, logicalIdOf, rolesAllowedOn } from './support/template-model';
 
@@ -9,15 +9,24 @@ beforeAll(() => {
   synthesizeAllStages();
 });
 
-/** The functions that search or write payments, the projector and the schema's migrator. */
+/**
+ * The functions that search or write what the engine holds (payments, subscriptions, plans,
+ * organisations), the projector and the schema's migrator.
+ */
 const ENGINE_USERS = [
   'payments',
   'subscriptions',
+  'organisations',
+  'onboarding',
   'billing-worker',
   'payment-resolver',
   'search-projector',
   'search-migrator',
 ];
+
+it('filters the stream on exactly the entities the projections read', () => {
+  expect([...SEARCH_ENTITIES].sort()).toEqual(SEARCH_PROJECTIONS.flatMap((p) => p.entities).sort());
+});
 
 describe.each(STAGE_NAMES)('the search engine in the %s stage', (stage) => {
   it('is Aurora PostgreSQL Serverless v2 with the Data API, encrypted, in isolated subnets, sized by the stage', () => {
@@ -43,7 +52,7 @@ describe.each(STAGE_NAMES)('the search engine in the %s stage', (stage) => {
     expect(template.toJSON().Outputs[SEARCH_CLUSTER_OUTPUT]).toBeDefined();
   });
 
-  it('lets exactly the functions that search, write payments, project or migrate use the Data API and its secret', () => {
+  it('lets exactly the functions that search, write what it holds, project or migrate use the Data API and its secret', () => {
     const template = templateOf(stage);
     const clusterId = logicalIdOf(template, 'AWS::RDS::DBCluster');
     const functions = functionsByService(template);
@@ -62,7 +71,7 @@ describe.each(STAGE_NAMES)('the search engine in the %s stage', (stage) => {
     }
   });
 
-  it('feeds the projector from the table stream, payments only, with partial failures and a dead-letter queue', () => {
+  it('feeds the projector from the table stream, the projected items only, with partial failures and a dead-letter queue', () => {
     const template = templateOf(stage);
     const projector = functionsByService(template).get('search-projector');
     const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping')).filter(
@@ -74,7 +83,7 @@ describe.each(STAGE_NAMES)('the search engine in the %s stage', (stage) => {
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       BisectBatchOnFunctionError: true,
       FilterCriteria: {
-        Filters: [{ Pattern: JSON.stringify({ dynamodb: { NewImage: { entity: { S: ['payment'] } } } }) }],
+        Filters: [{ Pattern: JSON.stringify({ dynamodb: { NewImage: { entity: { S: [...SEARCH_ENTITIES] } } } }) }],
       },
       DestinationConfig: { OnFailure: { Destination: expect.anything() } },
     });
@@ -87,7 +96,7 @@ describe.each(STAGE_NAMES)('the search engine in the %s stage', (stage) => {
     ).find(([, resource]) => resource.Type === 'Custom::SearchSchema');
     expect(schema?.[1].Properties?.Migrations).toMatch(/^[0-9a-f]{16}$/);
     const resources = template.toJSON().Resources as Record<string, { DependsOn?: string[] }>;
-    for (const service of ['payments', 'subscriptions', 'billing-worker', 'payment-resolver', 'search-projector']) {
+    for (const service of ENGINE_USERS.filter((service) => service !== 'search-migrator')) {
       const fn = functionsByService(template).get(service);
       expect(resources[fn?.logicalId ?? '']?.DependsOn, service).toContain(schema?.[0]);
     }

@@ -32,8 +32,9 @@ export const WORKERS = {
   deliverySweeper: { entry: 'services/webhooks/src/handlers/delivery-sweeper.ts', memoryMb: 256 },
   // Asks providers again about payments whose answer never came.
   paymentResolver: { entry: 'services/payments/src/handlers/payment-resolver.ts', memoryMb: 256 },
-  // The table's stream → payment rows in the search engine (Aurora through the Data API).
-  searchProjector: { entry: 'services/payments/src/handlers/search-projector.ts', memoryMb: 512 },
+  // The table's stream → payment, subscription and organisation rows in the search engine
+  // (Aurora through the Data API).
+  searchProjector: { entry: 'packages/api/src/search-projector-lambda.ts', memoryMb: 512 },
   // Parses files of up to 100 MiB as streams; the results of 100k rows are held until written.
   fileProcessor: { entry: 'services/reconciliation/src/handlers/file-processor.ts', memoryMb: 1024 },
 } as const;

@@ -9,3 +9,4 @@ export {
 export { DOMAINS, type DomainName, WORKERS, type WorkerName } from './domains';
 export { API_INFO } from './platform-routes';
 export { allRoutes, platformRoutes, ROUTE_TABLE, type RouteEntry } from './route-table';
+export { SEARCH_PROJECTIONS } from './search-projections';

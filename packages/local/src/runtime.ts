@@ -3,10 +3,10 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SEARCH_PROJECTIONS } from '@svc/api';
 import { logger } from '@svc/core';
-import { rebuildSearch, searchIsEmpty } from '@svc/payments';
 import { applySeed, DEMO_SEED, parseSeed, type SeedFile, type SeedSummary } from '@svc/seed';
-import { closeSearchDb } from '@svc/sql';
+import { closeSearchDb, rebuildSearch, unfilledProjections } from '@svc/sql';
 import { createTableIfMissing } from '@svc/table';
 import { startBackgroundTimers, stopBackgroundTimers } from './background';
 import { startDynamoDbLocal } from './dynamodb-local';
@@ -33,12 +33,23 @@ export async function startService(settings: LocalSettings): Promise<RunningServ
     await createTableIfMissing(settings.tableName);
     const seed = parseSeed(settings.seedFile ? JSON.parse(readFileSync(settings.seedFile, 'utf8')) : DEMO_SEED);
     const summary = await applySeed(seed);
-    // The embedded search engine opens (and migrates) now; an empty one beside a table that has
-    // payments (a new data directory for it, or data from before it existed) is filled first.
+    // The embedded search engine opens (and migrates) now; projections it was never filled for
+    // (a new data directory for it, data from before it existed, a projection added since) are
+    // filled from the table first.
     const searchData = settings.inMemory ? mkdtempSync(join(tmpdir(), 'svc-search-')) : settings.dataDir;
-    if (await searchIsEmpty()) {
-      const filled = await rebuildSearch({ segments: 4, progressFile: join(searchData, 'search-rebuild.json') });
-      if (filled.projected > 0) logger.info('Filled the search engine from the table', { ...filled });
+    const unfilled = await unfilledProjections(SEARCH_PROJECTIONS);
+    if (unfilled.length > 0) {
+      const filled = await rebuildSearch({
+        projections: unfilled,
+        segments: 4,
+        progressFile: join(searchData, 'search-rebuild.json'),
+      });
+      if (filled.projected > 0) {
+        logger.info('Filled the search engine from the table', {
+          ...filled,
+          projections: unfilled.map((p) => p.name),
+        });
+      }
     }
     const queues = await ensureLocalQueues();
     const bus = await ensureLocalBus();

@@ -1,6 +1,7 @@
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import { SEARCH_PROJECTIONS } from '@svc/api';
 import { registerOnboardingEventData } from '@svc/onboarding';
-import { projectStreamRecords } from '@svc/payments';
+import { streamProjector } from '@svc/sql';
 import { db, tableName } from '@svc/table';
 import { publishStreamRecords } from '@svc/webhooks';
 import type { DynamoDBRecord } from 'aws-lambda';
@@ -8,6 +9,8 @@ import { StreamCallError, shardIterator, streamRecords, streamShardIds } from '.
 
 // The same event shapes the stream publisher's Lambda entry registers.
 registerOnboardingEventData();
+// The search projector's Lambda entry, over the same projections.
+const projectStreamRecords = streamProjector(SEARCH_PROJECTIONS);
 
 /**
  * Feeds the table's stream on DynamoDB Local to the stream publisher, as Lambda's event source

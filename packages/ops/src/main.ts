@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { SEARCH_PROJECTIONS } from '@svc/api';
 import { type Grant, newUuid, type Role } from '@svc/core';
 import { createClient } from '@svc/identity';
 import { findOrganisation } from '@svc/organisations';
-import { progressBar, rebuildSearch } from '@svc/payments';
 import { saveSourceConfiguration, sourceConfigurationSchema } from '@svc/reconciliation';
 import { applySeed, parseSeed } from '@svc/seed';
+import { progressBar, rebuildSearch } from '@svc/sql';
 import { configureStripe } from './stripe';
 import { openTarget } from './target';
 
@@ -59,6 +60,7 @@ export async function runOps(argv: string[], out: (line: string) => void = conso
     const target = await openTarget({ stage: values.stage, table: values.table, search: true });
     try {
       const summary = await rebuildSearch({
+        projections: SEARCH_PROJECTIONS,
         segments,
         restart: values.restart ?? false,
         progressFile: `.search-rebuild-${values.stage ?? 'local'}.json`,

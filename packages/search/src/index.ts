@@ -1,17 +1,22 @@
 /**
- * The search language of `POST /search/*` (contract section 7, interface 4.3), storage-free:
- * parse a request body once, then evaluate it over any documents. Limits: SEARCH_LIMITS.
+ * The search language of `POST /search/*` (contract section 7, interface 4.3): parse a request
+ * body once (with its validation errors), then run it on PostgreSQL (`runSqlSearch`), compiled to
+ * SQL with every value bound. Limits: SEARCH_LIMITS.
  */
 export type { Aggregation } from './aggregation-request';
-export type { AggregationResult, SumBucket, TermBucket } from './aggregations';
-export { executeSearch, type SearchResponse } from './execute-search';
 export type { FieldType } from './field-schemas';
 export { SEARCH_LIMITS } from './limits';
 export type { Query, RangeBounds, Scalar } from './query';
-export { compileQuery, type DocumentPredicate, matchesQuery, type SearchDocument } from './query-compiler';
 export { parseSearchRequest, type SearchRequest } from './search-request';
+export type {
+  AggregationResult,
+  SearchDocument,
+  SearchResponse,
+  SumBucket,
+  TermBucket,
+} from './search-response';
 export type { SearchOptions } from './searchable-fields';
 export { DEFAULT_SORT, type SortDirection, type SortKey, type SortValue } from './sort-request';
 export type { ColumnKind, Sql, SqlSearchSource } from './sql/compile';
 export { grantScope, runSqlSearch } from './sql/execute';
-export { storableText } from './sql/json-path';
+export { storableDocument, storableText } from './sql/json-path';

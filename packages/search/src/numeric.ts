@@ -18,17 +18,3 @@ export function toNumber(value: unknown): number | undefined {
   }
   return undefined;
 }
-
-/** Reads a value as the given field type (numeric takes numeric strings); undefined otherwise. */
-export function readAs(
-  type: 'numeric' | 'string' | 'boolean',
-): (value: unknown) => number | string | boolean | undefined {
-  switch (type) {
-    case 'numeric':
-      return toNumber;
-    case 'string':
-      return (value) => (typeof value === 'string' ? value : undefined);
-    case 'boolean':
-      return (value) => (typeof value === 'boolean' ? value : undefined);
-  }
-}

@@ -1,5 +1,5 @@
 import { isRecord, splitFieldPath } from './field-path';
-import type { SearchDocument } from './query-compiler';
+import type { SearchDocument } from './search-response';
 
 /**
  * `includes` and `excludes` shape each hit. With includes, a hit keeps only the named paths

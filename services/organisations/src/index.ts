@@ -15,3 +15,4 @@ export {
   type Organisation,
   organisationSchema,
 } from './repository/organisation-repository';
+export { ORGANISATION_PROJECTION } from './search/organisation-search';

@@ -10,7 +10,6 @@ export { resolveUnknownPayments } from './domain/resolution';
 export { searchPayments } from './domain/search';
 export { paymentShape, paymentSourceShape, refundShape } from './domain/shapes';
 export { paymentsRoutes } from './handlers/routes';
-export { projectStreamRecords } from './handlers/search-projector';
 export {
   findPayment,
   newPaymentWrite,
@@ -20,5 +19,4 @@ export {
   paymentUpdateWrite,
 } from './repository/payment-repository';
 export { findPaymentSource, type PaymentSourceRecord } from './repository/payment-source-repository';
-export { PAYMENT_SEARCH, paymentsAmong, projectPayments, searchIsEmpty } from './search/payment-search';
-export { progressBar, type RebuildOptions, type RebuildSummary, rebuildSearch } from './search/rebuild';
+export { PAYMENT_PROJECTION, PAYMENT_SEARCH, paymentsAmong, projectPayments } from './search/payment-search';

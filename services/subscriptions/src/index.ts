@@ -6,3 +6,4 @@ export { handler as billingRunHandler } from './handlers/billing-run';
 export { processBillingBatch } from './handlers/billing-worker';
 export { subscriptionsRoutes } from './handlers/routes';
 export { findSubscription, invoiceFromItem, subscriptionFromItem } from './repository/items';
+export { SUBSCRIPTION_PROJECTION } from './search/subscription-search';

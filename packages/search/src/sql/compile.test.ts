@@ -14,7 +14,7 @@ const db = new Kysely<unknown>({
   },
 });
 const SOURCE: SqlSearchSource = {
-  table: 'payment_search',
+  from: sql.table('payment_search'),
   columns: {
     created: { column: 'created', kind: 'number' },
     status: { column: 'status', kind: 'text' },

@@ -24,10 +24,19 @@ export type ColumnKind =
   | 'text';
 
 export interface SqlSearchSource {
-  /** The table (a fixed name of ours, never from a request). */
-  table: string;
+  /**
+   * The relation searched, aliased `t`: a table of ours (`sql.table('payment_search')`), or a
+   * subquery deriving documents at search time (never anything from a request). It has
+   * `organisation_uuid`, `uuid` and `document` besides the typed columns.
+   */
+  from: Sql;
   /** Field path → typed column holding the same value. */
   columns: Readonly<Record<string, { column: string; kind: ColumnKind }>>;
+}
+
+/** The typed column of a field, if the source keeps one (own keys only: `constructor` is a field like any). */
+function typedColumn(source: SqlSearchSource, field: string) {
+  return Object.hasOwn(source.columns, field) ? source.columns[field] : undefined;
 }
 
 const TRUE = sql`TRUE`;
@@ -58,7 +67,7 @@ export function compileWhere(query: Query, source: SqlSearchSource): Sql {
     case 'not':
       return sql`(NOT ${compileWhere(query.clause, source)})`;
     default: {
-      const typed = source.columns[query.field];
+      const typed = typedColumn(source, query.field);
       return (typed && columnLeaf(query, column(typed.column), typed.kind)) ?? documentLeaf(query);
     }
   }
@@ -176,7 +185,7 @@ function columnLeaf(query: Leaf, col: Sql, kind: ColumnKind): Sql | undefined {
 
 /** A sort key's value per row: the smallest of the field's values ascending, the largest descending. */
 export function sortValue(key: SortKey, source: SqlSearchSource): Sql {
-  const typed = source.columns[key.field];
+  const typed = typedColumn(source, key.field);
   if (typed) {
     const col = column(typed.column);
     if (key.fieldType === 'numeric' && typed.kind !== 'text') return col;
@@ -207,7 +216,7 @@ export function orderBy(sort: readonly SortKey[], source: SqlSearchSource): Sql 
 }
 
 function isColumnSort(key: SortKey, source: SqlSearchSource): boolean {
-  const typed = source.columns[key.field];
+  const typed = typedColumn(source, key.field);
   if (!typed) return false;
   if (key.fieldType === 'numeric') return typed.kind !== 'text';
   return key.fieldType === 'string' && typed.kind !== 'number';
@@ -243,13 +252,13 @@ export function termAggregation(
   source: SqlSearchSource,
   where: Sql,
 ): Sql {
-  const table = sql.table(source.table);
+  const table = source.from;
   const tieOrder = sql`CASE jsonb_typeof(k) WHEN 'boolean' THEN 0 WHEN 'number' THEN 1 ELSE 2 END,
     CASE WHEN jsonb_typeof(k) = 'boolean' THEN (k)::boolean END,
     CASE WHEN jsonb_typeof(k) = 'number' THEN (k)::numeric END,
     (k #>> '{}') COLLATE "C"`;
   const order = sql`count(*) DESC, ${tieOrder}`;
-  const typed = source.columns[aggregation.field];
+  const typed = typedColumn(source, aggregation.field);
   const direct = typed && columnKey(typed.kind, column(typed.column), aggregation.fieldType);
   if (direct) {
     // Grouped on the column itself (cheap), the key made JSON once per group.
@@ -286,8 +295,8 @@ function documentKey(type: FieldType | undefined): Sql {
 
 /** One sum aggregation's query: the exact total as decimal text, NULL when nothing is numeric. */
 export function sumAggregation(field: string, source: SqlSearchSource, where: Sql): Sql {
-  const table = sql.table(source.table);
-  const typed = source.columns[field];
+  const table = source.from;
+  const typed = typedColumn(source, field);
   if (typed && typed.kind !== 'text') {
     return sql`SELECT sum(${column(typed.column)})::text AS total FROM ${table} AS t WHERE ${where}`;
   }

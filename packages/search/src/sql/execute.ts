@@ -1,12 +1,10 @@
 import { type Kysely, sql } from 'kysely';
-import type { AggregationResult, TermBucket } from '../aggregations';
 import { ExactSum } from '../exact-sum';
-import type { SearchResponse } from '../execute-search';
 import { toNumber } from '../numeric';
 import { compileProjection } from '../projection';
 import type { Scalar } from '../query';
-import type { SearchDocument } from '../query-compiler';
 import type { SearchRequest } from '../search-request';
+import type { AggregationResult, SearchDocument, SearchResponse, TermBucket } from '../search-response';
 import type { SortKey, SortValue } from '../sort-request';
 import {
   after,
@@ -31,7 +29,7 @@ export async function runSqlSearch(
   scope: Sql,
   request: SearchRequest,
 ): Promise<SearchResponse> {
-  const table = sql.table(source.table);
+  const table = source.from;
   const where = sql`${scope} AND ${compileWhere(request.query, source)}`;
   const count = sql<{ hits: string }>`SELECT count(*)::text AS hits FROM ${table} AS t WHERE ${where}`.execute(db);
   const page =
@@ -102,7 +100,7 @@ async function documentsOf(
   source: SqlSearchSource,
   rows: readonly PageRow[],
 ): Promise<Map<string, string>> {
-  const table = sql.table(source.table);
+  const table = source.from;
   const texts = new Map<string, string>();
   const groups: PageRow[][] = [];
   let group: PageRow[] = [];

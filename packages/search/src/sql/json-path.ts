@@ -35,3 +35,15 @@ export function numberText(value: number): string {
 export function storableText(text: string): string {
   return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
 }
+
+/** A document as the engine stores it: every key and string through `storableText`. */
+export function storableDocument(value: unknown): unknown {
+  if (typeof value === 'string') return storableText(value);
+  if (Array.isArray(value)) return value.map(storableDocument);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.entries(value).map(([key, inner]) => [storableText(key), storableDocument(inner)]),
+    );
+  }
+  return value;
+}

@@ -1,7 +1,5 @@
-import { PGlite } from '@electric-sql/pglite';
-import { migrate, pgliteDialect } from '@svc/sql';
 import fc from 'fast-check';
-import { Kysely, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   clause,
@@ -17,19 +15,20 @@ import {
 import { parseSearchRequest } from '../search-request';
 import type { SqlSearchSource } from './compile';
 import { grantScope, runSqlSearch } from './execute';
+import { openTestEngine } from './test-engine';
 
 /**
- * The SQL engine against the same plain reference as the language's own properties: random
- * documents in PostgreSQL (PGlite), random requests compiled to SQL, the same answer expected.
+ * The SQL engine against a plain reference evaluation of the language (search-reference.ts):
+ * random documents in PostgreSQL (PGlite), random requests compiled to SQL, the same answer expected.
  * Case folding is PostgreSQL's `lower()` (Unicode simple case mapping); JavaScript folds the
  * dotted capital I (İ) to two characters, so documents and queries with it are left out here.
  */
-let pg: PGlite;
+let engine: Awaited<ReturnType<typeof openTestEngine>>;
 let db: Kysely<unknown>;
 const SCOPE = grantScope([{ organisation_uuid: 'org' }]);
-const DOCUMENT_ONLY: SqlSearchSource = { table: 'search_docs', columns: {} };
+const DOCUMENT_ONLY: SqlSearchSource = { from: sql.table('search_docs'), columns: {} };
 const TYPED: SqlSearchSource = {
-  table: 'search_docs',
+  from: sql.table('search_docs'),
   columns: {
     created: { column: 'created', kind: 'number' },
     'amount.value': { column: 'amount_minor', kind: 'digits' },
@@ -38,20 +37,12 @@ const TYPED: SqlSearchSource = {
 };
 
 beforeAll(async () => {
-  pg = await PGlite.create();
-  db = new Kysely<unknown>({ dialect: pgliteDialect(async () => pg) });
-  await migrate(db);
-  await sql`CREATE TABLE search_docs (
-    organisation_uuid text COLLATE "C" NOT NULL,
-    uuid text COLLATE "C" NOT NULL,
-    account_uuid text COLLATE "C" NOT NULL,
-    created bigint, amount_minor bigint, b text COLLATE "C",
-    document jsonb NOT NULL,
-    PRIMARY KEY (organisation_uuid, uuid))`.execute(db);
+  engine = await openTestEngine('search_docs', 'created bigint, amount_minor bigint, b text COLLATE "C"');
+  db = engine.db;
 }, 60_000);
 
 afterAll(async () => {
-  await pg.close();
+  await engine.close();
 });
 
 async function load(docs: readonly Doc[], other: readonly Doc[] = []): Promise<void> {

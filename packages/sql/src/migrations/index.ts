@@ -1,4 +1,5 @@
 import { m0001PaymentSearch } from './0001-payment-search';
+import { m0002SubscriptionOrganisationSearch } from './0002-subscription-organisation-search';
 
 /**
  * The search engine's schema, in versions applied in order and never edited once released: a
@@ -11,4 +12,4 @@ export interface Migration {
   statements: readonly string[];
 }
 
-export const MIGRATIONS: readonly Migration[] = [m0001PaymentSearch];
+export const MIGRATIONS: readonly Migration[] = [m0001PaymentSearch, m0002SubscriptionOrganisationSearch];

@@ -1,7 +1,7 @@
 import { assertOperator, ConflictError, NotFoundError, type Principal } from '@svc/core';
 import { type EventName, newEvent, type StoredEvent } from '@svc/events';
 import { retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
-import { findOrganisation, type Organisation, organisationApprovalUpdate } from '../repository/organisation-repository';
+import { findOrganisation, type Organisation, organisationApprovalWrite } from '../repository/organisation-repository';
 
 /**
  * Organisation approval (interface 3.6, contract section 5). Onboarding creates organisations
@@ -60,11 +60,16 @@ export async function decideApproval(principal: Promise<Principal>, uuid: string
       const event = organisationEvent(organisation, target.event);
       await transactWrite([
         {
-          item: organisationApprovalUpdate(organisation, target.status, event),
+          item: organisationApprovalWrite(organisation, target.status, event),
           onConditionFailed: () => new StaleVersionError(),
         },
       ]);
-      return { ...organisation, approval_status: target.status, event_sequence: event.sequence };
+      return {
+        ...organisation,
+        approval_status: target.status,
+        event_sequence: event.sequence,
+        version: (organisation.version ?? 0) + 1,
+      };
     },
     () => new ConflictError('Too many concurrent changes; try again'),
   );

@@ -8,7 +8,7 @@ import {
   NotFoundError,
   type Principal,
 } from '@svc/core';
-import { executeSearch, parseSearchRequest } from '@svc/search';
+import { parseSearchRequest } from '@svc/search';
 import {
   type Account,
   type Address,
@@ -19,7 +19,6 @@ import {
   listAccountsOfOrganisation,
   type Organisation,
 } from '../repository/organisation-repository';
-import { organisationShape } from './shapes';
 
 /** List Organisations returns at most this many (interface section 8). */
 export const ORGANISATION_LIST_LIMIT = 500;
@@ -101,18 +100,12 @@ export async function listAccounts(principal: Principal, organisationUuid?: stri
   return [...accounts.values()].sort((a, b) => a.created - b.created || a.uuid.localeCompare(b.uuid));
 }
 
-/** The search language over every organisation the grants touch (no 500 limit here). */
+/**
+ * The search language over every organisation the grants touch (no 500 limit here), in the
+ * search engine; a caller granted single accounts sees only those in `accounts`.
+ */
 export async function searchOrganisations(principal: Promise<Principal>, body: unknown) {
   const request = parseSearchRequest(body);
-  const caller = await principal;
-  const organisations = await listOrganisations(caller, Number.POSITIVE_INFINITY);
-  const documents = organisations.map((organisation) =>
-    organisationShape(
-      organisation,
-      coversOrganisation(caller, organisation.uuid)
-        ? organisation.account_uuids
-        : organisation.account_uuids.filter((account) => coversAccount(caller, organisation.uuid, account)),
-    ),
-  );
-  return executeSearch(request, documents);
+  const { searchOrganisationRows } = await import('../search/organisation-search');
+  return searchOrganisationRows(await principal, request);
 }

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { now, uuidSchema } from '@svc/core';
 import { transactWrite } from '@svc/table';
 import * as z from 'zod';
@@ -8,6 +9,7 @@ import {
   billingAddressSchema,
   findAccountWithAddresses,
   findOrganisationWithAddresses,
+  type Organisation,
   paymentMethodProfileSchema,
 } from '../repository/organisation-repository';
 
@@ -76,6 +78,26 @@ export async function upsertOrganisation(seed: OrganisationSeed): Promise<void> 
     ...new Set([...(existing?.organisation.account_uuids ?? []), ...seed.accounts.map((a) => a.uuid)]),
   ];
 
+  const organisation: Omit<Organisation, 'version'> = {
+    uuid: seed.uuid,
+    name: seed.name,
+    created: existing?.organisation.created ?? at,
+    active: seed.active,
+    approval_status: seed.approval_status,
+    merchant_category_code: seed.merchant_category_code,
+    locale: seed.locale,
+    metadata: seed.metadata,
+    account_uuids: accountUuids,
+    // Events counted so far (approval) keep counting after a re-seed.
+    ...(existing?.organisation.event_sequence === undefined
+      ? {}
+      : { event_sequence: existing.organisation.event_sequence }),
+  };
+  // The version counts changes (the search projection keeps the newest): a seed that changes
+  // nothing keeps it, so applying a file twice writes the same item.
+  const { version: known, ...stored } = existing?.organisation ?? { version: undefined };
+  const version = existing && isDeepStrictEqual(stored, organisation) ? known : (known ?? 0) + 1;
+
   const writes = [
     {
       item: {
@@ -84,19 +106,8 @@ export async function upsertOrganisation(seed: OrganisationSeed): Promise<void> 
             pk: `ORG#${seed.uuid}`,
             sk: 'ORG',
             entity: 'organisation',
-            uuid: seed.uuid,
-            name: seed.name,
-            created: existing?.organisation.created ?? at,
-            active: seed.active,
-            approval_status: seed.approval_status,
-            merchant_category_code: seed.merchant_category_code,
-            locale: seed.locale,
-            metadata: seed.metadata,
-            account_uuids: accountUuids,
-            // Events counted so far (approval) keep counting after a re-seed.
-            ...(existing?.organisation.event_sequence === undefined
-              ? {}
-              : { event_sequence: existing.organisation.event_sequence }),
+            ...organisation,
+            ...(version === undefined ? {} : { version }),
           },
         },
       },

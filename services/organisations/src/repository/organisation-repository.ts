@@ -1,5 +1,5 @@
 import { EVENTS_ATTRIBUTE, type StoredEvent } from '@svc/events';
-import { getItem, key, queryAll, type TransactItem } from '@svc/table';
+import { getItem, key, onItemsWritten, queryAll, type TransactItem } from '@svc/table';
 import * as z from 'zod';
 
 /**
@@ -39,6 +39,8 @@ export const organisationSchema = z.object({
   account_uuids: z.array(z.string()),
   /** Counts the organisation's events (approval); absent until its first. */
   event_sequence: z.number().int().optional(),
+  /** Counts the item's writes (the search projection keeps the newest); absent on items from before it. */
+  version: z.number().int().optional(),
 });
 export type Organisation = z.infer<typeof organisationSchema>;
 
@@ -130,29 +132,34 @@ export async function listAccountsOfOrganisation(organisationUuid: string): Prom
   return items.map((item) => accountSchema.parse(item));
 }
 
-export function organisationWrite(organisation: Organisation): TransactItem {
-  return { Put: { Item: { ...orgKey(organisation.uuid), entity: 'organisation', ...organisation } } };
-}
-
-/** Moves the approval status, guarded by the status and event count it was decided on. */
-export function organisationApprovalUpdate(
+/**
+ * Moves the approval status, guarded by the status, event count and version it was decided on.
+ * The whole item is written (not updated), so whoever follows writes (the search projection)
+ * sees it.
+ */
+export function organisationApprovalWrite(
   organisation: Organisation,
   status: Organisation['approval_status'],
   event: StoredEvent,
 ): TransactItem {
+  const version = organisation.version ?? 0;
   return {
-    Update: {
-      Key: orgKey(organisation.uuid),
-      UpdateExpression: 'SET approval_status = :status, event_sequence = :sequence, #events = :events',
+    Put: {
+      Item: {
+        ...orgKey(organisation.uuid),
+        entity: 'organisation',
+        ...organisation,
+        approval_status: status,
+        event_sequence: event.sequence,
+        version: version + 1,
+        [EVENTS_ATTRIBUTE]: [event],
+      },
       ConditionExpression:
-        'approval_status = :was AND (event_sequence = :previous OR (attribute_not_exists(event_sequence) AND :previous = :zero))',
-      ExpressionAttributeNames: { '#events': EVENTS_ATTRIBUTE },
+        'approval_status = :was AND (event_sequence = :previous OR (attribute_not_exists(event_sequence) AND :previous = :zero)) AND (version = :version OR (attribute_not_exists(version) AND :version = :zero))',
       ExpressionAttributeValues: {
-        ':status': status,
-        ':sequence': event.sequence,
-        ':events': [event],
         ':was': organisation.approval_status,
         ':previous': organisation.event_sequence ?? 0,
+        ':version': version,
         ':zero': 0,
       },
     },
@@ -163,7 +170,13 @@ export function organisationApprovalUpdate(
 export function newOrganisationWrite(organisation: Organisation, events: StoredEvent[]): TransactItem {
   return {
     Put: {
-      Item: { ...orgKey(organisation.uuid), entity: 'organisation', ...organisation, [EVENTS_ATTRIBUTE]: events },
+      Item: {
+        ...orgKey(organisation.uuid),
+        entity: 'organisation',
+        ...organisation,
+        version: 1,
+        [EVENTS_ATTRIBUTE]: events,
+      },
       ConditionExpression: 'attribute_not_exists(pk)',
     },
   };
@@ -196,3 +209,13 @@ export function addressWrite(owner: { kind: 'ORG' | 'ACCOUNT'; uuid: string }, a
     },
   };
 }
+
+/**
+ * Whoever writes organisations (seed, onboarding, approval) has them projected into the search
+ * engine before answering: read-your-writes for searches (see search/organisation-search.ts).
+ */
+onItemsWritten(async (items) => {
+  if (!items.some((item) => item.entity === 'organisation')) return;
+  const { ORGANISATION_PROJECTION } = await import('../search/organisation-search');
+  await ORGANISATION_PROJECTION.project(items);
+});

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { storedEventSchema } from '@svc/events';
-import { getItem, key, onItemsWritten, queryPages, type TransactItem, timeKey } from '@svc/table';
+import { getItem, key, onItemsWritten, type TransactItem, timeKey } from '@svc/table';
 import * as z from 'zod';
 
 /**
@@ -10,14 +10,11 @@ import * as z from 'zod';
  * | pattern                               | index | key                                                        |
  * |---------------------------------------|-------|------------------------------------------------------------|
  * | payment by uuid (get, refund, cancel) | table | pk = PAYMENT#<uuid>, sk = PAYMENT                          |
- * | payments of an organisation, by last change (search) | gsi1 | gsi1pk = ORG#<org>#PAYMENTS#<shard 0-31>, gsi1sk = <updated>#<uuid> |
  * | payments (or their refunds) whose provider's answer is unknown, by when to ask again | due | duepk = PAYMENT_DUE#<shard 0-3>, duesk = <unix 12 digits>#<uuid> |
  *
- * The organisation's payments are spread over 32 shards (by uuid) so a busy campaign does not
- * make one hot index partition, and a search reads the shards in parallel. Sorting the index by
- * the time of the last change lets a search container catch up with only what changed.
+ * Searches and lists of an organisation's payments read the search engine (search/payment-search.ts),
+ * not the table: the payment item carries no index keys for them.
  */
-export const PAYMENT_SHARDS = 32;
 
 export const refundRecordSchema = z.object({
   uuid: z.string(),
@@ -94,11 +91,9 @@ export type PaymentRecord = z.infer<typeof paymentRecordSchema>;
 
 export const paymentKey = (uuid: string) => ({ pk: key('PAYMENT', uuid), sk: 'PAYMENT' });
 
-function shardOf(uuid: string): number {
-  return (createHash('sha1').update(uuid).digest()[0] ?? 0) % PAYMENT_SHARDS;
+function shardOf(uuid: string, shards: number): number {
+  return (createHash('sha1').update(uuid).digest()[0] ?? 0) % shards;
 }
-
-const changeKey = (updated: number) => String(updated).padStart(12, '0');
 
 /** Payments whose outcome is unknown are spread over this many due partitions. */
 export const UNKNOWN_OUTCOME_SHARDS = 4;
@@ -115,15 +110,8 @@ function unknownOutcomeKeys(payment: PaymentRecord) {
   const unknownPayment = payment.status === 'pending' && payment.status_reason === 'provider_unavailable';
   if (!unknownPayment && !payment.refunds_to_confirm?.length) return {};
   return {
-    duepk: unknownOutcomePartition(shardOf(payment.uuid) % UNKNOWN_OUTCOME_SHARDS),
+    duepk: unknownOutcomePartition(shardOf(payment.uuid, UNKNOWN_OUTCOME_SHARDS)),
     duesk: `${timeKey(payment.updated + ASK_AGAIN_SECONDS)}#${payment.uuid}`,
-  };
-}
-
-function searchKeys(payment: Pick<PaymentRecord, 'uuid' | 'organisation_uuid' | 'updated'>) {
-  return {
-    gsi1pk: key('ORG', payment.organisation_uuid, 'PAYMENTS', shardOf(payment.uuid)),
-    gsi1sk: key(changeKey(payment.updated), payment.uuid),
   };
 }
 
@@ -143,7 +131,6 @@ export function paymentItem(payment: PaymentRecord): Record<string, unknown> {
   return {
     ...paymentKey(payment.uuid),
     entity: 'payment',
-    ...searchKeys(payment),
     ...unknownOutcomeKeys(payment),
     version,
     events,
@@ -185,38 +172,4 @@ export function paymentUpdateWrite(payment: PaymentRecord, readVersion: number):
       ExpressionAttributeValues: { ':read': readVersion },
     },
   };
-}
-
-/**
- * The payments of an organisation changed at or after `since` (all of them without it), shard by
- * shard in parallel, page by page (eventually consistent index).
- */
-export async function* paymentsOfOrganisation(
-  organisationUuid: string,
-  since?: number,
-): AsyncGenerator<PaymentRecord[]> {
-  const shards = Array.from({ length: PAYMENT_SHARDS }, (_, shard) => key('ORG', organisationUuid, 'PAYMENTS', shard));
-  const pages = shards.map((pk) => pagesOf(pk, since));
-  const pending = new Map(pages.map((iterator, index) => [index, iterator.next().then((r) => ({ index, r }))]));
-  while (pending.size > 0) {
-    const { index, r } = await Promise.race(pending.values());
-    if (r.done) {
-      pending.delete(index);
-      continue;
-    }
-    const iterator = pages[index];
-    if (iterator)
-      pending.set(
-        index,
-        iterator.next().then((next) => ({ index, r: next })),
-      );
-    yield r.value;
-  }
-}
-
-async function* pagesOf(pk: string, since?: number): AsyncGenerator<PaymentRecord[], void, undefined> {
-  const from = since === undefined ? {} : { sortFrom: changeKey(since) };
-  for await (const page of queryPages({ index: 'gsi1', partition: pk, ...from })) {
-    yield page.map(paymentFromItem);
-  }
 }

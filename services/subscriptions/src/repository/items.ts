@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { localMidnight } from '@svc/schedule';
-import { getItem, key, queryAll, queryPages, type TransactItem, timeKey } from '@svc/table';
+import { getItem, key, onItemsWritten, queryAll, type TransactItem, timeKey } from '@svc/table';
 import {
   type InvoiceRecord,
   invoiceRecordSchema,
@@ -20,7 +20,6 @@ import { billableFrom } from './state';
  * | plans of an organisation                  | gsi1  | gsi1pk = ORG#<org>#PLANS, gsi1sk = <created>#<uuid>             |
  * | the organisation's default plan (unique)  | table | pk = ORG#<org>, sk = DEFAULT_PLAN                               |
  * | subscription by uuid                      | table | pk = SUBSCRIPTION#<uuid>, sk = SUBSCRIPTION                     |
- * | subscriptions of an organisation (search) | gsi1  | gsi1pk = ORG#<org>#SUBSCRIPTIONS#<shard 0-15>, gsi1sk = <updated>#<uuid> |
  * | invoices of a subscription / one invoice  | table | pk = SUBSCRIPTION#<uuid>, sk = INVOICE#<uuid>                   |
  * | work due by a time (billing run)          | due   | duepk = DUE#<shard 0-15>, duesk = <unix 12 digits>#SUB#<uuid> or …#INV#<sub>#<inv> |
  *
@@ -29,7 +28,6 @@ import { billableFrom } from './state';
  * to now, so its cost follows what is due, not how many subscriptions exist.
  */
 export const DUE_SHARDS = 16;
-const SEARCH_SHARDS = 16;
 
 function shardOf(uuid: string, shards: number): number {
   return (createHash('sha1').update(uuid).digest()[0] ?? 0) % shards;
@@ -128,8 +126,6 @@ export function subscriptionItem(subscription: SubscriptionRecord): Record<strin
   return {
     ...subscriptionKey(subscription.uuid),
     entity: 'subscription',
-    gsi1pk: key('ORG', subscription.organisation_uuid, 'SUBSCRIPTIONS', shardOf(subscription.uuid, SEARCH_SHARDS)),
-    gsi1sk: key(timeKey(subscription.updated), subscription.uuid),
     ...(due === undefined
       ? {}
       : {
@@ -223,18 +219,6 @@ function versionedPut(item: Record<string, unknown>, readVersion: number | undef
   };
 }
 
-/** The subscriptions of an organisation, shard by shard, page by page. */
-export async function* subscriptionsOfOrganisation(organisationUuid: string): AsyncGenerator<SubscriptionRecord[]> {
-  for (let shard = 0; shard < SEARCH_SHARDS; shard++) {
-    for await (const page of queryPages({
-      index: 'gsi1',
-      partition: key('ORG', organisationUuid, 'SUBSCRIPTIONS', shard),
-    })) {
-      yield page.map(subscriptionFromItem);
-    }
-  }
-}
-
 /** A due-index entry: what is due, when. */
 export type DueEntry =
   | { kind: 'subscription'; subscription_uuid: string; due: number }
@@ -249,3 +233,14 @@ export function dueEntryOf(item: Record<string, unknown>): DueEntry | undefined 
   }
   return undefined;
 }
+
+/**
+ * Whoever writes subscriptions or plans (subscriptions, payments, the billing worker) has them
+ * projected into the search engine before answering: read-your-writes for searches (see
+ * search/subscription-search.ts).
+ */
+onItemsWritten(async (items) => {
+  if (!items.some((item) => item.entity === 'subscription' || item.entity === 'subscription_plan')) return;
+  const { SUBSCRIPTION_PROJECTION } = await import('../search/subscription-search');
+  await SUBSCRIPTION_PROJECTION.project(items);
+});

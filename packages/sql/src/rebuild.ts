@@ -1,20 +1,23 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { searchDb } from '@svc/sql';
 import { db, tableName } from '@svc/table';
 import { sql } from 'kysely';
 import * as z from 'zod';
-import { paymentsAmong, projectPayments } from './payment-search';
+import { searchDb } from './client';
+import { markFilled, projectItems, type SearchProjection } from './projection';
 
 /**
- * `pnpm ops search:rebuild` (and the local runtime, when it finds an empty engine beside a table
- * with payments): fills the search engine from the table, for a new stage or after the
- * projector gave up on records. Parallel scan segments read every payment item and upsert its row
- * (guarded by version, so running beside the live projector or twice is harmless). Each segment's
- * position is saved after every page in a progress file: an interrupted rebuild goes on from there.
+ * `pnpm ops search:rebuild` (and the local runtime, for projections the engine was never filled
+ * for): fills the search engine from the table, for a new stage, a projection added by a release,
+ * or after the projector gave up on records. Parallel scan segments read every item of the
+ * projections' entities and upsert its row (guarded by version, so running beside the live
+ * projector or twice is harmless). Each segment's position is saved after every page in a
+ * progress file: an interrupted rebuild goes on from there.
  */
 export interface RebuildOptions {
+  /** What to fill (every projection of the app, or those `unfilledProjections` names). */
+  projections: readonly SearchProjection[];
   segments: number;
   /** Where positions are kept between runs; removed once every segment is done. */
   progressFile: string;
@@ -24,8 +27,8 @@ export interface RebuildOptions {
   onProgress?: (scanned: number, approximateTotal: number) => void;
   /** Items read per scan page (default 500). */
   pageSize?: number;
-  /** How a page's payments reach the engine (the projector's upsert). */
-  project?: (records: ReturnType<typeof paymentsAmong>) => Promise<void>;
+  /** How a page's items reach the engine (default: the projections' upserts). */
+  project?: (items: ReadonlyArray<Record<string, unknown>>) => Promise<number>;
 }
 
 export interface RebuildSummary {
@@ -37,6 +40,7 @@ export interface RebuildSummary {
 
 const progressSchema = z.object({
   table: z.string(),
+  projections: z.array(z.string()),
   segments: z.int().min(1),
   positions: z.array(z.union([z.literal('done'), z.record(z.string(), z.unknown()), z.null()])),
   scanned: z.int(),
@@ -47,18 +51,28 @@ type Progress = z.infer<typeof progressSchema>;
 function loadProgress(options: RebuildOptions): Progress | undefined {
   if (options.restart || !existsSync(options.progressFile)) return undefined;
   const progress = progressSchema.parse(JSON.parse(readFileSync(options.progressFile, 'utf8')));
-  if (progress.table !== tableName() || progress.segments !== options.segments) {
+  if (
+    progress.table !== tableName() ||
+    progress.segments !== options.segments ||
+    progress.projections.join() !== names(options).join()
+  ) {
     throw new Error(
-      `${options.progressFile} is a rebuild of ${progress.table} in ${progress.segments} segments; use --restart to begin again`,
+      `${options.progressFile} is a rebuild of ${progress.projections.join(', ')} from ${progress.table} in ${progress.segments} segments; use --restart to begin again`,
     );
   }
   return progress;
 }
 
+const names = (options: RebuildOptions) => options.projections.map((projection) => projection.name);
+
 export async function rebuildSearch(options: RebuildOptions): Promise<RebuildSummary> {
   const earlier = loadProgress(options);
+  const entities = [...new Set(options.projections.flatMap((projection) => projection.entities))];
+  if (entities.length === 0) return { scanned: 0, projected: 0, segments: options.segments, resumed: false };
+  const project = options.project ?? ((items) => projectItems(options.projections, items));
   const progress: Progress = earlier ?? {
     table: tableName(),
+    projections: names(options),
     segments: options.segments,
     positions: Array.from({ length: options.segments }, () => null),
     scanned: 0,
@@ -78,15 +92,13 @@ export async function rebuildSearch(options: RebuildOptions): Promise<RebuildSum
             Segment: segment,
             TotalSegments: options.segments,
             Limit: options.pageSize ?? 500,
-            FilterExpression: 'entity = :payment',
-            ExpressionAttributeValues: { ':payment': 'payment' },
+            FilterExpression: `entity IN (${entities.map((_, i) => `:e${i}`).join(', ')})`,
+            ExpressionAttributeValues: Object.fromEntries(entities.map((entity, i) => [`:e${i}`, entity])),
             ...(from ? { ExclusiveStartKey: from } : {}),
           }),
         );
-        const payments = paymentsAmong(page.Items ?? []);
-        await (options.project ?? projectPayments)(payments);
+        progress.projected += await project(page.Items ?? []);
         progress.scanned += page.ScannedCount ?? 0;
-        progress.projected += payments.length;
         progress.positions[segment] = page.LastEvaluatedKey ?? 'done';
         save();
         options.onProgress?.(progress.scanned, approximateTotal);
@@ -94,7 +106,12 @@ export async function rebuildSearch(options: RebuildOptions): Promise<RebuildSum
     }),
   );
   // What autovacuum does on Aurora; the embedded engine has none of its own.
-  if (!process.env.SVC_SEARCH_CLUSTER_ARN) await sql`VACUUM (ANALYZE) payment_search`.execute(searchDb());
+  if (!process.env.SVC_SEARCH_CLUSTER_ARN) {
+    for (const table of options.projections.flatMap((projection) => projection.tables)) {
+      await sql`VACUUM (ANALYZE) ${sql.table(table)}`.execute(searchDb());
+    }
+  }
+  await markFilled(options.projections);
   rmSync(options.progressFile, { force: true });
   return {
     scanned: progress.scanned,
