@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { runOps } from '@svc/ops';
+import { DEMO_SEED, parseSeed } from '@svc/seed';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -298,7 +299,10 @@ describe('pnpm start', () => {
       Object.assign(process.env, env);
       const lines: string[] = [];
       await runOps(['search:rebuild', '--segments', '2'], (line) => lines.push(line));
-      expect(lines.join('\n')).toMatch(/Rebuilt search on local data .*"projected":1/);
+      // Every projection: the one payment and the seed's organisations (no subscriptions, no plans).
+      expect(lines.join('\n')).toMatch(
+        new RegExp(`Rebuilt search on local data .*"projected":${1 + parseSeed(DEMO_SEED).organisations.length}\\b`),
+      );
     } finally {
       for (const [name, value] of Object.entries(saved)) {
         if (value === undefined) delete process.env[name];

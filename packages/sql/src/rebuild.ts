@@ -97,7 +97,9 @@ export async function rebuildSearch(options: RebuildOptions): Promise<RebuildSum
             ...(from ? { ExclusiveStartKey: from } : {}),
           }),
         );
-        progress.projected += await project(page.Items ?? []);
+        // Awaited first: `x += await …` would read x before the wait and lose the other segments' counts.
+        const projected = await project(page.Items ?? []);
+        progress.projected += projected;
         progress.scanned += page.ScannedCount ?? 0;
         progress.positions[segment] = page.LastEvaluatedKey ?? 'done';
         save();
