@@ -1,6 +1,11 @@
 import { WORKERS } from '@svc/api';
 import { INDEXES } from '@svc/table';
-import { DELIVERY_MAX_RECEIVES, EVENT_SOURCE, WORKER_BATCH_WRITE_PREFIXES } from '@svc/webhooks';
+import {
+  DELIVERY_MAX_RECEIVES,
+  DELIVERY_PARTITION_PREFIX,
+  EVENT_SOURCE,
+  WORKER_BATCH_WRITE_PREFIXES,
+} from '@svc/webhooks';
 import { Duration, Validations } from 'aws-cdk-lib';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
@@ -128,6 +133,15 @@ export const DELIVERY_WORKER_TABLE_ACTIONS = ['dynamodb:GetItem', 'dynamodb:Batc
 export const DELIVERY_WORKER_BATCH_WRITE = {
   action: 'dynamodb:BatchWriteItem',
   leadingKeys: WORKER_BATCH_WRITE_PREFIXES.map((prefix) => `${prefix}*`),
+} as const;
+
+/**
+ * The sweeper re-reads each due delivery and writes it back marked queued (guarded by its
+ * version) before sending it: reads and puts of delivery items only (dynamodb:LeadingKeys).
+ */
+export const SWEEPER_TABLE_GRANT = {
+  actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem'],
+  leadingKeys: [`${DELIVERY_PARTITION_PREFIX}*`],
 } as const;
 
 const SEND_MESSAGE = 'sqs:SendMessage';
@@ -356,6 +370,13 @@ export class Events extends Construct {
     });
     this.sweeper.role.addToPrincipalPolicy(
       new PolicyStatement({ actions: ['dynamodb:Query'], resources: [indexArn(table, INDEXES.due.name)] }),
+    );
+    this.sweeper.role.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: [...SWEEPER_TABLE_GRANT.actions],
+        resources: [table.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...SWEEPER_TABLE_GRANT.leadingKeys] } },
+      }),
     );
     this.sweeper.role.addToPrincipalPolicy(
       new PolicyStatement({ actions: [SEND_MESSAGE], resources: [this.deliveryQueue.queueArn] }),

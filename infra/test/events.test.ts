@@ -15,6 +15,7 @@ import {
   FAN_OUT_MAX_RECEIVE_COUNT,
   FAN_OUT_TIMEOUT,
   SWEEP_SCHEDULE,
+  SWEEPER_TABLE_GRANT,
   WEBHOOK_SECRET_CONTEXT,
 } from '../constructs/events';
 import { synthesizeAllStages, templateOf } from './support/synth';
@@ -486,11 +487,19 @@ describe.each(STAGE_NAMES)('the %s pipeline functions', (stage) => {
     }
   });
 
-  it('let the sweeper query the due index only and send to the delivery queue only', () => {
+  it('let the sweeper query the due index, read and mark delivery items only, and send to the delivery queue only', () => {
     const { template, sweeper, tableId, deliveryQueueId } = pipelineOf(stage);
     const statements = statementsOf(template, sweeper.roleId);
-    expect(actionsOf(statements, 'dynamodb:')).toEqual(new Set(['dynamodb:Query']));
+    expect(actionsOf(statements, 'dynamodb:')).toEqual(new Set(['dynamodb:Query', ...SWEEPER_TABLE_GRANT.actions]));
     expect(resourcesGranting(statements, 'dynamodb:Query')).toEqual([indexArnOf(tableId, INDEXES.due.name)]);
+    const marking = statements.filter((s) => s.Action.includes('dynamodb:PutItem'));
+    expect(marking).toEqual([
+      expect.objectContaining({
+        Action: expect.arrayContaining([...SWEEPER_TABLE_GRANT.actions]),
+        Resource: arnOf(tableId),
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['DELIVERY#*'] } },
+      }),
+    ]);
     expect(actionsOf(statements, 'sqs:')).toEqual(new Set(['sqs:SendMessage']));
     expect(resourcesGranting(statements, 'sqs:SendMessage')).toEqual([arnOf(deliveryQueueId)]);
     expect(actionsOf(statements, 'kms:')).toEqual(new Set());

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { startDynamoDbLocal } from '@svc/local';
 import type { TestProject } from 'vitest/node';
 import { selfSignedCertificate } from '../../packages/outbound/src/testing/certificates';
+import { startRecording } from '../iam/recorder';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
@@ -13,6 +14,8 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
  * through NODE_EXTRA_CA_CERTS, set here before the test processes start (Node reads it once).
  */
 export default async function setup(project: TestProject) {
+  // This run's AWS calls, in a directory of its own (test/iam/conformance.ts reads them after the run).
+  startRecording();
   const dynamo = await startDynamoDbLocal({});
   project.provide('dynamoEndpoint', dynamo.endpoint);
   const tls = selfSignedCertificate('127.0.0.1');

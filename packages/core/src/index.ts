@@ -1,6 +1,7 @@
 export * from './clock';
 export * from './errors';
 export * from './free-json';
+export * from './function-scope';
 export * from './iban';
 export * from './ids';
 export { logger } from './logger';

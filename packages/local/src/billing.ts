@@ -1,3 +1,4 @@
+import { asFunction } from '@svc/core';
 import { billingRunHandler as billingRun } from '@svc/subscriptions';
 import { registerBackgroundTask } from './background';
 import { drainBillingQueue, ensureLocalQueues, isLocalQueueRunning } from './queues';
@@ -27,7 +28,7 @@ function exclusive<T>(work: () => Promise<T>): Promise<T> {
 export function runBillingNow(): Promise<BillingRunSummary> {
   return exclusive(async () => {
     await ensureLocalQueues();
-    const { due } = await billingRun();
+    const { due } = await asFunction('billing-run', () => billingRun());
     const { processed: _processed, ...outcome } = await drainBillingQueue();
     return { due, ...outcome };
   });

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { newUuid } from '@svc/core';
+import { asFunction, newUuid } from '@svc/core';
 import { EVENT_SOURCE, fanOutMessages, resetBusClient } from '@svc/webhooks';
 import type { EventBridgeEvent, SQSRecord } from 'aws-lambda';
 import { toRecord } from './queues';
@@ -116,7 +116,7 @@ export async function drainBus(): Promise<number> {
     const events = pending.splice(0, FAN_OUT_BATCH).filter((event) => event.source === EVENT_SOURCE);
     if (events.length === 0) return;
     try {
-      const { response } = await fanOutMessages({ Records: events.map(asQueueRecord) });
+      const { response } = await asFunction('fan-out', () => fanOutMessages({ Records: events.map(asQueueRecord) }));
       const refused = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
       for (const event of events) {
         if (refused.has(event.id)) failed.push(event);

@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { DOMAINS, type DomainName, ROUTE_TABLE } from '@svc/api';
 import {
   AppError,
+  asFunction,
   HeadersTooLargeError,
   logger,
   NotFoundError,
@@ -109,7 +110,9 @@ export async function createGateway(options: { enableControl: boolean }): Promis
     if (!found) return errorResponse(new NotFoundError('No such path'), requestId);
     const event = toApiGatewayEvent(request, found.entry.key, found.pathParameters);
     const handler = handlers[found.entry.domain];
-    const result = await handler(event, lambdaContext(`svc-${found.entry.domain}`, event.requestContext.requestId));
+    const result = await asFunction(found.entry.domain, () =>
+      handler(event, lambdaContext(`svc-${found.entry.domain}`, event.requestContext.requestId)),
+    );
     return fromLambda(result);
   }
 

@@ -1,3 +1,4 @@
+import { asFunction } from '@svc/core';
 import { resolveUnknownPayments } from '@svc/payments';
 import { registerBackgroundTask } from './background';
 
@@ -8,5 +9,5 @@ import { registerBackgroundTask } from './background';
 registerBackgroundTask({
   name: 'payment-resolver',
   intervalMs: 10_000,
-  runOnce: resolveUnknownPayments,
+  runOnce: () => asFunction('payment-resolver', resolveUnknownPayments),
 });

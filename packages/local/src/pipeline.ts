@@ -1,3 +1,4 @@
+import { asFunction } from '@svc/core';
 import { sweepDueDeliveries } from '@svc/webhooks';
 import { registerBackgroundTask } from './background';
 import { drainBus, ensureLocalBus } from './event-bus';
@@ -28,7 +29,7 @@ registerBackgroundTask({
   intervalMs: 5_000,
   runOnce: async () => {
     await ensureLocalPipeline();
-    return sweepDueDeliveries();
+    return asFunction('delivery-sweeper', sweepDueDeliveries);
   },
 });
 registerBackgroundTask({

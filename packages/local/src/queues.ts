@@ -9,7 +9,7 @@ import {
   SendMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import { withoutSdkCallLogging } from '@svc/core';
+import { asFunction, withoutSdkCallLogging } from '@svc/core';
 import { processFileBatch } from '@svc/reconciliation';
 import { processBillingBatch, resetBillingQueueClient } from '@svc/subscriptions';
 import { DELIVERY_MAX_RECEIVES, processDeliveryBatch, resetDeliveryQueueClient } from '@svc/webhooks';
@@ -197,7 +197,7 @@ export async function drainBillingQueue(): Promise<DrainSummary> {
   await drainQueue(
     billingQueueUrl,
     async (event) => {
-      const { response, outcome } = await processBillingBatch(event);
+      const { response, outcome } = await asFunction('billing-worker', () => processBillingBatch(event));
       return { failed: failedIds(response), result: outcome };
     },
     (outcome, done) => {
@@ -218,7 +218,7 @@ export async function drainDeliveryQueue(): Promise<number> {
   await drainQueue(
     deliveryQueueUrl,
     async (event) => {
-      const result = await processDeliveryBatch(event);
+      const result = await asFunction('delivery-worker', () => processDeliveryBatch(event));
       return { failed: failedIds(result.response), result: result.attempted };
     },
     (count) => {
@@ -235,7 +235,7 @@ export async function drainFilesQueue(): Promise<number> {
   await drainQueue(
     filesQueueUrl,
     async (event) => {
-      const result = await processFileBatch(event);
+      const result = await asFunction('file-processor', () => processFileBatch(event));
       return { failed: failedIds(result.response), result: result.processed };
     },
     (count) => {

@@ -1,5 +1,6 @@
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { SEARCH_PROJECTIONS } from '@svc/api';
+import { asFunction } from '@svc/core';
 import { registerOnboardingEventData } from '@svc/onboarding';
 import { streamProjector } from '@svc/sql';
 import { db, tableName } from '@svc/table';
@@ -79,9 +80,9 @@ export async function pollStream(): Promise<number> {
       const batch = state.backlog.slice(0, 100);
       // The search projector reads the stream too (its own event source mapping in AWS; here
       // one reader feeds both, so a batch waits until both took it).
-      const projected = await projectStreamRecords({ Records: batch });
+      const projected = await asFunction('search-projector', () => projectStreamRecords({ Records: batch }));
       if (projected.batchItemFailures.length > 0) throw new Error('The search projector failed; the batch is retried');
-      const { response } = await publishStreamRecords({ Records: batch });
+      const { response } = await asFunction('stream-publisher', () => publishStreamRecords({ Records: batch }));
       const failed = response.batchItemFailures[0]?.itemIdentifier;
       const taken = failed === undefined ? batch.length : batch.findIndex((r) => r.dynamodb?.SequenceNumber === failed);
       state.backlog.splice(0, Math.max(0, taken));

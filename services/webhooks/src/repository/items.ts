@@ -137,7 +137,7 @@ export const eventSubscriptionKey = (uuid: string) => ({
   pk: key('EVENT_SUBSCRIPTION', uuid),
   sk: 'EVENT_SUBSCRIPTION',
 });
-const DELIVERY_PARTITION_PREFIX = key('DELIVERY', '');
+export const DELIVERY_PARTITION_PREFIX = key('DELIVERY', '');
 export const deliveryKey = (uuid: string) => ({ pk: `${DELIVERY_PARTITION_PREFIX}${uuid}`, sk: 'DELIVERY' });
 const RESPONSE_PARTITION_PREFIX = key('WEBHOOK_RESPONSE', '');
 export const responseKey = (uuid: string) => ({ pk: `${RESPONSE_PARTITION_PREFIX}${uuid}`, sk: 'WEBHOOK_RESPONSE' });

@@ -1,0 +1,66 @@
+import { Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createServiceApp } from '../../infra/stacks/service-app';
+import { appProps, SKIP_BUNDLING } from '../../infra/test/support/app-props';
+import { type DomainFunctionView, functionsByService } from '../../infra/test/support/template-model';
+import { checkCalls, loadCalls, unusedGrants } from './conformance';
+import type { RecordedCall } from './recorder';
+
+/**
+ * Runs after the test suite (`pnpm test`): every AWS call a deployed function's handler made in
+ * the run, held against that function's role in the prod template. A call the role does not allow
+ * fails here; granted actions no call used are printed.
+ */
+let template: Template;
+let functions: Map<string, DomainFunctionView>;
+
+beforeAll(() => {
+  const { stacks } = createServiceApp(appProps(SKIP_BUNDLING));
+  const prod = stacks.find((stack) => stack.config.name === 'prod');
+  if (!prod) throw new Error('no prod stack');
+  template = Template.fromStack(prod);
+  functions = functionsByService(template);
+});
+
+describe('IAM conformance of the test run', () => {
+  it('finds every call the functions made allowed by their roles', () => {
+    const calls = loadCalls();
+    // The run recorded the functions it exercised (an empty record would pass vacuously).
+    const exercised = new Set(calls.map((call) => call.fn));
+    for (const fn of ['payments', 'subscriptions', 'webhooks', 'delivery-worker', 'delivery-sweeper', 'fan-out']) {
+      expect(exercised, `no call of ${fn} was recorded`).toContain(fn);
+    }
+    const { findings, used } = checkCalls(template, functions, calls);
+    const unused = unusedGrants(template, functions, used);
+    if (unused.length > 0) {
+      console.info(
+        `Granted but not called in this run (${unused.length}):\n${unused.map((u) => `  ${u.fn}: ${u.action}`).join('\n')}`,
+      );
+    }
+    expect(findings.map((f) => `${f.fn} ${f.action} on ${f.resource}: ${f.why}`)).toEqual([]);
+  });
+
+  it('refuses calls a role does not allow (the check itself)', () => {
+    const call = (fn: string, command: string, resources: RecordedCall['resources'], service = 'DynamoDB') => ({
+      fn,
+      service,
+      command,
+      resources,
+    });
+    const { findings } = checkCalls(template, functions, [
+      // The sweeper may read and write deliveries, but nothing may delete the table's items.
+      call('delivery-sweeper', 'Delete', [{ variable: 'SVC_TABLE_NAME', partitionKeys: ['DELIVERY#x'] }]),
+      // The delivery worker's batch writes are held to its own items by dynamodb:LeadingKeys.
+      call('delivery-worker', 'BatchWrite', [{ variable: 'SVC_TABLE_NAME', partitionKeys: ['PAYMENT#x'] }]),
+      // Supporters has no queue at all.
+      call('supporters', 'SendMessage', [{ variable: 'SVC_DELIVERY_QUEUE_URL' }], 'SQS'),
+      call('nobody', 'Get', [{ variable: 'SVC_TABLE_NAME' }]),
+    ]);
+    expect(findings.map((f) => [f.fn, f.action])).toEqual([
+      ['delivery-sweeper', 'dynamodb:DeleteItem'],
+      ['delivery-worker', 'dynamodb:BatchWriteItem'],
+      ['supporters', 'sqs:SendMessage'],
+      ['nobody', 'Get'],
+    ]);
+  });
+});

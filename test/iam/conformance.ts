@@ -1,0 +1,218 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Template } from 'aws-cdk-lib/assertions';
+import {
+  type DomainFunctionView,
+  resourcesOfStatement,
+  type Statement,
+  statementsOfRole,
+} from '../../infra/test/support/template-model';
+import { latestRun, type RecordedCall } from './recorder';
+
+/**
+ * Holds every AWS call a function made during the test run against that function's role in the
+ * synthesised template: the action, the resource (found through the environment variable that
+ * named it, which the template sets to the deployed resource) and the `dynamodb:LeadingKeys`
+ * condition where a statement has one. What the local runtime does only locally (it stands in for
+ * resources AWS creates) is listed in LOCAL_ONLY with the reason.
+ */
+
+const PREFIX: Record<string, string> = {
+  DynamoDB: 'dynamodb',
+  SQS: 'sqs',
+  S3: 's3',
+  EventBridge: 'events',
+  'Secrets Manager': 'secretsmanager',
+  KMS: 'kms',
+  'RDS Data': 'rds-data',
+  Scheduler: 'scheduler',
+};
+
+/** Commands whose IAM action has another name (the document client's short names, batch forms). */
+const ACTION: Record<string, string> = {
+  Get: 'GetItem',
+  Put: 'PutItem',
+  Update: 'UpdateItem',
+  Delete: 'DeleteItem',
+  BatchGet: 'BatchGetItem',
+  BatchWrite: 'BatchWriteItem',
+  SendMessageBatch: 'SendMessage',
+  DeleteMessageBatch: 'DeleteMessage',
+  ChangeMessageVisibilityBatch: 'ChangeMessageVisibility',
+  HeadObject: 'GetObject',
+};
+
+/** Calls the local runtime makes only because it stands in for what AWS provides. */
+export const LOCAL_ONLY: ReadonlyArray<{ fn: string; action: string; partitionKey?: string; reason: string }> = [];
+
+export interface Finding {
+  fn: string;
+  action: string;
+  resource: string;
+  why: string;
+}
+
+export function loadCalls(dir = latestRun()): RecordedCall[] {
+  let files: string[];
+  if (!dir) return [];
+  try {
+    files = readdirSync(dir).filter((file) => file.endsWith('.jsonl'));
+  } catch {
+    return [];
+  }
+  const seen = new Set<string>();
+  const calls: RecordedCall[] = [];
+  for (const file of files) {
+    for (const line of readFileSync(join(dir, file), 'utf8').split('\n')) {
+      if (!line) continue;
+      // One of each (function, command, resources' shape): thousands of identical reads say nothing more.
+      const call = JSON.parse(line) as RecordedCall;
+      const key = JSON.stringify([
+        call.fn,
+        call.command,
+        call.itemActions,
+        call.resources.map((r) => [r.variable, r.index, r.objectKey?.split('/')[0], r.partitionKeys?.map(prefixOf)]),
+      ]);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      calls.push(call);
+    }
+  }
+  return calls;
+}
+
+/** A partition key's entity prefix (`DELIVERY#…` → `DELIVERY#`), enough to tell access patterns apart. */
+const prefixOf = (pk: string) => pk.replace(/#.*$/, '#');
+
+export function actionsOf(call: RecordedCall): string[] {
+  const prefix = PREFIX[call.service] ?? call.service.toLowerCase();
+  if (call.command === 'TransactWrite' || call.command === 'TransactWriteItems')
+    return [...new Set(call.itemActions ?? [])].map((a) => `dynamodb:${a}`);
+  if (call.command === 'TransactGet' || call.command === 'TransactGetItems') return ['dynamodb:GetItem'];
+  return [`${prefix}:${ACTION[call.command] ?? call.command}`];
+}
+
+/** An intrinsic reference in the template, rendered so a call's resource can be matched against it. */
+function render(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value && typeof value === 'object') {
+    const object = value as Record<string, unknown>;
+    if (typeof object.Ref === 'string') return object.Ref.startsWith('AWS::') ? '*' : `ref(${object.Ref})`;
+    const getAtt = object['Fn::GetAtt'];
+    if (Array.isArray(getAtt)) return getAtt[1] === 'Arn' ? `arn(${getAtt[0]})` : `${getAtt[1]}(${getAtt[0]})`;
+    const join = object['Fn::Join'];
+    if (Array.isArray(join)) return (join[1] as unknown[]).map(render).join(String(join[0]));
+  }
+  return JSON.stringify(value);
+}
+
+function glob(pattern: string, text: string): boolean {
+  const expression = pattern
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
+  return new RegExp(`^${expression}$`).test(text);
+}
+
+/** How the template may spell the resource a call named: by its ARN attribute, or an ARN built from its Ref. */
+function candidates(service: string, id: string, resource: RecordedCall['resources'][number]): string[] {
+  const suffix = resource.index ? `/index/${resource.index}` : resource.objectKey ? `/${resource.objectKey}` : '';
+  switch (service) {
+    case 'DynamoDB':
+      return [`arn(${id})${suffix}`, `arn:aws:dynamodb:region:account:table/ref(${id})${suffix}`];
+    case 'S3':
+      return [`arn(${id})${suffix}`, `arn:aws:s3:::ref(${id})${suffix}`];
+    default:
+      return [`arn(${id})`, `ref(${id})`];
+  }
+}
+
+function conditionHolds(condition: unknown, resource: RecordedCall['resources'][number]): boolean {
+  if (condition === undefined) return true;
+  const like = (condition as Record<string, Record<string, string[]>>)['ForAllValues:StringLike'];
+  const patterns = like?.['dynamodb:LeadingKeys'];
+  if (!patterns || Object.keys(condition as object).length !== 1 || Object.keys(like).length !== 1) return false;
+  const keys = resource.partitionKeys ?? [];
+  return keys.length > 0 && keys.every((key) => patterns.some((pattern) => glob(pattern, key)));
+}
+
+function allows(statement: Statement, action: string, targets: string[], resource: RecordedCall['resources'][number]) {
+  if (statement.Effect !== 'Allow') return false;
+  if (!statement.Action.some((granted) => glob(granted, action))) return false;
+  const resources = resourcesOfStatement(statement).map(render);
+  if (!resources.some((granted) => targets.some((target) => glob(granted, target)))) return false;
+  return conditionHolds(statement.Condition, resource);
+}
+
+/** The calls no statement of the function's role allows. */
+export function checkCalls(
+  template: Template,
+  functions: ReadonlyMap<string, DomainFunctionView>,
+  calls: readonly RecordedCall[],
+): { findings: Finding[]; used: Map<string, Set<string>> } {
+  const findings: Finding[] = [];
+  const used = new Map<string, Set<string>>();
+  for (const call of calls) {
+    const fn = functions.get(call.fn);
+    if (!fn) {
+      findings.push({ fn: call.fn, action: call.command, resource: '', why: 'no such function in the template' });
+      continue;
+    }
+    const statements = statementsOfRole(template, fn.roleId);
+    const variables = fn.properties.Environment.Variables;
+    for (const action of actionsOf(call)) {
+      if (!used.has(call.fn)) used.set(call.fn, new Set());
+      used.get(call.fn)?.add(action);
+      for (const resource of call.resources) {
+        const local = LOCAL_ONLY.find(
+          (entry) =>
+            entry.fn === call.fn &&
+            entry.action === action &&
+            (entry.partitionKey === undefined || resource.partitionKeys?.includes(entry.partitionKey)),
+        );
+        if (local) continue;
+        const held = variables[resource.variable];
+        const id = held && typeof held === 'object' ? render(held).replace(/^(ref|arn)\((.*)\)$/, '$2') : undefined;
+        if (!id) {
+          findings.push({
+            fn: call.fn,
+            action,
+            resource: resource.variable,
+            why: `the template does not give ${call.fn} ${resource.variable}`,
+          });
+          continue;
+        }
+        const targets = candidates(call.service, id, resource);
+        if (!statements.some((statement) => allows(statement, action, targets, resource))) {
+          findings.push({
+            fn: call.fn,
+            action,
+            resource: `${resource.variable} → ${targets[0]}${resource.partitionKeys?.length ? ` (pk ${resource.partitionKeys.map(prefixOf).join(', ')})` : ''}`,
+            why: 'no statement of its role allows it',
+          });
+        }
+      }
+    }
+  }
+  return { findings, used };
+}
+
+/** Actions a function's role grants that no recorded call used (reported, not a failure). */
+export function unusedGrants(
+  template: Template,
+  functions: ReadonlyMap<string, DomainFunctionView>,
+  used: ReadonlyMap<string, ReadonlySet<string>>,
+): Array<{ fn: string; action: string }> {
+  const unused: Array<{ fn: string; action: string }> = [];
+  for (const [name, fn] of functions) {
+    const calls = used.get(name);
+    if (!calls) continue;
+    for (const statement of statementsOfRole(template, fn.roleId)) {
+      if (statement.Effect !== 'Allow') continue;
+      for (const action of statement.Action) {
+        if (![...calls].some((call) => glob(action, call))) unused.push({ fn: name, action });
+      }
+    }
+  }
+  return unused;
+}

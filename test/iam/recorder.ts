@@ -1,0 +1,157 @@
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join, resolve } from 'node:path';
+import { currentFunction } from '@svc/core';
+
+/**
+ * Records every AWS SDK call made inside a deployed function's scope (see `asFunction` in
+ * @svc/core: the local runtime sets it around each handler) while the test suite runs: the
+ * function, the command and the resources it names. `pnpm test` then holds each call against that
+ * function's role in the synthesised template (test/iam/conformance.ts).
+ *
+ * Resources are recorded by the environment variable that named them (the table in
+ * `SVC_TABLE_NAME`, a queue in `SVC_DELIVERY_QUEUE_URL`, …): the template sets the same variables
+ * to the deployed resources, which is how a call here is matched with a resource there.
+ */
+const CALLS_ROOT = resolve(import.meta.dirname, '../../.test-results/aws-calls');
+const LATEST = join(CALLS_ROOT, 'latest');
+const ONE_HOUR_MS = 3_600_000;
+
+/**
+ * A directory for this run's calls (the global setup's; its test processes find it in
+ * TEST_AWS_CALLS_DIR), named in `latest` for the check. Runs older than an hour are removed;
+ * a run going on beside this one keeps its own.
+ */
+export function startRecording(): string {
+  mkdirSync(CALLS_ROOT, { recursive: true });
+  for (const entry of readdirSync(CALLS_ROOT)) {
+    const path = join(CALLS_ROOT, entry);
+    if (entry !== 'latest' && Date.now() - statSync(path).mtimeMs > ONE_HOUR_MS) {
+      rmSync(path, { recursive: true, force: true });
+    }
+  }
+  const dir = join(CALLS_ROOT, `run-${Date.now()}-${process.pid}`);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(LATEST, dir);
+  process.env.TEST_AWS_CALLS_DIR = dir;
+  return dir;
+}
+
+/** The latest run's directory. */
+export function latestRun(): string | undefined {
+  try {
+    return readFileSync(LATEST, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+}
+
+export interface RecordedCall {
+  fn: string;
+  service: string;
+  command: string;
+  /** Resources the call names: the variable that held each name, and the key or index within it. */
+  resources: Array<{ variable: string; index?: string; objectKey?: string; partitionKeys?: string[] }>;
+  /** For a transaction or a batch: the actions it makes on each item. */
+  itemActions?: string[];
+}
+
+type Input = Record<string, unknown>;
+
+/** The `SVC_*` variable whose value is this name (or URL or ARN), if any. */
+function variableHolding(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  for (const [name, held] of Object.entries(process.env)) {
+    if (name.startsWith('SVC_') && held === value) return name;
+  }
+  return undefined;
+}
+
+const partitionKeyOf = (key: unknown) =>
+  key && typeof key === 'object' && typeof (key as Input).pk === 'string' ? [(key as Input).pk as string] : [];
+
+function describe(input: Input): Pick<RecordedCall, 'resources' | 'itemActions'> {
+  const resources: RecordedCall['resources'] = [];
+  const add = (name: unknown, extra: Omit<RecordedCall['resources'][number], 'variable'> = {}) => {
+    const variable = variableHolding(name) ?? `literal:${String(name)}`;
+    resources.push({ variable, ...extra });
+  };
+  if ('TableName' in input) {
+    add(input.TableName, {
+      ...(typeof input.IndexName === 'string' ? { index: input.IndexName } : {}),
+      partitionKeys: partitionKeyOf(input.Key ?? input.Item),
+    });
+  }
+  if ('QueueUrl' in input) add(input.QueueUrl);
+  if ('Bucket' in input) add(input.Bucket, typeof input.Key === 'string' ? { objectKey: input.Key } : {});
+  if ('SecretId' in input) add(input.SecretId);
+  if ('KeyId' in input) add(input.KeyId);
+  let itemActions: string[] | undefined;
+  if (Array.isArray(input.TransactItems)) {
+    itemActions = [];
+    for (const item of input.TransactItems as Input[]) {
+      for (const [kind, body] of Object.entries(item)) {
+        const action = {
+          Put: 'PutItem',
+          Update: 'UpdateItem',
+          Delete: 'DeleteItem',
+          ConditionCheck: 'ConditionCheckItem',
+          Get: 'GetItem',
+        }[kind];
+        if (!action) continue;
+        itemActions.push(action);
+        const b = body as Input;
+        add(b.TableName, { partitionKeys: partitionKeyOf(b.Key ?? b.Item) });
+      }
+    }
+  }
+  if (input.RequestItems && typeof input.RequestItems === 'object') {
+    for (const [table, requests] of Object.entries(input.RequestItems as Input)) {
+      const keys = Array.isArray(requests)
+        ? (requests as Input[]).flatMap((r) =>
+            partitionKeyOf((r.PutRequest as Input | undefined)?.Item ?? (r.DeleteRequest as Input | undefined)?.Key),
+          )
+        : (((requests as Input).Keys as unknown[] | undefined)?.flatMap(partitionKeyOf) ?? []);
+      add(table, { partitionKeys: keys });
+    }
+  }
+  return { resources, ...(itemActions ? { itemActions } : {}) };
+}
+
+type Send = ((...args: unknown[]) => unknown) & { original?: Send };
+
+/**
+ * Wraps the SDK's one `send` (every client's) to record calls made in a function's scope. Each
+ * test file loads its own copy of our modules, so each wraps the SDK's original `send` afresh
+ * with its own `currentFunction`.
+ */
+export function installRecorder(): void {
+  const dir = process.env.TEST_AWS_CALLS_DIR;
+  if (!dir) return;
+  const file = join(dir, `${process.pid}.jsonl`);
+  const fromSdk = createRequire(createRequire(import.meta.url).resolve('@aws-sdk/client-dynamodb'));
+  const { Client } = fromSdk('@smithy/core/client') as {
+    Client: { prototype: { send: Send } };
+  };
+  const send = Client.prototype.send.original ?? Client.prototype.send;
+  const recorded: Send = function recorded(this: { config?: { serviceId?: string } }, ...args: unknown[]) {
+    const fn = currentFunction();
+    const command = args[0] as { constructor: { name: string }; input?: Input } | undefined;
+    if (fn && command) {
+      const call: RecordedCall = {
+        fn,
+        service: this.config?.serviceId ?? 'unknown',
+        command: command.constructor.name.replace(/Command$/, ''),
+        ...describe(command.input ?? {}),
+      };
+      try {
+        appendFileSync(file, `${JSON.stringify(call)}\n`);
+      } catch {
+        // The record is the test's, never the call's: a lost line must not fail a request.
+      }
+    }
+    return send.apply(this, args);
+  };
+  recorded.original = send;
+  Client.prototype.send = recorded;
+}
