@@ -72,6 +72,12 @@ export interface StageConfig {
    * capacity is the first step for larger organisations, read replicas the next.
    */
   search: { minCapacity: number; maxCapacity: number; backupRetentionDays: number };
+  /**
+   * What the simulated provider (no money moves) may take: `all` payments, or `test-mode-only`,
+   * where a live payment on a simulated profile is a 400 (SVC_SIMULATED_PROVIDER). Real payments
+   * need a real provider's profile (Stripe).
+   */
+  simulatedProvider: 'all' | 'test-mode-only';
 }
 
 /** Where a stage names no upload origins: any page may post, the presigned policy decides. */
@@ -94,6 +100,7 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     captchaSiteKey: `${CAPTCHA_SITE_KEY_PLACEHOLDER}-dev`,
     reconciliationRetentionDays: 30,
     search: { minCapacity: 0, maxCapacity: 2, backupRetentionDays: 1 },
+    simulatedProvider: 'all',
   },
   staging: {
     name: 'staging',
@@ -108,6 +115,7 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     captchaSiteKey: `${CAPTCHA_SITE_KEY_PLACEHOLDER}-staging`,
     reconciliationRetentionDays: 90,
     search: { minCapacity: 0.5, maxCapacity: 4, backupRetentionDays: 7 },
+    simulatedProvider: 'all',
   },
   prod: {
     name: 'prod',
@@ -122,6 +130,7 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     captchaSiteKey: `${CAPTCHA_SITE_KEY_PLACEHOLDER}-prod`,
     reconciliationRetentionDays: 400,
     search: { minCapacity: 0.5, maxCapacity: 16, backupRetentionDays: 35 },
+    simulatedProvider: 'test-mode-only',
   },
 };
 

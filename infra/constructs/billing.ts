@@ -4,6 +4,7 @@ import { Duration, Validations } from 'aws-cdk-lib';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
+import type { IDestination } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { ContextAttribute, Schedule, ScheduleExpression, ScheduleTargetInput } from 'aws-cdk-lib/aws-scheduler';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
@@ -68,11 +69,26 @@ export const BILLING_RUN_TABLE_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGet
  * them off the queue in batches, reporting failed items so only those are received again, and a
  * message that fails MAX_RECEIVE_COUNT times waits in the dead-letter queue.
  */
+/**
+ * An SQS on-failure destination granting `sqs:SendMessage` only (SqsDestination grants
+ * GetQueueAttributes and GetQueueUrl too, which Lambda does not need to deliver there).
+ */
+function sendOnlyDestination(queue: Queue): IDestination {
+  return {
+    bind: (_scope, fn) => {
+      fn.addToRolePolicy(new PolicyStatement({ actions: [SEND_MESSAGE], resources: [queue.queueArn] }));
+      return { destination: queue.queueArn };
+    },
+  };
+}
+
 export class Billing extends Construct {
   readonly queue: Queue;
   readonly deadLetterQueue: Queue;
   /** Where the schedule puts a start of the run it could not deliver. */
   readonly scheduleDeadLetterQueue: Queue;
+  /** Where Lambda puts a start of the run that failed every attempt (with the error). */
+  readonly runFailureQueue: Queue;
   readonly run: ServiceFunction;
   readonly worker: ServiceFunction;
   readonly schedule: Schedule;
@@ -102,9 +118,17 @@ export class Billing extends Construct {
         'This queue is a dead-letter queue: the billing schedule target names it (DeadLetterConfig), which the rule does not look for; a dead-letter queue of its own would only move the same undelivered starts once more.',
     });
 
+    this.runFailureQueue = encryptedQueue(this, 'RunFailureQueue', stage, { retentionPeriod: DEAD_LETTER_RETENTION });
+    Validations.of(this.runFailureQueue).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason:
+        'This queue is the billing run’s on-failure destination (a dead-letter queue for failed asynchronous invocations); a dead-letter queue of its own would only move the same failed starts once more.',
+    });
+
     const environment = {
       SVC_TABLE_NAME: table.tableName,
       SVC_STAGE: stage.name,
+      SVC_SIMULATED_PROVIDER: stage.simulatedProvider,
       SVC_BILLING_QUEUE_URL: this.queue.queueUrl,
     };
 
@@ -132,6 +156,8 @@ export class Billing extends Construct {
     this.run.function.configureAsyncInvoke({
       retryAttempts: BILLING_RUN_RETRIES,
       maxEventAge: clampSeconds(period, 60, Duration.hours(6).toSeconds()),
+      // A start that failed every attempt is kept with its error (and alarms), never dropped.
+      onFailure: sendOnlyDestination(this.runFailureQueue),
     });
 
     this.worker = new ServiceFunction(this, 'Worker', {
@@ -225,6 +251,13 @@ export class Billing extends Construct {
         }),
         1,
         'The schedule could not start the billing run; the start waits in its dead-letter queue',
+      ),
+      thresholdAlarm(
+        scope,
+        'RunFailures',
+        this.runFailureQueue.metricApproximateNumberOfMessagesVisible({ period: fiveMinutes, statistic: 'Maximum' }),
+        1,
+        `A billing run failed ${BILLING_RUN_RETRIES + 1} times; the start and its error wait in the run-failure queue`,
       ),
       thresholdAlarm(
         scope,

@@ -34,6 +34,7 @@ export class DomainFunction extends ServiceFunction {
       environment: {
         SVC_TABLE_NAME: table.tableName,
         SVC_STAGE: stage.name,
+        SVC_SIMULATED_PROVIDER: stage.simulatedProvider,
         POWERTOOLS_SERVICE_NAME: domain,
         ...props.environment,
       },

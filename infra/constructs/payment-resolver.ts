@@ -53,6 +53,7 @@ export class PaymentResolver extends Construct {
       environment: {
         SVC_TABLE_NAME: table.tableName,
         SVC_STAGE: stage.name,
+        SVC_SIMULATED_PROVIDER: stage.simulatedProvider,
         SVC_STRIPE_SECRET_ARN: props.stripeSecret.secretArn,
         POWERTOOLS_SERVICE_NAME: 'payment-resolver',
       },

@@ -120,13 +120,21 @@ describe.each(STAGE_NAMES)('billing on %s', (stage) => {
     });
   });
 
-  it('retries a failed run (Lambda invokes it asynchronously) only within one schedule period', () => {
+  it('retries a failed run (Lambda invokes it asynchronously) only within one schedule period, then keeps it', () => {
     const { template, run } = billingOf(stage);
+    const failureQueueId = synthesizeAllStages()
+      .stacks.get(stage)
+      ?.getLogicalId(synthesizeAllStages().stacks.get(stage)?.billing.runFailureQueue.node.defaultChild as never);
     template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
       FunctionName: { Ref: run.logicalId },
       MaximumRetryAttempts: 2,
       MaximumEventAgeInSeconds: rateDuration(STAGES[stage].billingSchedule).toSeconds(),
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [failureQueueId, 'Arn'] } } },
     });
+    // The run may send there (Lambda sends the failed start with its role).
+    expect(resourcesGranting(statementsOfRole(template, run.roleId), 'sqs:SendMessage')).toContainEqual(
+      arnOf(failureQueueId ?? ''),
+    );
   });
 
   it('lets the scheduler role invoke the billing run and write its dead-letter queue, nothing else', () => {
@@ -226,11 +234,14 @@ describe.each(STAGE_NAMES)('billing on %s', (stage) => {
     for (const action of WRITES_AND_SCANS) expect(resourcesGranting(statements, action), action).toEqual([]);
   });
 
-  it('lets the billing run send to the billing queue only, and do nothing else with SQS', () => {
+  it('lets the billing run send to the billing queue and its failure queue only, and do nothing else with SQS', () => {
     const { template, run, queueId } = billingOf(stage);
     const statements = statementsOfRole(template, run.roleId);
     expect(actionsOf(statements, 'sqs:')).toEqual(new Set(['sqs:SendMessage']));
-    expect(resourcesGranting(statements, 'sqs:SendMessage')).toEqual([arnOf(queueId)]);
+    const stack = synthesizeAllStages().stacks.get(stage);
+    const failureQueueId = stack?.getLogicalId(stack.billing.runFailureQueue.node.defaultChild as never) ?? '';
+    // The billing queue, and the run-failure queue Lambda sends a failed start to with this role.
+    expect(resourcesGranting(statements, 'sqs:SendMessage')).toEqual([arnOf(queueId), arnOf(failureQueueId)]);
   });
 
   it('lets the worker read and write the table and its indexes, but never delete, batch-write or scan', () => {
@@ -294,6 +305,18 @@ describe.each(STAGE_NAMES.filter((name) => STAGES[name].alarms.enabled))('billin
     });
   });
 
+  it('fire on any start of the run that failed every attempt', () => {
+    const { template } = billingOf(stage);
+    const stack = synthesizeAllStages().stacks.get(stage);
+    const failureQueueId = stack?.getLogicalId(stack.billing.runFailureQueue.node.defaultChild as never);
+    alarmOn(template, {
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [failureQueueId, 'QueueName'] } }],
+      Threshold: 1,
+    });
+  });
+
   it('fire on any start the schedule could not deliver', () => {
     const { template, schedule } = billingOf(stage);
     const scheduleDeadLetterId = schedule.Target.DeadLetterConfig?.Arn['Fn::GetAtt'][0];
@@ -329,7 +352,7 @@ describe.each(STAGE_NAMES.filter((name) => STAGES[name].alarms.enabled))('billin
   });
 
   it('are exposed on the stack, four of them', () => {
-    expect(synthesizeAllStages().stacks.get(stage)?.billing.alarms).toHaveLength(4);
+    expect(synthesizeAllStages().stacks.get(stage)?.billing.alarms).toHaveLength(5);
   });
 });
 

@@ -105,9 +105,26 @@ async function authorise(request: AuthoriseRequest): Promise<Authorisation> {
   }
 }
 
+/**
+ * Where no money moves, only test payments may pretend it did: with
+ * `SVC_SIMULATED_PROVIDER=test-mode-only` (prod's stage config) a live payment on a simulated
+ * profile is refused. A deployed function without the setting refuses them too (fail closed);
+ * the local runtime takes every payment.
+ */
+export function simulatedLiveRefusal(testMode: boolean, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (testMode) return undefined;
+  const setting = env.SVC_SIMULATED_PROVIDER ?? (env.AWS_LAMBDA_FUNCTION_NAME ? 'test-mode-only' : 'all');
+  if (setting === 'all') return undefined;
+  return 'The simulated provider takes test_mode payments only here: use a real provider’s profile, or test_mode';
+}
+
 export const simulatedProvider: PaymentProvider = {
   name: 'simulated',
   methods: ['card', 'twint', 'sepa_dd'],
+
+  async unusableFor(context) {
+    return simulatedLiveRefusal(context.testMode);
+  },
 
   authorise,
 
