@@ -18,6 +18,12 @@ export interface AlarmConfig {
   apiServerErrors: number;
   /** Errors of any one function per five minutes that breach. */
   functionErrors: number;
+  /**
+   * Who hears of an alarm (firing and OK): e-mail addresses subscribed to the stage's alarm topic
+   * (each confirms once, from the e-mail AWS sends), and SNS topics of a chat or paging
+   * integration, notified directly. Set before the first deploy of a stage with alarms.
+   */
+  notify?: { emails?: readonly string[]; topicArns?: readonly string[] };
 }
 
 export interface CustomDomainConfig {

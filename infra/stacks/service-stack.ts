@@ -12,6 +12,7 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import type { StageConfig } from '../config/stages';
+import { AlarmTopic } from '../constructs/alarm-topic';
 import { Billing } from '../constructs/billing';
 import { DomainFunction, domainNames } from '../constructs/domain-function';
 import { Events } from '../constructs/events';
@@ -59,6 +60,8 @@ export class ServiceStack extends Stack {
   readonly paymentResolver: PaymentResolver;
   /** Aurora PostgreSQL (Data API) for search, its schema migrations and the stream projector. */
   readonly search: SearchEngine;
+  /** Where every alarm goes (stages with alarms only). */
+  readonly alarmTopic?: AlarmTopic;
 
   constructor(scope: Construct, id: string, props: ServiceStackProps) {
     super(scope, id, props);
@@ -240,6 +243,9 @@ export class ServiceStack extends Stack {
         functions: watched,
         paymentsLogs: payments.logGroup,
       });
+      // Last, so it finds every alarm of the stack.
+      this.alarmTopic = new AlarmTopic(this, 'AlarmTopic', { stage });
+      this.alarmTopic.notifyFrom(this);
     }
 
     new CfnOutput(this, API_URL_OUTPUT, { value: this.api.url, description: 'Base URL of the HTTP API' });

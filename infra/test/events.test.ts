@@ -26,6 +26,7 @@ import {
   inlineStatementsOfRole,
   lambdaPermissions,
   logicalIdOf,
+  logicalIdStartingWith,
   managedPoliciesOfRole,
   queuePolicyStatements,
   queues,
@@ -82,7 +83,7 @@ function pipelineOf(stage: StageName) {
   const onboarding = fn('onboarding');
   const tableId = logicalIdOf(template, 'AWS::DynamoDB::Table');
   const busId = logicalIdOf(template, 'AWS::Events::EventBus');
-  const keyId = logicalIdOf(template, 'AWS::KMS::Key');
+  const keyId = logicalIdStartingWith(template, 'AWS::KMS::Key', 'EventsWebhookSecretsKey');
 
   const mappings = eventSourceMappings(template);
   const workerMappings = mappings.filter((m) => m.FunctionName.Ref === worker.logicalId);

@@ -93,7 +93,7 @@ function onboardingOf(stage: StageName) {
     variables: fn.properties.Environment.Variables,
     statements: statementsOfRole(template, fn.roleId),
     tableId: logicalIdOf(template, 'AWS::DynamoDB::Table'),
-    keyId: logicalIdOf(template, 'AWS::KMS::Key'),
+    keyId: logicalIdStartingWith(template, 'AWS::KMS::Key', 'EventsWebhookSecretsKey'),
     apiId: logicalIdOf(template, 'AWS::ApiGatewayV2::Api'),
     captchaSecretId: logicalIdStartingWith(template, 'AWS::SecretsManager::Secret', 'CaptchaSecret'),
     hashKeyId: logicalIdStartingWith(template, 'AWS::SecretsManager::Secret', 'HashKey'),
