@@ -18,6 +18,8 @@ export interface AlarmConfig {
   apiServerErrors: number;
   /** Errors of any one function per five minutes that breach. */
   functionErrors: number;
+  /** The API's p99 latency (ms, over five minutes) that breaches. */
+  apiP99LatencyMs: number;
   /**
    * Who hears of an alarm (firing and OK): e-mail addresses subscribed to the stage's alarm topic
    * (each confirms once, from the e-mail AWS sends), and SNS topics of a chat or paging
@@ -99,7 +101,7 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     removalPolicy: RemovalPolicy.DESTROY,
     pointInTimeRecovery: false,
     deletionProtection: false,
-    alarms: { enabled: false, apiServerErrors: 10, functionErrors: 10 },
+    alarms: { enabled: false, apiServerErrors: 10, functionErrors: 10, apiP99LatencyMs: 5_000 },
     throttle: { rateLimit: 50, burstLimit: 100 },
     billingSchedule: 'rate(15 minutes)',
     signingKeyRotation: 1,
@@ -114,7 +116,7 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     removalPolicy: RemovalPolicy.DESTROY,
     pointInTimeRecovery: false,
     deletionProtection: false,
-    alarms: { enabled: true, apiServerErrors: 10, functionErrors: 5 },
+    alarms: { enabled: true, apiServerErrors: 10, functionErrors: 5, apiP99LatencyMs: 5_000 },
     throttle: { rateLimit: 100, burstLimit: 200 },
     billingSchedule: 'rate(15 minutes)',
     signingKeyRotation: 1,
@@ -129,7 +131,7 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     removalPolicy: RemovalPolicy.RETAIN,
     pointInTimeRecovery: true,
     deletionProtection: true,
-    alarms: { enabled: true, apiServerErrors: 5, functionErrors: 1 },
+    alarms: { enabled: true, apiServerErrors: 5, functionErrors: 1, apiP99LatencyMs: 3_000 },
     throttle: { rateLimit: 500, burstLimit: 1000 },
     billingSchedule: 'rate(15 minutes)',
     signingKeyRotation: 1,

@@ -16,6 +16,7 @@ import { AlarmTopic } from '../constructs/alarm-topic';
 import { Billing } from '../constructs/billing';
 import { DomainFunction, domainNames } from '../constructs/domain-function';
 import { Events } from '../constructs/events';
+import { OperationsAlarms } from '../constructs/operations-alarms';
 import { PaymentResolver } from '../constructs/payment-resolver';
 import { Reconciliation } from '../constructs/reconciliation';
 import { SEARCH_DOMAINS, SearchEngine } from '../constructs/search-engine';
@@ -242,6 +243,28 @@ export class ServiceStack extends Stack {
         api: this.api.api,
         functions: watched,
         paymentsLogs: payments.logGroup,
+      });
+      new OperationsAlarms(this, 'OperationsAlarms', {
+        alarms: stage.alarms,
+        api: this.api.api,
+        table: this.table.table,
+        queues: {
+          billing: this.billing.queue,
+          'reconciliation-files': this.reconciliation.queue,
+          // The delivery and fan-out queues' ages are alarmed in Events, with their own thresholds.
+        },
+        functions: {
+          ...watched,
+          'billing-run': this.billing.run.function,
+          'billing-worker': this.billing.worker.function,
+          'stream-publisher': this.events.streamPublisher.function,
+          'fan-out': this.events.fanOut.function,
+          'delivery-worker': this.events.deliveryWorker.function,
+          'delivery-sweeper': this.events.sweeper.function,
+          'file-processor': this.reconciliation.processor.function,
+        },
+        billingRun: this.billing.run.function,
+        streamPublisher: this.events.streamPublisher.function,
       });
       // Last, so it finds every alarm of the stack.
       this.alarmTopic = new AlarmTopic(this, 'AlarmTopic', { stage });

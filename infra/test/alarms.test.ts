@@ -4,7 +4,9 @@ import { Alarm, Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { STAGE_NAMES, STAGES } from '../config/stages';
 import { AlarmTopic } from '../constructs/alarm-topic';
+import { BILLING_HEARTBEAT, QUEUE_AGE_ALARM, STREAM_AGE_ALARM } from '../constructs/operations-alarms';
 import { synthesizeAllStages, templateOf } from './support/synth';
+import { functionsByService } from './support/template-model';
 
 beforeAll(() => {
   synthesizeAllStages();
@@ -40,6 +42,59 @@ describe.each(STAGE_NAMES.filter((name) => STAGES[name].alarms.enabled))('alarms
     expect(JSON.stringify(keys[0]?.[1].Properties?.KeyPolicy)).toContain('cloudwatch.amazonaws.com');
   });
 });
+
+describe.each(STAGE_NAMES.filter((name) => STAGES[name].alarms.enabled))(
+  'operations alarms in the %s stage',
+  (stage) => {
+    const alarms = () =>
+      resourcesOfType(templateOf(stage), 'AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties ?? {});
+    const described = (start: string) => alarms().filter((alarm) => String(alarm.AlarmDescription).startsWith(start));
+
+    it('watch the age of the oldest message of every work queue', () => {
+      const ages = alarms().filter((alarm) => alarm.MetricName === 'ApproximateAgeOfOldestMessage');
+      // Billing and reconciliation files here; the delivery and fan-out queues' in Events.
+      expect(ages).toHaveLength(4);
+      expect(described('The oldest billing message').map((a) => a.Threshold)).toEqual([QUEUE_AGE_ALARM.toSeconds()]);
+      expect(described('The oldest reconciliation-files message')).toHaveLength(1);
+    });
+
+    it('watch throttling of every function of ours and of the table, and DynamoDB’s own errors', () => {
+      const functions = functionsByService(templateOf(stage));
+      const throttles = alarms().filter((alarm) => alarm.MetricName === 'Throttles');
+      // Every function but the one-off ones (signing-key bootstrap, schema migrator).
+      expect(throttles.length).toBe(functions.size - 2);
+      for (const metricName of ['ReadThrottleEvents', 'WriteThrottleEvents']) {
+        expect(
+          alarms().filter((alarm) => alarm.MetricName === metricName),
+          metricName,
+        ).toHaveLength(1);
+      }
+      expect(described('DynamoDB answered 5xx')).toHaveLength(1);
+    });
+
+    it('watch the API’s p99 latency and the event stream’s lag', () => {
+      const latency = alarms().filter((alarm) => alarm.MetricName === 'Latency');
+      expect(latency).toEqual([
+        expect.objectContaining({ ExtendedStatistic: 'p99', Threshold: STAGES[stage].alarms.apiP99LatencyMs }),
+      ]);
+      expect(described('Events are published late')).toEqual([
+        expect.objectContaining({ MetricName: 'IteratorAge', Threshold: STREAM_AGE_ALARM.toMilliseconds() }),
+      ]);
+    });
+
+    it('alarm when the billing run did not run, missing data counting as no run', () => {
+      expect(described('The billing run did not run')).toEqual([
+        expect.objectContaining({
+          MetricName: 'Invocations',
+          Period: BILLING_HEARTBEAT.toSeconds(),
+          ComparisonOperator: 'LessThanThreshold',
+          Threshold: 1,
+          TreatMissingData: 'breaching',
+        }),
+      ]);
+    });
+  },
+);
 
 describe.each(STAGE_NAMES.filter((name) => !STAGES[name].alarms.enabled))('the %s stage without alarms', (stage) => {
   it('has no alarm topic', () => {

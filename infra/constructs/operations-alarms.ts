@@ -1,0 +1,137 @@
+import { Duration } from 'aws-cdk-lib';
+import type { IHttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
+import { Alarm, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { type ITable, Operation } from 'aws-cdk-lib/aws-dynamodb';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import type { AlarmConfig } from '../config/stages';
+import { thresholdAlarm } from './service-alarms';
+
+export interface OperationsAlarmsProps {
+  alarms: AlarmConfig;
+  api: IHttpApi;
+  table: ITable;
+  /** Work queues whose oldest message must not wait long (billing, reconciliation files, deliveries). */
+  queues: Readonly<Record<string, IQueue>>;
+  /** Every function, by its readable name: a throttled one drops or delays work. */
+  functions: Readonly<Record<string, IFunction>>;
+  /** The billing run, which must run at least once in BILLING_HEARTBEAT. */
+  billingRun: IFunction;
+  /** The stream publisher: how far behind the table's stream it reads. */
+  streamPublisher: IFunction;
+}
+
+const PERIOD = Duration.minutes(5);
+/** A queue's oldest message this old means its worker is stuck or failing. */
+export const QUEUE_AGE_ALARM = Duration.minutes(15);
+/** Events published this late after their write: the stream publisher falls behind. */
+export const STREAM_AGE_ALARM = Duration.minutes(5);
+/** The billing run starts every 15 minutes: none in an hour means the schedule or the run is broken. */
+export const BILLING_HEARTBEAT = Duration.hours(1);
+
+/**
+ * The alarms that tell of work piling up or not happening, beside ServiceAlarms' errors: queue
+ * ages, throttles (Lambda and DynamoDB), DynamoDB's own errors, API latency, the event stream's
+ * lag, and a heartbeat of the billing run (no run is an alarm: missing data breaches).
+ */
+export class OperationsAlarms extends Construct {
+  readonly alarms: Alarm[] = [];
+
+  constructor(scope: Construct, id: string, props: OperationsAlarmsProps) {
+    super(scope, id);
+    for (const [name, queue] of Object.entries(props.queues)) {
+      this.alarms.push(
+        thresholdAlarm(
+          this,
+          `QueueAge-${name}`,
+          queue.metricApproximateAgeOfOldestMessage({ period: PERIOD, statistic: 'Maximum' }),
+          QUEUE_AGE_ALARM.toSeconds(),
+          `The oldest ${name} message waited (seconds)`,
+        ),
+      );
+    }
+    for (const [name, fn] of Object.entries(props.functions)) {
+      this.alarms.push(
+        thresholdAlarm(
+          this,
+          `Throttles-${name}`,
+          fn.metricThrottles({ period: PERIOD, statistic: 'Sum' }),
+          1,
+          `The ${name} function was throttled`,
+        ),
+      );
+    }
+    const tableName = props.table.tableName;
+    for (const metricName of ['ReadThrottleEvents', 'WriteThrottleEvents']) {
+      this.alarms.push(
+        thresholdAlarm(
+          this,
+          `Table${metricName}`,
+          new Metric({
+            namespace: 'AWS/DynamoDB',
+            metricName,
+            dimensionsMap: { TableName: tableName },
+            period: PERIOD,
+            statistic: 'Sum',
+          }),
+          1,
+          `DynamoDB throttled the table (${metricName})`,
+        ),
+      );
+    }
+    this.alarms.push(
+      new Alarm(this, 'TableSystemErrors', {
+        metric: props.table.metricSystemErrorsForOperations({
+          operations: [
+            Operation.GET_ITEM,
+            Operation.BATCH_GET_ITEM,
+            Operation.PUT_ITEM,
+            Operation.UPDATE_ITEM,
+            Operation.DELETE_ITEM,
+            Operation.QUERY,
+            Operation.BATCH_WRITE_ITEM,
+            Operation.TRANSACT_WRITE_ITEMS,
+          ],
+          period: PERIOD,
+        }),
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+        alarmDescription: 'DynamoDB answered 5xx (SystemErrors): at least 1 in 5 minutes',
+      }),
+    );
+    this.alarms.push(
+      thresholdAlarm(
+        this,
+        'ApiLatencyP99',
+        props.api.metricLatency({ period: PERIOD, statistic: 'p99' }),
+        props.alarms.apiP99LatencyMs,
+        'The API’s p99 latency (ms) was high',
+      ),
+      thresholdAlarm(
+        this,
+        'StreamPublisherIteratorAge',
+        new Metric({
+          namespace: 'AWS/Lambda',
+          metricName: 'IteratorAge',
+          dimensionsMap: { FunctionName: props.streamPublisher.functionName },
+          period: PERIOD,
+          statistic: 'Maximum',
+        }),
+        STREAM_AGE_ALARM.toMilliseconds(),
+        'Events are published late: the stream publisher’s iterator age (ms) was high',
+      ),
+      new Alarm(this, 'BillingRunHeartbeat', {
+        metric: props.billingRun.metricInvocations({ period: BILLING_HEARTBEAT, statistic: 'Sum' }),
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: ComparisonOperator.LESS_THAN_THRESHOLD,
+        // No data is no run: exactly what this alarm is for.
+        treatMissingData: TreatMissingData.BREACHING,
+        alarmDescription: `The billing run did not run in ${BILLING_HEARTBEAT.toHours()} hour(s)`,
+      }),
+    );
+  }
+}
