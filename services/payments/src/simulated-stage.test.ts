@@ -1,5 +1,6 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { call, DEMO, seedDemo, tokenFor } from '../../../test/support/api';
+import { fingerprintKeySource } from './providers/card-rules';
 import { simulatedLiveRefusal } from './providers/simulated/simulated-provider';
 
 /**
@@ -57,5 +58,32 @@ describe('the simulated provider on a stage', () => {
       simulatedLiveRefusal(false, { AWS_LAMBDA_FUNCTION_NAME: 'x', SVC_SIMULATED_PROVIDER: 'all' }),
     ).toBeUndefined();
     expect(simulatedLiveRefusal(false, {})).toBeUndefined();
+  });
+});
+
+describe('the card fingerprint key', () => {
+  it('comes from the secret in a deployed function, and is never the local key there', () => {
+    expect(
+      fingerprintKeySource({ AWS_LAMBDA_FUNCTION_NAME: 'svc-payments', SVC_CARD_FINGERPRINT_SECRET_ARN: 'arn:s' }),
+    ).toEqual({
+      secretArn: 'arn:s',
+    });
+    expect(() => fingerprintKeySource({ AWS_LAMBDA_FUNCTION_NAME: 'svc-payments' })).toThrow(
+      /never uses the local key/,
+    );
+    expect(fingerprintKeySource({})).toEqual({ localKey: 'simulated-provider-local-key' });
+  });
+
+  it('fails the payments function’s cold start when its secret is not configured', async () => {
+    const saved = process.env.AWS_LAMBDA_FUNCTION_NAME;
+    process.env.AWS_LAMBDA_FUNCTION_NAME = 'svc-payments';
+    try {
+      // A fresh copy of the entry module (the query makes it one), loaded as a cold start would.
+      const entry = './handlers/lambda?cold-start';
+      await expect(import(/* @vite-ignore */ entry)).rejects.toThrow(/SVC_CARD_FINGERPRINT_SECRET_ARN/);
+    } finally {
+      if (saved === undefined) delete process.env.AWS_LAMBDA_FUNCTION_NAME;
+      else process.env.AWS_LAMBDA_FUNCTION_NAME = saved;
+    }
   });
 });

@@ -49,10 +49,26 @@ export function brandOf(digits: string): string {
  */
 let fingerprintKey: Promise<string> | undefined;
 
+/**
+ * Where the key comes from. A deployed function without the secret's ARN is a deployment error,
+ * never a reason to use the local key (fingerprints made with it would be guessable): it throws,
+ * and the payments function checks this when its module loads, so it fails at cold start.
+ */
+export function fingerprintKeySource(
+  env: NodeJS.ProcessEnv = process.env,
+): { secretArn: string } | { localKey: string } {
+  if (env.SVC_CARD_FINGERPRINT_SECRET_ARN) return { secretArn: env.SVC_CARD_FINGERPRINT_SECRET_ARN };
+  if (env.AWS_LAMBDA_FUNCTION_NAME) {
+    throw new Error('SVC_CARD_FINGERPRINT_SECRET_ARN is not set: a deployed function never uses the local key');
+  }
+  return { localKey: env.SVC_CARD_FINGERPRINT_KEY ?? 'simulated-provider-local-key' };
+}
+
 function loadFingerprintKey(): Promise<string> {
   fingerprintKey ??= (async () => {
-    const secretArn = process.env.SVC_CARD_FINGERPRINT_SECRET_ARN;
-    if (!secretArn) return process.env.SVC_CARD_FINGERPRINT_KEY ?? 'simulated-provider-local-key';
+    const source = fingerprintKeySource();
+    if ('localKey' in source) return source.localKey;
+    const secretArn = source.secretArn;
     const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
     const out = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: secretArn }));
     if (!out.SecretString) throw new Error('The card fingerprint secret is empty');
