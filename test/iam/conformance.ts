@@ -210,6 +210,8 @@ export function unusedGrants(
     for (const statement of statementsOfRole(template, fn.roleId)) {
       if (statement.Effect !== 'Allow') continue;
       for (const action of statement.Action) {
+        // The Lambda runtime writes the logs (and traces), not the function's code.
+        if (action.startsWith('logs:') || action.startsWith('xray:')) continue;
         if (![...calls].some((call) => glob(action, call))) unused.push({ fn: name, action });
       }
     }
