@@ -6,7 +6,7 @@ import type { DynamoDBRecord } from 'aws-lambda';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { call, DEMO, seedDemo, tokenFor } from './support/api';
+import { call, cardPaymentBody, DEMO, seedDemo, tokenFor } from './support/api';
 
 /**
  * The search engine as a projection of the table: rows follow writes at once (read-your-writes),
@@ -36,15 +36,7 @@ afterEach(() => {
 const pay = (campaign: string) =>
   call('POST', '/payments', {
     token,
-    body: {
-      account_uuid: DEMO.secondAccount,
-      payment_method: 'card',
-      profile: 'card',
-      amount: { value: '1200', currency: 'CHF' },
-      payment_information: { number: '4242424242424242', expiry_month: 12, expiry_year: 2099, cvv: '123' },
-      test_mode: true,
-      custom_parameters: { campaign },
-    },
+    body: cardPaymentBody({ test_mode: true, custom_parameters: { campaign } }),
   });
 
 const search = (body: unknown) => call('POST', '/search/payments', { token, body });
@@ -201,7 +193,7 @@ describe('the search projection', () => {
     expect(new Set(found.json.hits.map((h: { uuid: string }) => h.uuid))).toEqual(new Set(uuids));
   });
 
-  it('takes payments with the engine down, answers searches 503, and catches up from the stream', async () => {
+  it('takes payments with the engine down, answers every search 503, and catches up from the stream', async () => {
     Object.assign(process.env, ENGINE_DOWN);
     const taken = await pay('while-down');
     expect(taken.status).toBe(201);
@@ -212,6 +204,14 @@ describe('the search projection', () => {
       code: 'service_unavailable',
       message: [{ code: 'error.service.unavailable' }],
     });
+    // Every search, in the same shape; the resources themselves still answer.
+    for (const kind of ['subscriptions', 'organisations']) {
+      const other = await call('POST', `/search/${kind}`, { token, body: { query: { $match: {} } } });
+      expect(other.status, kind).toBe(503);
+      expect(other.json.error).toMatchObject({ http_code: 503, code: 'service_unavailable' });
+    }
+    expect((await call('GET', `/payments/${taken.json.uuid}`, { token })).status).toBe(200);
+    expect((await call('GET', `/organisations/${DEMO.org}`, { token })).status).toBe(200);
     for (const name of Object.keys(ENGINE_DOWN)) delete process.env[name];
     // The write's own projection failed; the stream projector brings the row.
     expect(await row(taken.json.uuid)).toBeUndefined();

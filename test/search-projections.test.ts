@@ -9,7 +9,7 @@ import { SUBSCRIPTION_PROJECTION } from '@svc/subscriptions';
 import { getItem } from '@svc/table';
 import { sql } from 'kysely';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { call, DEMO, seedDemo, tokenFor } from './support/api';
+import { call, DEMO, GOOD_CARD_INFORMATION, seedDemo, tokenFor } from './support/api';
 
 /**
  * Organisations and subscriptions in the search engine beside payments: tenant walls from the
@@ -44,7 +44,7 @@ async function newSubscription(marker: string) {
       payment_method: 'card',
       profile: 'card-test',
       amount: { value: '100', currency: 'CHF' },
-      payment_information: { number: '4242424242424242', expiry_month: 12, expiry_year: 2099, cvv: '123' },
+      payment_information: GOOD_CARD_INFORMATION,
     },
   });
   const supporter = await call('POST', '/supporters', {

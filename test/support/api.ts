@@ -73,3 +73,23 @@ export async function tokenFor(client: { id: string; secret: string }): Promise<
   if (response.status !== 200) throw new Error(`token for ${client.id}: ${response.status} ${response.text}`);
   return response.json.access_token as string;
 }
+
+/** The simulated provider's good test card, as `payment_information`. */
+export const GOOD_CARD_INFORMATION = {
+  number: '4242424242424242',
+  expiry_month: 12,
+  expiry_year: 2099,
+  cvv: '123',
+} as const;
+
+/** A card payment on the demo's second account (its `card` profile), with the given fields merged in. */
+export function cardPaymentBody(fields: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    account_uuid: DEMO.secondAccount,
+    payment_method: 'card',
+    profile: 'card',
+    amount: { value: '1200', currency: 'CHF' },
+    payment_information: GOOD_CARD_INFORMATION,
+    ...fields,
+  };
+}

@@ -1,5 +1,5 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { call, DEMO, seedDemo, tokenFor } from '../../../test/support/api';
+import { call, cardPaymentBody, DEMO, seedDemo, tokenFor } from '../../../test/support/api';
 import { fingerprintKeySource } from './providers/card-rules';
 import { simulatedLiveRefusal } from './providers/simulated/simulated-provider';
 
@@ -21,14 +21,7 @@ afterEach(() => {
 const pay = (testMode: boolean) =>
   call('POST', '/payments', {
     token,
-    body: {
-      account_uuid: DEMO.secondAccount,
-      payment_method: 'card',
-      profile: 'card',
-      amount: { value: '500', currency: 'CHF' },
-      payment_information: { number: '4242424242424242', expiry_month: 12, expiry_year: 2099, cvv: '123' },
-      test_mode: testMode,
-    },
+    body: cardPaymentBody({ amount: { value: '500', currency: 'CHF' }, test_mode: testMode }),
   });
 
 describe('the simulated provider on a stage', () => {
