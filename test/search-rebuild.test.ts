@@ -5,7 +5,7 @@ import { PAYMENT_PROJECTION } from '@svc/payments';
 import { rebuildSearch, searchDb } from '@svc/sql';
 import { sql } from 'kysely';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { call, DEMO, seedDemo, tokenFor } from './support/api';
+import { call, cardPaymentBody, DEMO, seedDemo, tokenFor } from './support/api';
 
 /**
  * `pnpm ops search:rebuild`: the search engine refilled from the table, in parallel segments,
@@ -20,14 +20,10 @@ beforeAll(async () => {
   for (let i = 0; i < 12; i++) {
     const response = await call('POST', '/payments', {
       token,
-      body: {
-        account_uuid: DEMO.secondAccount,
-        payment_method: 'card',
-        profile: 'card',
+      body: cardPaymentBody({
         amount: { value: String(1000 + i), currency: 'CHF' },
-        payment_information: { number: '4242424242424242', expiry_month: 12, expiry_year: 2099, cvv: '123' },
         custom_parameters: { batch: 'rebuild' },
-      },
+      }),
     });
     created.push(response.json.uuid);
   }
