@@ -1,57 +1,11 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { runOps } from '@svc/ops';
 import { DEMO_SEED, parseSeed } from '@svc/seed';
 import { afterAll, describe, expect, it } from 'vitest';
-
-const ROOT = resolve(import.meta.dirname, '..');
-const started: ChildProcess[] = [];
-
-interface Service {
-  child: ChildProcess;
-  url: string;
-  dynamoPort: string;
-  output: () => string;
-}
-
-/** Starts `pnpm start`'s entry point in its own process group, as a terminal would. */
-async function startService(env: Record<string, string>): Promise<Service> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'packages/local/src/main.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: '0', ...env },
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  started.push(child);
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  const ready = await new Promise<RegExpExecArray>((done, fail) => {
-    const check = () => {
-      const match =
-        /svc is running at (http:\/\/127\.0\.0\.1:\d+)[\s\S]*DynamoDB Local at http:\/\/127\.0\.0\.1:(\d+)/.exec(
-          output,
-        );
-      if (match) done(match);
-    };
-    child.stdout?.on('data', check);
-    child.once('exit', (code) => fail(new Error(`service exited ${code}:\n${output}`)));
-  });
-  return { child, url: ready[1] as string, dynamoPort: ready[2] as string, output: () => output };
-}
-
-/** Ctrl-C: SIGINT to the whole process group, then wait for the exit. */
-async function interrupt(service: Service): Promise<number | null> {
-  const exited = new Promise<number | null>((done) => service.child.once('exit', (code) => done(code)));
-  process.kill(-(service.child.pid as number), 'SIGINT');
-  return exited;
-}
+import { interrupt, killStartedServices, startService } from './support/service';
 
 function javaStillRunning(port: string): boolean {
   try {
@@ -72,9 +26,7 @@ async function token(url: string, id: string, secret: string): Promise<string> {
   return ((await response.json()) as { access_token: string }).access_token;
 }
 
-afterAll(() => {
-  for (const child of started) if (child.exitCode === null && child.pid) process.kill(-child.pid, 'SIGKILL');
-});
+afterAll(killStartedServices);
 
 describe('pnpm start', () => {
   it('serves the demo seed over HTTP, moves the clock, and Ctrl-C stops it and DynamoDB Local', async () => {

@@ -13,9 +13,10 @@ export interface TestCertificate {
 /**
  * Generates a throwaway self-signed P-256 certificate for `hostname` (CN and subjectAltName)
  * with the `openssl` command line, which the test environment has; Node's crypto can make keys
- * but not X.509 certificates. Valid for two days, so it never needs to be checked in.
+ * but not X.509 certificates. Valid for two days unless `days` says otherwise, so a test's
+ * certificate never needs to be checked in.
  */
-export function selfSignedCertificate(hostname: string): TestCertificate {
+export function selfSignedCertificate(hostname: string, days = 2): TestCertificate {
   const directory = mkdtempSync(join(tmpdir(), 'outbound-cert-'));
   const keyPath = join(directory, 'key.pem');
   const certPath = join(directory, 'cert.pem');
@@ -23,7 +24,7 @@ export function selfSignedCertificate(hostname: string): TestCertificate {
     execFileSync(
       'openssl',
       [
-        ...['req', '-x509', '-nodes', '-days', '2'],
+        ...['req', '-x509', '-nodes', '-days', String(days)],
         ...['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1'],
         ...['-keyout', keyPath, '-out', certPath],
         ...['-subj', `/CN=${hostname}`, '-addext', `subjectAltName=${isIP(hostname) ? 'IP' : 'DNS'}:${hostname}`],
