@@ -22,7 +22,7 @@ import { Construct } from 'constructs';
 import type { RateExpression, StageConfig } from '../config/stages';
 import { encryptedQueue, indexArn, schedulerRole } from './background-parts';
 import { thresholdAlarm } from './service-alarms';
-import { ServiceFunction } from './service-function';
+import { ServiceFunction, TRACING_WILDCARD_REASON } from './service-function';
 
 export interface EventsProps {
   stage: StageConfig;
@@ -271,7 +271,8 @@ export class Events extends Construct {
     Validations.of(this.streamPublisher.role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:
-        'dynamodb:ListStreams, which the DynamoDB stream event source needs, supports no resource-level permissions; the stream reads themselves (DescribeStream, GetShardIterator, GetRecords) name this table stream only.',
+        'dynamodb:ListStreams, which the DynamoDB stream event source needs, supports no resource-level permissions; the stream reads themselves (DescribeStream, GetShardIterator, GetRecords) name this table stream only. ' +
+        TRACING_WILDCARD_REASON,
     });
 
     // Fan-out: a batch of events → one delivery per subscribed endpoint and event, queued.

@@ -21,7 +21,7 @@ import { Construct } from 'constructs';
 import type { StageConfig } from '../config/stages';
 import { customResourceProvider, encryptedQueue } from './background-parts';
 import { thresholdAlarm } from './service-alarms';
-import { ServiceFunction } from './service-function';
+import { ServiceFunction, TRACING_WILDCARD_REASON } from './service-function';
 
 /** A digest of the schema's migrations: the custom resource runs whenever they change. */
 export function migrationsDigest(): string {
@@ -192,7 +192,8 @@ export class SearchEngine extends Construct {
     Validations.of(this.projector.role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:
-        'dynamodb:ListStreams, which the DynamoDB stream event source needs, supports no resource-level permissions; the stream reads themselves name this table stream only.',
+        'dynamodb:ListStreams, which the DynamoDB stream event source needs, supports no resource-level permissions; the stream reads themselves name this table stream only. ' +
+        TRACING_WILDCARD_REASON,
     });
     this.alarms = stage.alarms.enabled ? this.createAlarms() : [];
   }

@@ -1,10 +1,18 @@
 import { Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { fromRepoRoot, LOCK_FILE, REPO_ROOT } from './repo-paths';
+
+/**
+ * Why a function role may name `*`: active tracing grants xray:PutTraceSegments and
+ * xray:PutTelemetryRecords, which support no resource-level permissions. Roles with another
+ * wildcard of the same kind extend this reason rather than replace it.
+ */
+export const TRACING_WILDCARD_REASON =
+  'Active X-Ray tracing needs xray:PutTraceSegments and xray:PutTelemetryRecords, which support no resource-level permissions.';
 
 export interface ServiceFunctionProps {
   /** The handler's source file, relative to the repository root (as in DOMAINS). */
@@ -20,7 +28,8 @@ export interface ServiceFunctionProps {
 /**
  * A Lambda function with this repo's defaults fixed once: Node 22 on arm64, an ESM bundle built
  * by the local esbuild (never Docker, so synth works offline), its own log group with the stage's
- * retention, and its own role that may write only to that log group until a grant adds more.
+ * retention, active X-Ray tracing, and its own role that may write only to that log group (and
+ * send its traces) until a grant adds more.
  */
 export class ServiceFunction extends Construct {
   readonly function: NodejsFunction;
@@ -50,6 +59,8 @@ export class ServiceFunction extends Construct {
       timeout: props.timeout ?? Duration.seconds(15),
       role: this.role,
       logGroup: this.logGroup,
+      // Every invocation is traced in X-Ray (the runtime sends the segments; see Tracing below).
+      tracing: Tracing.ACTIVE,
       projectRoot: REPO_ROOT,
       depsLockFilePath: LOCK_FILE,
       environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
@@ -73,6 +84,10 @@ export class ServiceFunction extends Construct {
       },
     });
 
+    Validations.of(this.role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: TRACING_WILDCARD_REASON,
+    });
     Validations.of(this.function).acknowledge({
       id: 'AwsSolutions-L1',
       reason:

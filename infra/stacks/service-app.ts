@@ -1,7 +1,8 @@
 import { stackName } from '@svc/api';
-import { App, type AppProps, Validations } from 'aws-cdk-lib';
+import { App, type AppProps, Aspects, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { isStageName, STAGE_NAMES, STAGES, type StageName } from '../config/stages';
+import { ActiveTracing } from '../constructs/tracing';
 import { ServiceStack } from './service-stack';
 
 export interface ServiceApp {
@@ -24,6 +25,7 @@ export function createServiceApp(props: AppProps = {}): ServiceApp {
       terminationProtection: stage.deletionProtection,
     });
   });
+  Aspects.of(app).add(new ActiveTracing());
   // AWS Solutions rules run on every synth; exceptions are acknowledged next to their construct.
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   return { app, stacks };

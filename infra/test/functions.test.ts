@@ -46,6 +46,20 @@ describe.each(STAGE_NAMES)('the %s functions', (stage) => {
     expect(domainFunctions.sort()).toEqual(Object.keys(DOMAINS).sort());
   });
 
+  it('every function of the template traces actively in X-Ray, and its role may send the segments', () => {
+    const template = templateOf(stage);
+    const functions = Object.entries(template.findResources('AWS::Lambda::Function'));
+    expect(functions.length).toBeGreaterThan(15);
+    for (const [id, fn] of functions) {
+      // CDK's own deploy-time handler (see constructs/tracing.ts).
+      if (id.startsWith('CustomVpcRestrictDefaultSGCustomResourceProvider')) continue;
+      expect(fn.Properties.TracingConfig, id).toEqual({ Mode: 'Active' });
+      const roleId = (fn.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+      const actions = statementsOfRole(template, roleId).flatMap((statement) => statement.Action);
+      expect(actions, id).toEqual(expect.arrayContaining(['xray:PutTraceSegments', 'xray:PutTelemetryRecords']));
+    }
+  });
+
   it('get the table name, stage, service name and source maps, and only identity gets the signing key', () => {
     const template = templateOf(stage);
     const tableId = logicalIdOf(template, 'AWS::DynamoDB::Table');

@@ -1,0 +1,25 @@
+import { type IAspect, Validations } from 'aws-cdk-lib';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { type CfnFunction, Function as LambdaFunction, Tracing } from 'aws-cdk-lib/aws-lambda';
+import type { IConstruct } from 'constructs';
+import { TRACING_WILDCARD_REASON } from './service-function';
+
+/**
+ * Active X-Ray tracing for the functions this app does not build itself: the CDK provider
+ * framework's `onEvent` functions behind our custom resources (signing-key bootstrap, search
+ * migrations). Our own functions trace through ServiceFunction. CDK's VPC default-security-group
+ * handler is a raw CloudFormation function of CDK's, run once per deploy; it stays untraced.
+ */
+export class ActiveTracing implements IAspect {
+  visit(node: IConstruct): void {
+    if (!(node instanceof LambdaFunction)) return;
+    const cfn = node.node.defaultChild as CfnFunction;
+    if (cfn.tracingConfig !== undefined) return;
+    cfn.tracingConfig = { mode: Tracing.ACTIVE };
+    node.addToRolePolicy(
+      new PolicyStatement({ actions: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'], resources: ['*'] }),
+    );
+    if (node.role)
+      Validations.of(node.role).acknowledge({ id: 'AwsSolutions-IAM5[Resource::*]', reason: TRACING_WILDCARD_REASON });
+  }
+}
