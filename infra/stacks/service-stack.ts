@@ -8,6 +8,7 @@ import {
   TABLE_NAME_OUTPUT,
 } from '@svc/api';
 import { CfnOutput, Stack, type StackProps, Tags, Validations } from 'aws-cdk-lib';
+import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
@@ -17,6 +18,7 @@ import { Billing } from '../constructs/billing';
 import { DomainFunction, domainNames } from '../constructs/domain-function';
 import { Events } from '../constructs/events';
 import { OperationsAlarms } from '../constructs/operations-alarms';
+import { OperationsDashboard } from '../constructs/operations-dashboard';
 import { PaymentResolver } from '../constructs/payment-resolver';
 import { Reconciliation } from '../constructs/reconciliation';
 import { SEARCH_DOMAINS, SearchEngine } from '../constructs/search-engine';
@@ -63,6 +65,8 @@ export class ServiceStack extends Stack {
   readonly search: SearchEngine;
   /** Where every alarm goes (stages with alarms only). */
   readonly alarmTopic?: AlarmTopic;
+  /** The stage's CloudWatch dashboard (`svc-<stage>`). */
+  readonly dashboard: OperationsDashboard;
 
   constructor(scope: Construct, id: string, props: ServiceStackProps) {
     super(scope, id, props);
@@ -231,11 +235,22 @@ export class ServiceStack extends Stack {
       api: reconciliationApi,
     });
 
+    const watched: Record<string, IFunction> = {};
+    for (const [domain, fn] of functions) watched[domain] = fn.function;
+    watched['payment-resolver'] = this.paymentResolver.resolver.function;
+    watched['search-projector'] = this.search.projector.function;
+    const everyFunction: Record<string, IFunction> = {
+      ...watched,
+      'billing-run': this.billing.run.function,
+      'billing-worker': this.billing.worker.function,
+      'stream-publisher': this.events.streamPublisher.function,
+      'fan-out': this.events.fanOut.function,
+      'delivery-worker': this.events.deliveryWorker.function,
+      'delivery-sweeper': this.events.sweeper.function,
+      'file-processor': this.reconciliation.processor.function,
+    };
+    let alarms: Alarm[] = [];
     if (stage.alarms.enabled) {
-      const watched: Record<string, IFunction> = {};
-      for (const [domain, fn] of functions) watched[domain] = fn.function;
-      watched['payment-resolver'] = this.paymentResolver.resolver.function;
-      watched['search-projector'] = this.search.projector.function;
       const payments = functions.get('payments');
       if (!payments) throw new Error('DOMAINS lists no payments domain');
       new ServiceAlarms(this, 'Alarms', {
@@ -253,23 +268,37 @@ export class ServiceStack extends Stack {
           'reconciliation-files': this.reconciliation.queue,
           // The delivery and fan-out queues' ages are alarmed in Events, with their own thresholds.
         },
-        functions: {
-          ...watched,
-          'billing-run': this.billing.run.function,
-          'billing-worker': this.billing.worker.function,
-          'stream-publisher': this.events.streamPublisher.function,
-          'fan-out': this.events.fanOut.function,
-          'delivery-worker': this.events.deliveryWorker.function,
-          'delivery-sweeper': this.events.sweeper.function,
-          'file-processor': this.reconciliation.processor.function,
-        },
+        functions: everyFunction,
         billingRun: this.billing.run.function,
         streamPublisher: this.events.streamPublisher.function,
       });
       // Last, so it finds every alarm of the stack.
       this.alarmTopic = new AlarmTopic(this, 'AlarmTopic', { stage });
-      this.alarmTopic.notifyFrom(this);
+      alarms = this.alarmTopic.notifyFrom(this);
     }
+    // Every stage, alarms or not: the alarms' states (where there are any), the API, the
+    // functions, the queues and the table on one page.
+    this.dashboard = new OperationsDashboard(this, 'Dashboard', {
+      stage: stage.name,
+      api: this.api.api,
+      table: this.table.table,
+      functions: {
+        ...everyFunction,
+        // Deploy-time functions (custom resources): errors here fail a deploy.
+        'signing-key-bootstrap': this.signingKeys.bootstrap.function,
+        'search-migrator': this.search.migrator.function,
+      },
+      queues: {
+        billing: this.billing.queue,
+        'reconciliation-files': this.reconciliation.queue,
+        'webhook-fan-out': this.events.fanOutQueue,
+        'webhook-deliveries': this.events.deliveryQueue,
+        'billing-dead-letters': this.billing.deadLetterQueue,
+        'billing-run-failures': this.billing.runFailureQueue,
+        'delivery-dead-letters': this.events.deliveryDeadLetterQueue,
+      },
+      alarms,
+    });
 
     new CfnOutput(this, API_URL_OUTPUT, { value: this.api.url, description: 'Base URL of the HTTP API' });
     new CfnOutput(this, STRIPE_SECRET_OUTPUT, {

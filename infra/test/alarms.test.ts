@@ -125,3 +125,44 @@ describe('the alarm topic', () => {
     expect(probe?.Properties?.OKActions).toEqual([expect.objectContaining({ Ref: expect.any(String) }), pager]);
   });
 });
+
+describe.each(STAGE_NAMES)('the %s dashboard', (stage) => {
+  /** The dashboard body with its tokens' logical ids kept: Fn::Join parts joined, Refs as {Ref:Id}. */
+  function dashboardBody(): string {
+    const dashboards = resourcesOfType(templateOf(stage), 'AWS::CloudWatch::Dashboard');
+    expect(dashboards).toHaveLength(1);
+    const [, dashboard] = dashboards[0] ?? [];
+    expect(dashboard?.Properties?.DashboardName).toBe(`svc-${stage}`);
+    const body = dashboard?.Properties?.DashboardBody as { 'Fn::Join': [string, unknown[]] };
+    return body['Fn::Join'][1].map((part) => (typeof part === 'string' ? part : JSON.stringify(part))).join('');
+  }
+
+  it('shows the API, every function, the work queues and the table', () => {
+    const body = dashboardBody();
+    for (const title of [
+      'API requests and 5xx',
+      'API latency (ms)',
+      'Function errors',
+      'Function throttles',
+      'Function duration p99 (ms)',
+      'Queue depth (visible messages)',
+      'Oldest message (s)',
+      'Table throttles and system errors',
+    ])
+      expect(body, title).toContain(`"title":"${title}"`);
+    for (const fn of functionsByService(templateOf(stage)).values())
+      expect(body, fn.logicalId).toContain(`{"Ref":"${fn.logicalId}"}`);
+  });
+
+  it(STAGES[stage].alarms.enabled ? "shows every alarm's state" : 'has no alarms to show', () => {
+    const body = dashboardBody();
+    const alarms = resourcesOfType(templateOf(stage), 'AWS::CloudWatch::Alarm');
+    if (!STAGES[stage].alarms.enabled) {
+      expect(alarms).toEqual([]);
+      expect(body).not.toContain('"type":"alarm"');
+      return;
+    }
+    expect(body).toContain('"type":"alarm"');
+    for (const [id] of alarms) expect(body, id).toContain(`{"Fn::GetAtt":["${id}","Arn"]}`);
+  });
+});

@@ -1,0 +1,128 @@
+import { Duration } from 'aws-cdk-lib';
+import type { IHttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
+import { type Alarm, AlarmStatusWidget, Dashboard, GraphWidget, Metric, TextWidget } from 'aws-cdk-lib/aws-cloudwatch';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import type { StageName } from '../config/stages';
+
+export interface OperationsDashboardProps {
+  stage: StageName;
+  api: IHttpApi;
+  table: ITable;
+  /** Every function, by its readable name. */
+  functions: Readonly<Record<string, IFunction>>;
+  /** Work queues, by name: how much waits and for how long. */
+  queues: Readonly<Record<string, IQueue>>;
+  /** The stack's alarms (none on stages without alarms). */
+  alarms: readonly Alarm[];
+}
+
+const PERIOD = Duration.minutes(5);
+
+/**
+ * One CloudWatch dashboard per stage (`svc-<stage>`): the alarms' states first, then the API
+ * (requests, 5xx, p50/p99 latency), every function (errors, throttles, p99 duration), the work
+ * queues (depth and oldest message) and the table (consumed capacity, throttles, system errors).
+ */
+export class OperationsDashboard extends Construct {
+  readonly dashboard: Dashboard;
+
+  constructor(scope: Construct, id: string, props: OperationsDashboardProps) {
+    super(scope, id);
+    this.dashboard = new Dashboard(this, 'Dashboard', {
+      dashboardName: `svc-${props.stage}`,
+      defaultInterval: Duration.hours(3),
+    });
+    const functions = Object.entries(props.functions);
+    const labelled = (name: string, metric: Metric) => metric.with({ label: name });
+
+    this.dashboard.addWidgets(
+      new TextWidget({
+        markdown: `# svc ${props.stage}\nAlarms, the API, every function, the work queues and the table. Traces: X-Ray (every function traces actively).`,
+        width: 24,
+        height: 2,
+      }),
+    );
+    if (props.alarms.length > 0) {
+      this.dashboard.addWidgets(
+        new AlarmStatusWidget({ title: 'Alarms', alarms: [...props.alarms], width: 24, height: 6 }),
+      );
+    }
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'API requests and 5xx',
+        left: [props.api.metricCount({ period: PERIOD, statistic: 'Sum' })],
+        right: [props.api.metricServerError({ period: PERIOD, statistic: 'Sum' })],
+        width: 12,
+      }),
+      new GraphWidget({
+        title: 'API latency (ms)',
+        left: [
+          props.api.metricLatency({ period: PERIOD, statistic: 'p50' }),
+          props.api.metricLatency({ period: PERIOD, statistic: 'p99' }),
+        ],
+        width: 12,
+      }),
+    );
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Function errors',
+        left: functions.map(([name, fn]) => labelled(name, fn.metricErrors({ period: PERIOD, statistic: 'Sum' }))),
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Function throttles',
+        left: functions.map(([name, fn]) => labelled(name, fn.metricThrottles({ period: PERIOD, statistic: 'Sum' }))),
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Function duration p99 (ms)',
+        left: functions.map(([name, fn]) => labelled(name, fn.metricDuration({ period: PERIOD, statistic: 'p99' }))),
+        width: 8,
+      }),
+    );
+    const queues = Object.entries(props.queues);
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Queue depth (visible messages)',
+        left: queues.map(([name, queue]) =>
+          labelled(name, queue.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum' })),
+        ),
+        width: 12,
+      }),
+      new GraphWidget({
+        title: 'Oldest message (s)',
+        left: queues.map(([name, queue]) =>
+          labelled(name, queue.metricApproximateAgeOfOldestMessage({ period: PERIOD, statistic: 'Maximum' })),
+        ),
+        width: 12,
+      }),
+    );
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Table consumed capacity',
+        left: [
+          props.table.metricConsumedReadCapacityUnits({ period: PERIOD, statistic: 'Sum' }),
+          props.table.metricConsumedWriteCapacityUnits({ period: PERIOD, statistic: 'Sum' }),
+        ],
+        width: 12,
+      }),
+      new GraphWidget({
+        title: 'Table throttles and system errors',
+        left: ['ReadThrottleEvents', 'WriteThrottleEvents', 'SystemErrors'].map(
+          (metricName) =>
+            new Metric({
+              namespace: 'AWS/DynamoDB',
+              metricName,
+              dimensionsMap: { TableName: props.table.tableName },
+              period: PERIOD,
+              statistic: 'Sum',
+            }),
+        ),
+        width: 12,
+      }),
+    );
+  }
+}
