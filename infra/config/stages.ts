@@ -113,8 +113,10 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
   staging: {
     name: 'staging',
     logRetention: RetentionDays.ONE_MONTH,
-    removalPolicy: RemovalPolicy.DESTROY,
-    pointInTimeRecovery: false,
+    // Staging holds the data a release is rehearsed on: kept on stack deletion and recoverable
+    // like prod's; only prod refuses deletion outright.
+    removalPolicy: RemovalPolicy.RETAIN,
+    pointInTimeRecovery: true,
     deletionProtection: false,
     alarms: { enabled: true, apiServerErrors: 10, functionErrors: 5, apiP99LatencyMs: 5_000 },
     throttle: { rateLimit: 100, burstLimit: 200 },

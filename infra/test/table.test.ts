@@ -1,4 +1,5 @@
 import { INDEXES, KEY, KEY_ATTRIBUTES, TTL_ATTRIBUTE } from '@svc/table';
+import { RemovalPolicy } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { STAGE_NAMES, STAGES } from '../config/stages';
@@ -37,24 +38,29 @@ describe.each(STAGE_NAMES)('the %s table', (stage) => {
     });
   });
 
-  const production = STAGES[stage].pointInTimeRecovery;
-  it(`${production ? 'keeps' : 'does not keep'} point-in-time recovery, deletion protection and the data on stack deletion`, () => {
+  const { pointInTimeRecovery, deletionProtection } = STAGES[stage];
+  const retained = STAGES[stage].removalPolicy === RemovalPolicy.RETAIN;
+  it(`${pointInTimeRecovery ? 'keeps' : 'does not keep'} point-in-time recovery, ${retained ? 'keeps' : 'drops'} the data on stack deletion, ${deletionProtection ? 'with' : 'without'} deletion protection`, () => {
     const tables = Object.values(templateOf(stage).findResources('AWS::DynamoDB::Table'));
     expect(tables).toHaveLength(1);
     expect(tables[0]).toMatchObject({
-      DeletionPolicy: production ? 'Retain' : 'Delete',
-      UpdateReplacePolicy: production ? 'Retain' : 'Delete',
+      DeletionPolicy: retained ? 'Retain' : 'Delete',
+      UpdateReplacePolicy: retained ? 'Retain' : 'Delete',
       Properties: {
-        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: production },
-        DeletionProtectionEnabled: production,
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: pointInTimeRecovery },
+        DeletionProtectionEnabled: deletionProtection,
       },
     });
   });
 });
 
 describe('stage protection', () => {
-  it('is on for prod only', () => {
-    expect(STAGE_NAMES.filter((name) => STAGES[name].pointInTimeRecovery)).toEqual(['prod']);
+  it('keeps point-in-time recovery and the data on staging and prod; deletion protection is prod only', () => {
+    expect(STAGE_NAMES.filter((name) => STAGES[name].pointInTimeRecovery)).toEqual(['staging', 'prod']);
+    expect(STAGE_NAMES.filter((name) => STAGES[name].removalPolicy === RemovalPolicy.RETAIN)).toEqual([
+      'staging',
+      'prod',
+    ]);
     expect(STAGE_NAMES.filter((name) => STAGES[name].deletionProtection)).toEqual(['prod']);
   });
 
