@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -100,6 +100,9 @@ describe('pnpm smoke', () => {
     // when the settled deliveries are read).
     const untrusted = mkdtempSync(join(tmpdir(), 'svc-smoke-untrusted-'));
     try {
+      const made = await smoke(['--make-receiver-cert', '--receiver-tls', untrusted]);
+      expect(made.stdout.trim()).toBe(join(untrusted, 'cert.pem'));
+      expect(readFileSync(join(untrusted, 'cert.pem'), 'utf8')).toContain('BEGIN CERTIFICATE');
       const refused = await smoke(['--receiver-tls', untrusted, '--delivery-seconds', '0.001']);
       expect(refused.code).toBe(1);
       expect(refused.stdout).toMatch(/FAIL {2}both events delivered .*TLS error: self-signed certificate/);

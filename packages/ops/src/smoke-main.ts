@@ -1,8 +1,10 @@
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { runSmoke } from './smoke';
+import { receiverCertificate, runSmoke } from './smoke';
 
 const USAGE = `Usage: pnpm smoke -- [--base-url URL] [--account UUID] [--profile card] [--currency CHF]
                      [--receiver-url https://…] [--receiver-tls DIR] [--delivery-seconds 60]
+       pnpm smoke -- --make-receiver-cert [--receiver-tls DIR]   (makes DIR/cert.pem, prints its path)
 
 Runs a short end-to-end check against a running stage: a token, a test-mode card payment, a refund,
 and both events delivered to a webhook receiver. The client comes from SVC_SMOKE_CLIENT_ID and
@@ -23,11 +25,17 @@ const { values } = parseArgs({
     'receiver-url': { type: 'string' },
     'receiver-tls': { type: 'string', default: '.data/smoke-receiver' },
     'delivery-seconds': { type: 'string', default: '60' },
+    'make-receiver-cert': { type: 'boolean' },
     help: { type: 'boolean' },
   },
 });
 if (values.help) {
   console.log(USAGE);
+  process.exit(0);
+}
+if (values['make-receiver-cert']) {
+  receiverCertificate(values['receiver-tls']);
+  console.log(join(values['receiver-tls'], 'cert.pem'));
   process.exit(0);
 }
 const deliverySeconds = Number(values['delivery-seconds']);
