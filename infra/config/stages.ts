@@ -20,6 +20,10 @@ export interface AlarmConfig {
   functionErrors: number;
   /** The API's p99 latency (ms, over five minutes) that breaches. */
   apiP99LatencyMs: number;
+  /** The share of live payments that fail (declines and errors, over 30 minutes) that breaches. */
+  declineRate: number;
+  /** The share of the billing run's charge attempts that fail (over 30 minutes) that breaches. */
+  chargeFailureRate: number;
   /**
    * Who hears of an alarm (firing and OK): e-mail addresses subscribed to the stage's alarm topic
    * (each confirms once, from the e-mail AWS sends), and SNS topics of a chat or paging
@@ -101,7 +105,14 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     removalPolicy: RemovalPolicy.DESTROY,
     pointInTimeRecovery: false,
     deletionProtection: false,
-    alarms: { enabled: false, apiServerErrors: 10, functionErrors: 10, apiP99LatencyMs: 5_000 },
+    alarms: {
+      enabled: false,
+      apiServerErrors: 10,
+      functionErrors: 10,
+      apiP99LatencyMs: 5_000,
+      declineRate: 0.5,
+      chargeFailureRate: 0.5,
+    },
     throttle: { rateLimit: 50, burstLimit: 100 },
     billingSchedule: 'rate(15 minutes)',
     signingKeyRotation: 1,
@@ -118,7 +129,14 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     removalPolicy: RemovalPolicy.RETAIN,
     pointInTimeRecovery: true,
     deletionProtection: false,
-    alarms: { enabled: true, apiServerErrors: 10, functionErrors: 5, apiP99LatencyMs: 5_000 },
+    alarms: {
+      enabled: true,
+      apiServerErrors: 10,
+      functionErrors: 5,
+      apiP99LatencyMs: 5_000,
+      declineRate: 0.5,
+      chargeFailureRate: 0.5,
+    },
     throttle: { rateLimit: 100, burstLimit: 200 },
     billingSchedule: 'rate(15 minutes)',
     signingKeyRotation: 1,
@@ -133,7 +151,14 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     removalPolicy: RemovalPolicy.RETAIN,
     pointInTimeRecovery: true,
     deletionProtection: true,
-    alarms: { enabled: true, apiServerErrors: 5, functionErrors: 1, apiP99LatencyMs: 3_000 },
+    alarms: {
+      enabled: true,
+      apiServerErrors: 5,
+      functionErrors: 1,
+      apiP99LatencyMs: 3_000,
+      declineRate: 0.3,
+      chargeFailureRate: 0.3,
+    },
     throttle: { rateLimit: 500, burstLimit: 1000 },
     billingSchedule: 'rate(15 minutes)',
     signingKeyRotation: 1,

@@ -1,6 +1,7 @@
+import { BUSINESS_METRICS, METRICS_NAMESPACE, METRICS_SERVICE } from '@svc/core';
 import { Duration } from 'aws-cdk-lib';
 import type { IHttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
-import { Alarm, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { Alarm, ComparisonOperator, MathExpression, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { type ITable, Operation } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
@@ -27,6 +28,26 @@ const PERIOD = Duration.minutes(5);
 export const QUEUE_AGE_ALARM = Duration.minutes(15);
 /** Events published this late after their write: the stream publisher falls behind. */
 export const STREAM_AGE_ALARM = Duration.minutes(5);
+/** Outcome rates are judged over this window, and only with at least RATE_MINIMUM outcomes in it. */
+export const RATE_WINDOW = Duration.minutes(30);
+export const RATE_MINIMUM = 20;
+
+/** A business metric the functions print as EMF (@svc/core metrics), summed over `period`. */
+export function businessMetric(
+  name: (typeof BUSINESS_METRICS)[keyof typeof BUSINESS_METRICS],
+  dimensions: Record<string, string> = {},
+  period: Duration = PERIOD,
+  statistic = 'Sum',
+): Metric {
+  return new Metric({
+    namespace: METRICS_NAMESPACE,
+    metricName: name,
+    dimensionsMap: { service: METRICS_SERVICE, ...dimensions },
+    period,
+    statistic,
+  });
+}
+
 /** The billing run starts every 15 minutes: none in an hour means the schedule or the run is broken. */
 export const BILLING_HEARTBEAT = Duration.hours(1);
 
@@ -123,6 +144,22 @@ export class OperationsAlarms extends Construct {
         STREAM_AGE_ALARM.toMilliseconds(),
         'Events are published late: the stream publisher’s iterator age (ms) was high',
       ),
+      rateAlarm(
+        this,
+        'LivePaymentDeclineRate',
+        businessMetric(BUSINESS_METRICS.paymentOutcomes, { outcome: 'failed', mode: 'live' }, RATE_WINDOW),
+        businessMetric(BUSINESS_METRICS.paymentOutcomes, { outcome: 'succeeded', mode: 'live' }, RATE_WINDOW),
+        props.alarms.declineRate,
+        'Live payments failing',
+      ),
+      rateAlarm(
+        this,
+        'ChargeAttemptFailureRate',
+        businessMetric(BUSINESS_METRICS.chargeAttemptsFailed, {}, RATE_WINDOW),
+        businessMetric(BUSINESS_METRICS.invoicesPaid, {}, RATE_WINDOW),
+        props.alarms.chargeFailureRate,
+        'Billing-run charge attempts failing',
+      ),
       new Alarm(this, 'BillingRunHeartbeat', {
         metric: props.billingRun.metricInvocations({ period: BILLING_HEARTBEAT, statistic: 'Sum' }),
         threshold: 1,
@@ -134,4 +171,24 @@ export class OperationsAlarms extends Construct {
       }),
     );
   }
+}
+
+/**
+ * `failed / (failed + other)` over RATE_WINDOW at or above `rate`, judged only once RATE_MINIMUM
+ * outcomes happened in the window (a quiet hour with two declines out of three pages nobody).
+ */
+function rateAlarm(scope: Construct, id: string, failed: Metric, other: Metric, rate: number, what: string): Alarm {
+  return new Alarm(scope, id, {
+    metric: new MathExpression({
+      expression: `IF((f + o) >= ${RATE_MINIMUM}, f / (f + o), 0)`,
+      usingMetrics: { f: failed, o: other },
+      period: RATE_WINDOW,
+      label: `${what} (share)`,
+    }),
+    threshold: rate,
+    evaluationPeriods: 1,
+    comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    treatMissingData: TreatMissingData.NOT_BREACHING,
+    alarmDescription: `${what}: at least ${Math.round(rate * 100)}% of ${RATE_MINIMUM}+ outcomes in ${RATE_WINDOW.toMinutes()} minutes`,
+  });
 }

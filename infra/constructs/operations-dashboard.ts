@@ -1,11 +1,21 @@
+import { BUSINESS_METRICS, METRICS_NAMESPACE, METRICS_SERVICE } from '@svc/core';
 import { Duration } from 'aws-cdk-lib';
 import type { IHttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
-import { type Alarm, AlarmStatusWidget, Dashboard, GraphWidget, Metric, TextWidget } from 'aws-cdk-lib/aws-cloudwatch';
+import {
+  type Alarm,
+  AlarmStatusWidget,
+  Dashboard,
+  GraphWidget,
+  MathExpression,
+  Metric,
+  TextWidget,
+} from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { StageName } from '../config/stages';
+import { businessMetric } from './operations-alarms';
 
 export interface OperationsDashboardProps {
   stage: StageName;
@@ -23,7 +33,8 @@ const PERIOD = Duration.minutes(5);
 
 /**
  * One CloudWatch dashboard per stage (`svc-<stage>`): the alarms' states first, then the API
- * (requests, 5xx, p50/p99 latency), every function (errors, throttles, p99 duration), the work
+ * (requests, 5xx, p50/p99 latency), the business (payments by outcome and method, refunds,
+ * billing and dunning, webhook deliveries and their lag, reconciliation rows), every function (errors, throttles, p99 duration), the work
  * queues (depth and oldest message) and the table (consumed capacity, throttles, system errors).
  */
 export class OperationsDashboard extends Construct {
@@ -80,6 +91,61 @@ export class OperationsDashboard extends Construct {
       new GraphWidget({
         title: 'Function duration p99 (ms)',
         left: functions.map(([name, fn]) => labelled(name, fn.metricDuration({ period: PERIOD, statistic: 'p99' }))),
+        width: 8,
+      }),
+    );
+    // The business, from the EMF metrics the functions print (@svc/core metrics).
+    const outcomes = ['succeeded', 'failed', 'cancelled'];
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Live payments by outcome',
+        left: outcomes.map((outcome) =>
+          labelled(outcome, businessMetric(BUSINESS_METRICS.paymentOutcomes, { outcome, mode: 'live' })),
+        ),
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Live payments by method and outcome',
+        left: [
+          new MathExpression({
+            expression: `SEARCH('{${METRICS_NAMESPACE},service,outcome,mode,payment_method} MetricName="${BUSINESS_METRICS.paymentOutcomesByMethod}" service="${METRICS_SERVICE}" mode="live"', 'Sum', 300)`,
+            label: '',
+            period: PERIOD,
+          }),
+        ],
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Refunds, billing and dunning',
+        left: [
+          labelled('refunds', businessMetric(BUSINESS_METRICS.refunds)),
+          labelled('invoices paid', businessMetric(BUSINESS_METRICS.invoicesPaid)),
+          labelled('charge attempts failed', businessMetric(BUSINESS_METRICS.chargeAttemptsFailed)),
+          labelled('subscriptions suspended', businessMetric(BUSINESS_METRICS.subscriptionsSuspended)),
+        ],
+        width: 8,
+      }),
+    );
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Webhook deliveries by outcome',
+        left: ['delivered', 'failed', 'gone'].map((outcome) =>
+          labelled(outcome, businessMetric(BUSINESS_METRICS.webhookDeliveries, { outcome })),
+        ),
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Event to delivery (s), first attempts',
+        left: ['p50', 'p99'].map((statistic) =>
+          labelled(statistic, businessMetric(BUSINESS_METRICS.eventToDeliveryLag, {}, PERIOD, statistic)),
+        ),
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Reconciliation rows',
+        left: ['matched', 'unmatched', 'error'].map((result) =>
+          labelled(result, businessMetric(BUSINESS_METRICS.reconciliationRows, { result })),
+        ),
         width: 8,
       }),
     );

@@ -1,10 +1,11 @@
+import { BUSINESS_METRICS } from '@svc/core';
 import { Duration, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { Alarm, Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { STAGE_NAMES, STAGES } from '../config/stages';
 import { AlarmTopic } from '../constructs/alarm-topic';
-import { BILLING_HEARTBEAT, QUEUE_AGE_ALARM, STREAM_AGE_ALARM } from '../constructs/operations-alarms';
+import { BILLING_HEARTBEAT, QUEUE_AGE_ALARM, RATE_MINIMUM, STREAM_AGE_ALARM } from '../constructs/operations-alarms';
 import { synthesizeAllStages, templateOf } from './support/synth';
 import { functionsByService } from './support/template-model';
 
@@ -82,6 +83,41 @@ describe.each(STAGE_NAMES.filter((name) => STAGES[name].alarms.enabled))(
       ]);
     });
 
+    it('alarm on the share of live payments and of charge attempts that fail, once enough happened', () => {
+      const rate = (what: string) => {
+        const found = described(what);
+        expect(found, what).toHaveLength(1);
+        return found[0] as Record<string, unknown> & { Metrics: Array<Record<string, unknown>> };
+      };
+      const declines = rate('Live payments failing');
+      expect(declines.Threshold).toBe(STAGES[stage].alarms.declineRate);
+      const expression = declines.Metrics.find((m) => m.Expression)?.Expression;
+      expect(expression).toBe(`IF((f + o) >= ${RATE_MINIMUM}, f / (f + o), 0)`);
+      const inputs = Object.fromEntries(
+        declines.Metrics.filter((m) => m.MetricStat).map((m) => [
+          m.Id,
+          (m.MetricStat as { Metric: { Namespace: string; MetricName: string; Dimensions: unknown[] } }).Metric,
+        ]),
+      );
+      expect(inputs.f).toEqual({
+        Namespace: 'svc',
+        MetricName: 'PaymentOutcomes',
+        Dimensions: expect.arrayContaining([
+          { Name: 'service', Value: 'svc' },
+          { Name: 'outcome', Value: 'failed' },
+          { Name: 'mode', Value: 'live' },
+        ]),
+      });
+      expect((inputs.o as { Dimensions: unknown[] }).Dimensions).toContainEqual({
+        Name: 'outcome',
+        Value: 'succeeded',
+      });
+      const charges = rate('Billing-run charge attempts failing');
+      expect(charges.Threshold).toBe(STAGES[stage].alarms.chargeFailureRate);
+      expect(JSON.stringify(charges.Metrics)).toContain('"MetricName":"ChargeAttemptsFailed"');
+      expect(JSON.stringify(charges.Metrics)).toContain('"MetricName":"InvoicesPaid"');
+    });
+
     it('alarm when the billing run did not run, missing data counting as no run', () => {
       expect(described('The billing run did not run')).toEqual([
         expect.objectContaining({
@@ -148,8 +184,16 @@ describe.each(STAGE_NAMES)('the %s dashboard', (stage) => {
       'Queue depth (visible messages)',
       'Oldest message (s)',
       'Table throttles and system errors',
+      'Live payments by outcome',
+      'Live payments by method and outcome',
+      'Refunds, billing and dunning',
+      'Webhook deliveries by outcome',
+      'Event to delivery (s), first attempts',
+      'Reconciliation rows',
     ])
       expect(body, title).toContain(`"title":"${title}"`);
+    // Every business metric the functions print is on it, under the names they print.
+    for (const name of Object.values(BUSINESS_METRICS)) expect(body, name).toContain(name);
     for (const fn of functionsByService(templateOf(stage)).values())
       expect(body, fn.logicalId).toContain(`{"Ref":"${fn.logicalId}"}`);
   });

@@ -5,6 +5,7 @@ export * from './function-scope';
 export * from './iban';
 export * from './ids';
 export { logger } from './logger';
+export * from './metrics';
 export * from './money';
 export * from './principal';
 export { uuidSchema } from './schemas';

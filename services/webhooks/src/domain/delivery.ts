@@ -1,5 +1,14 @@
 import { createHmac } from 'node:crypto';
-import { ConflictError, derivedUuid, isResumedRequest, logger, newResourceUuid, now } from '@svc/core';
+import {
+  BUSINESS_METRICS,
+  ConflictError,
+  derivedUuid,
+  isResumedRequest,
+  logger,
+  newResourceUuid,
+  now,
+  recordMetric,
+} from '@svc/core';
 import { matchesFilter, parseFilter } from '@svc/filter';
 import { type PostResult, postJson } from '@svc/outbound';
 import { isConditionFailure, putItems, retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
@@ -633,6 +642,14 @@ function settled(read: DeliveryRecord, outcome: Outcome, at: number): DeliveryRe
 }
 
 function settledOutcome(claimed: Claimed, outcome: Outcome): AttemptOutcome {
+  recordMetric(BUSINESS_METRICS.webhookDeliveries, 1, {
+    outcome: outcome.delivered ? 'delivered' : outcome.gone ? 'gone' : 'failed',
+  });
+  // How long a receiver waits for an event when all goes well (retries are waits by design).
+  if (outcome.delivered && claimed.attempt === 1) {
+    // Service time, in whole seconds like the event's `created`.
+    recordMetric(BUSINESS_METRICS.eventToDeliveryLag, Math.max(0, now() - claimed.delivery.event.created), {}, 'Seconds');
+  }
   if (!outcome.delivered) {
     logger.info('webhook delivery failed', {
       delivery: claimed.delivery.uuid,

@@ -1,6 +1,7 @@
 import { logger } from '@svc/core';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { envelopesOf } from '../pipeline/envelope';
+import { recordEventMetrics } from '../pipeline/event-metrics';
 import { PUT_EVENTS_MAX, publishEnvelopes } from '../pipeline/publish';
 import type { Envelope } from '../repository/items';
 
@@ -36,6 +37,7 @@ export async function publishStreamRecords(event: DynamoDBStreamEvent): Promise<
         logger.error('events not published', { error });
         return batch[0]?.record;
       }
+      recordEventMetrics(batch.map((w) => w.envelope));
       waiting = waiting.slice(batch.length);
       published += batch.length;
     }

@@ -1,0 +1,50 @@
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+
+/**
+ * Business metrics as CloudWatch embedded metric format (EMF) lines, through Powertools Metrics:
+ * each `recordMetric` writes one JSON line to stdout at once, which CloudWatch Logs turns into a
+ * metric in AWS and which the local runtime simply prints. Every metric is in the `svc` namespace
+ * with the dimension `service: svc` (whichever function emits it, so dashboards and alarms name one
+ * series) plus its own dimensions. The names are the contract with infra/constructs
+ * (dashboard, alarms): change them together.
+ *
+ * `POWERTOOLS_METRICS_DISABLED=true` turns them off.
+ */
+export const METRICS_NAMESPACE = 'svc';
+export const METRICS_SERVICE = 'svc';
+
+export const BUSINESS_METRICS = {
+  /** A payment reached an outcome; dimensions `outcome` (succeeded, failed, cancelled). */
+  paymentOutcomes: 'PaymentOutcomes',
+  /** The same, per `payment_method` too. */
+  paymentOutcomesByMethod: 'PaymentOutcomesByMethod',
+  /** Refunds that succeeded. */
+  refunds: 'Refunds',
+  /** Charge attempts of the billing run that failed (the dunning starts or goes on). */
+  chargeAttemptsFailed: 'ChargeAttemptsFailed',
+  /** Invoices paid (by a charge attempt, or a payment that settled one). */
+  invoicesPaid: 'InvoicesPaid',
+  /** Subscriptions suspended (the dunning gave up, or a client suspended them). */
+  subscriptionsSuspended: 'SubscriptionsSuspended',
+  /** One webhook delivery attempt; dimension `outcome` (delivered, failed, gone). */
+  webhookDeliveries: 'WebhookDeliveries',
+  /** From an event's creation to its delivery at the first attempt, in seconds (service time). */
+  eventToDeliveryLag: 'EventToDeliveryLag',
+  /** Rows of a reconciled bank file; dimension `result` (matched, unmatched, error). */
+  reconciliationRows: 'ReconciliationRows',
+} as const;
+
+export type BusinessMetric = (typeof BUSINESS_METRICS)[keyof typeof BUSINESS_METRICS];
+
+const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: METRICS_SERVICE });
+
+export function recordMetric(
+  name: BusinessMetric,
+  value: number,
+  dimensions: Readonly<Record<string, string>> = {},
+  unit: 'Count' | 'Seconds' = 'Count',
+): void {
+  const single = metrics.singleMetric();
+  for (const [key, dimension] of Object.entries(dimensions)) single.addDimension(key, dimension);
+  single.addMetric(name, unit === 'Count' ? MetricUnit.Count : MetricUnit.Seconds, value);
+}

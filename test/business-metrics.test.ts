@@ -1,0 +1,163 @@
+import { freezeClock, now } from '@svc/core';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { type Receiver, startReceiver } from '../packages/outbound/src/testing/receiver';
+import { call, cardPaymentBody, DEMO, seedDemo, tokenFor } from './support/api';
+
+/**
+ * Business metrics are CloudWatch EMF lines on stdout (Powertools Metrics): a payment's outcome,
+ * a refund and the webhook deliveries, counted where AWS counts them, through the same stream
+ * publisher and delivery worker, read back from the lines they print.
+ */
+interface EmfLine {
+  _aws: {
+    CloudWatchMetrics: Array<{
+      Namespace: string;
+      Dimensions: string[][];
+      Metrics: Array<{ Name: string; Unit: string }>;
+    }>;
+  };
+  [key: string]: unknown;
+}
+
+let token: string;
+let receiver: Receiver;
+let printed: string[] = [];
+
+beforeAll(async () => {
+  await seedDemo();
+  freezeClock(Math.floor(Date.now() / 1000));
+  token = await tokenFor(DEMO.client);
+  receiver = await startReceiver((_request, response) => response.writeHead(200).end('ok'), inject('receiverTls'));
+});
+
+afterAll(async () => {
+  await receiver.close();
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+function capture(): void {
+  printed = [];
+  const write = process.stdout.write.bind(process.stdout);
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+    if (text.includes('"CloudWatchMetrics"')) {
+      printed.push(...text.split('\n').filter((line) => line.includes('"CloudWatchMetrics"')));
+      return true;
+    }
+    return write(chunk, ...(rest as []));
+  });
+}
+
+/** Each printed metric as { name, value, unit, dimensions }. */
+function metrics() {
+  return printed.flatMap((line) => {
+    const emf = JSON.parse(line) as EmfLine;
+    return emf._aws.CloudWatchMetrics.flatMap((directive) =>
+      directive.Metrics.map((metric) => ({
+        namespace: directive.Namespace,
+        name: metric.Name,
+        unit: metric.Unit,
+        value: emf[metric.Name],
+        dimensions: Object.fromEntries((directive.Dimensions[0] ?? []).map((key) => [key, emf[key]])),
+      })),
+    );
+  });
+}
+
+const ok = async (method: string, path: string, body?: unknown, status = 200) => {
+  const response = await call(method, path, { token, body });
+  expect(response.status, `${method} ${path}: ${response.text}`).toBe(status);
+  return response.json;
+};
+
+describe('business metrics (EMF)', () => {
+  it('count payment outcomes by mode and method, refunds, and webhook deliveries with their lag', async () => {
+    const endpoint = await ok(
+      'POST',
+      '/webhooks',
+      { organisation_uuid: DEMO.org, endpoint: `https://127.0.0.1:${receiver.port}/metrics` },
+      201,
+    );
+    await ok(
+      'POST',
+      '/event-subscriptions',
+      {
+        organisation_uuid: DEMO.org,
+        action_configuration_uuid: endpoint.uuid,
+        action_type: 'webhook',
+        event_name: 'svc.payments.payment.succeeded',
+      },
+      201,
+    );
+    await ok('POST', '/_local/settle');
+    capture();
+    const paid = await ok('POST', '/payments', cardPaymentBody({ amount: { value: '2500', currency: 'CHF' } }), 201);
+    await ok(
+      'POST',
+      '/payments',
+      cardPaymentBody({
+        test_mode: true,
+        payment_information: { number: '4000000000000002', expiry_month: 12, expiry_year: 2099, cvv: '123' },
+      }),
+      201,
+    );
+    await ok('POST', `/payments/${paid.uuid}/refunds`, { amount: { value: '500', currency: 'CHF' } });
+    freezeClock(now() + 3);
+    await ok('POST', '/_local/settle');
+
+    const seen = metrics();
+    expect(seen.every((m) => m.namespace === 'svc' && m.dimensions.service === 'svc')).toBe(true);
+    const find = (name: string, dimensions: Record<string, string> = {}) =>
+      seen.filter(
+        (m) => m.name === name && Object.entries(dimensions).every(([key, value]) => m.dimensions[key] === value),
+      );
+    expect(find('PaymentOutcomes', { outcome: 'succeeded', mode: 'live' })).toHaveLength(1);
+    expect(find('PaymentOutcomes', { outcome: 'failed', mode: 'test' })).toHaveLength(1);
+    expect(find('PaymentOutcomesByMethod', { outcome: 'succeeded', mode: 'live', payment_method: 'card' })).toEqual([
+      expect.objectContaining({ value: 1, unit: 'Count' }),
+    ]);
+    expect(find('Refunds')).toEqual([expect.objectContaining({ value: 1, unit: 'Count' })]);
+    // One delivery (only payment.succeeded is subscribed), on its first attempt, 3 s after the event.
+    expect(find('WebhookDeliveries', { outcome: 'delivered' })).toHaveLength(1);
+    expect(find('EventToDeliveryLag')).toEqual([expect.objectContaining({ value: 3, unit: 'Seconds' })]);
+  });
+
+  it('count a failed delivery as failed, with no lag', async () => {
+    const failing = await startReceiver(
+      (_request, response) => response.writeHead(500).end('no'),
+      inject('receiverTls'),
+    );
+    try {
+      const endpoint = await ok(
+        'POST',
+        '/webhooks',
+        { organisation_uuid: DEMO.org, endpoint: `https://127.0.0.1:${failing.port}/failing` },
+        201,
+      );
+      await ok(
+        'POST',
+        '/event-subscriptions',
+        {
+          organisation_uuid: DEMO.org,
+          action_configuration_uuid: endpoint.uuid,
+          action_type: 'webhook',
+          event_name: 'svc.payments.refund.succeeded',
+        },
+        201,
+      );
+      const paid = await ok('POST', '/payments', cardPaymentBody(), 201);
+      await ok('POST', '/_local/settle');
+      capture();
+      await ok('POST', `/payments/${paid.uuid}/refunds`);
+      await ok('POST', '/_local/settle');
+      const seen = metrics();
+      expect(seen.filter((m) => m.name === 'WebhookDeliveries').map((m) => m.dimensions.outcome)).toEqual(['failed']);
+      expect(seen.filter((m) => m.name === 'EventToDeliveryLag')).toEqual([]);
+    } finally {
+      await failing.close();
+    }
+  });
+});
