@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { FREE_JSON_LIMITS, newUuid, now } from '@svc/core';
+import { FREE_JSON_LIMITS, freezeClock, newUuid, now } from '@svc/core';
 import { createGateway } from '@svc/local';
 import * as table from '@svc/table';
 import fc from 'fast-check';
@@ -362,8 +362,11 @@ describe('access tokens', () => {
 
   it('refuses a correctly signed token issued more than 60 s ahead or living longer than an hour', async () => {
     await tokenFor(DEMO.client);
-    const at = now();
+    // The service clock stands still, so the 60 s boundary is exact (a second ticking between
+    // signing and checking would otherwise let `at + 61` through).
+    const at = freezeClock(now());
     expect((await organisations(await signed({ iat: at + 30, exp: at + 3600 }))).status).toBe(200);
+    expect((await organisations(await signed({ iat: at + 60, exp: at + 3600 }))).status).toBe(200);
     expect((await organisations(await signed({ iat: at + 61, exp: at + 3600 }))).status).toBe(401);
     expect((await organisations(await signed({ iat: at, exp: at + 3601 }))).status).toBe(401);
     const tenYears = await organisations(await signed({ iat: at - 10, exp: at + 10 * 365 * 86_400 }));
