@@ -70,6 +70,17 @@ function variableHolding(value: unknown): string | undefined {
 const partitionKeyOf = (key: unknown) =>
   key && typeof key === 'object' && typeof (key as Input).pk === 'string' ? [(key as Input).pk as string] : [];
 
+/**
+ * The partition key value a Query names: the value of its key condition's first equality
+ * (`#pk = :pk AND …`, as @svc/table writes them), which IAM matches against dynamodb:LeadingKeys.
+ */
+function queriedPartitionKey(input: Input): string[] {
+  const match = /^\s*\(?\s*#?\w+\s*=\s*(:\w+)/.exec(String(input.KeyConditionExpression));
+  const values = input.ExpressionAttributeValues as Record<string, unknown> | undefined;
+  const value = match?.[1] ? values?.[match[1]] : undefined;
+  return typeof value === 'string' ? [value] : [];
+}
+
 function describe(input: Input): Pick<RecordedCall, 'resources' | 'itemActions'> {
   const resources: RecordedCall['resources'] = [];
   const add = (name: unknown, extra: Omit<RecordedCall['resources'][number], 'variable'> = {}) => {
@@ -79,7 +90,9 @@ function describe(input: Input): Pick<RecordedCall, 'resources' | 'itemActions'>
   if ('TableName' in input) {
     add(input.TableName, {
       ...(typeof input.IndexName === 'string' ? { index: input.IndexName } : {}),
-      partitionKeys: partitionKeyOf(input.Key ?? input.Item),
+      partitionKeys: input.KeyConditionExpression
+        ? queriedPartitionKey(input)
+        : partitionKeyOf(input.Key ?? input.Item),
     });
   }
   if ('QueueUrl' in input) add(input.QueueUrl);

@@ -648,7 +648,12 @@ function settledOutcome(claimed: Claimed, outcome: Outcome): AttemptOutcome {
   // How long a receiver waits for an event when all goes well (retries are waits by design).
   if (outcome.delivered && claimed.attempt === 1) {
     // Service time, in whole seconds like the event's `created`.
-    recordMetric(BUSINESS_METRICS.eventToDeliveryLag, Math.max(0, now() - claimed.delivery.event.created), {}, 'Seconds');
+    recordMetric(
+      BUSINESS_METRICS.eventToDeliveryLag,
+      Math.max(0, now() - claimed.delivery.event.created),
+      {},
+      'Seconds',
+    );
   }
   if (!outcome.delivered) {
     logger.info('webhook delivery failed', {
