@@ -15,7 +15,6 @@ import type { RateExpression, StageConfig } from '../config/stages';
 import { encryptedQueue, indexArn, schedulerRole } from './background-parts';
 import { thresholdAlarm } from './service-alarms';
 import { ServiceFunction } from './service-function';
-import { TABLE_READ_ACTIONS } from './table-access';
 
 export interface BillingProps {
   stage: StageConfig;
@@ -49,14 +48,14 @@ export const BILLING_RUN_RETRIES = 2;
 const SEND_MESSAGE = 'sqs:SendMessage';
 
 /**
- * The worker's table access: reads, and the writes of an invoice and a charge attempt. IAM checks a
- * TransactWriteItems call per operation (Put, Update, ConditionCheck), so these cover it; there is
- * no DeleteItem, BatchWriteItem or Scan.
+ * The worker's table access: reads by key, and the writes of an invoice and a charge attempt. IAM
+ * checks a TransactWriteItems call per operation (Put, ConditionCheck), so these cover it; there
+ * is no Query (of the table or an index), UpdateItem, DeleteItem, BatchWriteItem or Scan.
  */
 export const BILLING_WORKER_TABLE_ACTIONS = [
-  ...TABLE_READ_ACTIONS,
+  'dynamodb:GetItem',
+  'dynamodb:BatchGetItem',
   'dynamodb:PutItem',
-  'dynamodb:UpdateItem',
   'dynamodb:ConditionCheckItem',
 ] as const;
 
@@ -177,17 +176,8 @@ export class Billing extends Construct {
     this.worker.role.addToPrincipalPolicy(
       new PolicyStatement({ actions: [...BILLING_WORKER_TABLE_ACTIONS], resources: [table.tableArn] }),
     );
-    // Named indexes, no `index/*`, as grantTableAccess does: a new index is a reviewed change here too.
-    this.worker.role.addToPrincipalPolicy(
-      new PolicyStatement({
-        actions: ['dynamodb:Query'],
-        resources: Object.values(INDEXES).map((index) => indexArn(table, index.name)),
-      }),
-    );
-    // Follow-up work (a retry of a charge, the next step) goes back on the same queue.
-    this.worker.role.addToPrincipalPolicy(
-      new PolicyStatement({ actions: [SEND_MESSAGE], resources: [this.queue.queueArn] }),
-    );
+    // Nothing else: the worker reads and writes items by key (no index) and sends no messages (the
+    // run enqueues; a charge's retry is found again in the due index by a later run).
     // Grants the worker's role the consume actions on the billing queue (receive, delete, visibility).
     this.worker.function.addEventSource(
       new SqsEventSource(this.queue, {

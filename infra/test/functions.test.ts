@@ -23,6 +23,19 @@ function functionOf(stage: (typeof STAGE_NAMES)[number], service: string) {
   return fn;
 }
 
+/** The dynamodb:LeadingKeys patterns of each DynamoDB statement of a function's role (undefined: none). */
+function leadingKeysOf(stage: (typeof STAGE_NAMES)[number], service: string): Array<string[] | undefined> {
+  const { roleId } = functionOf(stage, service);
+  return statementsOfRole(templateOf(stage), roleId)
+    .filter((statement) => statement.Action.some((action) => action.startsWith('dynamodb:')))
+    .map(
+      (statement) =>
+        (statement as { Condition?: Record<string, Record<string, string[]>> }).Condition?.[
+          'ForAllValues:StringLike'
+        ]?.['dynamodb:LeadingKeys'],
+    );
+}
+
 function dynamoActionsOf(stage: (typeof STAGE_NAMES)[number], service: string): string[] {
   const { roleId } = functionOf(stage, service);
   return statementsOfRole(templateOf(stage), roleId)
@@ -126,10 +139,28 @@ describe.each(STAGE_NAMES)('the %s functions', (stage) => {
     );
   });
 
-  it('let identity read and write the table (clients, published public keys)', () => {
-    expect(dynamoActionsOf(stage, 'identity')).toEqual(
-      expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem']),
-    );
+  it('let identity read clients and write only the published public keys', () => {
+    expect([...new Set(dynamoActionsOf(stage, 'identity'))].sort()).toEqual([
+      'dynamodb:BatchGetItem',
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+    ]);
+    expect(leadingKeysOf(stage, 'identity')).toEqual([['CLIENT#*', 'SIGNING_KEYS']]);
+  });
+
+  it('hold every domain with table access to its partition keys (dynamodb:LeadingKeys), each as tableGrantFor says', () => {
+    for (const domain of domainNames()) {
+      const grant = tableGrantFor(domain);
+      if (grant.tableActions.length === 0) continue;
+      const statements = leadingKeysOf(stage, domain);
+      expect(statements.length, domain).toBeGreaterThan(0);
+      for (const keys of statements) expect(keys, domain).toEqual(grant.leadingKeys);
+    }
+    // Payments never reaches another domain's private items: webhooks, onboarding, clients' secrets.
+    const payments = leadingKeysOf(stage, 'payments')[0] ?? [];
+    expect(payments).toEqual(expect.arrayContaining(['PAYMENT#*', 'IDEMPOTENCY#*', 'CLIENT#*']));
+    for (const foreign of ['WEBHOOK#*', 'ONBOARDING#*', 'USER#*', 'DELIVERY#*'])
+      expect(payments).not.toContain(foreign);
   });
 
   it('never allow a table scan or a wildcard DynamoDB action', () => {

@@ -1,7 +1,7 @@
 import type { DomainName, RouteEntry } from '@svc/api';
 import type { AnyRoute, HttpMethod } from '@svc/http';
 import { describe, expect, it } from 'vitest';
-import { TABLE_READ_ACTIONS, TABLE_WRITE_ACTIONS, tableAccessFor, tableGrantFor } from '../constructs/table-access';
+import { tableAccessFor, tableGrantFor } from '../constructs/table-access';
 
 function entry(domain: DomainName, method: HttpMethod, auth: AnyRoute['auth'], readOnly = false): RouteEntry {
   const path = `/${domain}/${method.toLowerCase()}`;
@@ -65,30 +65,68 @@ describe('table access derived from the route table', () => {
 });
 
 describe('the table grant of a domain function', () => {
-  it('is its tier where nothing narrows it: every read and write, Query on every index', () => {
+  const AUTHENTICATOR = ['CLIENT#*', 'SIGNING_KEYS'];
+
+  it("scopes payments to its actions and partitions: no Query, no delete, no index, never another domain's private items", () => {
     expect(tableGrantFor('payments')).toEqual({
-      tableActions: [...TABLE_READ_ACTIONS, ...TABLE_WRITE_ACTIONS],
-      indexes: ['gsi1', 'gsi2', 'due'],
+      tableActions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+      indexes: [],
+      leadingKeys: [
+        'ORG#*',
+        'ACCOUNT#*',
+        'PAYMENT#*',
+        'PAYMENT_SOURCE#*',
+        'PROVIDER_EVENT#*',
+        'SUPPORTER#*',
+        'SUBSCRIPTION#*',
+        ...AUTHENTICATOR,
+        'IDEMPOTENCY#*',
+      ],
     });
     expect(tableGrantFor('platform')).toEqual({ tableActions: [], indexes: [] });
   });
 
-  it('gives organisations UpdateItem, which the operator approval routes send', () => {
-    expect(tableGrantFor('organisations').tableActions).toContain('dynamodb:UpdateItem');
+  it("adds what the routes imply: the authenticator's keys for token routes, idempotency records for authenticated POSTs", () => {
+    const readOnly = tableGrantFor('supporters', [
+      entry('supporters', 'GET', 'token'),
+      entry('supporters', 'PATCH', 'token'),
+    ]);
+    expect(readOnly.leadingKeys).toEqual(['ORG#*', 'SUPPORTER#*', 'SUBSCRIPTION#*', ...AUTHENTICATOR]);
+    const posting = tableGrantFor('supporters', [entry('supporters', 'POST', 'token')]);
+    expect(posting.leadingKeys).toContain('IDEMPOTENCY#*');
+    // A readOnly POST (a search) keeps no idempotency record.
+    const searching = tableGrantFor('supporters', [
+      entry('supporters', 'PATCH', 'token'),
+      entry('supporters', 'POST', 'token', true),
+    ]);
+    expect(searching.leadingKeys).not.toContain('IDEMPOTENCY#*');
+  });
+
+  it('gives organisations Query in its partitions and Put (approval), plus the idempotency records of its POST', () => {
+    const grant = tableGrantFor('organisations');
+    expect(grant.tableActions).toEqual([
+      'dynamodb:GetItem',
+      'dynamodb:BatchGetItem',
+      'dynamodb:Query',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+    ]);
+    expect(grant.leadingKeys).toEqual(['ORG#*', 'ACCOUNT#*', ...AUTHENTICATOR, 'IDEMPOTENCY#*']);
   });
 
   it('narrows onboarding to what its code sends: no table Query, no BatchWriteItem, gsi1 and gsi2 only', () => {
-    expect(tableGrantFor('onboarding')).toEqual({
-      tableActions: [
-        'dynamodb:GetItem',
-        'dynamodb:BatchGetItem',
-        'dynamodb:PutItem',
-        'dynamodb:UpdateItem',
-        'dynamodb:DeleteItem',
-        'dynamodb:ConditionCheckItem',
-      ],
-      indexes: ['gsi1', 'gsi2'],
-    });
+    const grant = tableGrantFor('onboarding');
+    expect(grant.tableActions).toEqual([
+      'dynamodb:GetItem',
+      'dynamodb:BatchGetItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+      'dynamodb:DeleteItem',
+      'dynamodb:ConditionCheckItem',
+    ]);
+    expect(grant.indexes).toEqual(['gsi1', 'gsi2']);
+    expect(grant.leadingKeys).toEqual(expect.arrayContaining(['ONBOARDING#*', 'USER_EMAIL#*', ...AUTHENTICATOR]));
+    expect(grant.leadingKeys).not.toContain('PAYMENT#*');
   });
 
   it('narrows reconciliation to reads, Query on gsi1 and the idempotency records of its one POST', () => {
@@ -96,15 +134,14 @@ describe('the table grant of a domain function', () => {
     expect(tableGrantFor('reconciliation')).toEqual({
       tableActions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
       indexes: ['gsi1'],
+      leadingKeys: ['ORG#*', 'RECON_SOURCE#*', 'RECON_REPORT#*', ...AUTHENTICATOR, 'IDEMPOTENCY#*'],
     });
   });
 
-  it('refuses a narrowing that grants more than the route table implies', () => {
+  it('refuses a scope that grants more than the route table implies', () => {
     expect(() => tableGrantFor('onboarding', [entry('onboarding', 'GET', 'token')])).toThrow(
       /onboarding names dynamodb:PutItem.*beyond its route-derived read/,
     );
-    expect(() => tableGrantFor('onboarding', [])).toThrow(
-      /Query on gsi1, Query on gsi2, beyond its route-derived none/,
-    );
+    expect(() => tableGrantFor('onboarding', [])).toThrow(/beyond its route-derived none/);
   });
 });
