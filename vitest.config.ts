@@ -13,6 +13,8 @@ export default defineConfig({
     pool: 'forks',
     env: {
       POWERTOOLS_LOG_LEVEL: 'WARN',
+      // Business metrics are EMF lines on stdout: off in tests, except where a test reads them.
+      POWERTOOLS_METRICS_DISABLED: 'true',
       SVC_CAPTCHA_VERIFIER: 'test',
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     },

@@ -35,10 +35,13 @@ afterAll(async () => {
 });
 
 afterEach(() => {
+  process.env.POWERTOOLS_METRICS_DISABLED = 'true';
   vi.restoreAllMocks();
 });
 
+/** Turns the metrics on (the test run has them off) and keeps the EMF lines printed from now on. */
 function capture(): void {
+  process.env.POWERTOOLS_METRICS_DISABLED = 'false';
   printed = [];
   const write = process.stdout.write.bind(process.stdout);
   vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array, ...rest: unknown[]) => {
@@ -74,6 +77,14 @@ const ok = async (method: string, path: string, body?: unknown, status = 200) =>
 };
 
 describe('business metrics (EMF)', () => {
+  it('print nothing while POWERTOOLS_METRICS_DISABLED is true', async () => {
+    capture();
+    process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+    await ok('POST', '/payments', cardPaymentBody(), 201);
+    await ok('POST', '/_local/settle');
+    expect(printed).toEqual([]);
+  });
+
   it('count payment outcomes by mode and method, refunds, and webhook deliveries with their lag', async () => {
     const endpoint = await ok(
       'POST',
