@@ -1,9 +1,18 @@
-import { DOMAINS, type DomainName } from '@svc/api';
+import { DOMAINS, type DomainName, platformBundling } from '@svc/api';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { Construct } from 'constructs';
 import type { StageConfig } from '../config/stages';
+import { REPO_ROOT } from './repo-paths';
 import { ServiceFunction } from './service-function';
 import { grantTableAccess, type TableAccess, type TableGrant, tableAccessFor, tableGrantFor } from './table-access';
+
+/**
+ * Values a domain's bundle carries, fixed when it is bundled: the platform function serves the API
+ * description built from the route table then, instead of bundling every domain to build it.
+ */
+const BUNDLE_TIME: Partial<Record<DomainName, () => ReturnType<typeof platformBundling>>> = {
+  platform: () => platformBundling(REPO_ROOT),
+};
 
 export interface DomainFunctionProps {
   domain: DomainName;
@@ -40,6 +49,7 @@ export class DomainFunction extends ServiceFunction {
       },
       logRetention: stage.logRetention,
       removalPolicy: stage.removalPolicy,
+      ...(BUNDLE_TIME[domain] ? { bundleTime: BUNDLE_TIME[domain]() } : {}),
     });
     this.domain = domain;
     this.tableAccess = tableAccessFor(domain);

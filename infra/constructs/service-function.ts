@@ -23,6 +23,8 @@ export interface ServiceFunctionProps {
   environment?: Record<string, string>;
   logRetention: RetentionDays;
   removalPolicy: RemovalPolicy;
+  /** Fixed at bundle time (the platform's API description): esbuild `define`s and module aliases. */
+  bundleTime?: { define: Record<string, string>; alias: Record<string, string> };
 }
 
 /**
@@ -79,6 +81,14 @@ export class ServiceFunction extends Construct {
         // CommonJS dependencies bundled into ESM still call require() for Node built-ins.
         banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
         forceDockerBundling: false,
+        ...(props.bundleTime
+          ? {
+              define: props.bundleTime.define,
+              esbuildArgs: Object.fromEntries(
+                Object.entries(props.bundleTime.alias).map(([name, path]) => [`--alias:${name}`, path]),
+              ),
+            }
+          : {}),
         // Bundle sizes on every synth are noise; esbuild still reports warnings and errors.
         logLevel: LogLevel.WARNING,
       },

@@ -7,6 +7,7 @@ export {
   TABLE_NAME_OUTPUT,
 } from './deployment';
 export { DOMAINS, type DomainName, WORKERS, type WorkerName } from './domains';
-export { API_INFO } from './platform-routes';
+export { OPENAPI_DOCUMENT_MODULE, platformBundling } from './platform-bundle';
+export { API_INFO, openApiOf } from './platform-routes';
 export { allRoutes, platformRoutes, ROUTE_TABLE, type RouteEntry } from './route-table';
 export { SEARCH_PROJECTIONS } from './search-projections';

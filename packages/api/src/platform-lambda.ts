@@ -1,13 +1,23 @@
 import { UnauthorizedError } from '@svc/core';
 import { createDomainHandler } from '@svc/http';
-import { createPlatformRoutes } from './platform-routes';
+import { createPlatformRoutes, openApiOf } from './platform-routes';
+
+/**
+ * Set by the bundler (platform-bundle.ts): the bundle then carries the API description built from
+ * the route table when it was bundled, a JSON document instead of every domain's code. Unset (the
+ * local runtime, tests), the route table is loaded when the description is first asked for.
+ */
+declare const __SVC_OPENAPI_PREBUILT__: boolean | undefined;
 
 /**
  * Health, the API description and the fallback. Every route here is public, so no
- * authenticator is needed, and the route table (every domain's code) is loaded only when the
- * API description is first asked for: health checks and cold starts stay light.
+ * authenticator is needed: health checks and cold starts stay light.
  */
-const routes = createPlatformRoutes(async () => (await import('./route-table')).allRoutes());
+const routes = createPlatformRoutes(
+  typeof __SVC_OPENAPI_PREBUILT__ !== 'undefined' && __SVC_OPENAPI_PREBUILT__
+    ? async () => (await import('@svc/openapi-document')).default
+    : async () => openApiOf((await import('./route-table')).allRoutes()),
+);
 const noTokens = {
   verifyAccessToken: () => Promise.reject(new UnauthorizedError('No route here takes a token')),
   loadPrincipal: () => Promise.reject(new UnauthorizedError('No route here takes a token')),

@@ -4,11 +4,20 @@ import { renderDocsPage } from './docs-page';
 
 export const API_INFO = { title: 'svc fundraising payments API', version: '1.0.0' };
 
-/** Health, the API description, and the fallback that answers unknown paths in our shape. */
-export function createPlatformRoutes(routes: () => Promise<readonly AnyRoute[]>): AnyRoute[] {
+/** The API description of these routes (OpenAPI 3.1). */
+export function openApiOf(routes: readonly AnyRoute[]): Record<string, unknown> {
+  return buildOpenApi(routes, API_INFO);
+}
+
+/**
+ * Health, the API description, and the fallback that answers unknown paths in our shape.
+ * `document` gives the API description, built once on first use: from the route table locally,
+ * or the one the platform bundle carries (built when it was bundled; see platform-bundle.ts).
+ */
+export function createPlatformRoutes(document: () => Promise<Record<string, unknown>>): AnyRoute[] {
   let spec: Promise<Record<string, unknown>> | undefined;
   const openApi = () => {
-    spec ??= routes().then((all) => buildOpenApi(all, API_INFO));
+    spec ??= document();
     return spec;
   };
   return [

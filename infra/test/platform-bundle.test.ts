@@ -1,0 +1,67 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { allRoutes, DOMAINS, openApiOf } from '@svc/api';
+import { beforeAll, describe, expect, it } from 'vitest';
+import * as z from 'zod';
+import { synthesizeAllStages, templateOf } from './support/synth';
+import { functionsByService } from './support/template-model';
+
+beforeAll(() => {
+  synthesizeAllStages();
+});
+
+/** The synthesised platform function's bundle directory and its environment. */
+function platformAsset() {
+  const { outdir } = synthesizeAllStages();
+  const template = templateOf('prod');
+  const fn = functionsByService(template).get('platform');
+  if (!fn) throw new Error('no platform function');
+  const resource = z
+    .object({ Properties: z.object({ Code: z.object({ S3Key: z.string() }) }) })
+    .parse(template.findResources('AWS::Lambda::Function')[fn.logicalId]);
+  return {
+    dir: join(outdir, `asset.${resource.Properties.Code.S3Key.replace(/\.zip$/, '')}`),
+    environment: fn.properties.Environment.Variables as Record<string, string>,
+  };
+}
+
+describe('the platform bundle', () => {
+  it('carries the API description built at bundle time, and none of the domains’ code', () => {
+    const { dir } = platformAsset();
+    const { sources } = z
+      .object({ sources: z.array(z.string()) })
+      .parse(JSON.parse(readFileSync(join(dir, 'index.mjs.map'), 'utf8')));
+    expect(sources.some((source) => source.endsWith(DOMAINS.platform.entry))).toBe(true);
+    expect(sources.filter((source) => /services\/[a-z]+\/src\//.test(source))).toEqual([]);
+    expect(sources.some((source) => source.endsWith('packages/api/src/route-table.ts'))).toBe(false);
+  });
+
+  it('serves that description at /openapi.json, equal to the route table’s, outside the repo with only its template’s environment', () => {
+    const { dir, environment } = platformAsset();
+    const event = {
+      version: '2.0',
+      routeKey: 'GET /openapi.json',
+      rawPath: '/openapi.json',
+      rawQueryString: '',
+      headers: { host: 'api.example.org' },
+      requestContext: {
+        http: { method: 'GET', path: '/openapi.json', sourceIp: '203.0.113.1' },
+        requestId: 'r1',
+        routeKey: 'GET /openapi.json',
+      },
+      isBase64Encoded: false,
+    };
+    const script = `const { handler } = await import(${JSON.stringify(`file://${join(dir, 'index.mjs')}`)});
+const out = await handler(${JSON.stringify(event)}, { awsRequestId: 'r1', functionName: 'svc-platform', getRemainingTimeInMillis: () => 10000 });
+process.stdout.write(JSON.stringify(out));`;
+    const output = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: '/',
+      env: { PATH: process.env.PATH ?? '', AWS_REGION: 'eu-central-2', ...environment, NODE_OPTIONS: '' },
+      encoding: 'utf8',
+    });
+    const response = JSON.parse(output) as { statusCode: number; body: string };
+    expect(response.statusCode).toBe(200);
+    expect(JSON.parse(response.body)).toEqual(JSON.parse(JSON.stringify(openApiOf(allRoutes()))));
+  }, 60_000);
+});

@@ -1,0 +1,25 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { openApiOf } from './platform-routes';
+import { allRoutes } from './route-table';
+
+/** The module name the platform bundle imports its API description from (an esbuild alias). */
+export const OPENAPI_DOCUMENT_MODULE = '@svc/openapi-document';
+
+/**
+ * How the platform function is bundled: the API description is built here from the route table
+ * and written to `<root>/.cdk-generated/openapi.json` (a fixed path, so the bundle's hash moves
+ * only with the document); `__SVC_OPENAPI_PREBUILT__` tells the entry (platform-lambda.ts) to
+ * import it from there, and the entry then bundles that JSON instead of every domain's code. The
+ * CDK app and the init bench bundle with these.
+ */
+export function platformBundling(root: string): {
+  define: Record<string, string>;
+  alias: Record<string, string>;
+} {
+  const dir = join(root, '.cdk-generated');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, 'openapi.json');
+  writeFileSync(file, `${JSON.stringify(openApiOf(allRoutes()))}\n`);
+  return { define: { __SVC_OPENAPI_PREBUILT__: 'true' }, alias: { [OPENAPI_DOCUMENT_MODULE]: file } };
+}
