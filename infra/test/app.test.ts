@@ -1,5 +1,9 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FLAGS } from 'aws-cdk-lib/cx-api';
 import { describe, expect, it } from 'vitest';
 import { STAGE_NAMES } from '../config/stages';
+import { REPO_ROOT } from '../constructs/repo-paths';
 import { createServiceApp } from '../stacks/service-app';
 import { appProps, SKIP_BUNDLING } from './support/app-props';
 
@@ -24,5 +28,18 @@ describe('the CDK app', () => {
     const [stack] = stacks;
     expect(stack?.environment).toBe('aws://unknown-account/unknown-region');
     expect(assembly.manifest.missing ?? []).toEqual([]);
+  });
+});
+
+describe('cdk.json', () => {
+  it('sets every feature flag aws-cdk-lib recommends a value for (`cdk flags` reports none unconfigured)', () => {
+    const context = (
+      JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }
+    ).context;
+    const unconfigured = Object.entries(FLAGS)
+      .filter(([, flag]) => flag.introducedIn.v2 !== undefined && flag.recommendedValue !== undefined)
+      .map(([name]) => name)
+      .filter((name) => !(name in context));
+    expect(unconfigured).toEqual([]);
   });
 });
