@@ -1,5 +1,5 @@
 import { WORKERS } from '@svc/api';
-import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
@@ -101,6 +101,10 @@ export class Reconciliation extends Construct {
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: FILE_MAX_RECEIVE_COUNT },
     });
 
+    // A stage whose data goes with its stack (dev): the buckets empty themselves (every version)
+    // when the stack is deleted, so teardown works. CDK's custom resource does it, on delete only.
+    const emptiedOnDestroy = stage.removalPolicy === RemovalPolicy.DESTROY;
+
     // Its own access logs are not kept (AwsSolutions-S1 knows a log destination): only S3's
     // logging service writes here. Server access logs can go only to SSE-S3 encrypted buckets.
     this.accessLogsBucket = new Bucket(this, 'AccessLogs', {
@@ -116,6 +120,7 @@ export class Reconciliation extends Construct {
         },
       ],
       removalPolicy: stage.removalPolicy,
+      autoDeleteObjects: emptiedOnDestroy,
     });
 
     // A name of its own, known before the bucket exists, breaks the cycle between the bucket (its
@@ -159,6 +164,7 @@ export class Reconciliation extends Construct {
       serverAccessLogsPrefix: 'reconciliation/',
       targetObjectKeyFormat: TargetObjectKeyFormat.partitionedPrefix(PartitionDateSource.EVENT_TIME),
       removalPolicy: stage.removalPolicy,
+      autoDeleteObjects: emptiedOnDestroy,
     });
     this.notifyQueue(bucketName);
 

@@ -7,8 +7,9 @@ import { TRACING_WILDCARD_REASON } from './service-function';
 /**
  * Active X-Ray tracing for the functions this app does not build itself: the CDK provider
  * framework's `onEvent` functions behind our custom resources (signing-key bootstrap, search
- * migrations). Our own functions trace through ServiceFunction. CDK's VPC default-security-group
- * handler is a raw CloudFormation function of CDK's, run once per deploy; it stays untraced.
+ * migrations). Our own functions trace through ServiceFunction. CDK's raw CloudFormation handlers
+ * (the VPC default security group's, run once per deploy; dev's bucket emptying, run when its
+ * stack is deleted) are not Lambda constructs and stay untraced.
  */
 export class ActiveTracing implements IAspect {
   visit(node: IConstruct): void {

@@ -36,6 +36,12 @@ function leadingKeysOf(stage: (typeof STAGE_NAMES)[number], service: string): Ar
     );
 }
 
+/** Raw CloudFormation functions of CDK's own, run on deploy or delete only (constructs/tracing.ts). */
+const CDK_DEPLOY_TIME_HANDLERS = [
+  'CustomVpcRestrictDefaultSGCustomResourceProvider',
+  'CustomS3AutoDeleteObjectsCustomResourceProvider',
+];
+
 function dynamoActionsOf(stage: (typeof STAGE_NAMES)[number], service: string): string[] {
   const { roleId } = functionOf(stage, service);
   return statementsOfRole(templateOf(stage), roleId)
@@ -64,8 +70,8 @@ describe.each(STAGE_NAMES)('the %s functions', (stage) => {
     const functions = Object.entries(template.findResources('AWS::Lambda::Function'));
     expect(functions.length).toBeGreaterThan(15);
     for (const [id, fn] of functions) {
-      // CDK's own deploy-time handler (see constructs/tracing.ts).
-      if (id.startsWith('CustomVpcRestrictDefaultSGCustomResourceProvider')) continue;
+      // CDK's own deploy-time handlers (see constructs/tracing.ts).
+      if (CDK_DEPLOY_TIME_HANDLERS.some((prefix) => id.startsWith(prefix))) continue;
       expect(fn.Properties.TracingConfig, id).toEqual({ Mode: 'Active' });
       const roleId = (fn.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
       const actions = statementsOfRole(template, roleId).flatMap((statement) => statement.Action);

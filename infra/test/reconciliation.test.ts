@@ -134,6 +134,11 @@ function lifecycleRules(bucket: BucketView) {
   return bucket.Properties.LifecycleConfiguration?.Rules ?? [];
 }
 
+/** The Allow CDK's bucket-emptying handler gets on a DESTROY stage's buckets (its role, by ARN). */
+const emptiesOnDelete = (statement: { Effect?: string; Principal?: unknown; Action?: unknown }) =>
+  statement.Effect === 'Allow' &&
+  JSON.stringify(statement.Principal ?? '').includes('CustomS3AutoDeleteObjectsCustomResourceProviderRole');
+
 const removalOf = (stage: StageName) => (STAGES[stage].removalPolicy === RemovalPolicy.RETAIN ? 'Retain' : 'Delete');
 
 describe.each(STAGE_NAMES)('the %s reconciliation bucket', (stage) => {
@@ -171,8 +176,24 @@ describe.each(STAGE_NAMES)('the %s reconciliation bucket', (stage) => {
         Condition: { NumericLessThan: { 's3:TlsVersion': 1.2 } },
       }),
     );
-    expect(statements.filter((statement) => statement.Effect === 'Allow')).toEqual([]);
+    expect(statements.filter((statement) => statement.Effect === 'Allow' && !emptiesOnDelete(statement))).toEqual([]);
   });
+
+  it(
+    STAGES[stage].removalPolicy === RemovalPolicy.DESTROY
+      ? 'empties itself when the stack is deleted (CDK’s handler alone may list and delete its objects)'
+      : 'keeps its files when the stack is deleted: nothing may empty it',
+    () => {
+      const { template, bucketId, logsBucketId } = filesOf(stage);
+      const destroy = STAGES[stage].removalPolicy === RemovalPolicy.DESTROY;
+      const emptying = Object.values(template.findResources('Custom::S3AutoDeleteObjects'));
+      expect(emptying).toHaveLength(destroy ? 2 : 0);
+      for (const id of [bucketId, logsBucketId]) {
+        const allows = (bucketPolicyStatements(template).get(id) ?? []).filter(emptiesOnDelete);
+        expect(allows.length, id).toBe(destroy ? 1 : 0);
+      }
+    },
+  );
 
   it('keeps every version: an overwrite keeps the older file, for 30 days after it is replaced', () => {
     const { bucket } = filesOf(stage);
@@ -273,7 +294,7 @@ describe.each(STAGE_NAMES)('the %s reconciliation access logs', (stage) => {
         Condition: { Bool: { 'aws:SecureTransport': 'false' } },
       }),
     );
-    expect(statements.filter((statement) => statement.Effect === 'Allow')).toEqual([
+    expect(statements.filter((statement) => statement.Effect === 'Allow' && !emptiesOnDelete(statement))).toEqual([
       {
         Effect: 'Allow',
         Principal: { Service: 'logging.s3.amazonaws.com' },
