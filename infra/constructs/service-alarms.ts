@@ -1,3 +1,4 @@
+import { UNHANDLED_ERROR_MESSAGE } from '@svc/http';
 import { Duration } from 'aws-cdk-lib';
 import type { IHttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import { Alarm, ComparisonOperator, type Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
@@ -13,6 +14,8 @@ export interface ServiceAlarmsProps {
   functions: Readonly<Record<string, IFunction>>;
   /** The payments function's log group, where refused Stripe events are logged. */
   paymentsLogs: ILogGroup;
+  /** Each route group (a domain and its one function): its 500s and its latency. */
+  routeGroups: Readonly<Record<string, { fn: IFunction; logs: ILogGroup }>>;
 }
 
 /** The log line of a Stripe event refused for its signature (payments' stripe-events.ts). */
@@ -28,6 +31,8 @@ export class ServiceAlarms extends Construct {
   readonly apiServerErrors: Alarm;
   readonly functionErrors: Alarm[];
   readonly stripeSignatureFailures: Alarm;
+  /** Per route group: requests that ended in a 500, and the function's p99 duration. */
+  readonly routeGroupAlarms: Alarm[] = [];
 
   constructor(scope: Construct, id: string, props: ServiceAlarmsProps) {
     super(scope, id);
@@ -52,6 +57,32 @@ export class ServiceAlarms extends Construct {
       props.alarms.functionErrors,
       'Stripe event deliveries were refused for their signature',
     );
+    // Per route group: the API's 5xx and latency name no domain, so each domain's own 500s (the
+    // error mapper logs each) and its function's p99 duration (the API's latency less the gateway's).
+    for (const [group, { fn, logs }] of Object.entries(props.routeGroups)) {
+      const unhandled = new MetricFilter(this, `UnhandledErrorsFilter-${group}`, {
+        logGroup: logs,
+        filterPattern: FilterPattern.stringValue('$.message', '=', UNHANDLED_ERROR_MESSAGE),
+        metricNamespace: 'svc',
+        metricName: 'UnhandledErrors',
+        dimensions: { route_group: '$.service' },
+        metricValue: '1',
+      });
+      this.routeGroupAlarms.push(
+        this.alarm(
+          `RouteGroupServerErrors-${group}`,
+          unhandled.metric({ period: PERIOD, statistic: 'Sum', dimensionsMap: { route_group: group } }),
+          props.alarms.apiServerErrors,
+          `The ${group} routes answered 500 (unhandled errors)`,
+        ),
+        this.alarm(
+          `RouteGroupLatencyP99-${group}`,
+          fn.metricDuration({ period: PERIOD, statistic: 'p99' }),
+          props.alarms.apiP99LatencyMs,
+          `The ${group} routes were slow: their function's p99 duration (ms)`,
+        ),
+      );
+    }
     this.functionErrors = Object.entries(props.functions).map(([name, fn]) =>
       this.alarm(
         `FunctionErrors-${name}`,

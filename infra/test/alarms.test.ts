@@ -1,10 +1,12 @@
 import { BUSINESS_METRICS } from '@svc/core';
+import { UNHANDLED_ERROR_MESSAGE } from '@svc/http';
 import { Duration, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { Alarm, Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { STAGE_NAMES, STAGES } from '../config/stages';
 import { AlarmTopic } from '../constructs/alarm-topic';
+import { domainNames } from '../constructs/domain-function';
 import { BILLING_HEARTBEAT, QUEUE_AGE_ALARM, RATE_MINIMUM, STREAM_AGE_ALARM } from '../constructs/operations-alarms';
 import { synthesizeAllStages, templateOf } from './support/synth';
 import { functionsByService } from './support/template-model';
@@ -81,6 +83,41 @@ describe.each(STAGE_NAMES.filter((name) => STAGES[name].alarms.enabled))(
       expect(described('Events are published late')).toEqual([
         expect.objectContaining({ MetricName: 'IteratorAge', Threshold: STREAM_AGE_ALARM.toMilliseconds() }),
       ]);
+    });
+
+    it('watch every route group (domain) for 500s, counted from its log, and for its p99 latency', () => {
+      const template = templateOf(stage);
+      const filters = resourcesOfType(template, 'AWS::Logs::MetricFilter').filter(
+        ([, filter]) =>
+          (filter.Properties?.MetricTransformations as Array<{ MetricName: string }> | undefined)?.[0]?.MetricName ===
+          'UnhandledErrors',
+      );
+      expect(filters).toHaveLength(domainNames().length);
+      for (const [, filter] of filters) {
+        expect(filter.Properties?.FilterPattern).toBe(`{ $.message = "${UNHANDLED_ERROR_MESSAGE}" }`);
+        expect(filter.Properties?.MetricTransformations).toEqual([
+          expect.objectContaining({ MetricNamespace: 'svc', Dimensions: [{ Key: 'route_group', Value: '$.service' }] }),
+        ]);
+      }
+      for (const domain of domainNames()) {
+        expect(described(`The ${domain} routes answered 500`), domain).toEqual([
+          expect.objectContaining({
+            MetricName: 'UnhandledErrors',
+            Dimensions: [{ Name: 'route_group', Value: domain }],
+            Threshold: STAGES[stage].alarms.apiServerErrors,
+          }),
+        ]);
+        expect(described(`The ${domain} routes were slow`), domain).toEqual([
+          expect.objectContaining({
+            MetricName: 'Duration',
+            ExtendedStatistic: 'p99',
+            Threshold: STAGES[stage].alarms.apiP99LatencyMs,
+          }),
+        ]);
+      }
+      // Each domain's log lines name it as `service`, the filter's dimension.
+      for (const fn of functionsByService(template).values())
+        expect(fn.properties.Environment.Variables).toHaveProperty('POWERTOOLS_SERVICE_NAME');
     });
 
     it('alarm on the share of live payments and of charge attempts that fail, once enough happened', () => {
