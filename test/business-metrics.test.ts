@@ -76,6 +76,22 @@ const ok = async (method: string, path: string, body?: unknown, status = 200) =>
   return response.json;
 };
 
+/** A webhook endpoint at `url` subscribed to one event. */
+async function subscribe(url: string, eventName: string): Promise<void> {
+  const endpoint = await ok('POST', '/webhooks', { organisation_uuid: DEMO.org, endpoint: url }, 201);
+  await ok(
+    'POST',
+    '/event-subscriptions',
+    {
+      organisation_uuid: DEMO.org,
+      action_configuration_uuid: endpoint.uuid,
+      action_type: 'webhook',
+      event_name: eventName,
+    },
+    201,
+  );
+}
+
 describe('business metrics (EMF)', () => {
   it('print nothing while POWERTOOLS_METRICS_DISABLED is true', async () => {
     capture();
@@ -86,23 +102,7 @@ describe('business metrics (EMF)', () => {
   });
 
   it('count payment outcomes by mode and method, refunds, and webhook deliveries with their lag', async () => {
-    const endpoint = await ok(
-      'POST',
-      '/webhooks',
-      { organisation_uuid: DEMO.org, endpoint: `https://127.0.0.1:${receiver.port}/metrics` },
-      201,
-    );
-    await ok(
-      'POST',
-      '/event-subscriptions',
-      {
-        organisation_uuid: DEMO.org,
-        action_configuration_uuid: endpoint.uuid,
-        action_type: 'webhook',
-        event_name: 'svc.payments.payment.succeeded',
-      },
-      201,
-    );
+    await subscribe(`https://127.0.0.1:${receiver.port}/metrics`, 'svc.payments.payment.succeeded');
     await ok('POST', '/_local/settle');
     capture();
     const paid = await ok('POST', '/payments', cardPaymentBody({ amount: { value: '2500', currency: 'CHF' } }), 201);
@@ -142,23 +142,7 @@ describe('business metrics (EMF)', () => {
       inject('receiverTls'),
     );
     try {
-      const endpoint = await ok(
-        'POST',
-        '/webhooks',
-        { organisation_uuid: DEMO.org, endpoint: `https://127.0.0.1:${failing.port}/failing` },
-        201,
-      );
-      await ok(
-        'POST',
-        '/event-subscriptions',
-        {
-          organisation_uuid: DEMO.org,
-          action_configuration_uuid: endpoint.uuid,
-          action_type: 'webhook',
-          event_name: 'svc.payments.refund.succeeded',
-        },
-        201,
-      );
+      await subscribe(`https://127.0.0.1:${failing.port}/failing`, 'svc.payments.refund.succeeded');
       const paid = await ok('POST', '/payments', cardPaymentBody(), 201);
       await ok('POST', '/_local/settle');
       capture();

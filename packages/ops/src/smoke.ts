@@ -44,6 +44,12 @@ interface Received {
   headers: Record<string, string | string[] | undefined>;
 }
 
+/**
+ * The public test card of the simulated provider and of Stripe's test mode: sent only with
+ * `test_mode: true`, never printed; the service keeps only its masked form.
+ */
+const TEST_CARD = { number: '4242424242424242', expiry_month: 12, expiry_year: 2099, cvv: '123' } as const;
+
 const EVENTS = ['svc.payments.payment.succeeded', 'svc.payments.refund.succeeded'] as const;
 
 export async function runSmoke(options: SmokeOptions): Promise<SmokeResult> {
@@ -168,7 +174,7 @@ export async function runSmoke(options: SmokeOptions): Promise<SmokeResult> {
             profile: options.profile,
             test_mode: true,
             amount: { value: '100', currency: options.currency },
-            payment_information: { number: '4242424242424242', expiry_month: 12, expiry_year: 2099, cvv: '123' },
+            payment_information: TEST_CARD,
             custom_parameters: { smoke: 'true' },
           },
           [201, 400],
