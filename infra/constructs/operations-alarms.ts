@@ -1,4 +1,4 @@
-import { BUSINESS_METRICS, METRICS_NAMESPACE, METRICS_SERVICE } from '@svc/core';
+import { BUSINESS_METRICS, type BusinessMetric, METRICS_NAMESPACE, METRICS_SERVICE } from '@svc/core';
 import { Duration } from 'aws-cdk-lib';
 import type { IHttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import { Alarm, ComparisonOperator, MathExpression, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
@@ -34,7 +34,7 @@ export const RATE_MINIMUM = 20;
 
 /** A business metric the functions print as EMF (@svc/core metrics), summed over `period`. */
 export function businessMetric(
-  name: (typeof BUSINESS_METRICS)[keyof typeof BUSINESS_METRICS],
+  name: BusinessMetric,
   dimensions: Record<string, string> = {},
   period: Duration = PERIOD,
   statistic = 'Sum',

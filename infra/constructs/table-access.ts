@@ -238,7 +238,7 @@ export function tableGrantFor(domain: DomainName, routes: readonly RouteEntry[] 
 }
 
 /** The IAM condition that holds a statement to the grant's partition keys (none: any key). */
-export function leadingKeysCondition(leadingKeys: readonly string[] | undefined) {
+function leadingKeysCondition(leadingKeys: readonly string[] | undefined) {
   return leadingKeys === undefined
     ? undefined
     : { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...leadingKeys] } };

@@ -1,4 +1,4 @@
-import { BUSINESS_METRICS, recordMetric } from '@svc/core';
+import { BUSINESS_METRICS, type BusinessMetric, recordMetric } from '@svc/core';
 import type { Envelope } from '../repository/items';
 
 const PAYMENT_OUTCOME = /^svc\.payments\.payment\.(succeeded|failed|cancelled)$/;
@@ -40,7 +40,7 @@ export function recordEventMetrics(envelopes: readonly Envelope[]): void {
   }
 }
 
-const EVENT_METRICS: Readonly<Record<string, (typeof BUSINESS_METRICS)[keyof typeof BUSINESS_METRICS]>> = {
+const EVENT_METRICS: Readonly<Record<string, BusinessMetric>> = {
   'svc.payments.refund.succeeded': BUSINESS_METRICS.refunds,
   'svc.subscriptions.charge_attempt.failed': BUSINESS_METRICS.chargeAttemptsFailed,
   'svc.subscriptions.invoice.paid': BUSINESS_METRICS.invoicesPaid,
