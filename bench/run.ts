@@ -177,7 +177,8 @@ async function main() {
       payments: Number(process.env.BENCH_SEARCH_PAYMENTS ?? 1_000_000),
       others: Number(process.env.BENCH_SEARCH_OTHERS ?? 200_000),
       organisations: 20,
-      runs: Number(process.env.BENCH_SEARCH_RUNS ?? 20),
+      runs: Number(process.env.BENCH_SEARCH_RUNS ?? 8),
+      probes: Number(process.env.BENCH_SEARCH_PROBES ?? 5),
     });
     for (const text of searchEngineSummary(engine)) console.log(text);
     results.searchEngine = engine;

@@ -32,11 +32,54 @@ export interface SearchEngineFigures {
   probe: SearchProbe;
 }
 
-export interface SearchProbe {
+/** What one fresh process measured (bench/search-probe.ts): every sample, in ms. */
+interface ProbeRun {
   openMs: number;
   firstMs: number;
+  firstKind: string;
+  queries: Record<string, { samples: number[]; hits: number }>;
+}
+
+/**
+ * Medians over several fresh processes: one process's first search varies by a factor of two
+ * with what the machine is doing (25 to 70 ms here), so a single sample is no measure.
+ */
+export interface SearchProbe {
+  processes: number;
+  openMs: number;
+  firstMs: number;
+  firstMsEach: number[];
   warmFirstKindMs: number;
   queries: Record<string, { p50ms: number; p95ms: number; hits: number }>;
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0;
+}
+
+function combineProbes(runs: ProbeRun[]): SearchProbe {
+  const first = runs[0];
+  if (!first) throw new Error('No probe ran');
+  const queries: SearchProbe['queries'] = {};
+  for (const [name, { hits }] of Object.entries(first.queries)) {
+    const samples = runs.flatMap((run) => run.queries[name]?.samples ?? []);
+    queries[name] = { p50ms: percentile(samples, 0.5), p95ms: percentile(samples, 0.95), hits };
+  }
+  return {
+    processes: runs.length,
+    openMs: percentile(
+      runs.map((run) => run.openMs),
+      0.5,
+    ),
+    firstMs: percentile(
+      runs.map((run) => run.firstMs),
+      0.5,
+    ),
+    firstMsEach: runs.map((run) => Math.round(run.firstMs)),
+    warmFirstKindMs: queries[first.firstKind]?.p50ms ?? 0,
+    queries,
+  };
 }
 
 function payment(uuid: string, organisation: string, i: number): PaymentRecord {
@@ -75,6 +118,8 @@ export async function benchSearchEngine(options: {
   others: number;
   organisations: number;
   runs: number;
+  /** Fresh processes to probe from (each opens the engine and searches). */
+  probes: number;
 }): Promise<SearchEngineFigures> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-search-bench-'));
   const previous = process.env.SVC_DATA_DIR;
@@ -112,22 +157,27 @@ export async function benchSearchEngine(options: {
     await sql`VACUUM (ANALYZE) payment_search`.execute(searchDb());
     const vacuumSeconds = (performance.now() - vacuuming) / 1000;
     await closeSearchDb();
-    const probe = JSON.parse(
-      execFileSync(
-        process.execPath,
-        ['--import', 'tsx', join(ROOT, 'bench', 'search-probe.ts'), String(options.runs)],
-        {
-          cwd: ROOT,
-          env: {
-            ...process.env,
-            SVC_DATA_DIR: dir,
-            BENCH_LAST_CREATED: String(BASE_CREATED + (options.payments - 1) * 60),
-          },
-          encoding: 'utf8',
-          maxBuffer: 16 * 1024 * 1024,
-        },
-      ),
-    ) as SearchProbe;
+    const probes = Array.from(
+      { length: options.probes },
+      () =>
+        JSON.parse(
+          execFileSync(
+            process.execPath,
+            ['--import', 'tsx', join(ROOT, 'bench', 'search-probe.ts'), String(options.runs)],
+            {
+              cwd: ROOT,
+              env: {
+                ...process.env,
+                SVC_DATA_DIR: dir,
+                BENCH_LAST_CREATED: String(BASE_CREATED + (options.payments - 1) * 60),
+              },
+              encoding: 'utf8',
+              maxBuffer: 16 * 1024 * 1024,
+            },
+          ),
+        ) as ProbeRun,
+    );
+    const probe = combineProbes(probes);
     return {
       payments: options.payments,
       others: options.others,
@@ -149,7 +199,7 @@ export function searchEngineSummary(f: SearchEngineFigures): string[] {
   const lines = [
     `\nSearch engine (PGlite on disk): ${f.payments.toLocaleString('en')} payments in one organisation + ${f.others.toLocaleString('en')} in others`,
     `  loaded through the projector in ${f.loadSeconds.toFixed(0)} s = ${f.rowsPerSecond.toFixed(0)} rows/s; VACUUM ANALYZE ${f.vacuumSeconds.toFixed(0)} s`,
-    `  fresh process: engine open ${f.probe.openMs.toFixed(0)} ms; first search ${f.probe.firstMs.toFixed(0)} ms vs warm p50 of the same ${f.probe.warmFirstKindMs.toFixed(0)} ms = ${(f.probe.firstMs / f.probe.warmFirstKindMs).toFixed(2)}x (goal <= 2x)`,
+    `  ${f.probe.processes} fresh processes (medians): engine open ${f.probe.openMs.toFixed(0)} ms; first search ${f.probe.firstMs.toFixed(0)} ms (each: ${f.probe.firstMsEach.join(', ')}) vs warm p50 of the same ${f.probe.warmFirstKindMs.toFixed(0)} ms = ${(f.probe.firstMs / f.probe.warmFirstKindMs).toFixed(2)}x, +${(f.probe.firstMs - f.probe.warmFirstKindMs).toFixed(0)} ms (goal <= 2x)`,
   ];
   for (const [name, q] of Object.entries(f.probe.queries)) {
     lines.push(

@@ -58,13 +58,16 @@ export interface StageConfig {
   signingKeyRotation: number;
   domain?: CustomDomainConfig;
   /**
-   * The reCAPTCHA site key of the hosted onboarding page (`/connect`), public: the page embeds it
-   * (SVC_CAPTCHA_SITE_KEY). Register the stage's domain in Google's reCAPTCHA admin console and
-   * put the site key here; its secret key goes into the stack's CaptchaSecret, never here. The
-   * defaults are placeholders: until one is replaced, Google's widget reports an invalid key and
-   * no e-mail step passes the captcha (the verifier fails closed).
+   * The captcha in front of the hosted onboarding page's e-mail step and `GET /users/exists`:
+   * - `recaptcha`: Google reCAPTCHA. Register the stage's domain in the reCAPTCHA admin console;
+   *   its site key is public (the page embeds it): put it in `siteKey` here or give it at synth
+   *   as context, `-c captchaSiteKey.<stage>=<key>`. Synth fails while a reCAPTCHA stage has
+   *   none. The secret key goes into the stack's CaptchaSecret (`pnpm ops captcha configure`).
+   * - `off`: no captcha. The page shows no widget and the existence check answers without a
+   *   solved captcha, so anyone can learn whether an address has a user: for stages whose data
+   *   is made up (dev), never where real users sign up.
    */
-  captchaSiteKey: string;
+  captcha: CaptchaConfig;
   /**
    * Bank-file retention, in days: how long the reconciliation bucket keeps what organisations
    * uploaded (`uploads/`), the per-row results made from it (`reports/`) and the bucket's access
@@ -95,8 +98,15 @@ export interface StageConfig {
 /** Where a stage names no upload origins: any page may post, the presigned policy decides. */
 export const DEFAULT_RECONCILIATION_UPLOAD_ORIGINS: readonly string[] = ['*'];
 
-/** Marks a `captchaSiteKey` nobody has set yet; see StageConfig.captchaSiteKey. */
-export const CAPTCHA_SITE_KEY_PLACEHOLDER = 'placeholder-recaptcha-site-key';
+/** A stage that cannot be deployed as configured: synth stops with this message alone. */
+export class StageConfigurationError extends Error {
+  override name = 'StageConfigurationError';
+}
+
+export type CaptchaConfig = { verifier: 'recaptcha'; siteKey?: string } | { verifier: 'off' };
+
+/** The synth-time context key that gives a stage its reCAPTCHA site key (StageConfig.captcha). */
+export const captchaSiteKeyContext = (stage: StageName) => `captchaSiteKey.${stage}`;
 
 export const STAGES: Readonly<Record<StageName, StageConfig>> = {
   dev: {
@@ -116,7 +126,8 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     throttle: { rateLimit: 50, burstLimit: 100 },
     billingSchedule: 'rate(15 minutes)',
     signingKeyRotation: 1,
-    captchaSiteKey: `${CAPTCHA_SITE_KEY_PLACEHOLDER}-dev`,
+    // Made-up data only: the hosted page works as soon as dev is deployed.
+    captcha: { verifier: 'off' },
     reconciliationRetentionDays: 30,
     search: { minCapacity: 0, maxCapacity: 2, backupRetentionDays: 1 },
     simulatedProvider: 'all',
@@ -140,7 +151,7 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     throttle: { rateLimit: 100, burstLimit: 200 },
     billingSchedule: 'rate(15 minutes)',
     signingKeyRotation: 1,
-    captchaSiteKey: `${CAPTCHA_SITE_KEY_PLACEHOLDER}-staging`,
+    captcha: { verifier: 'recaptcha' },
     reconciliationRetentionDays: 90,
     search: { minCapacity: 0.5, maxCapacity: 4, backupRetentionDays: 7 },
     simulatedProvider: 'all',
@@ -162,7 +173,7 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     throttle: { rateLimit: 500, burstLimit: 1000 },
     billingSchedule: 'rate(15 minutes)',
     signingKeyRotation: 1,
-    captchaSiteKey: `${CAPTCHA_SITE_KEY_PLACEHOLDER}-prod`,
+    captcha: { verifier: 'recaptcha' },
     reconciliationRetentionDays: 400,
     search: { minCapacity: 0.5, maxCapacity: 16, backupRetentionDays: 35 },
     simulatedProvider: 'test-mode-only',

@@ -1,5 +1,6 @@
 import {
   API_URL_OUTPUT,
+  CAPTCHA_SECRET_OUTPUT,
   type DomainName,
   ROUTE_TABLE,
   SEARCH_CLUSTER_OUTPUT,
@@ -12,7 +13,7 @@ import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
-import type { StageConfig } from '../config/stages';
+import { captchaSiteKeyContext, type StageConfig, StageConfigurationError } from '../config/stages';
 import { AlarmTopic } from '../constructs/alarm-topic';
 import { Billing } from '../constructs/billing';
 import { DomainFunction, domainNames } from '../constructs/domain-function';
@@ -55,8 +56,8 @@ export class ServiceStack extends Stack {
    * keys, filled by `pnpm ops stripe configure`; payments and the billing worker read it.
    */
   readonly stripeSecret: Secret;
-  /** The reCAPTCHA secret key of the hosted onboarding page; the operator puts it in. */
-  readonly captchaSecret: Secret;
+  /** The reCAPTCHA secret key of the hosted onboarding page; the operator puts it in. None where the captcha is off. */
+  readonly captchaSecret: Secret | undefined;
   readonly billing: Billing;
   readonly events: Events;
   readonly reconciliation: Reconciliation;
@@ -113,16 +114,8 @@ export class ServiceStack extends Stack {
         'Third-party API keys: Stripe issues the secret keys and the webhook signing secret, and the operator rolls them in the Stripe dashboard and puts the new ones here; a rotation Lambda cannot obtain new keys.',
     });
 
-    this.captchaSecret = new Secret(this, 'CaptchaSecret', {
-      description:
-        'reCAPTCHA secret key of the hosted onboarding page (/connect): the operator replaces the generated placeholder with the secret key from Google reCAPTCHA admin console, as a plain string; onboarding reads it',
-      removalPolicy: stage.removalPolicy,
-    });
-    Validations.of(this.captchaSecret).acknowledge({
-      id: 'AwsSolutions-SMG4',
-      reason:
-        'A third-party API key: Google issues the reCAPTCHA secret key, and the operator rotates it in the reCAPTCHA admin console and puts the new one here; a rotation Lambda cannot obtain a new key.',
-    });
+    const captcha = resolveCaptcha(this, stage);
+    this.captchaSecret = captcha.verifier === 'recaptcha' ? this.captchaSecretResource() : undefined;
 
     this.search = new SearchEngine(this, 'Search', { stage, table: this.table.table });
 
@@ -151,13 +144,7 @@ export class ServiceStack extends Stack {
               }
             : {}),
           ...(usesSearch ? this.search.environment() : {}),
-          ...(verifiesCaptchas
-            ? {
-                SVC_CAPTCHA_VERIFIER: 'recaptcha',
-                SVC_CAPTCHA_SECRET_ARN: this.captchaSecret.secretArn,
-                SVC_CAPTCHA_SITE_KEY: stage.captchaSiteKey,
-              }
-            : {}),
+          ...(verifiesCaptchas ? captchaEnvironment(captcha, this.captchaSecret) : {}),
         },
       });
       this.hashKey.grantRead(fn.role);
@@ -165,7 +152,7 @@ export class ServiceStack extends Stack {
         this.cardFingerprintKey.grantRead(fn.role);
         this.stripeSecret.grantRead(fn.role);
       }
-      if (verifiesCaptchas) this.captchaSecret.grantRead(fn.role);
+      if (verifiesCaptchas) this.captchaSecret?.grantRead(fn.role);
       if (usesSearch) {
         this.search.grantQuery(fn.role);
         fn.function.node.addDependency(this.search.schema);
@@ -308,6 +295,12 @@ export class ServiceStack extends Stack {
       value: this.stripeSecret.secretArn,
       description: 'Stripe keys secret (pnpm ops stripe configure)',
     });
+    if (this.captchaSecret) {
+      new CfnOutput(this, CAPTCHA_SECRET_OUTPUT, {
+        value: this.captchaSecret.secretArn,
+        description: 'reCAPTCHA secret key of the hosted onboarding page (pnpm ops captcha configure)',
+      });
+    }
     new CfnOutput(this, SEARCH_CLUSTER_OUTPUT, {
       value: this.search.cluster.clusterArn,
       description: 'Search engine cluster (Aurora PostgreSQL, Data API): pnpm ops search:rebuild',
@@ -321,4 +314,47 @@ export class ServiceStack extends Stack {
       description: 'The single DynamoDB table',
     });
   }
+
+  private captchaSecretResource(): Secret {
+    const secret = new Secret(this, 'CaptchaSecret', {
+      description:
+        'reCAPTCHA secret key of the hosted onboarding page (/connect): the operator replaces the generated placeholder with the secret key from Google reCAPTCHA admin console (pnpm ops captcha configure); onboarding reads it',
+      removalPolicy: this.config.removalPolicy,
+    });
+    Validations.of(secret).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason:
+        'A third-party API key: Google issues the reCAPTCHA secret key, and the operator rotates it in the reCAPTCHA admin console and puts the new one here; a rotation Lambda cannot obtain a new key.',
+    });
+    return secret;
+  }
+}
+
+type ResolvedCaptcha = { verifier: 'recaptcha'; siteKey: string } | { verifier: 'off' };
+
+/**
+ * The stage's captcha, its reCAPTCHA site key from the stage config or the synth context. A
+ * reCAPTCHA stage without one fails synth: deployed, its hosted page could pass no e-mail step.
+ */
+function resolveCaptcha(scope: Construct, stage: StageConfig): ResolvedCaptcha {
+  if (stage.captcha.verifier === 'off') return { verifier: 'off' };
+  const contextKey = captchaSiteKeyContext(stage.name);
+  const fromContext: unknown = scope.node.tryGetContext(contextKey);
+  const siteKey = stage.captcha.siteKey ?? (typeof fromContext === 'string' ? fromContext.trim() : '');
+  if (!siteKey || /\s/.test(siteKey)) {
+    throw new StageConfigurationError(
+      `Stage ${stage.name} verifies captchas with reCAPTCHA but has no site key: give it with -c ${contextKey}=<site key> or set captcha.siteKey in infra/config/stages.ts (or captcha: { verifier: 'off' } for a stage with made-up data only)`,
+    );
+  }
+  return { verifier: 'recaptcha', siteKey };
+}
+
+function captchaEnvironment(captcha: ResolvedCaptcha, secret: Secret | undefined): Record<string, string> {
+  if (captcha.verifier === 'off') return { SVC_CAPTCHA_VERIFIER: 'off' };
+  if (!secret) throw new Error('A reCAPTCHA stage has a captcha secret');
+  return {
+    SVC_CAPTCHA_VERIFIER: 'recaptcha',
+    SVC_CAPTCHA_SECRET_ARN: secret.secretArn,
+    SVC_CAPTCHA_SITE_KEY: captcha.siteKey,
+  };
 }

@@ -1,14 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DOMAINS, ROUTE_TABLE, WORKERS } from '@svc/api';
+import { CAPTCHA_SECRET_OUTPUT, DOMAINS, ROUTE_TABLE, WORKERS } from '@svc/api';
 import { INDEXES } from '@svc/table';
 import { App, Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { CAPTCHA_SITE_KEY_PLACEHOLDER, STAGE_NAMES, STAGES, type StageName } from '../config/stages';
+import { captchaSiteKeyContext, STAGE_NAMES, STAGES, type StageName } from '../config/stages';
 import { ServiceStack } from '../stacks/service-stack';
-import { appProps, SKIP_BUNDLING } from './support/app-props';
+import { appProps, SKIP_BUNDLING, TEST_CAPTCHA_SITE_KEYS } from './support/app-props';
 import { synthesizeAllStages, templateOf } from './support/synth';
 import {
   actionsOf,
@@ -95,11 +95,13 @@ function onboardingOf(stage: StageName) {
     tableId: logicalIdOf(template, 'AWS::DynamoDB::Table'),
     keyId: logicalIdStartingWith(template, 'AWS::KMS::Key', 'EventsWebhookSecretsKey'),
     apiId: logicalIdOf(template, 'AWS::ApiGatewayV2::Api'),
-    captchaSecretId: logicalIdStartingWith(template, 'AWS::SecretsManager::Secret', 'CaptchaSecret'),
     hashKeyId: logicalIdStartingWith(template, 'AWS::SecretsManager::Secret', 'HashKey'),
     searchSecretId: logicalIdOf(template, 'AWS::SecretsManager::SecretTargetAttachment'),
   };
 }
+
+const captchaSecretIdOf = (template: Template) =>
+  logicalIdStartingWith(template, 'AWS::SecretsManager::Secret', 'CaptchaSecret');
 
 const kmsStatements = (statements: readonly Statement[]) =>
   statements.filter((statement) => statement.Action.some((action) => action.startsWith('kms:')));
@@ -186,22 +188,32 @@ describe.each(STAGE_NAMES)('the %s onboarding function', (stage) => {
     expect(kmsStatements(statements)).toEqual(kmsStatements(statementsOfRole(template, webhooks.roleId)));
   });
 
-  it('verifies captchas with reCAPTCHA: the stage site key and the captcha secret ARN', () => {
-    const { variables, captchaSecretId } = onboardingOf(stage);
+  it('verifies captchas as the stage config says: reCAPTCHA with the site key and secret ARN, or off', () => {
+    const { variables, template } = onboardingOf(stage);
+    expect(variables).not.toHaveProperty('SVC_CAPTCHA_SECRET');
+    if (STAGES[stage].captcha.verifier === 'off') {
+      expect(variables.SVC_CAPTCHA_VERIFIER).toBe('off');
+      expect(variables).not.toHaveProperty('SVC_CAPTCHA_SECRET_ARN');
+      expect(variables).not.toHaveProperty('SVC_CAPTCHA_SITE_KEY');
+      return;
+    }
     expect(variables).toMatchObject({
       SVC_CAPTCHA_VERIFIER: 'recaptcha',
-      SVC_CAPTCHA_SECRET_ARN: { Ref: captchaSecretId },
-      SVC_CAPTCHA_SITE_KEY: STAGES[stage].captchaSiteKey,
+      SVC_CAPTCHA_SECRET_ARN: { Ref: captchaSecretIdOf(template) },
+      SVC_CAPTCHA_SITE_KEY: TEST_CAPTCHA_SITE_KEYS[captchaSiteKeyContext(stage)],
     });
-    expect(variables).not.toHaveProperty('SVC_CAPTCHA_SECRET');
   });
 
-  it('may read the captcha secret, the hash key and the search engine’s secret, and no other secret', () => {
-    const { statements, captchaSecretId, hashKeyId, searchSecretId } = onboardingOf(stage);
+  it('may read the captcha secret (reCAPTCHA stages), the hash key and the search engine’s secret, and no other secret', () => {
+    const { template, statements, hashKeyId, searchSecretId } = onboardingOf(stage);
     // The search engine's: the organisations it creates are upserted into search at once.
-    const allowed = [{ Ref: captchaSecretId }, { Ref: hashKeyId }, { Ref: searchSecretId }];
+    const allowed = [
+      ...(STAGES[stage].captcha.verifier === 'recaptcha' ? [{ Ref: captchaSecretIdOf(template) }] : []),
+      { Ref: hashKeyId },
+      { Ref: searchSecretId },
+    ];
     expect(resourcesGranting(statements, 'secretsmanager:GetSecretValue')).toEqual(expect.arrayContaining(allowed));
-    expect(resourcesGranting(statements, 'secretsmanager:GetSecretValue')).toHaveLength(3);
+    expect(resourcesGranting(statements, 'secretsmanager:GetSecretValue')).toHaveLength(allowed.length);
     const secretStatements = statements.filter((s) => s.Action.some((action) => action.startsWith('secretsmanager:')));
     for (const statement of secretStatements) {
       for (const resource of [statement.Resource].flat()) expect(allowed).toContainEqual(resource);
@@ -216,16 +228,21 @@ describe.each(STAGE_NAMES)('the %s onboarding function', (stage) => {
   });
 });
 
-describe.each(STAGE_NAMES)('the %s captcha secret', (stage) => {
-  it('is created by the stack for the operator to fill in, without rotation', () => {
-    const { template, captchaSecretId } = onboardingOf(stage);
+const RECAPTCHA_STAGES = STAGE_NAMES.filter((name) => STAGES[name].captcha.verifier === 'recaptcha');
+
+describe.each(RECAPTCHA_STAGES)('the %s captcha secret', (stage) => {
+  it('is created by the stack for the operator to fill in, without rotation, and named in an output', () => {
+    const { template } = onboardingOf(stage);
+    const captchaSecretId = captchaSecretIdOf(template);
     const secret = template.findResources('AWS::SecretsManager::Secret')[captchaSecretId];
     expect(secret?.Properties?.Description).toMatch(/reCAPTCHA secret key.*operator/);
     template.resourceCountIs('AWS::SecretsManager::RotationSchedule', 0);
+    expect(template.findOutputs(CAPTCHA_SECRET_OUTPUT)[CAPTCHA_SECRET_OUTPUT]?.Value).toEqual({ Ref: captchaSecretId });
   });
 
   it('is readable by the onboarding function only, and writable by no function', () => {
-    const { template, fn, captchaSecretId } = onboardingOf(stage);
+    const { template, fn } = onboardingOf(stage);
+    const captchaSecretId = captchaSecretIdOf(template);
     expect(rolesAllowedOn(template, captchaSecretId, ['secretsmanager:GetSecretValue', 'secretsmanager:*'])).toEqual(
       new Set([fn.roleId]),
     );
@@ -247,7 +264,7 @@ describe.each(STAGE_NAMES)('the %s captcha secret', (stage) => {
 
   it('acknowledges the rotation rule (AwsSolutions-SMG4) with the reason: a third-party key', () => {
     const stack = synthesizeAllStages().stacks.get(stage);
-    const acknowledged = (stack?.captchaSecret.node.metadata ?? [])
+    const acknowledged = (stack?.captchaSecret?.node.metadata ?? [])
       .filter((entry) => entry.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
       .flatMap((entry) => Object.entries(z.record(z.string(), z.string()).parse(entry.data)));
     // The key carries CDK's own prefix (`Annotation::`); the rule id ends it.
@@ -305,13 +322,45 @@ describe('a stage with a custom domain', () => {
   }, 60_000);
 });
 
-describe('the stage config', () => {
-  it('gives every stage a reCAPTCHA site key: the one set for it, or a placeholder naming the stage', () => {
-    for (const name of STAGE_NAMES) {
-      const siteKey = STAGES[name].captchaSiteKey;
-      expect(siteKey, name).toMatch(/^\S+$/);
-      if (siteKey.startsWith(CAPTCHA_SITE_KEY_PLACEHOLDER))
-        expect(siteKey, name).toBe(`${CAPTCHA_SITE_KEY_PLACEHOLDER}-${name}`);
+describe('a stage whose captcha is off', () => {
+  it('has no captcha secret and no output for one', () => {
+    const off = STAGE_NAMES.filter((name) => STAGES[name].captcha.verifier === 'off');
+    expect(off).toEqual(['dev']);
+    for (const name of off) {
+      const template = templateOf(name);
+      expect(
+        Object.keys(template.findResources('AWS::SecretsManager::Secret')).filter((id) =>
+          id.startsWith('CaptchaSecret'),
+        ),
+      ).toEqual([]);
+      expect(template.findOutputs(CAPTCHA_SECRET_OUTPUT)).toEqual({});
     }
+  });
+});
+
+describe('the reCAPTCHA site key', () => {
+  let stacks = 0;
+  const stageWith = (captcha: (typeof STAGES)['staging']['captcha'], context: Record<string, unknown>) =>
+    new ServiceStack(new App(appProps({ ...SKIP_BUNDLING, ...context })), `captcha-${++stacks}`, {
+      stage: { ...STAGES.staging, captcha },
+    });
+
+  it('is required to synthesize a reCAPTCHA stage: with none in the config or the context, synth fails and says how to give it', () => {
+    for (const missing of [undefined, '', '  ']) {
+      expect(() => stageWith({ verifier: 'recaptcha' }, { [captchaSiteKeyContext('staging')]: missing })).toThrow(
+        /Stage staging verifies captchas with reCAPTCHA but has no site key: give it with -c captchaSiteKey\.staging=<site key>/,
+      );
+    }
+  });
+
+  it('comes from the stage config before the context', () => {
+    const stack = stageWith({ verifier: 'recaptcha', siteKey: 'from-config' }, {});
+    const onboarding = functionOf(Template.fromStack(stack), 'onboarding');
+    expect(onboarding.properties.Environment.Variables.SVC_CAPTCHA_SITE_KEY).toBe('from-config');
+  }, 60_000);
+
+  it('is not committed for staging or prod: the operator gives it at synth', () => {
+    expect(RECAPTCHA_STAGES).toEqual(['staging', 'prod']);
+    for (const name of RECAPTCHA_STAGES) expect(STAGES[name].captcha, name).toEqual({ verifier: 'recaptcha' });
   });
 });

@@ -3,18 +3,29 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AppProps } from 'aws-cdk-lib';
 import * as z from 'zod';
+import { captchaSiteKeyContext } from '../../config/stages';
 import { REPO_ROOT } from '../../constructs/repo-paths';
 
 const cdkJsonSchema = z.object({ context: z.record(z.string(), z.unknown()).default({}) });
 
 /**
- * What the CLI gives the app: cdk.json's context (feature flags) plus the test's own, and a fresh
- * output directory. Without the flags, tests would synthesize something `pnpm synth` does not.
+ * The reCAPTCHA site keys an operator gives staging and prod at synth (`-c captchaSiteKey.<stage>=`);
+ * without them those stages do not synthesize.
+ */
+export const TEST_CAPTCHA_SITE_KEYS: Readonly<Record<string, string>> = {
+  [captchaSiteKeyContext('staging')]: 'test-site-key-staging',
+  [captchaSiteKeyContext('prod')]: 'test-site-key-prod',
+};
+
+/**
+ * What the CLI gives the app: cdk.json's context (feature flags), the operator's site keys and
+ * the test's own, and a fresh output directory. Without the flags, tests would synthesize
+ * something `pnpm synth` does not.
  */
 export function appProps(context: Record<string, unknown> = {}): AppProps {
   const cdkJson = cdkJsonSchema.parse(JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')));
   return {
-    context: { ...cdkJson.context, ...context },
+    context: { ...cdkJson.context, ...TEST_CAPTCHA_SITE_KEYS, ...context },
     outdir: mkdtempSync(join(tmpdir(), 'svc-infra-')),
   };
 }

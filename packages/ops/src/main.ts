@@ -7,6 +7,7 @@ import { findOrganisation } from '@svc/organisations';
 import { saveSourceConfiguration, sourceConfigurationSchema } from '@svc/reconciliation';
 import { applySeed, parseSeed } from '@svc/seed';
 import { progressBar, rebuildSearch } from '@svc/sql';
+import { configureCaptcha } from './captcha';
 import { configureStripe } from './stripe';
 import { openTarget } from './target';
 
@@ -17,6 +18,8 @@ const USAGE = `Usage:
   pnpm ops stripe configure --stage <stage>
       puts SVC_STRIPE_TEST_SECRET_KEY, SVC_STRIPE_LIVE_SECRET_KEY and SVC_STRIPE_WEBHOOK_SECRET from the
       environment (keys never on the command line) into the stage's Stripe secret; unset ones are kept
+  pnpm ops captcha configure --stage <stage>
+      puts SVC_CAPTCHA_SECRET from the environment (the reCAPTCHA secret key) into the stage's CaptchaSecret
 
   pnpm ops search:rebuild [--stage <stage>] [--segments 8] [--restart]
       fills the search engine from the table (parallel scan segments, resumable: an interrupted run
@@ -52,6 +55,10 @@ export async function runOps(argv: string[], out: (line: string) => void = conso
   }
   if (command === 'stripe configure') {
     out(await configureStripe(values.stage));
+    return;
+  }
+  if (command === 'captcha configure') {
+    out(await configureCaptcha(values.stage));
     return;
   }
   if (command === 'search:rebuild') {
@@ -115,7 +122,14 @@ export async function runOps(argv: string[], out: (line: string) => void = conso
   }
 }
 
-const COMMANDS = ['seed', 'clients create', 'source-configurations create', 'stripe configure', 'search:rebuild'];
+const COMMANDS = [
+  'seed',
+  'clients create',
+  'source-configurations create',
+  'stripe configure',
+  'captcha configure',
+  'search:rebuild',
+];
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { captchaSecretFrom, configureCaptcha } from './captcha';
 import { configureStripe, stripeSecretUpdate } from './stripe';
 
 describe('pnpm ops stripe configure', () => {
@@ -19,5 +20,20 @@ describe('pnpm ops stripe configure', () => {
     expect(() => stripeSecretUpdate({}, {})).toThrow(/SVC_STRIPE_TEST_SECRET_KEY/);
     await expect(configureStripe(undefined, {})).rejects.toThrow(/--stage/);
     await expect(configureStripe('local', {})).rejects.toThrow(/locally/);
+  });
+});
+
+describe('pnpm ops captcha configure', () => {
+  it('takes the secret key from SVC_CAPTCHA_SECRET, trimmed, and nothing else', () => {
+    expect(captchaSecretFrom({ SVC_CAPTCHA_SECRET: ' 6Lc-secret-key\n' })).toBe('6Lc-secret-key');
+    expect(() => captchaSecretFrom({})).toThrow(/SVC_CAPTCHA_SECRET/);
+    expect(() => captchaSecretFrom({ SVC_CAPTCHA_SECRET: '   ' })).toThrow(/SVC_CAPTCHA_SECRET/);
+    expect(() => captchaSecretFrom({ SVC_CAPTCHA_SECRET: 'two words' })).toThrow(/whitespace/);
+  });
+
+  it('refuses to run without a deployed stage, before any AWS call', async () => {
+    await expect(configureCaptcha(undefined, { SVC_CAPTCHA_SECRET: 'k' })).rejects.toThrow(/--stage/);
+    await expect(configureCaptcha('local', { SVC_CAPTCHA_SECRET: 'k' })).rejects.toThrow(/locally/);
+    await expect(configureCaptcha('dev', {})).rejects.toThrow(/SVC_CAPTCHA_SECRET/);
   });
 });

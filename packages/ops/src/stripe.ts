@@ -1,6 +1,6 @@
-import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
-import { GetSecretValueCommand, PutSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { STRIPE_SECRET_OUTPUT, stackName } from '@svc/api';
+import { GetSecretValueCommand, PutSecretValueCommand } from '@aws-sdk/client-secrets-manager';
+import { STRIPE_SECRET_OUTPUT } from '@svc/api';
+import { stageSecret } from './stage-secret';
 
 /** The environment variables `stripe configure` reads, and the secret's field for each. */
 const FIELDS = {
@@ -40,13 +40,7 @@ export async function configureStripe(
   stage: string | undefined,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<string> {
-  if (!stage || stage === 'local') {
-    throw new Error('stripe configure needs --stage <stage>; locally set the SVC_STRIPE_* variables for pnpm start');
-  }
-  const stacks = await new CloudFormationClient({}).send(new DescribeStacksCommand({ StackName: stackName(stage) }));
-  const secretId = stacks.Stacks?.[0]?.Outputs?.find((o) => o.OutputKey === STRIPE_SECRET_OUTPUT)?.OutputValue;
-  if (!secretId) throw new Error(`Stack ${stackName(stage)} has no ${STRIPE_SECRET_OUTPUT} output`);
-  const secrets = new SecretsManagerClient({});
+  const { secretId, secrets } = await stageSecret(stage, STRIPE_SECRET_OUTPUT, 'stripe configure');
   const current = await secrets.send(new GetSecretValueCommand({ SecretId: secretId }));
   const { secret, changed } = stripeSecretUpdate(JSON.parse(current.SecretString ?? '{}'), env);
   await secrets.send(new PutSecretValueCommand({ SecretId: secretId, SecretString: JSON.stringify(secret) }));

@@ -394,6 +394,21 @@ describe('the e-mail existence check', () => {
     expect(bad.status).toBe(400);
     expect(bad.json.error.message[0].code).toBe('error.validation.not_valid');
   });
+
+  it('on a stage with the captcha off, answers for any token the request carries, still not without one', async () => {
+    const body = shapeA();
+    await onboard((await newProcess(body)).token);
+    const check = (email: string, query: string) =>
+      api('GET', `/onboarding/users/${encodeURIComponent(email)}/existence${query}`);
+    process.env.SVC_CAPTCHA_VERIFIER = 'off';
+    try {
+      expect((await check(body.user.email, '?recaptcha_token=captcha-off')).status).toBe(204);
+      expect((await check('nobody@example.ch', '?recaptcha_token=anything')).status).toBe(404);
+      expect((await check(body.user.email, '')).status).toBe(400);
+    } finally {
+      process.env.SVC_CAPTCHA_VERIFIER = 'test';
+    }
+  });
 });
 
 describe('executing a partner connection', () => {

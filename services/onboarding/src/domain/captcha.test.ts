@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { resetCaptchaSecret, TEST_CAPTCHA_TOKEN, verifyCaptcha } from './captcha';
+import { CAPTCHA_OFF_TOKEN, resetCaptchaSecret, TEST_CAPTCHA_TOKEN, verifyCaptcha } from './captcha';
 
 /** Google's verification call, stood in for by a local server that checks what it is sent. */
 let server: Server;
@@ -80,6 +80,21 @@ describe('the captcha verifier', () => {
   it('never accepts the test token outside test mode', async () => {
     useRecaptcha();
     expect(await verifyCaptcha(TEST_CAPTCHA_TOKEN)).toBe(false);
+  });
+
+  it('with the captcha off passes any token the request carries, and asks nobody', async () => {
+    process.env.SVC_CAPTCHA_VERIFIER = 'off';
+    expect(await verifyCaptcha(CAPTCHA_OFF_TOKEN)).toBe(true);
+    expect(await verifyCaptcha('anything')).toBe(true);
+    expect(await verifyCaptcha('')).toBe(false);
+    expect(received).toEqual([]);
+  });
+
+  it('takes an unknown verifier setting for reCAPTCHA (fails closed, never open)', async () => {
+    useRecaptcha();
+    process.env.SVC_CAPTCHA_VERIFIER = 'of';
+    expect(await verifyCaptcha('forged')).toBe(false);
+    expect(received).toHaveLength(1);
   });
 
   it('fails closed when the verification service errs or no secret is configured', async () => {

@@ -6,17 +6,21 @@ import { logger } from '@svc/core';
  * - `recaptcha` (the default, and what deployed stages run): Google's server-side verification
  *   call with the secret from `SVC_CAPTCHA_SECRET` or, in AWS, the Secrets Manager secret named
  *   by `SVC_CAPTCHA_SECRET_ARN`;
- * - `test` (the local runtime and the tests): accepts `test-captcha-ok` and nothing else.
+ * - `test` (the local runtime and the tests): accepts `test-captcha-ok` and nothing else;
+ * - `off` (a deployed stage whose config turns the captcha off, for made-up data only): no
+ *   captcha; any token the request carries passes (the page sends `captcha-off`).
  * The default is the real verifier, so a stage that forgets the setting fails closed.
  */
 export const TEST_CAPTCHA_TOKEN = 'test-captcha-ok';
+export const CAPTCHA_OFF_TOKEN = 'captcha-off';
 const VERIFY_URL = 'https://www.google.com/recaptcha/api/siteverify';
 const VERIFY_TIMEOUT_MS = 5_000;
 
-export type CaptchaKind = 'recaptcha' | 'test';
+export type CaptchaKind = 'recaptcha' | 'test' | 'off';
 
 export function captchaKind(): CaptchaKind {
-  return process.env.SVC_CAPTCHA_VERIFIER === 'test' ? 'test' : 'recaptcha';
+  const verifier = process.env.SVC_CAPTCHA_VERIFIER;
+  return verifier === 'test' || verifier === 'off' ? verifier : 'recaptcha';
 }
 
 let secret: Promise<string> | undefined;
@@ -45,7 +49,9 @@ function expectedHostname(): string | undefined {
 
 export async function verifyCaptcha(token: string): Promise<boolean> {
   if (token === '' || token.length > 4096) return false;
-  if (captchaKind() === 'test') return token === TEST_CAPTCHA_TOKEN;
+  const kind = captchaKind();
+  if (kind === 'off') return true;
+  if (kind === 'test') return token === TEST_CAPTCHA_TOKEN;
   secret ??= loadSecret();
   let key: string;
   try {

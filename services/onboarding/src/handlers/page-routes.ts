@@ -2,7 +2,7 @@ import { AppError, ConflictError, ForbiddenError, logger, parseOrThrow, Validati
 import { type AnyRoute, defineRoute, type HttpResult } from '@svc/http';
 import { findOrganisation } from '@svc/organisations';
 import * as z from 'zod';
-import { captchaKind, TEST_CAPTCHA_TOKEN, verifyCaptcha } from '../domain/captcha';
+import { CAPTCHA_OFF_TOKEN, captchaKind, TEST_CAPTCHA_TOKEN, verifyCaptcha } from '../domain/captcha';
 import { connectOrganisation, executeOnboarding, noteFailedAttempt } from '../domain/execution';
 import { onboardRequestSchema } from '../domain/rules';
 import { authenticateUser, issueTicket, redeemTicket } from '../domain/users';
@@ -50,9 +50,14 @@ const SECURITY_HEADERS = {
 };
 
 function captcha(): Captcha {
-  return captchaKind() === 'test'
-    ? { kind: 'test', token: TEST_CAPTCHA_TOKEN }
-    : { kind: 'recaptcha', siteKey: process.env.SVC_CAPTCHA_SITE_KEY ?? '' };
+  switch (captchaKind()) {
+    case 'test':
+      return { kind: 'test', token: TEST_CAPTCHA_TOKEN };
+    case 'off':
+      return { kind: 'off', token: CAPTCHA_OFF_TOKEN };
+    case 'recaptcha':
+      return { kind: 'recaptcha', siteKey: process.env.SVC_CAPTCHA_SITE_KEY ?? '' };
+  }
 }
 
 interface PageRequest {

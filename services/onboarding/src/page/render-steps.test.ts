@@ -37,6 +37,17 @@ describe('e-mail step', () => {
     expect(email?.attrs.has('required')).toBe(true);
   });
 
+  it('with the captcha off: only the hidden token, no note, no widget, no Google script', () => {
+    const doc = renderEmailStep(ctx, { captcha: { kind: 'off', token: 'captcha-off' } });
+    const elements = parseDocument(doc);
+    expect(attr(field(elements, 'recaptcha_token'), 'value')).toBe('captcha-off');
+    expect(attr(field(elements, 'recaptcha_token'), 'type')).toBe('hidden');
+    expect(doc).not.toContain(t('en_GB', 'captcha_test_note'));
+    expect(doc).not.toContain(t('en_GB', 'captcha_prompt'));
+    expect(doc).not.toContain('g-recaptcha');
+    expect(doc).not.toContain('google.com');
+  });
+
   it('with reCAPTCHA: the widget, its script in the page language and an empty token field', () => {
     const doc = renderEmailStep(context('it_CH'), { captcha: { kind: 'recaptcha', siteKey: HOSTILE } });
     const elements = parseDocument(doc);
@@ -256,6 +267,7 @@ describe('cspFor', () => {
     expect(directives['frame-src']).toEqual(['https://www.google.com', 'https://www.gstatic.com']);
     expect(directives['style-src']).toEqual(["'self'"]);
     expect(cspFor(ctx, { kind: 'test', token: 'x' }, undefined)).not.toContain('google');
+    expect(cspFor(ctx, { kind: 'off', token: 'captcha-off' }, undefined)).not.toContain('google');
   });
 
   it('never allows inline code and keeps odd partner values out of the header', () => {

@@ -36,6 +36,11 @@ function page(ctx: PageContext, title: string, errors: FieldErrors | undefined, 
 function captchaBlock(locale: PageLocale, captcha: Captcha, errors: FieldErrors | undefined): SafeHtml {
   const error = errors?.recaptcha_token;
   const errorText = error ? html`<p class="field-error" id="captcha-error">${error}</p>` : '';
+  if (captcha.kind === 'off') {
+    return html`<div class="captcha" id="captcha" tabindex="-1">
+${errorText}<input type="hidden" name="recaptcha_token" value="${captcha.token}">
+</div>`;
+  }
   if (captcha.kind === 'test') {
     return html`<div class="captcha" id="captcha" tabindex="-1">
 ${errorText}<p class="note">${t(locale, 'captcha_test_note')}</p>

@@ -29,7 +29,11 @@ export interface PageContext {
 /** Form field name → already-localised message. */
 export type FieldErrors = Partial<Record<string, string>>;
 
-export type Captcha = { kind: 'test'; token: string } | { kind: 'recaptcha'; siteKey: string };
+/** What the e-mail step shows: the simulated captcha (local), none (a stage with it off), or reCAPTCHA. */
+export type Captcha =
+  | { kind: 'test'; token: string }
+  | { kind: 'off'; token: string }
+  | { kind: 'recaptcha'; siteKey: string };
 
 /** The data fields of the onboarding form, in form order. */
 export const ONBOARD_FIELDS = [
