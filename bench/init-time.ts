@@ -31,7 +31,7 @@ async function bundle(
 }
 
 /** Median time to import a bundle in a fresh Node process (what a cold start pays for init). */
-function importMs(file: string, runs: number): number {
+function importMs(file: string, runs: number, env: Record<string, string> = {}): number {
   const script = `const t=performance.now();await import(${JSON.stringify(`file://${file}`)});process.stdout.write(String(performance.now()-t));`;
   const samples: number[] = [];
   for (let i = 0; i < runs; i++) {
@@ -41,6 +41,7 @@ function importMs(file: string, runs: number): number {
         SVC_TABLE_NAME: 'bench',
         AWS_REGION: 'eu-central-2',
         AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+        ...env,
       },
       encoding: 'utf8',
     });
@@ -55,7 +56,21 @@ export interface InitFigure {
   bytes: number;
   initMs: number;
   ratio: number;
+  /** The same bundle where the stage traces calls (staging, prod: Powertools Tracer loaded). */
+  tracedInitMs?: number;
+  tracedRatio?: number;
 }
+
+/**
+ * What a traced stage's function sees at init: its switch, and the variables by which Tracer
+ * knows it runs in Lambda (not AWS_LAMBDA_FUNCTION_NAME: with it our code demands the deployed
+ * secrets' ARNs at cold start).
+ */
+const TRACED_ENV = {
+  SVC_TRACE_CALLS: 'true',
+  AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
+  _X_AMZN_TRACE_ID: 'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1',
+};
 
 export async function measureInit(runs = 15): Promise<InitFigure[]> {
   const dir = join(ROOT, 'bench', 'results', 'bundles');
@@ -74,7 +89,15 @@ export async function measureInit(runs = 15): Promise<InitFigure[]> {
     // The platform bundle as the CDK app builds it: with its API description fixed at bundle time.
     const bytes = await bundle(join(ROOT, entry), file, name === 'platform' ? platformBundling(ROOT) : {});
     const ms = importMs(file, runs);
-    figures.push({ bundle: name, bytes, initMs: ms, ratio: ms / bareMs });
+    const traced = importMs(file, runs, TRACED_ENV);
+    figures.push({
+      bundle: name,
+      bytes,
+      initMs: ms,
+      ratio: ms / bareMs,
+      tracedInitMs: traced,
+      tracedRatio: traced / bareMs,
+    });
   }
   return figures;
 }

@@ -2,7 +2,7 @@ import { type IAspect, Validations } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { type CfnFunction, Function as LambdaFunction, Tracing } from 'aws-cdk-lib/aws-lambda';
 import type { IConstruct } from 'constructs';
-import { TRACING_WILDCARD_REASON } from './service-function';
+import { ServiceFunction, TRACING_WILDCARD_REASON } from './service-function';
 
 /**
  * Active X-Ray tracing for the functions this app does not build itself: the CDK provider
@@ -24,3 +24,16 @@ export class ActiveTracing implements IAspect {
       Validations.of(node.role).acknowledge({ id: 'AwsSolutions-IAM5[Resource::*]', reason: TRACING_WILDCARD_REASON });
   }
 }
+
+/**
+ * Where a stage traces calls (StageConfig.traceCalls): every function this app builds loads
+ * Powertools Tracer (`SVC_TRACE_CALLS=true`, read by @svc/core tracing), which records its SDK
+ * calls, outbound HTTPS requests and handler as subsegments.
+ */
+export class TraceCalls implements IAspect {
+  visit(node: IConstruct): void {
+    if (node instanceof ServiceFunction) node.function.addEnvironment(TRACE_CALLS_VARIABLE, 'true');
+  }
+}
+
+export const TRACE_CALLS_VARIABLE = 'SVC_TRACE_CALLS';

@@ -8,7 +8,7 @@ import {
   STRIPE_SECRET_OUTPUT,
   TABLE_NAME_OUTPUT,
 } from '@svc/api';
-import { CfnOutput, Stack, type StackProps, Tags, Validations } from 'aws-cdk-lib';
+import { Aspects, CfnOutput, Stack, type StackProps, Tags, Validations } from 'aws-cdk-lib';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -27,6 +27,7 @@ import { ServiceAlarms } from '../constructs/service-alarms';
 import { ServiceApi } from '../constructs/service-api';
 import { ServiceTable } from '../constructs/service-table';
 import { SigningKeys } from '../constructs/signing-keys';
+import { TraceCalls } from '../constructs/tracing';
 
 export interface ServiceStackProps extends StackProps {
   stage: StageConfig;
@@ -114,6 +115,7 @@ export class ServiceStack extends Stack {
         'Third-party API keys: Stripe issues the secret keys and the webhook signing secret, and the operator rolls them in the Stripe dashboard and puts the new ones here; a rotation Lambda cannot obtain new keys.',
     });
 
+    if (stage.traceCalls) Aspects.of(this).add(new TraceCalls());
     const captcha = resolveCaptcha(this, stage);
     this.captchaSecret = captcha.verifier === 'recaptcha' ? this.captchaSecretResource() : undefined;
 

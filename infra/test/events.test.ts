@@ -18,6 +18,7 @@ import {
   SWEEPER_TABLE_GRANT,
   WEBHOOK_SECRET_CONTEXT,
 } from '../constructs/events';
+import { TRACE_CALLS_VARIABLE } from '../constructs/tracing';
 import { synthesizeAllStages, templateOf } from './support/synth';
 import {
   actionsOf,
@@ -157,8 +158,11 @@ function statementsOf(template: Template, roleId: string): Statement[] {
 }
 
 /** The SVC_* variables of a function (NODE_OPTIONS and POWERTOOLS_SERVICE_NAME are functions.test's). */
+/** The service's own variables, less the stage-wide tracing switch (functions.test.ts holds that). */
 function serviceVariables(variables: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(variables).filter(([name]) => name.startsWith('SVC_')));
+  return Object.fromEntries(
+    Object.entries(variables).filter(([name]) => name.startsWith('SVC_') && name !== TRACE_CALLS_VARIABLE),
+  );
 }
 
 describe.each(STAGE_NAMES)('the %s event bus', (stage) => {

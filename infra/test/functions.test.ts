@@ -79,6 +79,17 @@ describe.each(STAGE_NAMES)('the %s functions', (stage) => {
     }
   });
 
+  it('trace their calls (Powertools Tracer, SVC_TRACE_CALLS) exactly where the stage says, every function built from our code', () => {
+    const functions = [...functionsByService(templateOf(stage)).entries()];
+    // Every domain and worker, the search migrator and the signing-key bootstrap.
+    expect(functions.length).toBeGreaterThan(15);
+    for (const [service, fn] of functions) {
+      const variables = fn.properties.Environment?.Variables ?? {};
+      if (STAGES[stage].traceCalls) expect(variables.SVC_TRACE_CALLS, service).toBe('true');
+      else expect(variables, service).not.toHaveProperty('SVC_TRACE_CALLS');
+    }
+  });
+
   it('get the table name, stage, service name and source maps, and only identity gets the signing key', () => {
     const template = templateOf(stage);
     const tableId = logicalIdOf(template, 'AWS::DynamoDB::Table');

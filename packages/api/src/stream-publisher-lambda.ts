@@ -1,3 +1,4 @@
+import { workerHandler } from '@svc/core';
 import { registerOnboardingEventData } from '@svc/onboarding';
 import { publishStreamRecords } from '@svc/webhooks';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
@@ -8,5 +9,7 @@ import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
  */
 registerOnboardingEventData();
 
-export const handler = async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> =>
-  (await publishStreamRecords(event)).response;
+export const handler = workerHandler(
+  'stream-publisher',
+  async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => (await publishStreamRecords(event)).response,
+);

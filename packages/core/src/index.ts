@@ -12,4 +12,6 @@ export { uuidSchema } from './schemas';
 export * from './sdk-client';
 export * from './secret-hash';
 export * from './service-key';
+export { traced, tracer } from './tracing';
 export { issuesToDetails, parseOrThrow } from './validation';
+export { workerHandler } from './worker-handler';

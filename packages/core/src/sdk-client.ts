@@ -1,3 +1,5 @@
+import { tracer } from './tracing';
+
 /**
  * The AWS SDK's logger middleware formats every call's input and output for the client's logger
  * (walking their schemas to mask sensitive members) even when that logger discards it, as the
@@ -6,9 +8,11 @@
  */
 export const SDK_LOGGER_MIDDLEWARE = 'loggerMiddleware';
 
-export function withoutSdkCallLogging<T extends { middlewareStack: { remove(toRemove: string): boolean } }>(
-  client: T,
-): T {
+/**
+ * Every AWS SDK client the service makes goes through here once: without the SDK's call logging
+ * (above) and, where the stage traces calls, with each call an X-Ray subsegment.
+ */
+export function sdkClient<T extends { middlewareStack: { remove(toRemove: string): boolean } }>(client: T): T {
   client.middlewareStack.remove(SDK_LOGGER_MIDDLEWARE);
-  return client;
+  return tracer ? tracer.captureAWSv3Client(client) : client;
 }

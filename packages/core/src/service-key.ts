@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { sdkClient } from './sdk-client';
 
 /**
  * The service's hashing key: what it stores of a value it must recognise later without keeping
@@ -21,7 +22,9 @@ function loadServiceKey(): Promise<Buffer> {
     const secretArn = process.env.SVC_HASH_KEY_SECRET_ARN;
     if (secretArn) {
       const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
-      const out = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: secretArn }));
+      const out = await sdkClient(new SecretsManagerClient({})).send(
+        new GetSecretValueCommand({ SecretId: secretArn }),
+      );
       if (!out.SecretString) throw new Error('The hash key secret is empty');
       return Buffer.from(out.SecretString, 'utf8');
     }

@@ -28,7 +28,7 @@ function exclusive<T>(work: () => Promise<T>): Promise<T> {
 export function runBillingNow(): Promise<BillingRunSummary> {
   return exclusive(async () => {
     await ensureLocalQueues();
-    const { due } = await asFunction('billing-run', () => billingRun());
+    const { due } = await asFunction('billing-run', () => billingRun({ executionId: 'local' }));
     const { processed: _processed, ...outcome } = await drainBillingQueue();
     return { due, ...outcome };
   });

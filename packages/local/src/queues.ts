@@ -9,7 +9,7 @@ import {
   SendMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import { asFunction, withoutSdkCallLogging } from '@svc/core';
+import { asFunction, sdkClient } from '@svc/core';
 import { processFileBatch } from '@svc/reconciliation';
 import { processBillingBatch, resetBillingQueueClient } from '@svc/subscriptions';
 import { DELIVERY_MAX_RECEIVES, processDeliveryBatch, resetDeliveryQueueClient } from '@svc/webhooks';
@@ -62,7 +62,7 @@ async function startQueues(): Promise<LocalQueues> {
   const endpoint = `http://127.0.0.1:${port}`;
   process.env.AWS_ENDPOINT_URL_SQS = endpoint;
   process.env.AWS_REGION ??= 'eu-central-2';
-  client = withoutSdkCallLogging(new SQSClient({ endpoint }));
+  client = sdkClient(new SQSClient({ endpoint }));
   const billing = await createQueueWithDlq(client, 'svc-billing');
   // The worker hands a held claim to the due index on the receive this limit makes the last.
   const delivery = await createQueueWithDlq(client, 'svc-webhook-deliveries', DELIVERY_MAX_RECEIVES);

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { RDSDataClient } from '@aws-sdk/client-rds-data';
 import type { PGlite } from '@electric-sql/pglite';
-import { withoutSdkCallLogging } from '@svc/core';
+import { sdkClient } from '@svc/core';
 import { Kysely } from 'kysely';
 import { dataApiDialect } from './data-api-dialect';
 import { migrate } from './migrate';
@@ -84,7 +84,7 @@ export function searchDb(env: NodeJS.ProcessEnv = process.env): SearchDatabase {
 let rdsData: RDSDataClient | undefined;
 
 function dataApiClient(): RDSDataClient {
-  rdsData ??= withoutSdkCallLogging(new RDSDataClient({}));
+  rdsData ??= sdkClient(new RDSDataClient({}));
   return rdsData;
 }
 

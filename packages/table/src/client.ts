@@ -1,6 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { withoutSdkCallLogging } from '@svc/core';
+import { sdkClient } from '@svc/core';
 
 /**
  * The one table client. The SDK finds DynamoDB Local through the standard
@@ -9,7 +9,7 @@ import { withoutSdkCallLogging } from '@svc/core';
 let documentClient: DynamoDBDocumentClient | undefined;
 
 export function db(): DynamoDBDocumentClient {
-  documentClient ??= DynamoDBDocumentClient.from(withoutSdkCallLogging(new DynamoDBClient({ maxAttempts: 4 })), {
+  documentClient ??= DynamoDBDocumentClient.from(sdkClient(new DynamoDBClient({ maxAttempts: 4 })), {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
     unmarshallOptions: { wrapNumbers: false },
   });

@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { sdkClient } from '@svc/core';
 import { db, getItem, tableName } from '@svc/table';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import * as z from 'zod';
@@ -47,7 +48,7 @@ async function readKeySet(): Promise<KeySet> {
   if (secretArn) {
     // Loaded on first use: only the token route signs, and it should not slow every cold start.
     const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
-    const out = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: secretArn }));
+    const out = await sdkClient(new SecretsManagerClient({})).send(new GetSecretValueCommand({ SecretId: secretArn }));
     return keySetSchema.parse(JSON.parse(out.SecretString ?? '{}'));
   }
   const dataDir = process.env.SVC_DATA_DIR ?? '.data';

@@ -4,7 +4,7 @@ import {
   ResourceNotFoundException,
   SecretsManagerClient,
 } from '@aws-sdk/client-secrets-manager';
-import { logger } from '@svc/core';
+import { logger, sdkClient } from '@svc/core';
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import * as z from 'zod';
 import { generateKeySet, type KeySet, keySetSchema } from '../domain/signing-keys';
@@ -80,6 +80,6 @@ function activeKid(keySet: KeySet): string {
 }
 
 function secrets(): SecretsManagerClient {
-  client ??= new SecretsManagerClient({});
+  client ??= sdkClient(new SecretsManagerClient({}));
   return client;
 }

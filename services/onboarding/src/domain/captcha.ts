@@ -1,4 +1,4 @@
-import { logger } from '@svc/core';
+import { logger, sdkClient } from '@svc/core';
 
 /**
  * The captcha behind the e-mail existence check, pluggable by configuration
@@ -30,7 +30,7 @@ async function loadSecret(): Promise<string> {
   const arn = process.env.SVC_CAPTCHA_SECRET_ARN;
   if (!arn) throw new Error('No captcha secret configured (SVC_CAPTCHA_SECRET_ARN)');
   const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
-  const out = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: arn }));
+  const out = await sdkClient(new SecretsManagerClient({})).send(new GetSecretValueCommand({ SecretId: arn }));
   if (!out.SecretString) throw new Error('The captcha secret is empty');
   return out.SecretString;
 }

@@ -1,3 +1,4 @@
+import { workerHandler } from '@svc/core';
 import { resolveUnknownPayments } from '../domain/resolution';
 
 /**
@@ -5,4 +6,7 @@ import { resolveUnknownPayments } from '../domain/resolution';
  * (see domain/resolution.ts). The local runtime runs the same function on its timer and in
  * `POST /_local/settle`.
  */
-export const handler = async (): Promise<{ resolved: number }> => ({ resolved: await resolveUnknownPayments() });
+export const handler = workerHandler(
+  'payment-resolver',
+  async (): Promise<{ resolved: number }> => ({ resolved: await resolveUnknownPayments() }),
+);

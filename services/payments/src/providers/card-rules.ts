@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { nowDate } from '@svc/core';
+import { nowDate, sdkClient } from '@svc/core';
 import * as z from 'zod';
 
 /** The contract's raw card fields (payment_information of a card payment), as every provider reads them. */
@@ -70,7 +70,7 @@ function loadFingerprintKey(): Promise<string> {
     if ('localKey' in source) return source.localKey;
     const secretArn = source.secretArn;
     const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
-    const out = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: secretArn }));
+    const out = await sdkClient(new SecretsManagerClient({})).send(new GetSecretValueCommand({ SecretId: secretArn }));
     if (!out.SecretString) throw new Error('The card fingerprint secret is empty');
     return out.SecretString;
   })();

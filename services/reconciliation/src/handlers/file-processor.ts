@@ -1,4 +1,4 @@
-import { logger } from '@svc/core';
+import { logger, workerHandler } from '@svc/core';
 import type { S3EventRecord, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import * as z from 'zod';
 import { processUploadedObject } from '../domain/processing';
@@ -54,4 +54,7 @@ export async function processFileBatch(event: SQSEvent): Promise<{ response: SQS
   return { response: { batchItemFailures: failures }, processed };
 }
 
-export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => (await processFileBatch(event)).response;
+export const handler = workerHandler(
+  'file-processor',
+  async (event: SQSEvent): Promise<SQSBatchResponse> => (await processFileBatch(event)).response,
+);

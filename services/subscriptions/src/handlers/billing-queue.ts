@@ -1,4 +1,5 @@
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { sdkClient } from '@svc/core';
 import type { DueEntry } from '../repository/items';
 
 /**
@@ -19,7 +20,7 @@ function queueUrl(): string {
 
 /** Sends the entries, ten per batch call; entries SQS refuses are sent again, then it throws. */
 export async function enqueueDueEntries(entries: readonly DueEntry[]): Promise<void> {
-  client ??= new SQSClient({});
+  client ??= sdkClient(new SQSClient({}));
   const url = queueUrl();
   const batches: DueEntry[][] = [];
   for (let i = 0; i < entries.length; i += 10) batches.push(entries.slice(i, i + 10));

@@ -1,4 +1,4 @@
-import { logger } from '@svc/core';
+import { logger, workerHandler } from '@svc/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { addOutcomes, type BillingOutcome, noOutcome } from '../domain/billing';
 import { dueEntrySchema, processDueEntry } from '../domain/billing-run';
@@ -26,5 +26,7 @@ export async function processBillingBatch(
   return { response: { batchItemFailures }, outcome: outcomes.reduce(addOutcomes, noOutcome()) };
 }
 
-export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> =>
-  (await processBillingBatch(event)).response;
+export const handler = workerHandler(
+  'billing-worker',
+  async (event: SQSEvent): Promise<SQSBatchResponse> => (await processBillingBatch(event)).response,
+);

@@ -1,4 +1,4 @@
-import { now } from '@svc/core';
+import { now, workerHandler } from '@svc/core';
 import { markQueued } from '../domain/delivery';
 import { enqueueDeliveries } from '../pipeline/queue';
 import { dueDeliveries } from '../repository/items';
@@ -18,4 +18,7 @@ export async function sweepDueDeliveries(): Promise<number> {
   return uuids.length;
 }
 
-export const handler = async (): Promise<{ due: number }> => ({ due: await sweepDueDeliveries() });
+export const handler = workerHandler(
+  'delivery-sweeper',
+  async (): Promise<{ due: number }> => ({ due: await sweepDueDeliveries() }),
+);

@@ -1,4 +1,4 @@
-import { logger } from '@svc/core';
+import { logger, workerHandler } from '@svc/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { attemptDeliveries, releaseHeldClaim } from '../domain/delivery';
 import { DELIVERY_MAX_RECEIVES, type DeliveryMessage, deliveryMessageSchema } from '../pipeline/queue';
@@ -48,5 +48,7 @@ export async function processDeliveryBatch(
   return { response, attempted: results.filter((outcome) => outcome.attempted).length };
 }
 
-export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> =>
-  (await processDeliveryBatch(event)).response;
+export const handler = workerHandler(
+  'delivery-worker',
+  async (event: SQSEvent): Promise<SQSBatchResponse> => (await processDeliveryBatch(event)).response,
+);

@@ -1,3 +1,4 @@
+import { workerHandler } from '@svc/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import * as z from 'zod';
 import { fanOutAll } from '../domain/delivery';
@@ -40,4 +41,7 @@ export async function fanOutMessages(event: SQSEvent): Promise<{ response: SQSBa
   return { response, queued: results.reduce((sum, count) => sum + count, 0) };
 }
 
-export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => (await fanOutMessages(event)).response;
+export const handler = workerHandler(
+  'fan-out',
+  async (event: SQSEvent): Promise<SQSBatchResponse> => (await fanOutMessages(event)).response,
+);

@@ -1,5 +1,5 @@
 import { EventBridgeClient, PutEventsCommand, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
-import { withoutSdkCallLogging } from '@svc/core';
+import { sdkClient } from '@svc/core';
 import type { Envelope } from '../repository/items';
 import { batchesOf } from './batches';
 
@@ -32,7 +32,7 @@ export function callsOf(entries: readonly PutEventsRequestEntry[]): PutEventsReq
 export async function publishEnvelopes(envelopes: readonly Envelope[]): Promise<void> {
   const bus = process.env.SVC_EVENT_BUS_NAME;
   if (!bus) throw new Error('SVC_EVENT_BUS_NAME is not set');
-  client ??= withoutSdkCallLogging(new EventBridgeClient({}));
+  client ??= sdkClient(new EventBridgeClient({}));
   const entries = envelopes.map((envelope) => ({
     EventBusName: bus,
     Source: EVENT_SOURCE,

@@ -1,5 +1,5 @@
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { derivedUuid, logger, withoutSdkCallLogging } from '@svc/core';
+import { derivedUuid, logger, sdkClient } from '@svc/core';
 import * as z from 'zod';
 import { deliveryRecordSchema } from '../repository/items';
 import { batchesOf } from './batches';
@@ -50,7 +50,7 @@ export async function sendDeliveryMessages(messages: readonly DeliveryMessage[])
   if (messages.length === 0) return [];
   const url = process.env.SVC_DELIVERY_QUEUE_URL;
   if (!url) throw new Error('SVC_DELIVERY_QUEUE_URL is not set');
-  client ??= withoutSdkCallLogging(new SQSClient({}));
+  client ??= sdkClient(new SQSClient({}));
   const bodies = messages.map((message, index) => ({ index, body: JSON.stringify(message) }));
   const unsent: number[] = [];
   for (const batch of batchesOf(bodies, (entry) => Buffer.byteLength(entry.body), SEND_MAX, SEND_MAX_BYTES)) {

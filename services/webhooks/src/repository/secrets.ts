@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { sdkClient } from '@svc/core';
 
 /**
  * Webhook passwords and HMAC keys are stored sealed. Deployed stages seal them with a KMS key
@@ -57,7 +58,7 @@ function loadLocalKey(): Buffer {
 
 async function kms() {
   const { KMSClient, EncryptCommand, DecryptCommand } = await import('@aws-sdk/client-kms');
-  return { client: new KMSClient({}), EncryptCommand, DecryptCommand };
+  return { client: sdkClient(new KMSClient({})), EncryptCommand, DecryptCommand };
 }
 
 export async function seal(plain: string, context: SecretContext): Promise<string> {

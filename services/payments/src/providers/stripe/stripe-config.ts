@@ -1,3 +1,4 @@
+import { sdkClient } from '@svc/core';
 import type Stripe from 'stripe';
 import * as z from 'zod';
 
@@ -41,7 +42,7 @@ export async function stripeKeys(): Promise<StripeKeys> {
   }
   fromSecret ??= (async () => {
     const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
-    const out = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: secretArn }));
+    const out = await sdkClient(new SecretsManagerClient({})).send(new GetSecretValueCommand({ SecretId: secretArn }));
     const parsed = secretSchema.safeParse(JSON.parse(out.SecretString ?? '{}'));
     if (!parsed.success)
       throw new Error('The Stripe secret is not {"test_secret_key", "live_secret_key", "webhook_secret"}');
