@@ -9,7 +9,7 @@ export default defineConfig({
       'test/**/*.test.ts',
     ],
     globalSetup: ['test/support/global-setup.ts'],
-    setupFiles: ['test/support/table-per-file.ts', 'test/iam/record-calls.ts'],
+    setupFiles: ['test/support/wire-domains.ts', 'test/support/table-per-file.ts', 'test/iam/record-calls.ts'],
     pool: 'forks',
     env: {
       POWERTOOLS_LOG_LEVEL: 'WARN',

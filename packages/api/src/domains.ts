@@ -6,7 +6,7 @@ export const DOMAINS = {
   platform: { entry: 'packages/api/src/platform-lambda.ts', memoryMb: 256 },
   identity: { entry: 'services/identity/src/handlers/lambda.ts', memoryMb: 512 },
   organisations: { entry: 'services/organisations/src/handlers/lambda.ts', memoryMb: 256 },
-  payments: { entry: 'services/payments/src/handlers/lambda.ts', memoryMb: 1024 },
+  payments: { entry: 'packages/api/src/payments-lambda.ts', memoryMb: 1024 },
   supporters: { entry: 'services/supporters/src/handlers/lambda.ts', memoryMb: 256 },
   subscriptions: { entry: 'services/subscriptions/src/handlers/lambda.ts', memoryMb: 512 },
   webhooks: { entry: 'services/webhooks/src/handlers/lambda.ts', memoryMb: 512 },
@@ -31,7 +31,7 @@ export const WORKERS = {
   deliveryWorker: { entry: 'services/webhooks/src/handlers/delivery-worker.ts', memoryMb: 512 },
   deliverySweeper: { entry: 'services/webhooks/src/handlers/delivery-sweeper.ts', memoryMb: 256 },
   // Asks providers again about payments whose answer never came.
-  paymentResolver: { entry: 'services/payments/src/handlers/payment-resolver.ts', memoryMb: 256 },
+  paymentResolver: { entry: 'packages/api/src/payment-resolver-lambda.ts', memoryMb: 256 },
   // The table's stream → payment, subscription and organisation rows in the search engine
   // (Aurora through the Data API).
   searchProjector: { entry: 'packages/api/src/search-projector-lambda.ts', memoryMb: 512 },

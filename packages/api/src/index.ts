@@ -12,3 +12,4 @@ export { OPENAPI_DOCUMENT_MODULE, platformBundling } from './platform-bundle';
 export { API_INFO, openApiOf } from './platform-routes';
 export { allRoutes, platformRoutes, ROUTE_TABLE, type RouteEntry } from './route-table';
 export { SEARCH_PROJECTIONS } from './search-projections';
+export { wireDomains } from './wiring';

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, maxHeaderSize, type Server, STATUS_CODES } from 'node:http';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { DOMAINS, type DomainName, ROUTE_TABLE } from '@svc/api';
+import { DOMAINS, type DomainName, ROUTE_TABLE, wireDomains } from '@svc/api';
 import {
   AppError,
   asFunction,
@@ -87,6 +87,8 @@ export interface Gateway {
 
 /** Serves the route table by invoking each route's domain handler with an API Gateway v2 event. */
 export async function createGateway(options: { enableControl: boolean }): Promise<Gateway> {
+  // The background work (billing, resolver, pipeline) runs domain code outside any Lambda entry.
+  wireDomains();
   const handlers = await loadHandlers();
   const match = compileRoutes(ROUTE_TABLE);
   // The S3 stand-in must be up before a route signs an upload for it.

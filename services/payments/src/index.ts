@@ -9,6 +9,13 @@ export {
 export { resolveUnknownPayments } from './domain/resolution';
 export { searchPayments } from './domain/search';
 export { paymentShape, paymentSourceShape, refundShape } from './domain/shapes';
+export {
+  type PaymentForSubscription,
+  type PaymentSubscriptionInput,
+  paymentSubscriptionInput,
+  type SubscriptionsPort,
+  useSubscriptions,
+} from './domain/subscriptions-port';
 export { paymentsRoutes } from './handlers/routes';
 export {
   findPayment,

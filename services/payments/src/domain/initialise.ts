@@ -6,6 +6,7 @@ import { newPaymentSourceWrite, type PaymentSourceRecord } from '../repository/p
 import { approvalPath, authoriseNew, type DonorConnection } from './context';
 import { paymentStatusEvents } from './events';
 import { type PaymentRequest, requireSourceForSubscription } from './request';
+import { parsePaymentSubscription, subscriptions } from './subscriptions-port';
 
 /**
  * Initialises a payment: the provider authorises it, then the payment (carrying its event), a
@@ -34,8 +35,11 @@ export async function initialisePayment(
     request.create_payment_source ? 'with_payment' : 'none',
     async (account) => {
       if (request.subscription === undefined) return;
-      const { checkPaymentSubscription } = await subscriptionsDomain();
-      await checkPaymentSubscription(request.subscription, account.organisation_uuid, account.uuid);
+      await subscriptions().checkPaymentSubscription(
+        parsePaymentSubscription(request.subscription),
+        account.organisation_uuid,
+        account.uuid,
+      );
     },
   );
   const { outcome } = authorisation;
@@ -130,23 +134,14 @@ async function storedByEarlierRun(principal: Promise<Principal>, uuid: string): 
   return payment;
 }
 
-/**
- * The subscriptions domain builds on payments (it charges saved sources), so payments reach it
- * lazily: no import cycle at load time, and a payment without a subscription never loads it.
- */
-export function subscriptionsDomain() {
-  return import('@svc/subscriptions');
-}
-
 /** The subscription a succeeded payment starts, charged from the source it saved. */
 export async function startSubscription(
   request: unknown,
   payment: PaymentRecord,
   source: PaymentSourceRecord,
 ): Promise<{ uuid: string; write: TransactItem } | undefined> {
-  const { subscriptionForPayment } = await subscriptionsDomain();
-  const started = await subscriptionForPayment(
-    request,
+  const started = await subscriptions().subscriptionForPayment(
+    parsePaymentSubscription(request),
     {
       organisation_uuid: payment.organisation_uuid,
       account_uuid: payment.account_uuid,

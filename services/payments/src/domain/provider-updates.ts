@@ -4,8 +4,8 @@ import type { Outcome, RefundOutcome } from '../providers/provider';
 import { findPayment, type PaymentRecord, type RefundRecord } from '../repository/payment-repository';
 import { settlePending } from './approval';
 import { paymentEvent, refundEvents } from './events';
-import { subscriptionsDomain } from './initialise';
 import { type ChargeOutcome, offSession } from './recurring';
+import { subscriptions } from './subscriptions-port';
 import { retryOnConflict, savePaymentVersion } from './versioned';
 
 /**
@@ -69,8 +69,7 @@ export async function settleRecurringFromProvider(
   const { subscription_uuid: subscription, invoice_uuid: invoice, charge_attempt_uuid: attempt } = payment;
   if (payment.status !== 'pending' || !subscription || !invoice || !attempt) return payment;
   const outcome = offSession(await outcomeNow(payment));
-  const { settleChargeAttempt } = await subscriptionsDomain();
-  await settleChargeAttempt(subscription, invoice, attempt, outcome);
+  await subscriptions().settleChargeAttempt(subscription, invoice, attempt, outcome);
   return findPayment(payment.uuid);
 }
 

@@ -1,8 +1,7 @@
-import { now, parseOrThrow } from '@svc/core';
-import type { PaymentSourceRecord } from '@svc/payments';
+import { now } from '@svc/core';
+import type { PaymentForSubscription, PaymentSourceRecord, PaymentSubscriptionInput } from '@svc/payments';
 import { localDateOf, resolveTimezone } from '@svc/schedule';
 import type { TransactItem } from '@svc/table';
-import * as z from 'zod';
 import { subscriptionPut } from '../repository/items';
 import type { SubscriptionRecord } from '../repository/records';
 import { checkPlannedDates, dateOrThrow, intervalOrThrow } from './calendar';
@@ -10,45 +9,14 @@ import { resolvePlan } from './plans';
 import { buildSubscription } from './subscriptions';
 
 /**
- * The `subscription` object of a payment request (interface 2.7): a recurring donation charged
- * from the payment source the payment saves. The payment pays the first period, so billing
- * continues one interval later (or from `planned_effective_from`).
- */
-export const paymentSubscriptionInput = z
-  .object({
-    recurring_interval: z.string().trim().min(1, 'This value should not be blank').max(200),
-    timezone: z.string().max(100).optional(),
-    planned_effective_from: z.string().max(10).optional(),
-    planned_end: z.string().max(10).optional(),
-    plan_uuid: z
-      .guid()
-      .transform((value) => value.toLowerCase())
-      .optional(),
-  })
-  .strict();
-
-export interface PaymentForSubscription {
-  organisation_uuid: string;
-  account_uuid: string;
-  amount_minor: number;
-  currency: string;
-  test_mode: boolean;
-  supporter_uuid?: string;
-  custom_parameters: Record<string, unknown>;
-}
-
-const parseRequest = (raw: unknown) => parseOrThrow(paymentSubscriptionInput, raw, 'subscription');
-
-/**
  * Checks every rule of the request before the payment is authorised, so a bad one charges
  * nobody: the interval, the dates (today in the subscription's zone) and the plan.
  */
 export async function checkPaymentSubscription(
-  raw: unknown,
+  request: PaymentSubscriptionInput,
   organisationUuid: string,
   accountUuid: string,
 ): Promise<void> {
-  const request = parseRequest(raw);
   intervalOrThrow(request.recurring_interval, 'subscription.recurring_interval');
   const from =
     request.planned_effective_from === undefined
@@ -65,7 +33,7 @@ export async function checkPaymentSubscription(
  * (the next day, say): a start in the past starts today, and an end already reached means no
  * subscription. The donor has paid by then, so this never throws on dates.
  */
-function stillPlannable(request: z.infer<typeof paymentSubscriptionInput>, at: number) {
+function stillPlannable(request: PaymentSubscriptionInput, at: number) {
   const day = localDateOf(at, resolveTimezone(request.timezone));
   const from = request.planned_effective_from;
   const start = from !== undefined && from < day ? day : from;
@@ -75,11 +43,11 @@ function stillPlannable(request: z.infer<typeof paymentSubscriptionInput>, at: n
 
 /** The subscription of a succeeded payment and the write that creates it (in the payment's transaction). */
 export async function subscriptionForPayment(
-  raw: unknown,
+  requested: PaymentSubscriptionInput,
   payment: PaymentForSubscription,
   source: PaymentSourceRecord,
 ): Promise<{ subscription: SubscriptionRecord; write: TransactItem } | undefined> {
-  const request = stillPlannable(parseRequest(raw), now());
+  const request = stillPlannable(requested, now());
   if (!request) return undefined;
   const plan = await resolvePlan(payment.organisation_uuid, payment.account_uuid, request.plan_uuid).catch(() =>
     resolvePlan(payment.organisation_uuid, payment.account_uuid, undefined),

@@ -1,0 +1,10 @@
+import type { SubscriptionsPort } from '@svc/payments';
+import { settle } from './domain/billing';
+import { checkPaymentSubscription, subscriptionForPayment } from './domain/from-payment';
+
+/** What payments asks of subscriptions (its SubscriptionsPort), as this domain answers it. */
+export const subscriptionsForPayments: SubscriptionsPort = {
+  checkPaymentSubscription,
+  subscriptionForPayment,
+  settleChargeAttempt: settle,
+};

@@ -1,0 +1,147 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import * as z from 'zod';
+import { ROOT } from './support/service';
+
+/**
+ * The workspace's import graph, read from the source (static imports, re-exports and dynamic
+ * `import()` of `@svc/*`, test files and test helpers left out): which package uses which.
+ */
+const packageJson = z.object({ name: z.string() });
+
+interface WorkspacePackage {
+  name: string;
+  dir: string;
+  /** packages/ or services/ */
+  folder: string;
+}
+
+function workspacePackages(): WorkspacePackage[] {
+  return ['packages', 'services'].flatMap((folder) =>
+    readdirSync(join(ROOT, folder)).flatMap((entry) => {
+      const dir = join(ROOT, folder, entry);
+      try {
+        const { name } = packageJson.parse(JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')));
+        return [{ name, dir, folder }];
+      } catch {
+        return [];
+      }
+    }),
+  );
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((entry) => {
+    const path = join(dir, entry);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    const isTestCode = /\.test\.ts$/.test(entry) || entry.startsWith('testing');
+    return entry.endsWith('.ts') && !isTestCode ? [path] : [];
+  });
+}
+
+const IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"](@svc\/[a-z-]+)(?:\/[^'"]*)?['"]/g;
+
+function importsOf(source: string): string[] {
+  return [...source.matchAll(IMPORT)].map((match) => match[1] ?? '');
+}
+
+function importGraph(packages: WorkspacePackage[]): Map<string, Map<string, string>> {
+  const graph = new Map<string, Map<string, string>>();
+  for (const pkg of packages) {
+    const uses = new Map<string, string>();
+    for (const file of sourceFiles(join(pkg.dir, 'src'))) {
+      for (const target of importsOf(readFileSync(file, 'utf8'))) {
+        if (target !== pkg.name && !uses.has(target)) uses.set(target, relative(ROOT, file));
+      }
+    }
+    graph.set(pkg.name, uses);
+  }
+  return graph;
+}
+
+/** Every cycle found by a depth-first walk, each as the path that closes it. */
+function cyclesOf(graph: ReadonlyMap<string, ReadonlyMap<string, string>>): string[][] {
+  const cycles: string[][] = [];
+  const done = new Set<string>();
+  const walk = (node: string, path: string[]) => {
+    const at = path.indexOf(node);
+    if (at >= 0) {
+      cycles.push([...path.slice(at), node]);
+      return;
+    }
+    if (done.has(node)) return;
+    for (const next of graph.get(node)?.keys() ?? []) walk(next, [...path, node]);
+    done.add(node);
+  };
+  for (const node of graph.keys()) walk(node, []);
+  return cycles;
+}
+
+/** Packages that assemble the domains (Lambda entries, the local runtime, operator tools, the seed). */
+const COMPOSITION_ROOTS = new Set(['@svc/api', '@svc/local', '@svc/ops', '@svc/seed']);
+
+describe('the import graph of the workspace', () => {
+  const packages = workspacePackages();
+  const graph = importGraph(packages);
+
+  it('reads every workspace package', () => {
+    expect(packages.length).toBeGreaterThan(20);
+    expect(graph.get('@svc/subscriptions')?.has('@svc/payments')).toBe(true);
+  });
+
+  it('has no cycle between packages: each dependency points one way', () => {
+    const cycles = cyclesOf(graph).map((cycle) =>
+      cycle
+        .slice(1)
+        .map((to, index) => `${cycle[index]} → ${to} (${graph.get(cycle[index] ?? '')?.get(to)})`)
+        .join(', '),
+    );
+    expect(cycles).toEqual([]);
+  });
+
+  it('keeps libraries below the domains: no package outside the composition roots imports a service', () => {
+    const services = new Set(packages.filter((pkg) => pkg.folder === 'services').map((pkg) => pkg.name));
+    const offending = packages
+      .filter((pkg) => pkg.folder === 'packages' && !COMPOSITION_ROOTS.has(pkg.name))
+      .flatMap((pkg) =>
+        [...(graph.get(pkg.name) ?? new Map<string, string>())]
+          .filter(([target]) => services.has(target) || COMPOSITION_ROOTS.has(target))
+          .map(([target, file]) => `${pkg.name} → ${target} (${file})`),
+      );
+    expect(offending).toEqual([]);
+  });
+
+  it('keeps the domains below the composition roots', () => {
+    const offending = packages
+      .filter((pkg) => pkg.folder === 'services')
+      .flatMap((pkg) =>
+        [...(graph.get(pkg.name) ?? new Map<string, string>())]
+          .filter(([target]) => COMPOSITION_ROOTS.has(target))
+          .map(([target, file]) => `${pkg.name} → ${target} (${file})`),
+      );
+    expect(offending).toEqual([]);
+  });
+});
+
+describe('the cycle finder', () => {
+  const graphOf = (edges: Record<string, string[]>) =>
+    new Map(Object.entries(edges).map(([from, to]) => [from, new Map(to.map((t) => [t, 'f.ts']))]));
+
+  it('finds a two-package cycle, a longer one, and none in a tree', () => {
+    expect(cyclesOf(graphOf({ a: ['b'], b: ['a'] }))).toEqual([['a', 'b', 'a']]);
+    expect(cyclesOf(graphOf({ a: ['b'], b: ['c'], c: ['a'], d: ['a'] }))).toEqual([['a', 'b', 'c', 'a']]);
+    expect(cyclesOf(graphOf({ a: ['b', 'c'], b: ['c'], c: [] }))).toEqual([]);
+  });
+
+  it('reads static imports, re-exports, side-effect imports and dynamic imports, subpaths included', () => {
+    const source = [
+      "import { a } from '@svc/core';",
+      "export { b } from '@svc/payments/lambda';",
+      "import '@svc/table';",
+      "const m = await import('@svc/subscriptions');",
+      "import type { X } from 'zod';",
+    ].join('\n');
+    expect(importsOf(source)).toEqual(['@svc/core', '@svc/payments', '@svc/table', '@svc/subscriptions']);
+  });
+});
