@@ -12,6 +12,7 @@ export { uuidSchema } from './schemas';
 export * from './sdk-client';
 export * from './secret-hash';
 export * from './service-key';
+export { handleSqsBatch, oneByOne } from './sqs-batch';
 export { traced, tracer } from './tracing';
 export { issuesToDetails, parseOrThrow } from './validation';
 export { workerHandler } from './worker-handler';

@@ -1,4 +1,4 @@
-import { logger, workerHandler } from '@svc/core';
+import { handleSqsBatch, oneByOne, workerHandler } from '@svc/core';
 import type { S3EventRecord, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import * as z from 'zod';
 import { processUploadedObject } from '../domain/processing';
@@ -35,23 +35,26 @@ export function keyOfRecord(record: Pick<S3EventRecord['s3']['object'], 'key'>):
 }
 
 export async function processFileBatch(event: SQSEvent): Promise<{ response: SQSBatchResponse; processed: number }> {
-  const failures: SQSBatchResponse['batchItemFailures'] = [];
-  let processed = 0;
-  for (const message of event.Records) {
-    try {
-      const parsed = notification.parse(JSON.parse(message.body));
-      for (const record of parsed.Records ?? []) {
-        if (!record.eventName.startsWith('ObjectCreated:')) continue;
-        const { eTag, versionId } = record.s3.object;
-        const result = await processUploadedObject(keyOfRecord(record.s3.object), eTag ?? '', versionId);
-        if (result?.created) processed += 1;
-      }
-    } catch (error) {
-      logger.error('A file notification failed; it comes back', { messageId: message.messageId, error });
-      failures.push({ itemIdentifier: message.messageId });
-    }
+  const { response, results } = await handleSqsBatch(
+    event,
+    'an S3 notification',
+    (body) => notification.parse(body),
+    // One file at a time: a batch of large files never sits in memory together.
+    (notifications) => oneByOne(notifications, processNotification),
+  );
+  return { response, processed: results.reduce((sum, created) => sum + created, 0) };
+}
+
+/** The files one notification announces; how many of them made a new report. */
+async function processNotification(parsed: z.infer<typeof notification>): Promise<number> {
+  let created = 0;
+  for (const record of parsed.Records ?? []) {
+    if (!record.eventName.startsWith('ObjectCreated:')) continue;
+    const { eTag, versionId } = record.s3.object;
+    const result = await processUploadedObject(keyOfRecord(record.s3.object), eTag ?? '', versionId);
+    if (result?.created) created += 1;
   }
-  return { response: { batchItemFailures: failures }, processed };
+  return created;
 }
 
 export const handler = workerHandler(

@@ -1,4 +1,4 @@
-import { logger, workerHandler } from '@svc/core';
+import { handleSqsBatch, workerHandler } from '@svc/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { addOutcomes, type BillingOutcome, noOutcome } from '../domain/billing';
 import { dueEntrySchema, processDueEntry } from '../domain/billing-run';
@@ -11,19 +11,13 @@ import { dueEntrySchema, processDueEntry } from '../domain/billing-run';
 export async function processBillingBatch(
   event: SQSEvent,
 ): Promise<{ response: SQSBatchResponse; outcome: BillingOutcome }> {
-  const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
-  const outcomes = await Promise.all(
-    event.Records.map(async (record) => {
-      try {
-        return await processDueEntry(dueEntrySchema.parse(JSON.parse(record.body)));
-      } catch (error) {
-        logger.error('billing message failed', { messageId: record.messageId, error });
-        batchItemFailures.push({ itemIdentifier: record.messageId });
-        return noOutcome();
-      }
-    }),
+  const { response, results } = await handleSqsBatch(
+    event,
+    'a billing entry',
+    (body) => dueEntrySchema.parse(body),
+    (entries) => Promise.allSettled(entries.map(processDueEntry)),
   );
-  return { response: { batchItemFailures }, outcome: outcomes.reduce(addOutcomes, noOutcome()) };
+  return { response, outcome: results.reduce(addOutcomes, noOutcome()) };
 }
 
 export const handler = workerHandler(

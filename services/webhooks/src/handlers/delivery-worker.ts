@@ -1,8 +1,7 @@
-import { logger, workerHandler } from '@svc/core';
+import { handleSqsBatch, logger, workerHandler } from '@svc/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { attemptDeliveries, releaseHeldClaim } from '../domain/delivery';
 import { DELIVERY_MAX_RECEIVES, type DeliveryMessage, deliveryMessageSchema } from '../pipeline/queue';
-import { handleSqsBatch } from './sqs-batch';
 
 /**
  * The delivery queue's worker: one attempt per message (idempotent; see domain/delivery.ts), the

@@ -1,10 +1,9 @@
-import { workerHandler } from '@svc/core';
+import { handleSqsBatch, workerHandler } from '@svc/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import * as z from 'zod';
 import { fanOutAll } from '../domain/delivery';
 import { sendDeliveryMessages } from '../pipeline/queue';
 import { type Envelope, envelopeSchema } from '../repository/items';
-import { handleSqsBatch } from './sqs-batch';
 
 /**
  * The bus rule sends every `svc` event to the fan-out queue (the message body is the EventBridge

@@ -1,10 +1,13 @@
-import { logger } from '@svc/core';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { logger } from './logger';
 
 /**
- * A queue batch, message by message: each body is parsed (one that cannot be is reported at
- * once), the parsed ones are worked on together, and each message whose work failed is reported
- * alone (ReportBatchItemFailures), so the queue retries only those.
+ * Every queue worker's batch (fan-out, delivery, billing, reconciliation files), message by
+ * message: each body is parsed (one that cannot be is reported at once), the parsed ones are
+ * worked on together, and each message whose work failed is reported alone
+ * (ReportBatchItemFailures), so the queue retries only those. Our own rather than Powertools'
+ * BatchProcessor: that one hands records to a handler one at a time, and the fan-out and the
+ * delivery worker write a whole batch's work together.
  */
 export async function handleSqsBatch<T, R>(
   event: SQSEvent,
@@ -34,4 +37,20 @@ export async function handleSqsBatch<T, R>(
     }
   });
   return { response: { batchItemFailures }, results };
+}
+
+/** Work on the items one after another (a file at a time: memory stays bounded), each settled on its own. */
+export async function oneByOne<T, R>(
+  items: T[],
+  work: (item: T) => Promise<R>,
+): Promise<Array<PromiseSettledResult<R>>> {
+  const settled: Array<PromiseSettledResult<R>> = [];
+  for (const item of items) {
+    try {
+      settled.push({ status: 'fulfilled', value: await work(item) });
+    } catch (reason) {
+      settled.push({ status: 'rejected', reason });
+    }
+  }
+  return settled;
 }
