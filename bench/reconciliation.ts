@@ -9,6 +9,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, ListObjectsV2Command, type ListObjectsV2CommandOutput } from '@aws-sdk/client-s3';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { definedFields } from '@svc/core';
 import { findPayment, type PaymentRecord, paymentItem, paymentStatusEvents } from '@svc/payments';
 import { resetObjectClient, saveSourceConfiguration } from '@svc/reconciliation';
 import { createTableIfMissing, db, resetDbClient } from '@svc/table';
@@ -181,7 +182,7 @@ function startSampler(): { stop(): MemoryReading } {
       clearInterval(timer);
       sample();
       const kernel = kernelPeakRss();
-      return { baseline, peak, ...(kernel === undefined ? {} : { kernelPeakRss: kernel }), samples, maxGapMs };
+      return { baseline, peak, ...definedFields({ kernelPeakRss: kernel }), samples, maxGapMs };
     },
   };
 }

@@ -1,5 +1,5 @@
 import { ROUTE_TABLE } from '@svc/api';
-import { advanceClock, freezeClock, newUuid, ValidationError } from '@svc/core';
+import { advanceClock, definedFields, freezeClock, newUuid, ValidationError } from '@svc/core';
 import { createDomainHandler, defineRoute } from '@svc/http';
 import { authenticator } from '@svc/identity';
 import { toApiGatewayEvent } from '@svc/local';
@@ -205,7 +205,7 @@ describe('Idempotency-Key', () => {
         headers: {
           authorization: `Bearer ${bearer}`,
           'content-type': 'application/json',
-          ...(key === undefined ? {} : { 'idempotency-key': key }),
+          ...definedFields({ 'idempotency-key': key }),
         },
         body: Buffer.from(JSON.stringify(body)),
         sourceIp: '127.0.0.1',

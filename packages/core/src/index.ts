@@ -1,4 +1,5 @@
 export * from './clock';
+export { definedFields } from './defined';
 export * from './errors';
 export * from './free-json';
 export * from './function-scope';

@@ -4,6 +4,7 @@ import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { definedFields } from '@svc/core';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { postJson } from './post-json';
 import { selfSignedCertificate, type TestCertificate } from './testing/certificates';
@@ -321,7 +322,7 @@ describe('postJson against a local HTTPS receiver', () => {
         `https://receiver.test:${server.port}/`,
         BODY,
         {},
-        { allowPrivate: true, lookup: localLookup().lookup, ...(ca === undefined ? {} : { ca }) },
+        { allowPrivate: true, lookup: localLookup().lookup, ...definedFields({ ca }) },
       );
     expect((await post(receiverCert.cert)).ok).toBe(true);
     const other = await post(otherCert.cert);

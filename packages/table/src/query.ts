@@ -1,4 +1,5 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { definedFields } from '@svc/core';
 import { db } from './client';
 import { INDEXES, type IndexName, KEY, tableName } from './definition';
 
@@ -33,7 +34,7 @@ export async function* queryPages(query: PartitionQuery): AsyncGenerator<Record<
         ...keyCondition(query, keys),
         ...(query.consistent ? { ConsistentRead: true } : {}),
         ...(query.descending ? { ScanIndexForward: false } : {}),
-        ...(remaining === undefined ? {} : { Limit: remaining }),
+        ...definedFields({ Limit: remaining }),
         ExclusiveStartKey: cursor,
       }),
     );

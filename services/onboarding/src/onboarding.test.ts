@@ -1,4 +1,4 @@
-import { advanceClock, freezeClock, now } from '@svc/core';
+import { advanceClock, definedFields, freezeClock, now } from '@svc/core';
 import { addGrant, findClient, upsertClient } from '@svc/identity';
 import * as table from '@svc/table';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
@@ -34,7 +34,7 @@ afterAll(async () => {
 });
 
 const api = (method: string, path: string, token?: string, body?: unknown) =>
-  call(method, path, { ...(token ? { token } : {}), ...(body === undefined ? {} : { body }) });
+  call(method, path, { ...(token ? { token } : {}), ...definedFields({ body }) });
 
 let sequence = 0;
 /** A fresh, unique person and organisation for each process. */

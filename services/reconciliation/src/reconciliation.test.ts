@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { advanceClock, freezeClock, now } from '@svc/core';
+import { advanceClock, definedFields, freezeClock, now } from '@svc/core';
 import type { SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { type Receiver, startReceiver } from '../../../packages/outbound/src/testing/receiver';
@@ -43,7 +43,7 @@ afterAll(async () => {
 });
 
 const api = (method: string, path: string, as = token, body?: unknown) =>
-  call(method, path, { token: as, ...(body === undefined ? {} : { body }) });
+  call(method, path, { token: as, ...definedFields({ body }) });
 
 async function pay(value: number): Promise<{ uuid: string; amount_minor: number }> {
   const payment = await api('POST', '/payments', token, {

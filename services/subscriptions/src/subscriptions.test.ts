@@ -1,4 +1,4 @@
-import { advanceClock } from '@svc/core';
+import { advanceClock, definedFields } from '@svc/core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { call, tokenFor } from '../../../test/support/api';
 import { GLOBAL_DEFAULT_PLAN_UUID } from './domain/plans';
@@ -150,7 +150,7 @@ describe('creating subscriptions', () => {
         },
       ],
     ] as const) {
-      const response = await call(method, path, { token: other, ...(body === undefined ? {} : { body }) });
+      const response = await call(method, path, { token: other, ...definedFields({ body }) });
       expect(response.status, `${method} ${path}`).toBe(403);
     }
     // Nothing changed for the owner.

@@ -1,4 +1,4 @@
-import { freezeClock, now } from '@svc/core';
+import { definedFields, freezeClock, now } from '@svc/core';
 import { DateTime } from 'luxon';
 import { expect } from 'vitest';
 import { type ApiResponse, call, DEMO, seedDemo, tokenFor } from '../../../test/support/api';
@@ -18,7 +18,7 @@ export async function token(): Promise<string> {
 }
 
 export async function api(method: string, path: string, body?: unknown): Promise<ApiResponse> {
-  return call(method, path, { token: await token(), ...(body === undefined ? {} : { body }) });
+  return call(method, path, { token: await token(), ...definedFields({ body }) });
 }
 
 export async function ok(method: string, path: string, body?: unknown, status = 200) {

@@ -1,4 +1,4 @@
-import { advanceClock, freezeClock, now } from '@svc/core';
+import { advanceClock, definedFields, freezeClock, now } from '@svc/core';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
 import { type Receiver, startReceiver } from '../../../packages/outbound/src/testing/receiver';
 import { call, DEMO, seedDemo, tokenFor } from '../../../test/support/api';
@@ -41,7 +41,7 @@ afterAll(async () => {
 });
 
 async function ok(method: string, path: string, body?: unknown, status = 200) {
-  const response = await call(method, path, { token, ...(body === undefined ? {} : { body }) });
+  const response = await call(method, path, { token, ...definedFields({ body }) });
   expect(response.status, `${method} ${path}: ${response.text}`).toBe(status);
   return response.json;
 }

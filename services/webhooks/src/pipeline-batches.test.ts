@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { advanceClock, derivedUuid, freezeClock, newUuid, now } from '@svc/core';
+import { advanceClock, definedFields, derivedUuid, freezeClock, newUuid, now } from '@svc/core';
 import { type StoredEvent, storedEventSchema } from '@svc/events';
 import { registerOnboardingEventData } from '@svc/onboarding';
 import { db, getItem, putItems, tableName } from '@svc/table';
@@ -73,7 +73,7 @@ afterAll(async () => {
 });
 
 async function ok(method: string, path: string, body?: unknown, status = 200) {
-  const response = await call(method, path, { token, ...(body === undefined ? {} : { body }) });
+  const response = await call(method, path, { token, ...definedFields({ body }) });
   expect(response.status, `${method} ${path}: ${response.text}`).toBe(status);
   return response.json;
 }
@@ -811,7 +811,7 @@ function streamRecord(
   events: StoredEvent[] | undefined,
   fields: Record<string, unknown> = {},
 ): DynamoDBRecord {
-  const item = { pk: `THING#${newUuid()}`, sk: 'THING', ...fields, ...(events === undefined ? {} : { events }) };
+  const item = { pk: `THING#${newUuid()}`, sk: 'THING', ...fields, ...definedFields({ events }) };
   return {
     eventName: 'INSERT',
     dynamodb: {
@@ -861,7 +861,7 @@ function lostRecordOf(claimed: Claimed): ResponseRecord {
   return {
     uuid: claimed.responseUuid,
     organisation_uuid: delivery.organisation_uuid,
-    ...(delivery.account_uuid === undefined ? {} : { account_uuid: delivery.account_uuid }),
+    ...definedFields({ account_uuid: delivery.account_uuid }),
     webhook_configuration_uuid: delivery.endpoint_uuid,
     delivery_uuid: delivery.uuid,
     event_uuid: delivery.event.uuid,

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { advanceClock, freezeClock, newUuid, now } from '@svc/core';
+import { advanceClock, definedFields, freezeClock, newUuid, now } from '@svc/core';
 import { EVENT_NAMES } from '@svc/events';
 import { createClient } from '@svc/identity';
 import { findPayment, newPaymentWrite, paymentStatusEvents } from '@svc/payments';
@@ -56,7 +56,7 @@ async function current(as: string): Promise<string> {
 }
 
 const api = async (method: string, path: string, body?: unknown, as = token) =>
-  call(method, path, { token: await current(as), ...(body === undefined ? {} : { body }) });
+  call(method, path, { token: await current(as), ...definedFields({ body }) });
 
 async function ok(method: string, path: string, body?: unknown, status = 200) {
   const response = await api(method, path, body);

@@ -5,6 +5,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { MiddlewareObj } from '@middy/core';
 import {
   ConflictError,
+  definedFields,
   keyedHash,
   now,
   openText,
@@ -69,7 +70,7 @@ export function replayedResponse(event: StackEvent): StackResult | undefined {
   return {
     statusCode: replay.statusCode,
     headers: { ...replay.headers, 'idempotent-replayed': 'true' },
-    ...(replay.body === undefined ? {} : { body: replay.body }),
+    ...definedFields({ body: replay.body }),
   };
 }
 

@@ -1,3 +1,4 @@
+import { definedFields } from '@svc/core';
 import fc from 'fast-check';
 import { type Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -160,7 +161,7 @@ describe('the search language on PostgreSQL', () => {
             query,
             sort,
             size: pageSize,
-            ...(cursor === undefined ? {} : { search_after: cursor }),
+            ...definedFields({ search_after: cursor }),
           });
           if (response.hits.length === 0) break;
           visited.push(...response.hits.map((hit) => hit.uuid));

@@ -1,6 +1,7 @@
 import {
   AppError,
   ConflictError,
+  definedFields,
   ForbiddenError,
   hashSecret,
   logger,
@@ -224,7 +225,7 @@ export async function executeOnboarding(token: string, body: OnboardRequest): Pr
     },
     metadata: {
       onboarding_process_uuid: record.uuid,
-      ...(record.external_id === undefined ? {} : { external_id: record.external_id }),
+      ...definedFields({ external_id: record.external_id }),
     },
   });
   const webhooks = await failingPermanently(record, () =>

@@ -1,5 +1,6 @@
 import {
   ConflictError,
+  definedFields,
   ForbiddenError,
   isResumedRequest,
   NotFoundError,
@@ -97,10 +98,10 @@ export async function createProcess(principal: Promise<Principal>, input: Create
     expires_at: at + PROCESS_LIFETIME_SECONDS,
     created: at,
     updated: at,
-    ...(input.external_id === undefined ? {} : { external_id: input.external_id }),
+    ...definedFields({ external_id: input.external_id }),
     initialisation_data: {
-      ...(data.user === undefined ? {} : { user: data.user }),
-      ...(data.organisation === undefined ? {} : { organisation: data.organisation }),
+      ...definedFields({ user: data.user }),
+      ...definedFields({ organisation: data.organisation }),
       ...(webhooks.length === 0 ? {} : { event_subscriptions: await sealInitialWebhooks(uuid, webhooks) }),
     },
     event_sequence: 0,

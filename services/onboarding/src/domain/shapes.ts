@@ -1,4 +1,4 @@
-import { now } from '@svc/core';
+import { definedFields, now } from '@svc/core';
 import type { IntegrationRecord } from '../repository/integration-repository';
 import type { ProcessRecord } from '../repository/process-repository';
 
@@ -29,22 +29,22 @@ export function processShape(record: ProcessRecord, baseUrl?: string) {
     expires_at: record.expires_at,
     expired: now() >= record.expires_at,
     created: record.created,
-    ...(record.external_id === undefined ? {} : { external_id: record.external_id }),
+    ...definedFields({ external_id: record.external_id }),
     initialisation_data: {
-      ...(data.organisation === undefined ? {} : { organisation: data.organisation }),
-      ...(data.user === undefined ? {} : { user: data.user }),
+      ...definedFields({ organisation: data.organisation }),
+      ...definedFields({ user: data.user }),
       ...(data.event_subscriptions === undefined
         ? {}
         : {
             event_subscriptions: data.event_subscriptions.map((entry) => ({
               event_name: entry.event_name,
               endpoint: entry.endpoint,
-              ...(entry.username === undefined ? {} : { username: entry.username }),
+              ...definedFields({ username: entry.username }),
             })),
           }),
     },
-    ...(record.results === undefined ? {} : { results: record.results }),
-    ...(url === undefined ? {} : { onboarding_url: url }),
+    ...definedFields({ results: record.results }),
+    ...definedFields({ onboarding_url: url }),
   };
 }
 
@@ -58,6 +58,6 @@ export function integrationShape(record: IntegrationRecord) {
     onboarding_process_uuid: record.onboarding_process_uuid,
     partner: { name: record.partner_name },
     created: record.created,
-    ...(record.disabled_at === undefined ? {} : { disabled_at: record.disabled_at }),
+    ...definedFields({ disabled_at: record.disabled_at }),
   };
 }

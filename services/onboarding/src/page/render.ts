@@ -2,6 +2,8 @@
  * The pages of the hosted connect flow: pure functions from view data to a full HTML document.
  * Every value is escaped by the `html` template; the partner logo is only ever a `data:` image.
  */
+
+import { definedFields } from '@svc/core';
 import { errorSummary, hasErrors, inputField, postForm } from './fields';
 import { html, type SafeHtml, safePath } from './html';
 import { renderDocument, returnLink } from './layout';
@@ -186,6 +188,6 @@ ${actions.some((a) => a.value !== '') ? html`<p class="actions">${actions}</p>` 
     footer: false,
     intro: false,
     ...(partner ? { partner } : {}),
-    ...(options.selfPath === undefined ? {} : { selfPath: options.selfPath }),
+    ...definedFields({ selfPath: options.selfPath }),
   });
 }

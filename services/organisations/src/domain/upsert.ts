@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { now, uuidSchema } from '@svc/core';
+import { definedFields, now, uuidSchema } from '@svc/core';
 import { transactWrite } from '@svc/table';
 import * as z from 'zod';
 import {
@@ -107,7 +107,7 @@ export async function upsertOrganisation(seed: OrganisationSeed): Promise<void> 
             sk: 'ORG',
             entity: 'organisation',
             ...organisation,
-            ...(version === undefined ? {} : { version }),
+            ...definedFields({ version }),
           },
         },
       },

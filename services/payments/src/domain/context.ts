@@ -1,5 +1,13 @@
 import { createHash } from 'node:crypto';
-import { assertAccountGrant, derivedToken, money, NotFoundError, type Principal, ValidationError } from '@svc/core';
+import {
+  assertAccountGrant,
+  definedFields,
+  derivedToken,
+  money,
+  NotFoundError,
+  type Principal,
+  ValidationError,
+} from '@svc/core';
 import { type Account, findAccount } from '@svc/organisations';
 import type { ProviderContext } from '../providers/provider';
 import { providerFor } from '../providers/registry';
@@ -59,7 +67,7 @@ export function storedContext(stored: {
       name: stored.profile,
       payment_method: stored.payment_method,
       provider: stored.provider,
-      ...(stored.provider_account === undefined ? {} : { stripe_account: stored.provider_account }),
+      ...definedFields({ stripe_account: stored.provider_account }),
     },
     testMode: stored.test_mode,
   };

@@ -1,4 +1,4 @@
-import { assertAccountGrant, isResumedRequest, newResourceUuid, now, type Principal } from '@svc/core';
+import { assertAccountGrant, definedFields, isResumedRequest, newResourceUuid, now, type Principal } from '@svc/core';
 import { type GuardedWrite, type TransactItem, transactWrite } from '@svc/table';
 import type { Authorisation, Outcome } from '../providers/provider';
 import { findPayment, newPaymentWrite, type PaymentRecord } from '../repository/payment-repository';
@@ -74,16 +74,16 @@ export async function initialisePayment(
     payment_method: request.payment_method,
     profile: profile.name,
     provider: provider.name,
-    ...(request.locale === undefined ? {} : { locale: request.locale }),
-    ...(request.return_url === undefined ? {} : { return_url: request.return_url }),
+    ...definedFields({ locale: request.locale }),
+    ...definedFields({ return_url: request.return_url }),
     ...(outcome.status === 'pending' ? pendingFields(outcome, approvalTokenHash) : {}),
-    ...(authorisation.providerReference === undefined ? {} : { provider_reference: authorisation.providerReference }),
-    ...(profile.stripe_account === undefined ? {} : { provider_account: profile.stripe_account }),
+    ...definedFields({ provider_reference: authorisation.providerReference }),
+    ...definedFields({ provider_account: profile.stripe_account }),
     ...(Object.keys(authorisation.maskedInformation).length > 0
       ? { payment_information: authorisation.maskedInformation }
       : {}),
-    ...(supporter.supporter_uuid === undefined ? {} : { supporter_uuid: supporter.supporter_uuid }),
-    ...(supporter.supporter === undefined ? {} : { supporter: supporter.supporter }),
+    ...definedFields({ supporter_uuid: supporter.supporter_uuid }),
+    ...definedFields({ supporter: supporter.supporter }),
     ...(request.create_payment_source ? { create_payment_source: true } : {}),
     ...(outcome.status === 'pending' && request.create_payment_source && authorisation.instrumentToken
       ? { instrument_token: authorisation.instrumentToken }
@@ -148,7 +148,7 @@ export async function startSubscription(
       amount_minor: payment.amount_minor,
       currency: payment.currency,
       test_mode: payment.test_mode,
-      ...(payment.supporter_uuid === undefined ? {} : { supporter_uuid: payment.supporter_uuid }),
+      ...definedFields({ supporter_uuid: payment.supporter_uuid }),
       custom_parameters: payment.custom_parameters,
     },
     source,
@@ -181,10 +181,10 @@ export function newSource(options: {
     profile: request.profile,
     provider: options.provider,
     payment_information: authorisation.maskedInformation,
-    ...(options.supporterUuid === undefined ? {} : { supporter_uuid: options.supporterUuid }),
+    ...definedFields({ supporter_uuid: options.supporterUuid }),
     custom_parameters: {},
-    ...(authorisation.instrumentToken === undefined ? {} : { instrument_token: authorisation.instrumentToken }),
-    ...(options.providerAccount === undefined ? {} : { provider_account: options.providerAccount }),
+    ...definedFields({ instrument_token: authorisation.instrumentToken }),
+    ...definedFields({ provider_account: options.providerAccount }),
     version: 1,
   };
 }

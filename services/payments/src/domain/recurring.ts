@@ -1,4 +1,4 @@
-import { money, now } from '@svc/core';
+import { definedFields, money, now } from '@svc/core';
 import type { Outcome } from '../providers/provider';
 import { providerNamed } from '../providers/registry';
 import type { PaymentRecord } from '../repository/payment-repository';
@@ -45,9 +45,9 @@ export function pendingRecurringPayment(charge: RecurringCharge): PaymentRecord 
     payment_method: source.payment_method,
     profile: source.profile,
     provider: source.provider,
-    ...(source.provider_account === undefined ? {} : { provider_account: source.provider_account }),
+    ...definedFields({ provider_account: source.provider_account }),
     payment_information: source.payment_information,
-    ...(charge.supporterUuid === undefined ? {} : { supporter_uuid: charge.supporterUuid }),
+    ...definedFields({ supporter_uuid: charge.supporterUuid }),
     charged_payment_source_uuid: source.uuid,
     subscription_uuid: charge.subscriptionUuid,
     invoice_uuid: charge.invoiceUuid,

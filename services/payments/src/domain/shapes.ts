@@ -1,3 +1,4 @@
+import { definedFields } from '@svc/core';
 import type { PaymentRecord, RefundRecord } from '../repository/payment-repository';
 import type { PaymentSourceRecord } from '../repository/payment-source-repository';
 
@@ -9,12 +10,9 @@ export function refundShape(refund: RefundRecord, payment: Pick<PaymentRecord, '
     created: refund.created,
     amount: { value: String(refund.amount_minor), currency: payment.currency },
     status: refund.status,
-    ...(refund.failure_reason === undefined ? {} : { failure_reason: refund.failure_reason }),
+    ...definedFields({ failure_reason: refund.failure_reason }),
   };
 }
-
-const optional = <K extends string, V>(name: K, value: V | undefined) =>
-  (value === undefined ? {} : { [name]: value }) as Partial<Record<K, V>>;
 
 export function paymentShape(p: PaymentRecord) {
   return {
@@ -23,32 +21,31 @@ export function paymentShape(p: PaymentRecord) {
     account_uuid: p.account_uuid,
     created: p.created,
     status: p.status,
-    ...optional('status_reason', p.status_reason),
+    ...definedFields({ status_reason: p.status_reason }),
     test_mode: p.test_mode,
     amount: { value: String(p.amount_minor), currency: p.currency },
     refunded_amount: { value: String(p.refunded_minor), currency: p.currency },
     payment_method: p.payment_method,
     profile: p.profile,
     provider: p.provider,
-    ...optional('locale', p.locale),
-    ...optional('return_url', p.return_url),
-    ...optional('action', p.status === 'pending' ? p.action : undefined),
-    ...optional('payment_information', p.payment_information),
-    ...optional('supporter_uuid', p.supporter_uuid),
-    ...optional('supporter', p.supporter),
-    ...optional('created_payment_source_uuid', p.created_payment_source_uuid),
-    ...optional('charged_payment_source_uuid', p.charged_payment_source_uuid),
-    ...optional('subscription_uuid', p.subscription_uuid),
-    ...optional('invoice_uuid', p.invoice_uuid),
-    ...optional('charge_attempt_uuid', p.charge_attempt_uuid),
-    ...optional(
-      'dispute',
-      p.dispute && {
+    ...definedFields({ locale: p.locale }),
+    ...definedFields({ return_url: p.return_url }),
+    ...definedFields({ action: p.status === 'pending' ? p.action : undefined }),
+    ...definedFields({ payment_information: p.payment_information }),
+    ...definedFields({ supporter_uuid: p.supporter_uuid }),
+    ...definedFields({ supporter: p.supporter }),
+    ...definedFields({ created_payment_source_uuid: p.created_payment_source_uuid }),
+    ...definedFields({ charged_payment_source_uuid: p.charged_payment_source_uuid }),
+    ...definedFields({ subscription_uuid: p.subscription_uuid }),
+    ...definedFields({ invoice_uuid: p.invoice_uuid }),
+    ...definedFields({ charge_attempt_uuid: p.charge_attempt_uuid }),
+    ...definedFields({
+      dispute: p.dispute && {
         status: p.dispute.status,
         reason: p.dispute.reason,
         amount: { value: String(p.dispute.amount_minor), currency: p.currency },
       },
-    ),
+    }),
     refunds: p.refunds.map((r) => refundShape(r, p)),
     custom_parameters: p.custom_parameters,
     svc_parameters: p.svc_parameters,
@@ -62,14 +59,14 @@ export function paymentSourceShape(s: PaymentSourceRecord) {
     account_uuid: s.account_uuid,
     created: s.created,
     status: s.status,
-    ...optional('status_reason', s.status_reason),
+    ...definedFields({ status_reason: s.status_reason }),
     test_mode: s.test_mode,
     payment_method: s.payment_method,
     profile: s.profile,
     provider: s.provider,
-    ...optional('action', s.status === 'pending' ? s.action : undefined),
+    ...definedFields({ action: s.status === 'pending' ? s.action : undefined }),
     payment_information: s.payment_information,
-    ...optional('supporter_uuid', s.supporter_uuid),
+    ...definedFields({ supporter_uuid: s.supporter_uuid }),
     custom_parameters: s.custom_parameters,
   };
 }

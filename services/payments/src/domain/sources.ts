@@ -1,4 +1,12 @@
-import { assertAccountGrant, isResumedRequest, NotFoundError, newResourceUuid, now, type Principal } from '@svc/core';
+import {
+  assertAccountGrant,
+  definedFields,
+  isResumedRequest,
+  NotFoundError,
+  newResourceUuid,
+  now,
+  type Principal,
+} from '@svc/core';
 import { type GuardedWrite, transactWrite } from '@svc/table';
 import {
   findPaymentSource,
@@ -51,8 +59,8 @@ export async function createPaymentSource(
     custom_parameters: request.custom_parameters ?? {},
     ...(outcome.status === 'failed' ? { status: 'failed', status_reason: outcome.reason } : {}),
     ...(outcome.status === 'pending' ? { status: 'pending', ...pendingFields(outcome, approvalTokenHash) } : {}),
-    ...(authorisation.providerReference === undefined ? {} : { provider_reference: authorisation.providerReference }),
-    ...(profile.stripe_account === undefined ? {} : { provider_account: profile.stripe_account }),
+    ...definedFields({ provider_reference: authorisation.providerReference }),
+    ...definedFields({ provider_account: profile.stripe_account }),
   };
   if (outcome.status === 'failed') delete source.instrument_token;
   const writes: GuardedWrite[] = [{ item: newPaymentSourceWrite(source) }];

@@ -1,4 +1,4 @@
-import { now } from '@svc/core';
+import { definedFields, now } from '@svc/core';
 import { EVENTS_ATTRIBUTE, type StoredEvent } from '@svc/events';
 import { getItem, key, queryAll, type TransactItem, TTL_ATTRIBUTE, timeKey } from '@svc/table';
 import * as z from 'zod';
@@ -57,7 +57,7 @@ export function newReportWrite(report: ReportRecord, events: StoredEvent[], expi
         gsi1sk: key(timeKey(report.created), report.uuid),
         ...report,
         [EVENTS_ATTRIBUTE]: events,
-        ...(expiresAt === undefined ? {} : { [TTL_ATTRIBUTE]: expiresAt }),
+        ...definedFields({ [TTL_ATTRIBUTE]: expiresAt }),
       },
       ConditionExpression: 'attribute_not_exists(pk)',
     },

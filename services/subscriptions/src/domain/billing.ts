@@ -1,4 +1,4 @@
-import { ConflictError, derivedUuid, newResourceUuid, now } from '@svc/core';
+import { ConflictError, definedFields, derivedUuid, newResourceUuid, now } from '@svc/core';
 import { newEvent } from '@svc/events';
 import {
   chargeSavedSource,
@@ -115,7 +115,7 @@ export function newInvoice(
     status_reason: 'pending',
     amount: options.amount ?? subscription.amount,
     currency: subscription.currency,
-    ...(options.period === undefined ? {} : { period: options.period }),
+    ...definedFields({ period: options.period }),
     timezone: subscription.timezone,
     failed_payment_attempts: 0,
     is_manually_created: options.period === undefined,
@@ -155,7 +155,7 @@ export function openAttempt(
     payment_source_uuid: source.uuid,
     automatic,
     lease_until: at + LEASE_SECONDS,
-    ...(requestRef === undefined ? {} : { request_ref: requestRef }),
+    ...definedFields({ request_ref: requestRef }),
     event_sequence: 0,
   };
   invoice.charge_attempts.push(attempt);
@@ -168,7 +168,7 @@ export function openAttempt(
     subscriptionUuid: subscription.uuid,
     invoiceUuid: invoice.uuid,
     chargeAttemptUuid: uuid,
-    ...(subscription.supporter_uuid === undefined ? {} : { supporterUuid: subscription.supporter_uuid }),
+    ...definedFields({ supporterUuid: subscription.supporter_uuid }),
     customParameters: invoice.custom_parameters,
   });
   return { attempt, payment };

@@ -1,4 +1,4 @@
-import { now } from '@svc/core';
+import { definedFields, now } from '@svc/core';
 import type { PaymentForSubscription, PaymentSourceRecord, PaymentSubscriptionInput } from '@svc/payments';
 import { localDateOf, resolveTimezone } from '@svc/schedule';
 import type { TransactItem } from '@svc/table';
@@ -38,7 +38,7 @@ function stillPlannable(request: PaymentSubscriptionInput, at: number) {
   const from = request.planned_effective_from;
   const start = from !== undefined && from < day ? day : from;
   if (request.planned_end !== undefined && request.planned_end <= (start ?? day)) return undefined;
-  return { ...request, ...(start === undefined ? {} : { planned_effective_from: start }) };
+  return { ...request, ...definedFields({ planned_effective_from: start }) };
 }
 
 /** The subscription of a succeeded payment and the write that creates it (in the payment's transaction). */
@@ -61,17 +61,15 @@ export async function subscriptionForPayment(
     input: {
       account_uuid: payment.account_uuid,
       payment_source_uuid: source.uuid,
-      ...(payment.supporter_uuid === undefined ? {} : { supporter_uuid: payment.supporter_uuid }),
+      ...definedFields({ supporter_uuid: payment.supporter_uuid }),
       currency: payment.currency,
       amount: payment.amount_minor,
       recurring_interval: request.recurring_interval,
       test_mode: payment.test_mode,
       status: 'active',
-      ...(request.timezone === undefined ? {} : { timezone: request.timezone }),
-      ...(request.planned_effective_from === undefined
-        ? {}
-        : { planned_effective_from: request.planned_effective_from }),
-      ...(request.planned_end === undefined ? {} : { planned_end: request.planned_end }),
+      ...definedFields({ timezone: request.timezone }),
+      ...definedFields({ planned_effective_from: request.planned_effective_from }),
+      ...definedFields({ planned_end: request.planned_end }),
       custom_parameters: custom,
     },
     organisationUuid: payment.organisation_uuid,

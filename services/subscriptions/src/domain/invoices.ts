@@ -1,5 +1,6 @@
 import {
   ConflictError,
+  definedFields,
   flatStringObject,
   freeJsonObject,
   isResumedRequest,
@@ -62,9 +63,9 @@ export async function createInvoice(
 ) {
   const subscription = await readSubscription(principal, subscriptionUuid);
   const invoice = newInvoice(subscription, now(), {
-    ...(input.amount === undefined ? {} : { amount: input.amount }),
-    ...(input.custom_parameters === undefined ? {} : { custom: input.custom_parameters }),
-    ...(input.svc_parameters === undefined ? {} : { svc: input.svc_parameters }),
+    ...definedFields({ amount: input.amount }),
+    ...definedFields({ custom: input.custom_parameters }),
+    ...definedFields({ svc: input.svc_parameters }),
   });
   // A re-run of a request that died after storing the invoice returns that invoice.
   const earlier = isResumedRequest() ? await findInvoice(subscription.uuid, invoice.uuid) : undefined;

@@ -3,6 +3,7 @@ import {
   assertOrganisationGrant,
   ConflictError,
   coversAccount,
+  definedFields,
   ForbiddenError,
   isResumedRequest,
   NotFoundError,
@@ -95,7 +96,7 @@ export function planShape(plan: AnyPlan) {
   return {
     uuid: plan.uuid,
     organisation_uuid: plan.organisation_uuid,
-    ...(plan.account_uuid === undefined ? {} : { account_uuid: plan.account_uuid }),
+    ...definedFields({ account_uuid: plan.account_uuid }),
     name: plan.name,
     is_default: plan.is_default,
     dunning_configuration: plan.dunning_configuration,
@@ -168,7 +169,7 @@ export async function createPlan(
   const plan: PlanRecord = {
     uuid,
     organisation_uuid: input.organisation_uuid,
-    ...(input.account_uuid === undefined ? {} : { account_uuid: input.account_uuid }),
+    ...definedFields({ account_uuid: input.account_uuid }),
     name: input.name,
     is_default: input.is_default ?? false,
     dunning_configuration: { ...DEFAULT_DUNNING, ...input.dunning_configuration },
@@ -226,7 +227,7 @@ export async function updatePlan(
       await checkAccount(plan.organisation_uuid, accountUuid);
       const next: PlanRecord = {
         ...plan,
-        ...(input.name === undefined ? {} : { name: input.name }),
+        ...definedFields({ name: input.name }),
         is_default: input.is_default ?? plan.is_default,
         dunning_configuration: { ...plan.dunning_configuration, ...input.dunning_configuration },
         notification_configuration: { ...plan.notification_configuration, ...input.notification_configuration },

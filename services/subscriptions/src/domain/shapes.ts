@@ -1,4 +1,4 @@
-import { now } from '@svc/core';
+import { definedFields, now } from '@svc/core';
 import { findPayment } from '@svc/payments';
 import { localMidnight } from '@svc/schedule';
 import { findPlan } from '../repository/items';
@@ -8,9 +8,6 @@ import { shownNextDueDay } from './calendar';
 import { GLOBAL_DEFAULT_PLAN } from './plans';
 
 /** The response shapes: calendar days become local-midnight Unix seconds; internals stay inside. */
-
-const optional = <K extends string, V>(name: K, value: V | undefined) =>
-  (value === undefined ? {} : { [name]: value }) as Partial<Record<K, V>>;
 
 export interface PlanRef {
   uuid: string;
@@ -38,7 +35,7 @@ export function subscriptionShape(s: SubscriptionRecord, plan: PlanRef | undefin
     uuid: s.uuid,
     organisation_uuid: s.organisation_uuid,
     account_uuid: s.account_uuid,
-    ...optional('supporter_uuid', s.supporter_uuid),
+    ...definedFields({ supporter_uuid: s.supporter_uuid }),
     subscription_plan: plan ?? { uuid: s.plan_uuid, name: '' },
     payment_source_uuid: s.payment_source_uuid,
     payment_provider: s.payment_provider,
@@ -48,15 +45,15 @@ export function subscriptionShape(s: SubscriptionRecord, plan: PlanRef | undefin
     amount: s.amount,
     timezone: s.timezone,
     charged_by: 'svc',
-    ...optional('next_due_date', live ? day(shownNextDueDay(s)) : undefined),
+    ...definedFields({ next_due_date: live ? day(shownNextDueDay(s)) : undefined }),
     subscription_status: status,
     recurring_interval: s.recurring_interval,
-    ...optional('planned_effective_from', day(s.planned_effective_from)),
-    ...optional('planned_since', s.planned_since),
-    ...optional('planned_end', day(s.planned_end)),
-    ...optional('ended_at', s.ended_at ?? (status === 'finished' ? day(s.planned_end) : undefined)),
-    ...optional('suspension_start', day(s.suspension_start)),
-    ...optional('suspension_end', day(s.suspension_end)),
+    ...definedFields({ planned_effective_from: day(s.planned_effective_from) }),
+    ...definedFields({ planned_since: s.planned_since }),
+    ...definedFields({ planned_end: day(s.planned_end) }),
+    ...definedFields({ ended_at: s.ended_at ?? (status === 'finished' ? day(s.planned_end) : undefined) }),
+    ...definedFields({ suspension_start: day(s.suspension_start) }),
+    ...definedFields({ suspension_end: day(s.suspension_end) }),
     consecutive_failed_invoices: s.consecutive_failed_invoices,
     test_mode: s.test_mode,
     custom_parameters: s.custom_parameters,
@@ -82,16 +79,16 @@ export async function invoiceShape(invoice: InvoiceRecord) {
     subscription: { uuid: invoice.subscription_uuid },
     created: invoice.created,
     status: invoice.status,
-    ...optional('status_reason', invoice.status_reason),
+    ...definedFields({ status_reason: invoice.status_reason }),
     amount: invoice.amount,
     refunded_amount: await refundedOf(invoice),
     currency: invoice.currency,
-    ...optional(
-      'next_attempt_date',
-      invoice.status === 'open' && invoice.next_attempt_day !== undefined
-        ? localMidnight(invoice.next_attempt_day, invoice.timezone)
-        : undefined,
-    ),
+    ...definedFields({
+      next_attempt_date:
+        invoice.status === 'open' && invoice.next_attempt_day !== undefined
+          ? localMidnight(invoice.next_attempt_day, invoice.timezone)
+          : undefined,
+    }),
     failed_payment_attempts: invoice.failed_payment_attempts,
     is_manually_created: invoice.is_manually_created,
     charge_attempts: invoice.charge_attempts.map((attempt) => ({
@@ -113,7 +110,7 @@ export async function chargeAttemptShape(
     uuid: attempt.uuid,
     created: attempt.created,
     status: attempt.status,
-    ...optional('status_reason', attempt.status_reason),
+    ...definedFields({ status_reason: attempt.status_reason }),
     payment_uuid: attempt.payment_uuid,
     invoice: await invoiceShape(invoice),
     subscription: await subscriptionResponse(subscription),

@@ -1,6 +1,7 @@
 import {
   assertAccountGrant,
   ConflictError,
+  definedFields,
   flatStringObject,
   freeJsonObject,
   isResumedRequest,
@@ -159,7 +160,7 @@ export function buildSubscription(options: NewSubscription): SubscriptionRecord 
     uuid: newResourceUuid('subscription'),
     organisation_uuid: options.organisationUuid,
     account_uuid: input.account_uuid,
-    ...(input.supporter_uuid === undefined ? {} : { supporter_uuid: input.supporter_uuid }),
+    ...definedFields({ supporter_uuid: input.supporter_uuid }),
     plan_uuid: options.planUuid,
     payment_source_uuid: source.uuid,
     payment_provider: source.provider,

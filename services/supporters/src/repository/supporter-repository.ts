@@ -1,5 +1,5 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ConflictError, isUuid } from '@svc/core';
+import { ConflictError, definedFields, isUuid } from '@svc/core';
 import {
   db,
   getItem,
@@ -130,7 +130,7 @@ export async function listSupportersOfOrganisation(
     index: 'gsi1',
     partition: organisationPartition(organisationUuid),
     descending: newestFirst,
-    ...(limit === undefined ? {} : { limit }),
+    ...definedFields({ limit }),
   });
   const supporters = items.map((item) => supporterSchema.parse(item));
   return supporters;

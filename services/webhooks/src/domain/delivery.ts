@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import {
   BUSINESS_METRICS,
   ConflictError,
+  definedFields,
   derivedUuid,
   isResumedRequest,
   logger,
@@ -138,9 +139,9 @@ export async function fanOut(event: Envelope, subscribers: Subscribers = subscri
       const delivery: DeliveryRecord = {
         uuid: derivedUuid('delivery', event.uuid, endpointUuid),
         organisation_uuid: event.organisation_uuid,
-        ...(event.account_uuid === undefined ? {} : { account_uuid: event.account_uuid }),
+        ...definedFields({ account_uuid: event.account_uuid }),
         endpoint_uuid: endpointUuid,
-        ...(endpoint.account_uuid === undefined ? {} : { endpoint_account_uuid: endpoint.account_uuid }),
+        ...definedFields({ endpoint_account_uuid: endpoint.account_uuid }),
         event,
         attempts: 0,
         status: 'pending',
@@ -279,9 +280,9 @@ function baseResponse(claimed: Claimed): ResponseRecord {
   return {
     uuid: claimed.responseUuid,
     organisation_uuid: delivery.organisation_uuid,
-    ...(delivery.account_uuid === undefined ? {} : { account_uuid: delivery.account_uuid }),
+    ...definedFields({ account_uuid: delivery.account_uuid }),
     webhook_configuration_uuid: delivery.endpoint_uuid,
-    ...(claimed.endpoint?.account_uuid === undefined ? {} : { endpoint_account_uuid: claimed.endpoint.account_uuid }),
+    ...definedFields({ endpoint_account_uuid: claimed.endpoint?.account_uuid }),
     delivery_uuid: delivery.uuid,
     event_uuid: delivery.event.uuid,
     object_uuid: delivery.event.object_uuid,
@@ -449,7 +450,7 @@ async function claimOf(next: DeliveryRecord, endpoint: EndpointRecord | undefine
     responseUuid: derivedUuid('webhook_response', next.uuid, attempt),
     request,
     at,
-    ...(problem === undefined ? {} : { problem }),
+    ...definedFields({ problem }),
   };
 }
 
@@ -485,9 +486,9 @@ function lostAttemptRecord(read: DeliveryRecord) {
   const record: ResponseRecord = {
     uuid: derivedUuid('webhook_response', read.uuid, read.attempts),
     organisation_uuid: read.organisation_uuid,
-    ...(read.account_uuid === undefined ? {} : { account_uuid: read.account_uuid }),
+    ...definedFields({ account_uuid: read.account_uuid }),
     webhook_configuration_uuid: read.endpoint_uuid,
-    ...(read.endpoint_account_uuid === undefined ? {} : { endpoint_account_uuid: read.endpoint_account_uuid }),
+    ...definedFields({ endpoint_account_uuid: read.endpoint_account_uuid }),
     delivery_uuid: read.uuid,
     event_uuid: read.event.uuid,
     object_uuid: read.event.object_uuid,
@@ -611,8 +612,7 @@ function outcomeOf(claimed: Claimed, result: PostResult | undefined): Outcome {
     ...baseResponse(claimed),
     error: !delivered,
     do_not_retry: final && !delivered,
-    ...(result?.statusCode === undefined ? {} : { status_code: result.statusCode }),
-    ...(result?.reasonPhrase === undefined ? {} : { reason_phrase: result.reasonPhrase }),
+    ...definedFields({ status_code: result?.statusCode, reason_phrase: result?.reasonPhrase }),
     ...(result === undefined ? {} : { response_time: Math.round(result.responseTimeMs) }),
     response_headers: recordedHeaders(result?.responseHeaders ?? {}),
     response_body: truncate(result?.responseBody ?? ''),

@@ -1,5 +1,6 @@
 import {
   ConflictError,
+  definedFields,
   isResumedRequest,
   NotFoundError,
   newResourceUuid,
@@ -81,8 +82,8 @@ export function endpointListShape(endpoint: EndpointRecord) {
   return {
     uuid: endpoint.uuid,
     organisation_uuid: endpoint.organisation_uuid,
-    ...(endpoint.account_uuid === undefined ? {} : { account_uuid: endpoint.account_uuid }),
-    ...(endpoint.alias === undefined ? {} : { alias: endpoint.alias }),
+    ...definedFields({ account_uuid: endpoint.account_uuid }),
+    ...definedFields({ alias: endpoint.alias }),
   };
 }
 
@@ -90,7 +91,7 @@ export async function endpointShape(endpoint: EndpointRecord) {
   return {
     ...endpointListShape(endpoint),
     endpoint: endpoint.endpoint,
-    ...(endpoint.username === undefined ? {} : { username: endpoint.username }),
+    ...definedFields({ username: endpoint.username }),
     ...(endpoint.hmac_key === undefined
       ? {}
       : { hmac_key: await open(endpoint.hmac_key, { endpoint: endpoint.uuid, field: 'hmac_key' }) }),
@@ -109,10 +110,10 @@ export async function createEndpoint(principal: Promise<Principal>, input: z.inf
   const endpoint: EndpointRecord = {
     uuid,
     organisation_uuid: input.organisation_uuid,
-    ...(input.account_uuid === undefined ? {} : { account_uuid: input.account_uuid }),
-    ...(input.alias === undefined ? {} : { alias: input.alias }),
+    ...definedFields({ account_uuid: input.account_uuid }),
+    ...definedFields({ alias: input.alias }),
     endpoint: input.endpoint,
-    ...(input.username === undefined ? {} : { username: input.username }),
+    ...definedFields({ username: input.username }),
     ...(input.password ? { password: await seal(input.password, { endpoint: uuid, field: 'password' }) } : {}),
     hmac_key: await seal(input.hmac_key ?? newToken(32), { endpoint: uuid, field: 'hmac_key' }),
     ...(input.prevent_duplicates ? { unique_url: urlHash(input.endpoint) } : {}),

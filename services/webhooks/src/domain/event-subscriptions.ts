@@ -1,5 +1,6 @@
 import {
   ConflictError,
+  definedFields,
   isResumedRequest,
   NotFoundError,
   newResourceUuid,
@@ -52,11 +53,11 @@ export function eventSubscriptionShape(s: EventSubscriptionRecord) {
   return {
     uuid: s.uuid,
     organisation_uuid: s.organisation_uuid,
-    ...(s.account_uuid === undefined ? {} : { account_uuid: s.account_uuid }),
+    ...definedFields({ account_uuid: s.account_uuid }),
     action_configuration_uuid: s.action_configuration_uuid,
     action_type: s.action_type,
     event_name: s.event_name,
-    ...(s.filter === undefined ? {} : { filter: s.filter }),
+    ...definedFields({ filter: s.filter }),
     enabled: booleanText(s.enabled),
   };
 }
@@ -123,12 +124,12 @@ export async function createEventSubscription(
   const subscription: EventSubscriptionRecord = {
     uuid,
     organisation_uuid: input.organisation_uuid,
-    ...(input.account_uuid === undefined ? {} : { account_uuid: input.account_uuid }),
+    ...definedFields({ account_uuid: input.account_uuid }),
     action_configuration_uuid: input.action_configuration_uuid,
     action_type,
     event_name: input.event_name,
     canonical_event_name: canonical,
-    ...(filter === undefined ? {} : { filter }),
+    ...definedFields({ filter }),
     enabled: input.enabled ?? true,
     created: at,
     updated: at,
@@ -178,12 +179,12 @@ export async function changeEventSubscription(
     const next: EventSubscriptionRecord = {
       uuid: read.uuid,
       organisation_uuid: read.organisation_uuid,
-      ...(accountUuid === undefined ? {} : { account_uuid: accountUuid }),
+      ...definedFields({ account_uuid: accountUuid }),
       action_configuration_uuid: input.action_configuration_uuid ?? read.action_configuration_uuid,
       action_type: input.action_type === undefined ? read.action_type : checkActionType(input.action_type),
       event_name: eventName,
       canonical_event_name: checkEventName(eventName),
-      ...(filter === undefined ? {} : { filter }),
+      ...definedFields({ filter }),
       enabled: input.enabled ?? (replace ? true : read.enabled),
       created: read.created,
       updated: now(),

@@ -1,4 +1,4 @@
-import { newToken, newUuid, now, ValidationError } from '@svc/core';
+import { definedFields, newToken, newUuid, now, ValidationError } from '@svc/core';
 import { canonicalEventName, type EventName } from '@svc/events';
 import type { TransactItem } from '@svc/table';
 import * as z from 'zod';
@@ -72,7 +72,7 @@ export async function sealInitialWebhooks(
     entries.map(async (entry, index) => ({
       event_name: entry.event_name,
       endpoint: entry.endpoint,
-      ...(entry.username === undefined ? {} : { username: entry.username }),
+      ...definedFields({ username: entry.username }),
       ...(entry.password === undefined
         ? {}
         : { password: await seal(entry.password, processContext(processUuid, index, 'password')) }),
@@ -107,7 +107,7 @@ export async function initialWebhookWrites(
         uuid,
         organisation_uuid: organisationUuid,
         endpoint: entry.endpoint,
-        ...(entry.username === undefined ? {} : { username: entry.username }),
+        ...definedFields({ username: entry.username }),
         ...(password === undefined ? {} : { password: await seal(password, { endpoint: uuid, field: 'password' }) }),
         hmac_key: await seal(hmacKey, { endpoint: uuid, field: 'hmac_key' }),
         created: at,

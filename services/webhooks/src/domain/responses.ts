@@ -1,4 +1,4 @@
-import { ForbiddenError, NotFoundError, type Principal, uuidSchema } from '@svc/core';
+import { definedFields, ForbiddenError, NotFoundError, type Principal, uuidSchema } from '@svc/core';
 import * as z from 'zod';
 import { findResponse, type ResponseRecord, responsesOf } from '../repository/items';
 import { booleanText, canManage, listScope } from './access';
@@ -18,14 +18,14 @@ export function responseListShape(r: ResponseRecord) {
   return {
     uuid: r.uuid,
     organisation_uuid: r.organisation_uuid,
-    ...(r.account_uuid === undefined ? {} : { account_uuid: r.account_uuid }),
+    ...definedFields({ account_uuid: r.account_uuid }),
     webhook_configuration_uuid: r.webhook_configuration_uuid,
     event_uuid: r.event_uuid,
     object_uuid: r.object_uuid,
     sent_at: r.sent_at,
     error: booleanText(r.error),
-    ...(r.status_code === undefined ? {} : { status_code: r.status_code }),
-    ...(r.reason_phrase === undefined ? {} : { reason_phrase: r.reason_phrase }),
+    ...definedFields({ status_code: r.status_code }),
+    ...definedFields({ reason_phrase: r.reason_phrase }),
   };
 }
 
@@ -33,8 +33,8 @@ export function responseShape(r: ResponseRecord) {
   return {
     ...responseListShape(r),
     attempt: r.attempt,
-    ...(r.response_time === undefined ? {} : { response_time: r.response_time }),
-    ...(r.error_message === undefined ? {} : { error_message: r.error_message }),
+    ...definedFields({ response_time: r.response_time }),
+    ...definedFields({ error_message: r.error_message }),
     do_not_retry: booleanText(r.do_not_retry),
     request_headers: r.request_headers,
     request_body: r.request_body,
@@ -53,7 +53,7 @@ export const RESPONSE_SCAN_LIMIT = 5_000;
 function readable(caller: Principal, r: ResponseRecord): boolean {
   const scope = (account: string | undefined) => ({
     organisation_uuid: r.organisation_uuid,
-    ...(account === undefined ? {} : { account_uuid: account }),
+    ...definedFields({ account_uuid: account }),
   });
   return canManage(caller, scope(r.endpoint_account_uuid)) && canManage(caller, scope(r.account_uuid));
 }

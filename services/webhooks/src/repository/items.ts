@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { definedFields } from '@svc/core';
 import { getItem, key, queryAll, queryPages, type TransactItem, timeKey } from '@svc/table';
 import * as z from 'zod';
 
@@ -273,7 +274,7 @@ export function deliveryItem(delivery: DeliveryRecord): Record<string, unknown> 
   return {
     ...deliveryKey(delivery.uuid),
     entity: 'delivery',
-    ...(delivery.expires_at === undefined ? {} : { ttl: delivery.expires_at }),
+    ...definedFields({ ttl: delivery.expires_at }),
     ...(due === undefined
       ? {}
       : {

@@ -1,4 +1,4 @@
-import { derivedToken, parseOrThrow, ValidationError } from '@svc/core';
+import { definedFields, derivedToken, parseOrThrow, ValidationError } from '@svc/core';
 import * as z from 'zod';
 import { brandOf, cardFingerprint, isExpired, passesLuhn, rawCardSchema } from '../card-rules';
 import { isValidIban, maskIban, normaliseIban } from '../iban';
@@ -54,7 +54,7 @@ async function authoriseCard(request: AuthoriseRequest): Promise<Authorisation> 
     last4: card.number.slice(-4),
     expiry_month: card.expiry_month,
     expiry_year: card.expiry_year,
-    ...(card.cardholder === undefined ? {} : { cardholder: card.cardholder }),
+    ...definedFields({ cardholder: card.cardholder }),
     fingerprint: await cardFingerprint(card.number),
   };
   const behaviour = CARD_BEHAVIOUR[card.number];
@@ -97,7 +97,7 @@ async function authorise(request: AuthoriseRequest): Promise<Authorisation> {
         maskedInformation: {
           iban: maskIban(sepa.iban),
           country_code: normaliseIban(sepa.iban).slice(0, 2),
-          ...(sepa.account_holder === undefined ? {} : { account_holder: sepa.account_holder }),
+          ...definedFields({ account_holder: sepa.account_holder }),
         },
         instrumentToken: await instrumentToken('sepa_ok', request.reference),
       };
