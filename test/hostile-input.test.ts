@@ -71,7 +71,7 @@ interface FreeJsonRoute {
   /** The request body around the value's JSON text. */
   envelope: (json: string) => string;
   stored: (response: ApiResponse) => unknown;
-  /** Supporters take `{}` to mean "unset" (interface 2.9): the field is then left out. */
+  /** Supporters take `{}` to mean "unset": the field is then left out. */
   emptyMeansUnset?: boolean;
   /** Flat key/value pairs with string values: no nesting at all. */
   flat?: boolean;

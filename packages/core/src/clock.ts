@@ -1,7 +1,7 @@
 /**
  * The one service clock. Every rule that depends on time reads `now()`; only operational throttles
  * and measurements use wall time. Deployed stages run on real time; the local runtime and tests may freeze and move
- * it (contract 1.1, `/_local/clock`).
+ * it (`/_local/clock`).
  */
 let frozenAt: number | undefined;
 

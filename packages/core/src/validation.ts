@@ -2,7 +2,7 @@ import type * as z from 'zod';
 import { type ErrorDetail, ValidationError } from './errors';
 
 /**
- * Maps zod issues to the contract's detail objects (interface 7.3 codes where they exist), one
+ * Maps zod issues to the contract's detail objects (the documented codes where they exist), one
  * mapping for the HTTP stack and for domain functions that validate their own input.
  * `location` picks the code for a missing value (a body field: not_blank, a query parameter:
  * not_null); `prefix` names where the input sits in the request (e.g. `supporter`).

@@ -3,7 +3,7 @@ import * as z from 'zod';
 
 /**
  * A uuid path or query parameter, lower-cased as every key and grant stores it; anything else in
- * its place is a 404 (contract section 3).
+ * its place is a 404.
  */
 export const uuidParam = uuidSchema;
 

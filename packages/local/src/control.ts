@@ -6,7 +6,7 @@ import './payments';
 import './pipeline';
 import './object-files';
 
-/** The local runtime's control endpoints (contract 1.1). Never part of a deployed stage. */
+/** The local runtime's control endpoints. Never part of a deployed stage. */
 export interface ControlResponse {
   status: number;
   body: unknown;

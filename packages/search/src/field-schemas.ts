@@ -7,6 +7,6 @@ export const fieldPathSchema = z.string().superRefine((value, ctx) => {
   if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
 });
 
-/** How sorts and aggregations read a field's values (contract section 7). */
+/** How sorts and aggregations read a field's values. */
 export const fieldTypeSchema = z.enum(['string', 'numeric', 'boolean']);
 export type FieldType = z.infer<typeof fieldTypeSchema>;

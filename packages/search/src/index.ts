@@ -1,5 +1,5 @@
 /**
- * The search language of `POST /search/*` (contract section 7, interface 4.3): parse a request
+ * The search language of `POST /search/*`: parse a request
  * body once (with its validation errors), then run it on PostgreSQL (`runSqlSearch`), compiled to
  * SQL with every value bound. Limits: SEARCH_LIMITS.
  */

@@ -4,7 +4,7 @@
  * the body comes from callers, and a deep or wide query must not blow the stack or the CPU budget.
  */
 export const SEARCH_LIMITS = {
-  /** Largest page (`size`); also the bound of `from + size` (interface section 8). */
+  /** Largest page (`size`); also the bound of `from + size`. */
   maxWindow: 10_000,
   defaultSize: 10,
   /**

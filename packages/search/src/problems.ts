@@ -1,7 +1,7 @@
 import { type ErrorDetail, issuesToDetails, ValidationError } from '@svc/core';
 import type * as z from 'zod';
 
-/** Detail codes of interface section 7.3, and the repo's codes where the contract shows none. */
+/** Detail codes of the API's error details (docs/API.md), and the repo's own where none fits. */
 export const DETAIL_CODES = {
   notValid: 'error.validation.not_valid',
   notBlank: 'error.validation.not_blank',

@@ -115,7 +115,7 @@ function parseExists(operand: unknown, path: PropertyPath, state: ParseState): Q
 
 /**
  * A leaf maps fields to operands; several fields must all hold. Only `$match` may be empty
- * (`{"$match": {}}` matches everything, contract section 7); an empty `$term`, `$terms` or
+ * (`{"$match": {}}` matches everything); an empty `$term`, `$terms` or
  * `$range` is more likely a mistake than a wish to match everything.
  */
 function parseLeaf(

@@ -42,7 +42,7 @@ const requestBody = z.strictObject({
 });
 
 /**
- * Validates a search request body (contract section 7, interface 4.3). Every fault is reported at
+ * Validates a search request body. Every fault is reported at
  * once, each naming its property (`query.$range.amount.value.gt`, `sort.0.direction`); anything
  * invalid throws ValidationError and nothing else is thrown.
  */

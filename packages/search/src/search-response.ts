@@ -17,7 +17,7 @@ export interface SumBucket {
 
 export type AggregationResult = readonly TermBucket[] | readonly SumBucket[];
 
-/** The answer of `POST /search/*` (interface section 4.3). */
+/** The answer of `POST /search/*`. */
 export interface SearchResponse {
   summary: {
     /** Every document the query matches, not the page size. */

@@ -65,7 +65,7 @@ describe('seed files', () => {
     support_url?: string;
     return_label: string;
   }
-  describe("validate a partner's registration data (interface section 8)", () => {
+  describe("validate a partner's registration data", () => {
     const partner = () => structuredClone((DEMO_SEED as unknown as { partners: Partner[] }).partners[0]) as Partner;
     const refusal = (changed: Partner) => () => parseSeed({ partners: [changed] });
 

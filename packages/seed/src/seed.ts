@@ -6,7 +6,7 @@ import * as z from 'zod';
 
 const grantSchema = z.object({ organisation_uuid: uuidSchema, account_uuid: uuidSchema.optional() });
 
-/** The seed file of contract section 2. Applying it twice changes nothing the second time. */
+/** The seed file (`SVC_SEED_FILE`, the demo seed by default). Applying it twice changes nothing the second time. */
 export const seedFileSchema = z
   .object({
     organisations: z.array(organisationSeedSchema).default([]),

@@ -1,5 +1,5 @@
 /**
- * Checks of the partner registration data (interface section 8): the two logos are SVG documents,
+ * Checks of the partner registration data: the two logos are SVG documents,
  * horizontal 130x48 and square 75x75. The checks read the text without an XML parser: they look
  * at the prolog, the root start tag and its attributes, and scan the whole text for active content.
  */

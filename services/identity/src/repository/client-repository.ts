@@ -25,7 +25,7 @@ const description = z.string().trim().min(1).max(150);
 const httpsUrl = z.url({ protocol: /^https$/, hostname: z.regexes.domain });
 
 /**
- * A partner's registration data (interface section 8): both logos (SVG, horizontal 130x48 and
+ * A partner's registration data: both logos (SVG, horizontal 130x48 and
  * square 75x75), the return label, descriptions of at most 150 characters per language, the
  * base URL that dynamic redirects are checked against, and whether users may disconnect on
  * their own (if not, a support URL; the seed checks that rule).
@@ -40,7 +40,7 @@ export const partnerProfileSchema = z.object({
   logos: z.object({ horizontal: logo(PARTNER_LOGO_SIZES.horizontal), square: logo(PARTNER_LOGO_SIZES.square) }),
   descriptions: z.object({ de: description, fr: description, it: description, en: description }),
   /**
-   * The partner's own organisation, where it subscribes to onboarding events (interface 6.2);
+   * The partner's own organisation, where it subscribes to onboarding events;
    * the seed gives the partner a grant on it.
    */
   organisation_uuid: z.string().optional(),

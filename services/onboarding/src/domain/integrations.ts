@@ -36,7 +36,7 @@ function visibleTo(caller: Principal, integration: IntegrationRecord): boolean {
 
 /**
  * List Partner Integrations with its filters. Filtering on an organisation needs a grant on it
- * (403, contract section 7); without that filter the list holds the caller's own integrations
+ * (403); without that filter the list holds the caller's own integrations
  * (a partner) and those of every organisation its grants touch.
  */
 export async function listIntegrations(principal: Promise<Principal>, filters: IntegrationFilters) {

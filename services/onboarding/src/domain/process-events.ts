@@ -2,7 +2,7 @@ import { type EventName, newEvent, type StoredEvent } from '@svc/events';
 import type { ProcessRecord } from '../repository/process-repository';
 
 /**
- * Onboarding events (interface 6.2) go to the partner's own organisation, where it subscribes
+ * Onboarding events go to the partner's own organisation, where it subscribes
  * through its webhook settings. A partner registered without one gets no onboarding events (no
  * subscription could match them); the process itself is unaffected.
  */

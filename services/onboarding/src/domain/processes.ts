@@ -37,7 +37,7 @@ const initialisationData = z
   .strict();
 
 /**
- * Both request shapes of interface 2.17: A (flat `user` and `organisation`) and B (nested in
+ * Both request shapes of an onboarding process: A (flat `user` and `organisation`) and B (nested in
  * `initialisation_data`, the only place for `event_subscriptions`). Mixing them is refused, so a
  * value is never silently dropped.
  */

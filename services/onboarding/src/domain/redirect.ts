@@ -1,5 +1,5 @@
 /**
- * The dynamic redirect after an onboarding (interface 4.9, rules 3 to 7).
+ * The dynamic redirect after an onboarding.
  *
  * Reading of rule 5 ("same host as the base URL registered for the partner; a base URL beginning
  * with www needs a target beginning with www; a base URL that is a subdomain needs a target that

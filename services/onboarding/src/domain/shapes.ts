@@ -13,7 +13,7 @@ export function onboardingUrl(record: ProcessRecord, baseUrl: string | undefined
 }
 
 /**
- * The process as the API returns it (interface 2.17). `label` mirrors `status`; `expired` is
+ * The process as the API returns it. `label` mirrors `status`; `expired` is
  * read from the service clock. Webhook passwords and HMAC keys given at creation are write-only.
  */
 export function processShape(record: ProcessRecord, baseUrl?: string) {

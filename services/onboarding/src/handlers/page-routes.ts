@@ -27,7 +27,7 @@ import {
 import { csrfState, csrfValid } from '../page/session';
 
 /**
- * The hosted connect page (contract 1 and "Onboarding and partner integrations"): server-rendered
+ * The hosted connect page: server-rendered
  * forms that work without JavaScript, each POST answered by the next step or a 303 to the
  * partner. The steps: the e-mail address (checked behind the captcha) → a new user reviews the
  * prefilled data, chooses a password and onboards, or a known user signs in, picks one of their

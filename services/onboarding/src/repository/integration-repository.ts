@@ -2,7 +2,7 @@ import { getItem, key, queryAll, type TransactItem, timeKey } from '@svc/table';
 import * as z from 'zod';
 
 /**
- * Partner integrations (interface 2.18): a partner's access to one organisation.
+ * Partner integrations: a partner's access to one organisation.
  *
  * | pattern                               | index | key                                                        |
  * |---------------------------------------|-------|------------------------------------------------------------|

@@ -5,7 +5,7 @@ import { db, getItem, isConditionFailure, key, type TransactItem, TTL_ATTRIBUTE,
 import * as z from 'zod';
 
 /**
- * Onboarding processes (interface 2.17) and their tokens.
+ * Onboarding processes and their tokens.
  *
  * | pattern                    | index | key                                                   |
  * |----------------------------|-------|-------------------------------------------------------|

@@ -2,7 +2,7 @@ import { getItem, key, type TransactItem, TTL_ATTRIBUTE } from '@svc/table';
 import * as z from 'zod';
 
 /**
- * People who sign in on the hosted page (not API clients: interface 5 rule 4).
+ * People who sign in on the hosted page (not API clients).
  *
  * | pattern                   | index | key                                                  |
  * |---------------------------|-------|------------------------------------------------------|

@@ -4,7 +4,7 @@ import { retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
 import { findOrganisation, type Organisation, organisationApprovalWrite } from '../repository/organisation-repository';
 
 /**
- * Organisation approval (interface 3.6, contract section 5). Onboarding creates organisations
+ * Organisation approval. Onboarding creates organisations
  * `approval_pending`; an operator approves or declines them. The transitions:
  *
  * | from             | approve  | decline  |

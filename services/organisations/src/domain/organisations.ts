@@ -20,7 +20,7 @@ import {
   type Organisation,
 } from '../repository/organisation-repository';
 
-/** List Organisations returns at most this many (interface section 8). */
+/** List Organisations returns at most this many. */
 export const ORGANISATION_LIST_LIMIT = 500;
 
 /** The caller's grants are awaited with the first read, which goes out in the same round trip. */

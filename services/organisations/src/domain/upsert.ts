@@ -13,7 +13,7 @@ import {
   paymentMethodProfileSchema,
 } from '../repository/organisation-repository';
 
-/** Every account gets these unless it lists its own (contract section 2). */
+/** Every account gets these unless it lists its own. */
 export const DEFAULT_PAYMENT_METHOD_PROFILES = [
   { name: 'card', payment_method: 'card', provider: 'simulated' },
   { name: 'twint', payment_method: 'twint', provider: 'simulated' },

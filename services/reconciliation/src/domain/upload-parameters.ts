@@ -9,7 +9,7 @@ export const UPLOAD_EXPIRY_SECONDS = 15 * 60;
 export const MAX_UPLOAD_BYTES = 100 * 1024 * 1024;
 
 /**
- * Upload parameters (interface 2.19): an S3 presigned POST (SigV4) whose policy pins the bucket,
+ * Upload parameters: an S3 presigned POST (SigV4) whose policy pins the bucket,
  * the key prefix of the organisation and source configuration (one fresh folder per request, the
  * browser's file name after it), a content length of 1 byte to 100 MiB and a 15-minute expiry.
  * The form posts `inputs` as fields, then the file, to `attributes.action`.

@@ -33,8 +33,7 @@ export const reconciliationRoutes: AnyRoute[] = [
     params: uuidParams('source_configuration_uuid'),
     responses: {
       200: {
-        description:
-          'Upload parameters (interface 2.19): post `inputs` as form fields, then the file, to `attributes.action`',
+        description: 'Upload parameters: post `inputs` as form fields, then the file, to `attributes.action`',
         schema: z.object({
           inputs: z.record(z.string(), z.string()),
           attributes: z.object({

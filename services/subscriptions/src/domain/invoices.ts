@@ -110,7 +110,7 @@ export async function closeInvoice(
 }
 
 /**
- * A charge attempt through the API (interface 4.7 rule 4): refused with 409 when the invoice is
+ * A charge attempt through the API: refused with 409 when the invoice is
  * paid or has a pending attempt. The check and the new attempt are one write guarded by the
  * invoice's version, so of concurrent requests exactly one creates an attempt. The provider is
  * asked at once; the response carries its answer.

@@ -352,7 +352,7 @@ export function suspendIndefinitely(subscription: SubscriptionRecord, at: number
 }
 
 /**
- * Suspend (interface 4.7 rules 2 and 3): creates a suspension, or modifies the one in force. A
+ * Suspend: creates a suspension, or modifies the one in force. A
  * new one starts on `suspension_start` (today or later; today when omitted); one already in force
  * keeps its start and takes the new end. No end means indefinite; the end day resumes billing.
  */

@@ -22,7 +22,7 @@ const email = z.union([z.literal(''), z.email().max(TEXT_FIELD_LIMITS.email)]);
 const customParameters = flatStringObject({ maxKeys: MAX_PARAMETERS, maxKeyLength: 100, maxValueLength: 1000 });
 
 /**
- * A nested object for the service's own use (interface 2.9), e.g. `fundraising_automation.crm_id`:
+ * A nested object for the service's own use, e.g. `fundraising_automation.crm_id`:
  * free JSON within the limits every such field keeps (@svc/core free-json).
  */
 const svcParameters = freeJsonObject({ maxKeyLength: 100 });
@@ -35,7 +35,7 @@ const fieldInputShape = {
   svc_parameters: svcParameters.nullable().optional(),
 };
 
-/** Create Supporter (interface 4.6): the fields of 2.9 with `organisation_uuid` required. */
+/** Create Supporter: the fields of 2.9 with `organisation_uuid` required. */
 export const createSupporterInput = z
   .object({
     organisation_uuid: uuidSchema.meta({ description: 'The organisation the supporter belongs to' }),
@@ -60,7 +60,7 @@ export const updateSupporterInput = z
 export type UpdateSupporterInput = z.infer<typeof updateSupporterInput>;
 
 /**
- * The `supporter` object of a payment request (interface 2.7). Its `uuid` names an existing
+ * The `supporter` object of a payment request. Its `uuid` names an existing
  * supporter for the payments domain; a supporter built from this object always gets a new uuid.
  */
 export const paymentSupporterInput = z

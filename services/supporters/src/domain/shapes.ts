@@ -1,6 +1,6 @@
 import { type Supporter, supporterSchema } from './supporter';
 
-/** The response schema of every supporter route (interface 2.9): the record's own schema. */
+/** The response schema of every supporter route: the record's own schema. */
 export const supporterResponse = supporterSchema;
 
 /**

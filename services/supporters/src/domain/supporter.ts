@@ -45,7 +45,7 @@ export function textFieldShape<S extends z.ZodType>(make: (maxLength: number) =>
 /**
  * A supporter as stored and as answered. Unset fields are absent, never null or empty:
  * the inputs turn null, "" and {} into "unset" before anything is written.
- * `email_permission` comes from the payment request's `supporter` object (interface 2.7):
+ * `email_permission` comes from the payment request's `supporter` object:
  * whether the donor agreed to be contacted by e-mail.
  */
 export const supporterSchema = z.object({

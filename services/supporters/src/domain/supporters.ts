@@ -20,7 +20,7 @@ import { byCreation, byField, type SortOrder } from './sorting';
 import type { SortableField, Supporter, SupporterFields } from './supporter';
 import { parseInput } from './validation';
 
-/** List Supporters: `size` default and maximum (interface 4.6, contract 4). */
+/** List Supporters: `size` default and maximum. */
 export const DEFAULT_LIST_SIZE = 100;
 export const MAX_LIST_SIZE = 1000;
 
@@ -49,7 +49,7 @@ export async function createSupporter(principal: Caller, input: unknown): Promis
 
 /**
  * Builds, but does not store, the supporter of a payment request's `supporter` object
- * (interface 2.7); errors name `supporter.<field>`. The payments domain writes it with
+ *; errors name `supporter.<field>`. The payments domain writes it with
  * `supporterWrite` in the payment's own transaction.
  */
 export function supporterFromPaymentInput(organisationUuid: string, input: unknown): Supporter {

@@ -27,7 +27,7 @@ import { open, seal } from '../repository/secrets';
 import { assertCanManage, checkScope, listScope } from './access';
 
 /**
- * Webhook endpoints (interface 2.14): where deliveries go. `password` is write-only; password and
+ * Webhook endpoints: where deliveries go. `password` is write-only; password and
  * HMAC key are stored sealed. Without an `hmac_key` the service generates one, so every delivery
  * is signed (the single response shows it). `prevent_duplicates: true` makes the URL unique in
  * the organisation (409 for a second endpoint with it), guarded by a marker item.

@@ -25,7 +25,7 @@ import {
 import { assertCanManage, booleanText, checkScope, listScope } from './access';
 
 /**
- * Event subscriptions (interface 2.15): which events go to which webhook endpoint. The event name
+ * Event subscriptions: which events go to which webhook endpoint. The event name
  * may be canonical or a payment-gateway alias (stored as sent, matched by its canonical form);
  * the filter is parsed when it is written (400 with the position of the problem) and evaluated
  * per event by fan-out.

@@ -12,7 +12,7 @@ import { open, seal } from '../repository/secrets';
 import { endpointUrl } from './endpoints';
 
 /**
- * Webhooks set in an onboarding call (interface 6.1 rule 1, 4.9 rules 10 and 11): each entry
+ * Webhooks set in an onboarding call: each entry
  * names one organisation approval event and where to send it. Onboarding keeps the entries,
  * secrets sealed to the process, until the organisation exists; then each becomes an endpoint
  * and an event subscription of the new organisation, written in onboarding's own transaction.

@@ -4,7 +4,7 @@ import { findResponse, type ResponseRecord, responsesOf } from '../repository/it
 import { booleanText, canManage, listScope } from './access';
 import { redeliver } from './delivery';
 
-/** Webhook Responses (interface 2.16): one record per delivery attempt, newest first. */
+/** Webhook Responses: one record per delivery attempt, newest first. */
 export const listResponsesQuery = z.object({
   organisation_uuid: uuidSchema.optional(),
   account_uuid: uuidSchema.optional(),
