@@ -1,4 +1,4 @@
-import { Stack, Validations } from 'aws-cdk-lib';
+import { Duration, Stack, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyDocument, type PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
@@ -60,6 +60,30 @@ export function encryptedQueue(
     enforceSSL: true,
     removalPolicy: stage.removalPolicy,
   });
+}
+
+/** How long a dead-letter queue keeps what failed: SQS's longest, for someone to look at it. */
+export const DEAD_LETTER_RETENTION = Duration.days(14);
+
+/**
+ * A worker's queue and its dead-letter queue (`<prefix>Queue`, `<prefix>DeadLetterQueue`): a
+ * message received `maxReceiveCount` times without success moves there, kept 14 days.
+ */
+export function queueWithDeadLetters(
+  scope: Construct,
+  prefix: string,
+  stage: StageConfig,
+  props: { visibilityTimeout: Duration; maxReceiveCount: number; retentionPeriod?: Duration },
+): { queue: Queue; deadLetterQueue: Queue } {
+  const deadLetterQueue = encryptedQueue(scope, `${prefix}DeadLetterQueue`, stage, {
+    retentionPeriod: DEAD_LETTER_RETENTION,
+  });
+  const queue = encryptedQueue(scope, `${prefix}Queue`, stage, {
+    ...(props.retentionPeriod ? { retentionPeriod: props.retentionPeriod } : {}),
+    visibilityTimeout: props.visibilityTimeout,
+    deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: props.maxReceiveCount },
+  });
+  return { queue, deadLetterQueue };
 }
 
 /**

@@ -12,7 +12,13 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { RateExpression, StageConfig } from '../config/stages';
-import { encryptedQueue, indexArn, schedulerRole } from './background-parts';
+import {
+  DEAD_LETTER_RETENTION,
+  encryptedQueue,
+  indexArn,
+  queueWithDeadLetters,
+  schedulerRole,
+} from './background-parts';
 import { thresholdAlarm } from './service-alarms';
 import { ServiceFunction } from './service-function';
 
@@ -32,7 +38,6 @@ const BATCH_SIZE = 10;
 const MAX_BATCHING_WINDOW = Duration.seconds(1);
 /** Receives before a message moves to the dead-letter queue. */
 export const MAX_RECEIVE_COUNT = 5;
-const DEAD_LETTER_RETENTION = Duration.days(14);
 /**
  * Concurrent worker invocations the queue may drive. The event source's own cap, not reserved
  * concurrency: with reserved concurrency Lambda throttles the poller's invocations, each throttled
@@ -100,14 +105,13 @@ export class Billing extends Construct {
     super(scope, id);
     const { stage, table } = props;
 
-    this.deadLetterQueue = encryptedQueue(this, 'DeadLetterQueue', stage, { retentionPeriod: DEAD_LETTER_RETENTION });
-    this.queue = encryptedQueue(this, 'Queue', stage, {
+    ({ queue: this.queue, deadLetterQueue: this.deadLetterQueue } = queueWithDeadLetters(this, '', stage, {
       // AWS's rule for SQS event sources: six times the function timeout, plus the batching window.
       visibilityTimeout: Duration.seconds(
         BILLING_WORKER_TIMEOUT.toSeconds() * 6 + MAX_BATCHING_WINDOW.toSeconds({ integral: true }),
       ),
-      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },
-    });
+      maxReceiveCount: MAX_RECEIVE_COUNT,
+    }));
     this.scheduleDeadLetterQueue = encryptedQueue(this, 'ScheduleDeadLetterQueue', stage, {
       retentionPeriod: DEAD_LETTER_RETENTION,
     });

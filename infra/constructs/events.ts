@@ -20,7 +20,13 @@ import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { RateExpression, StageConfig } from '../config/stages';
-import { encryptedQueue, indexArn, schedulerRole } from './background-parts';
+import {
+  DEAD_LETTER_RETENTION,
+  encryptedQueue,
+  indexArn,
+  queueWithDeadLetters,
+  schedulerRole,
+} from './background-parts';
 import { thresholdAlarm } from './service-alarms';
 import { ServiceFunction, TRACING_WILDCARD_REASON } from './service-function';
 
@@ -99,7 +105,6 @@ export const DELIVERY_WORKER_MAX_CONCURRENCY = 10;
 /** Receives before a delivery message moves to the dead-letter queue. */
 export const DELIVERY_MAX_RECEIVE_COUNT = DELIVERY_MAX_RECEIVES;
 /** SQS's longest retention: dead letters, and the queues whose messages are the only copy of their work. */
-const DEAD_LETTER_RETENTION = Duration.days(14);
 
 /** Retries wait in the due index; the sweeper sends what is due to the queue every minute. */
 export const SWEEP_SCHEDULE: RateExpression = 'rate(1 minute)';
@@ -200,26 +205,30 @@ export class Events extends Construct {
       description: `svc fundraising domain events (${stage.name})`,
     });
 
-    this.deliveryDeadLetterQueue = encryptedQueue(this, 'DeliveryDeadLetterQueue', stage, {
-      retentionPeriod: DEAD_LETTER_RETENTION,
-    });
-    this.deliveryQueue = encryptedQueue(this, 'DeliveryQueue', stage, {
-      // A first attempt lives only in its message until the worker claims it: kept as long as SQS allows.
-      retentionPeriod: DEAD_LETTER_RETENTION,
-      // AWS's rule for SQS event sources: at least six times the function timeout.
-      visibilityTimeout: Duration.seconds(DELIVERY_WORKER_TIMEOUT.toSeconds() * 6),
-      deadLetterQueue: { queue: this.deliveryDeadLetterQueue, maxReceiveCount: DELIVERY_MAX_RECEIVE_COUNT },
-    });
-    this.fanOutDeadLetterQueue = encryptedQueue(this, 'FanOutDeadLetterQueue', stage, {
-      retentionPeriod: DEAD_LETTER_RETENTION,
-    });
-    this.fanOutQueue = encryptedQueue(this, 'FanOutQueue', stage, {
-      // An event lives only in its message until fan-out has queued its deliveries.
-      retentionPeriod: DEAD_LETTER_RETENTION,
-      // AWS's rule for SQS event sources: at least six times the function timeout (no batching window).
-      visibilityTimeout: Duration.seconds(FAN_OUT_TIMEOUT.toSeconds() * 6),
-      deadLetterQueue: { queue: this.fanOutDeadLetterQueue, maxReceiveCount: FAN_OUT_MAX_RECEIVE_COUNT },
-    });
+    ({ queue: this.deliveryQueue, deadLetterQueue: this.deliveryDeadLetterQueue } = queueWithDeadLetters(
+      this,
+      'Delivery',
+      stage,
+      {
+        // A first attempt lives only in its message until the worker claims it: kept as long as SQS allows.
+        retentionPeriod: DEAD_LETTER_RETENTION,
+        // AWS's rule for SQS event sources: at least six times the function timeout.
+        visibilityTimeout: Duration.seconds(DELIVERY_WORKER_TIMEOUT.toSeconds() * 6),
+        maxReceiveCount: DELIVERY_MAX_RECEIVE_COUNT,
+      },
+    ));
+    ({ queue: this.fanOutQueue, deadLetterQueue: this.fanOutDeadLetterQueue } = queueWithDeadLetters(
+      this,
+      'FanOut',
+      stage,
+      {
+        // An event lives only in its message until fan-out has queued its deliveries.
+        retentionPeriod: DEAD_LETTER_RETENTION,
+        // AWS's rule for SQS event sources: at least six times the function timeout (no batching window).
+        visibilityTimeout: Duration.seconds(FAN_OUT_TIMEOUT.toSeconds() * 6),
+        maxReceiveCount: FAN_OUT_MAX_RECEIVE_COUNT,
+      },
+    ));
     this.streamDeadLetterQueue = encryptedQueue(this, 'StreamDeadLetterQueue', stage, {
       retentionPeriod: DEAD_LETTER_RETENTION,
     });

@@ -18,7 +18,7 @@ import {
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { DEFAULT_RECONCILIATION_UPLOAD_ORIGINS, type StageConfig } from '../config/stages';
-import { encryptedQueue } from './background-parts';
+import { queueWithDeadLetters } from './background-parts';
 import { thresholdAlarm } from './service-alarms';
 import { ServiceFunction } from './service-function';
 
@@ -52,7 +52,6 @@ export const FILE_BATCH_SIZE = 5;
 export const FILE_PROCESSOR_MAX_CONCURRENCY = 5;
 /** Receives before a notification moves to the dead-letter queue; the file stays in the bucket. */
 export const FILE_MAX_RECEIVE_COUNT = 5;
-const DEAD_LETTER_RETENTION = Duration.days(14);
 
 /** How long an overwritten or expired object stays recoverable as a noncurrent version. */
 export const NONCURRENT_VERSION_RETENTION = Duration.days(30);
@@ -94,12 +93,11 @@ export class Reconciliation extends Construct {
     const stack = Stack.of(this);
     const retention = Duration.days(stage.reconciliationRetentionDays);
 
-    this.deadLetterQueue = encryptedQueue(this, 'DeadLetterQueue', stage, { retentionPeriod: DEAD_LETTER_RETENTION });
-    this.queue = encryptedQueue(this, 'Queue', stage, {
+    ({ queue: this.queue, deadLetterQueue: this.deadLetterQueue } = queueWithDeadLetters(this, '', stage, {
       // AWS's rule for SQS event sources: at least six times the function timeout.
       visibilityTimeout: Duration.seconds(FILE_PROCESSOR_TIMEOUT.toSeconds() * 6),
-      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: FILE_MAX_RECEIVE_COUNT },
-    });
+      maxReceiveCount: FILE_MAX_RECEIVE_COUNT,
+    }));
 
     // A stage whose data goes with its stack (dev): the buckets empty themselves (every version)
     // when the stack is deleted, so teardown works. CDK's custom resource does it, on delete only.
