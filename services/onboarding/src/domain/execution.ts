@@ -29,7 +29,7 @@ import { authenticateUser } from './users';
  * its link, the partner's grant, the initial webhooks (onboard) and the process's move from
  * `pending` to `succeeded` with its event. The process's condition makes a second execution a
  * 409, however the two race; the grant's version makes a concurrent grant change retry.
- * An unexpected failure marks the process `failed` (with its event), as the interface's
+ * An unexpected failure marks the process `failed` (with its event), a
  * "technical error"; the partner starts a new process.
  */
 const alreadyExecuted = () =>
@@ -136,7 +136,7 @@ function isTransient(error: unknown): boolean {
 
 /**
  * Runs an execution; an error that is neither the caller's (a domain error) nor transient is
- * the interface's "technical error": the process is marked failed, with its event.
+ * a "technical error": the process is marked failed, with its event.
  */
 async function failingPermanently<T>(record: ProcessRecord, run: () => Promise<T>): Promise<T> {
   try {

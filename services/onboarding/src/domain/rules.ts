@@ -3,11 +3,11 @@ import * as z from 'zod';
 
 export { formatIban, isValidIban, normaliseIban } from '@svc/core';
 
-/** Interface 4.9, rule 8: the user locales accepted by onboarding. */
+/** The user locales accepted by onboarding. */
 export const ONBOARDING_LOCALES = ['de_CH', 'fr_CH', 'it_CH', 'en_GB'] as const;
 export type OnboardingLocale = (typeof ONBOARDING_LOCALES)[number];
 
-/** Interface 4.9, rule 9. `0000` is for non-charity organisations only (it may change provider pricing). */
+/** Merchant category codes onboarding accepts. `0000` is for non-charity organisations only (it may change provider pricing). */
 export const MERCHANT_CATEGORY_CODES = [
   { code: '8699', label: 'Membership organisations' },
   { code: '7997', label: 'Membership clubs (sports, recreation, athletic)' },

@@ -1,6 +1,6 @@
 import type { Account, Address, Organisation } from '../repository/organisation-repository';
 
-/** The response shapes of interface sections 2.1 to 2.5; stored fields never leak past these. */
+/** The response shapes of organisations, accounts and their parts; stored fields never leak past these. */
 export function organisationListShape(o: Organisation) {
   return {
     uuid: o.uuid,

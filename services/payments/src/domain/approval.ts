@@ -27,21 +27,46 @@ function tokenMatches(token: string, hash: string | undefined): boolean {
   return given.length === stored.length && timingSafeEqual(given, stored);
 }
 
-export async function findPendingPayment(uuid: string, token: string): Promise<PaymentRecord> {
-  const payment = await findPayment(uuid);
-  if (!payment || !tokenMatches(token, payment.approval_token_hash)) {
-    throw new NotFoundError('Payment not found');
-  }
-  return payment;
+/** What waits for a donor's decision on an approval page: a payment or a payment source. */
+interface Approvable {
+  status: string;
+  provider: string;
+  instrument_token?: string | undefined;
+  approval_token_hash?: string | undefined;
+}
+
+/** The record the page's token opens; 404 alike for a wrong token and for none. */
+async function findByToken<T extends Approvable>(
+  find: (uuid: string) => Promise<T | undefined>,
+  what: string,
+  uuid: string,
+  token: string,
+): Promise<T> {
+  const found = await find(uuid);
+  if (!found || !tokenMatches(token, found.approval_token_hash)) throw new NotFoundError(`${what} not found`);
+  return found;
+}
+
+/** The donor's decision, asked of the provider and settled; one no longer pending is returned as it is. */
+function decide<T extends Approvable>(
+  findPending: () => Promise<T>,
+  approved: boolean,
+  settle: (record: T, outcome: Outcome) => Promise<T>,
+): Promise<T> {
+  return retryOnConflict(async () => {
+    const record = await findPending();
+    if (record.status !== 'pending') return record;
+    const outcome = await providerNamed(record.provider).completeApproval(record.instrument_token, approved);
+    return settle(record, outcome);
+  });
+}
+
+export function findPendingPayment(uuid: string, token: string): Promise<PaymentRecord> {
+  return findByToken(findPayment, 'Payment', uuid, token);
 }
 
 export function decidePayment(uuid: string, token: string, approved: boolean): Promise<PaymentRecord> {
-  return retryOnConflict(async () => {
-    const payment = await findPendingPayment(uuid, token);
-    if (payment.status !== 'pending') return payment;
-    const outcome = await providerNamed(payment.provider).completeApproval(payment.instrument_token, approved);
-    return settlePending(payment, outcome);
-  });
+  return decide(() => findPendingPayment(uuid, token), approved, settlePending);
 }
 
 /**
@@ -106,21 +131,12 @@ export async function settlePending(payment: PaymentRecord, outcome: Outcome): P
   return savePaymentVersion(payment, next, extra);
 }
 
-export async function findPendingSource(uuid: string, token: string): Promise<PaymentSourceRecord> {
-  const source = await findPaymentSource(uuid);
-  if (!source || !tokenMatches(token, source.approval_token_hash)) {
-    throw new NotFoundError('Payment source not found');
-  }
-  return source;
+export function findPendingSource(uuid: string, token: string): Promise<PaymentSourceRecord> {
+  return findByToken(findPaymentSource, 'Payment source', uuid, token);
 }
 
 export function decideSource(uuid: string, token: string, approved: boolean): Promise<PaymentSourceRecord> {
-  return retryOnConflict(async () => {
-    const source = await findPendingSource(uuid, token);
-    if (source.status !== 'pending') return source;
-    const outcome = await providerNamed(source.provider).completeApproval(source.instrument_token, approved);
-    return settlePendingSource(source, outcome);
-  });
+  return decide(() => findPendingSource(uuid, token), approved, settlePendingSource);
 }
 
 /**

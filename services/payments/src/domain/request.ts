@@ -12,7 +12,7 @@ export const moneyInput = z.object({
 
 export const moneyOutput = z.object({ value: z.string(), currency: z.string() });
 
-/** Interface 2.7: the request to initialise a payment and to create a payment source. */
+/** The request to initialise a payment and to create a payment source. */
 export const paymentRequestSchema = z
   .object({
     account_uuid: uuidSchema,

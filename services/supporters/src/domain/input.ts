@@ -18,7 +18,7 @@ import {
 const MAX_PARAMETERS = 100;
 const email = z.union([z.literal(''), z.email().max(TEXT_FIELD_LIMITS.email)]);
 
-/** Interface 2.9 and 8: flat key/value pairs, string values only. */
+/** Flat key/value pairs, string values only. */
 const customParameters = flatStringObject({ maxKeys: MAX_PARAMETERS, maxKeyLength: 100, maxValueLength: 1000 });
 
 /**

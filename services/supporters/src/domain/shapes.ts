@@ -4,7 +4,7 @@ import { type Supporter, supporterSchema } from './supporter';
 export const supporterResponse = supporterSchema;
 
 /**
- * Interface 2.9's shape: identity first, then the fields in the interface's order. Unset fields
+ * A supporter as the API shows it: identity first, then the fields in the API's order. Unset fields
  * are omitted, never null; anything stored beside the record (keys, entity) stays behind.
  */
 export function supporterShape(s: Supporter): Supporter {

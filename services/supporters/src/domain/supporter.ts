@@ -1,7 +1,7 @@
 import * as z from 'zod';
 
 /**
- * Interface 2.9's free-text fields, in the interface's order, with the longest value each takes
+ * A supporter's free-text fields, in the API's order, with the longest value each takes
  * (the interface leaves field lengths open; these fit any real name, address or phone number).
  */
 export const TEXT_FIELD_LIMITS = {

@@ -136,22 +136,17 @@ export async function fanOut(event: Envelope, subscribers: Subscribers = subscri
     endpoints.map(async (endpointUuid): Promise<DeliveryMessage | undefined> => {
       const endpoint = await findEndpoint(endpointUuid);
       if (!endpoint) return undefined;
-      const delivery: DeliveryRecord = {
-        uuid: derivedUuid('delivery', event.uuid, endpointUuid),
-        organisation_uuid: event.organisation_uuid,
-        ...definedFields({ account_uuid: event.account_uuid }),
-        endpoint_uuid: endpointUuid,
-        ...definedFields({ endpoint_account_uuid: endpoint.account_uuid }),
-        event,
-        attempts: 0,
-        status: 'pending',
-        next_attempt_at: at,
-        // Sent to the queue now; the sweeper is only the safety net.
-        queued_until: at + QUEUED_GRACE_SECONDS,
-        created: at,
-        updated: at,
-        version: 1,
-      };
+      const delivery = newDelivery(
+        {
+          uuid: derivedUuid('delivery', event.uuid, endpointUuid),
+          organisation_uuid: event.organisation_uuid,
+          account_uuid: event.account_uuid,
+          endpoint_uuid: endpointUuid,
+          endpoint_account_uuid: endpoint.account_uuid,
+          event,
+        },
+        at,
+      );
       const carried: DeliveryMessage = { delivery_uuid: delivery.uuid, delivery };
       if (Buffer.byteLength(JSON.stringify(carried)) <= INLINE_DELIVERY_MAX_BYTES) return carried;
       try {
@@ -202,10 +197,43 @@ export async function redeliver(response: ResponseRecord): Promise<string> {
   if (isResumedRequest() && (await findDelivery(uuid))) return uuid;
   const original = await findDelivery(response.delivery_uuid);
   if (!original) throw new Error(`Delivery ${response.delivery_uuid} is gone`);
-  const at = now();
-  const delivery: DeliveryRecord = {
-    ...original,
-    uuid,
+  const delivery = newDelivery(
+    {
+      uuid,
+      organisation_uuid: original.organisation_uuid,
+      account_uuid: original.account_uuid,
+      endpoint_uuid: original.endpoint_uuid,
+      endpoint_account_uuid: original.endpoint_account_uuid,
+      event: original.event,
+    },
+    now(),
+  );
+  await transactWrite([{ item: deliveryPut(delivery) }]);
+  return delivery.uuid;
+}
+
+/**
+ * A delivery not yet attempted, due now and counted as sent to the queue (the sweeper, only the
+ * safety net, leaves it alone for QUEUED_GRACE_SECONDS).
+ */
+function newDelivery(
+  of: {
+    uuid: string;
+    organisation_uuid: string;
+    account_uuid: string | undefined;
+    endpoint_uuid: string;
+    endpoint_account_uuid: string | undefined;
+    event: DeliveryRecord['event'];
+  },
+  at: number,
+): DeliveryRecord {
+  return {
+    uuid: of.uuid,
+    organisation_uuid: of.organisation_uuid,
+    ...definedFields({ account_uuid: of.account_uuid }),
+    endpoint_uuid: of.endpoint_uuid,
+    ...definedFields({ endpoint_account_uuid: of.endpoint_account_uuid }),
+    event: of.event,
     attempts: 0,
     status: 'pending',
     next_attempt_at: at,
@@ -214,11 +242,6 @@ export async function redeliver(response: ResponseRecord): Promise<string> {
     updated: at,
     version: 1,
   };
-  delete delivery.lease_until;
-  delete delivery.held_by_message;
-  delete delivery.expires_at;
-  await transactWrite([{ item: deliveryPut(delivery) }]);
-  return delivery.uuid;
 }
 
 const truncate = (text: string) => (text.length > RECORD_LIMIT ? text.slice(0, RECORD_LIMIT) : text);

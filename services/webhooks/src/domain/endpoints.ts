@@ -52,16 +52,18 @@ export const endpointUrl = z
   }, 'The endpoint must not be a private, loopback, link-local or metadata address');
 
 const secret = z.string().min(1).max(500);
+/** A Basic-auth username: the header joins it to the password with a colon. */
+export const basicAuthUsername = z
+  .string()
+  .max(200)
+  .refine((value) => !value.includes(':'), 'A Basic-auth username cannot contain a colon');
+
 const fields = {
   organisation_uuid: uuidSchema,
   account_uuid: uuidSchema.optional(),
   alias: z.string().max(200).optional(),
   endpoint: endpointUrl,
-  username: z
-    .string()
-    .max(200)
-    .refine((value) => !value.includes(':'), 'A Basic-auth username cannot contain a colon')
-    .optional(),
+  username: basicAuthUsername.optional(),
   password: secret.nullable().optional(),
   hmac_key: secret.nullable().optional(),
   prevent_duplicates: z.boolean().optional(),

@@ -9,7 +9,7 @@ import {
   eventSubscriptionPut,
 } from '../repository/items';
 import { open, seal } from '../repository/secrets';
-import { endpointUrl } from './endpoints';
+import { basicAuthUsername, endpointUrl } from './endpoints';
 
 /**
  * Webhooks set in an onboarding call: each entry
@@ -27,11 +27,7 @@ export const initialWebhookInput = z
   .object({
     event_name: z.string().trim().min(1, 'This value should not be blank').max(200),
     endpoint: endpointUrl,
-    username: z
-      .string()
-      .max(200)
-      .refine((value) => !value.includes(':'), 'A Basic-auth username cannot contain a colon')
-      .optional(),
+    username: basicAuthUsername.optional(),
     password: z.string().min(1).max(500).optional(),
     hmac_key: z.string().min(1).max(500).optional(),
   })
