@@ -112,6 +112,16 @@ describe('the import graph of the workspace', () => {
     expect(offending).toEqual([]);
   });
 
+  it('lets webhooks build event data without importing the domains that own the objects', () => {
+    const owners = ['@svc/payments', '@svc/subscriptions', '@svc/reconciliation', '@svc/onboarding'];
+    const uses = graph.get('@svc/webhooks') ?? new Map<string, string>();
+    expect(owners.filter((owner) => uses.has(owner))).toEqual([]);
+    // Identity for tokens, organisations for grant checks (an endpoint's account must be the organisation's).
+    expect([...uses.keys()].filter((target) => target.startsWith('@svc/') && !owners.includes(target))).toEqual(
+      expect.arrayContaining(['@svc/identity', '@svc/organisations']),
+    );
+  });
+
   it('keeps the domains below the composition roots', () => {
     const offending = packages
       .filter((pkg) => pkg.folder === 'services')

@@ -1,13 +1,13 @@
 import { workerHandler } from '@svc/core';
-import { registerOnboardingEventData } from '@svc/onboarding';
 import { publishStreamRecords } from '@svc/webhooks';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import { wireDomains } from './wiring';
 
 /**
- * The stream publisher's Lambda entry: the webhooks publisher, with the event shapes of the
- * capabilities built on webhooks registered first.
+ * The stream publisher's Lambda entry: the webhooks publisher, with every domain's event-data
+ * builders handed over first.
  */
-registerOnboardingEventData();
+wireDomains();
 
 export const handler = workerHandler(
   'stream-publisher',

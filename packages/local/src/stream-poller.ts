@@ -1,15 +1,14 @@
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
-import { SEARCH_PROJECTIONS } from '@svc/api';
+import { SEARCH_PROJECTIONS, wireDomains } from '@svc/api';
 import { asFunction } from '@svc/core';
-import { registerOnboardingEventData } from '@svc/onboarding';
 import { streamProjector } from '@svc/sql';
 import { db, tableName } from '@svc/table';
 import { publishStreamRecords } from '@svc/webhooks';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { StreamCallError, shardIterator, streamRecords, streamShardIds } from './stream-reader';
 
-// The same event shapes the stream publisher's Lambda entry registers.
-registerOnboardingEventData();
+// The same event-data builders the stream publisher's Lambda entry is given.
+wireDomains();
 // The search projector's Lambda entry, over the same projections.
 const projectStreamRecords = streamProjector(SEARCH_PROJECTIONS);
 

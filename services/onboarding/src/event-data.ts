@@ -1,14 +1,10 @@
-import { registerEventData } from '@svc/webhooks';
+import type { EventDataBuilders } from '@svc/events';
 import { processShape } from './domain/shapes';
 import { processRecordSchema } from './repository/process-repository';
 
-/**
- * The `data` of onboarding events: the process as its GET returns it, from the written item.
- * Webhooks cannot import onboarding (onboarding builds on webhooks), so whoever runs the
- * stream publisher registers this: its Lambda entry and the local runtime.
- */
-export function registerOnboardingEventData(): void {
-  registerEventData('onboarding_process', async (_event, item) => {
+/** The `data` of onboarding events: the process as its GET returns it, from the written item. */
+export const onboardingEventData: EventDataBuilders = {
+  onboarding_process: async (_event, item) => {
     // The process without its credential: the token (and the link that carries it) would be
     // stored with every delivery and travel through the bus and queues. Its GET shows both.
     const {
@@ -17,5 +13,5 @@ export function registerOnboardingEventData(): void {
       ...data
     } = processShape(processRecordSchema.parse({ token: '', ...item }), undefined);
     return data;
-  });
-}
+  },
+};

@@ -1,3 +1,3 @@
-export { registerOnboardingEventData } from './event-data';
+export { onboardingEventData } from './event-data';
 export { connectRoutes } from './handlers/page-routes';
 export { onboardingRoutes } from './handlers/routes';

@@ -7,6 +7,7 @@ export {
   organisationSeedSchema,
   upsertOrganisation,
 } from './domain/upsert';
+export { organisationEventData } from './event-data';
 export { organisationsRoutes } from './handlers/routes';
 export {
   type Account,

@@ -16,6 +16,7 @@ export {
   type SubscriptionsPort,
   useSubscriptions,
 } from './domain/subscriptions-port';
+export { paymentEventData } from './event-data';
 export { paymentsRoutes } from './handlers/routes';
 export {
   findPayment,

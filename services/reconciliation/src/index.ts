@@ -1,4 +1,5 @@
 export { reportShape as reconciliationReportShape } from './domain/reports';
+export { reconciliationEventData } from './event-data';
 export { processFileBatch } from './handlers/file-processor';
 export { reconciliationRoutes } from './handlers/routes';
 export { type ReportRecord, reportRecordSchema } from './repository/report-repository';

@@ -13,7 +13,7 @@ export { processDeliveryBatch } from './handlers/delivery-worker';
 export { fanOutMessages } from './handlers/fan-out';
 export { webhooksRoutes } from './handlers/routes';
 export { publishStreamRecords } from './handlers/stream-publisher';
-export { registerEventData } from './pipeline/envelope';
+export { useEventData } from './pipeline/envelope';
 export { EVENT_SOURCE, resetBusClient } from './pipeline/publish';
 export { DELIVERY_MAX_RECEIVES, resetDeliveryQueueClient } from './pipeline/queue';
 export { DELIVERY_PARTITION_PREFIX, WORKER_BATCH_WRITE_PREFIXES } from './repository/items';

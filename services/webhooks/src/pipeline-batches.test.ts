@@ -3,9 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
+import { wireDomains } from '@svc/api/wiring';
 import { advanceClock, definedFields, derivedUuid, freezeClock, newUuid, now } from '@svc/core';
 import { type StoredEvent, storedEventSchema } from '@svc/events';
-import { registerOnboardingEventData } from '@svc/onboarding';
 import { db, getItem, putItems, tableName } from '@svc/table';
 import type { DynamoDBRecord, SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
@@ -23,7 +23,7 @@ import {
 import { processDeliveryBatch } from './handlers/delivery-worker';
 import { fanOutMessages } from './handlers/fan-out';
 import { publishStreamRecords } from './handlers/stream-publisher';
-import { registerEventData } from './pipeline/envelope';
+import { useEventData } from './pipeline/envelope';
 import { callsOf, PUT_EVENTS_MAX, resetBusClient } from './pipeline/publish';
 import { INLINE_DELIVERY_MAX_BYTES } from './pipeline/queue';
 import {
@@ -607,9 +607,11 @@ describe('the stream publisher, events of many records to a PutEvents call', () 
     saved.endpoint = process.env.AWS_ENDPOINT_URL_EVENTBRIDGE;
     saved.name = process.env.SVC_EVENT_BUS_NAME;
     // The publisher's own behaviour, with a shape of its own: an item marked `broken` cannot be shaped.
-    registerEventData('onboarding_process', async (_event, item) => {
-      if (item.broken) throw new Error('This item cannot be shaped');
-      return { shaped: true };
+    useEventData({
+      onboarding_process: async (_event, item) => {
+        if (item.broken) throw new Error('This item cannot be shaped');
+        return { shaped: true };
+      },
     });
     bus = createServer((request, response) => {
       let text = '';
@@ -644,7 +646,7 @@ describe('the stream publisher, events of many records to a PutEvents call', () 
     if (saved.name === undefined) delete process.env.SVC_EVENT_BUS_NAME;
     else process.env.SVC_EVENT_BUS_NAME = saved.name;
     resetBusClient();
-    registerOnboardingEventData();
+    wireDomains();
     await new Promise<void>((done) => bus.close(() => done()));
   });
 
