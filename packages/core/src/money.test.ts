@@ -19,7 +19,11 @@ describe('money', () => {
       fc.integer({ max: -1 }),
       fc.constantFrom(Number.MAX_SAFE_INTEGER + 1, Number.NaN, Number.POSITIVE_INFINITY),
     );
-    fc.assert(fc.property(bad, currency, (minor, code) => expect(() => money(minor, code)).toThrow(RangeError)));
+    fc.assert(
+      fc.property(bad, currency, (minor, code) => {
+        expect(() => money(minor, code)).toThrow(RangeError);
+      }),
+    );
     for (const code of ['chf', 'CH', 'CHFF', '', 'C1F']) expect(() => money(100, code)).toThrow(RangeError);
   });
 });
