@@ -4,6 +4,7 @@ export default defineConfig({
   test: {
     include: [
       'packages/*/src/**/*.test.ts',
+      'apps/*/src/**/*.test.ts',
       'services/*/src/**/*.test.ts',
       'infra/test/**/*.test.ts',
       'test/**/*.test.ts',

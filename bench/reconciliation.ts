@@ -13,7 +13,7 @@ import { definedFields } from '@svc/core';
 import { findPayment, type PaymentRecord, paymentItem, paymentStatusEvents } from '@svc/payments';
 import { resetObjectClient, saveSourceConfiguration } from '@svc/reconciliation';
 import { createTableIfMissing, db, resetDbClient } from '@svc/table';
-import type { ObjectStore } from '../packages/local/src/object-store';
+import type { ObjectStore } from '../apps/local/src/object-store';
 import { paymentKey } from '../services/payments/src/repository/payment-repository';
 import { parseCsv } from '../services/reconciliation/src/domain/csv';
 import { type ProcessedFile, processUploadedObject } from '../services/reconciliation/src/domain/processing';
@@ -510,7 +510,7 @@ export interface ReconciliationBenchOptions {
 
 export async function benchReconciliation(options: ReconciliationBenchOptions) {
   const { startDynamoDbLocal } = await import('@svc/local');
-  const { startObjectStore } = await import('../packages/local/src/object-store');
+  const { startObjectStore } = await import('../apps/local/src/object-store');
   const saved = { ...process.env };
   const dynamo = await startDynamoDbLocal({});
   let store: ObjectStore | undefined;

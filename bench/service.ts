@@ -23,7 +23,7 @@ export function startService(env: Record<string, string> = {}): Promise<BenchSer
       ...(process.env.BENCH_SERVICE_IMPORT ? ['--import', process.env.BENCH_SERVICE_IMPORT] : []),
       '--import',
       'tsx',
-      'packages/local/src/main.ts',
+      'apps/local/src/main.ts',
     ],
     {
       cwd: ROOT,

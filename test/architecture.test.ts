@@ -13,12 +13,12 @@ const packageJson = z.object({ name: z.string() });
 interface WorkspacePackage {
   name: string;
   dir: string;
-  /** packages/ or services/ */
+  /** packages/ (libraries), services/ (domains) or apps/ (composition roots) */
   folder: string;
 }
 
 function workspacePackages(): WorkspacePackage[] {
-  return ['packages', 'services'].flatMap((folder) =>
+  return ['packages', 'services', 'apps'].flatMap((folder) =>
     readdirSync(join(ROOT, folder)).flatMap((entry) => {
       const dir = join(ROOT, folder, entry);
       try {
@@ -78,15 +78,15 @@ function cyclesOf(graph: ReadonlyMap<string, ReadonlyMap<string, string>>): stri
   return cycles;
 }
 
-/** Packages that assemble the domains (Lambda entries, the local runtime, operator tools, the seed). */
-const COMPOSITION_ROOTS = new Set(['@svc/api', '@svc/local', '@svc/ops', '@svc/seed']);
-
 describe('the import graph of the workspace', () => {
   const packages = workspacePackages();
   const graph = importGraph(packages);
+  // The packages that assemble the domains: Lambda entries, the local runtime, operator tools, the seed.
+  const COMPOSITION_ROOTS = new Set(packages.filter((pkg) => pkg.folder === 'apps').map((pkg) => pkg.name));
 
-  it('reads every workspace package', () => {
+  it('reads every workspace package, the composition roots under apps/', () => {
     expect(packages.length).toBeGreaterThan(20);
+    expect([...COMPOSITION_ROOTS].sort()).toEqual(['@svc/api', '@svc/local', '@svc/ops', '@svc/seed']);
     expect(graph.get('@svc/subscriptions')?.has('@svc/payments')).toBe(true);
   });
 
@@ -103,7 +103,7 @@ describe('the import graph of the workspace', () => {
   it('keeps libraries below the domains: no package outside the composition roots imports a service', () => {
     const services = new Set(packages.filter((pkg) => pkg.folder === 'services').map((pkg) => pkg.name));
     const offending = packages
-      .filter((pkg) => pkg.folder === 'packages' && !COMPOSITION_ROOTS.has(pkg.name))
+      .filter((pkg) => pkg.folder === 'packages')
       .flatMap((pkg) =>
         [...(graph.get(pkg.name) ?? new Map<string, string>())]
           .filter(([target]) => services.has(target) || COMPOSITION_ROOTS.has(target))

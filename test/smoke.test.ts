@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { signatureHolds } from '../packages/ops/src/smoke';
+import { signatureHolds } from '../apps/ops/src/smoke';
 import { interrupt, killStartedServices, ROOT, type Service, startService } from './support/service';
 
 /**
@@ -21,7 +21,7 @@ async function smoke(args: string[], env: Record<string, string> = {}) {
   try {
     const { stdout } = await run(
       process.execPath,
-      ['--import', 'tsx', 'packages/ops/src/smoke-main.ts', '--', '--base-url', service.url, ...args],
+      ['--import', 'tsx', 'apps/ops/src/smoke-main.ts', '--', '--base-url', service.url, ...args],
       { cwd: ROOT, env: { ...process.env, ...env } },
     );
     return { code: 0, stdout };

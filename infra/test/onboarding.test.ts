@@ -283,7 +283,7 @@ describe.each(STAGE_NAMES)('the %s stream publisher', (stage) => {
   });
 
   it('is bundled from the API package’s entry, which registers onboarding’s event shapes', () => {
-    expect(WORKERS.streamPublisher.entry).toBe('packages/api/src/stream-publisher-lambda.ts');
+    expect(WORKERS.streamPublisher.entry).toBe('apps/api/src/stream-publisher-lambda.ts');
     const { outdir } = synthesizeAllStages();
     const publisher = functionOf(templateOf(stage), 'stream-publisher');
     const code = z

@@ -34,7 +34,7 @@ describe('the platform bundle', () => {
       .parse(JSON.parse(readFileSync(join(dir, 'index.mjs.map'), 'utf8')));
     expect(sources.some((source) => source.endsWith(DOMAINS.platform.entry))).toBe(true);
     expect(sources.filter((source) => /services\/[a-z]+\/src\//.test(source))).toEqual([]);
-    expect(sources.some((source) => source.endsWith('packages/api/src/route-table.ts'))).toBe(false);
+    expect(sources.some((source) => source.endsWith('apps/api/src/route-table.ts'))).toBe(false);
   });
 
   it('serves that description at /openapi.json, equal to the route table’s, outside the repo with only its template’s environment', () => {

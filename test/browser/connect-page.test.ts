@@ -82,7 +82,7 @@ interface Service {
 
 /** `pnpm start`'s entry point in its own process group, on a free port, with data in memory. */
 async function startService(): Promise<Service> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'packages/local/src/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/local/src/main.ts'], {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', SVC_DATA_DIR: ':memory:', SVC_CAPTCHA_VERIFIER: 'test' },
     detached: true,

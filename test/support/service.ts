@@ -13,7 +13,7 @@ export interface Service {
 
 /** Starts `pnpm start`'s entry point in its own process group, as a terminal would. */
 export async function startService(env: Record<string, string>): Promise<Service> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'packages/local/src/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/local/src/main.ts'], {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', ...env },
     detached: true,

@@ -1,7 +1,7 @@
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { eventsOfChange, itemFromStreamImage, type StoredEvent } from '@svc/events';
 import { db, tableName } from '@svc/table';
-import { shardIterator, streamRecords, streamShardIds } from '../../packages/local/src/stream-reader';
+import { shardIterator, streamRecords, streamShardIds } from '../../apps/local/src/stream-reader';
 
 /**
  * Every event the table's stream has carried so far, in stream order: what the event pipeline

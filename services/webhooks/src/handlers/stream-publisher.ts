@@ -10,7 +10,7 @@ import type { Envelope } from '../repository/items';
  * a PutEvents call whichever records they come from, in stream order. A record that fails is
  * reported (ReportBatchItemFailures) and the stream retries from it, in order, so no event is
  * skipped; events published twice (those of a failed call's earlier records, say) are
- * delivered once (a delivery's first claim is written only once). Its Lambda entry is packages/api/src/stream-publisher-lambda.ts (it
+ * delivered once (a delivery's first claim is written only once). Its Lambda entry is apps/api/src/stream-publisher-lambda.ts (it
  * registers later capabilities' shapes).
  */
 export async function publishStreamRecords(event: DynamoDBStreamEvent): Promise<{

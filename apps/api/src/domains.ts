@@ -3,10 +3,10 @@
  * same file and calls its `handler`, so both run the very same code.
  */
 export const DOMAINS = {
-  platform: { entry: 'packages/api/src/platform-lambda.ts', memoryMb: 256 },
+  platform: { entry: 'apps/api/src/platform-lambda.ts', memoryMb: 256 },
   identity: { entry: 'services/identity/src/handlers/lambda.ts', memoryMb: 512 },
   organisations: { entry: 'services/organisations/src/handlers/lambda.ts', memoryMb: 256 },
-  payments: { entry: 'packages/api/src/payments-lambda.ts', memoryMb: 1024 },
+  payments: { entry: 'apps/api/src/payments-lambda.ts', memoryMb: 1024 },
   supporters: { entry: 'services/supporters/src/handlers/lambda.ts', memoryMb: 256 },
   subscriptions: { entry: 'services/subscriptions/src/handlers/lambda.ts', memoryMb: 512 },
   webhooks: { entry: 'services/webhooks/src/handlers/lambda.ts', memoryMb: 512 },
@@ -26,15 +26,15 @@ export type DomainName = keyof typeof DOMAINS;
 export const WORKERS = {
   billingRun: { entry: 'services/subscriptions/src/handlers/billing-run.ts', memoryMb: 512 },
   billingWorker: { entry: 'services/subscriptions/src/handlers/billing-worker.ts', memoryMb: 512 },
-  streamPublisher: { entry: 'packages/api/src/stream-publisher-lambda.ts', memoryMb: 512 },
+  streamPublisher: { entry: 'apps/api/src/stream-publisher-lambda.ts', memoryMb: 512 },
   fanOut: { entry: 'services/webhooks/src/handlers/fan-out.ts', memoryMb: 512 },
   deliveryWorker: { entry: 'services/webhooks/src/handlers/delivery-worker.ts', memoryMb: 512 },
   deliverySweeper: { entry: 'services/webhooks/src/handlers/delivery-sweeper.ts', memoryMb: 256 },
   // Asks providers again about payments whose answer never came.
-  paymentResolver: { entry: 'packages/api/src/payment-resolver-lambda.ts', memoryMb: 256 },
+  paymentResolver: { entry: 'apps/api/src/payment-resolver-lambda.ts', memoryMb: 256 },
   // The table's stream → payment, subscription and organisation rows in the search engine
   // (Aurora through the Data API).
-  searchProjector: { entry: 'packages/api/src/search-projector-lambda.ts', memoryMb: 512 },
+  searchProjector: { entry: 'apps/api/src/search-projector-lambda.ts', memoryMb: 512 },
   // Parses files of up to 100 MiB as streams; the results of 100k rows are held until written.
   fileProcessor: { entry: 'services/reconciliation/src/handlers/file-processor.ts', memoryMb: 1024 },
 } as const;
