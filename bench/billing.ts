@@ -10,6 +10,7 @@ import { createTableIfMissing, db, resetDbClient } from '@svc/table';
 import type { SQSEvent } from 'aws-lambda';
 import { newInvoice, openAttempt } from '../services/subscriptions/src/domain/billing';
 import { runBilling } from '../services/subscriptions/src/domain/billing-run';
+import type { SubscriptionRecord } from '../services/subscriptions/src/repository/records';
 import {
   type DueEntry,
   dueBefore,
@@ -17,8 +18,7 @@ import {
   invoiceItem,
   subscriptionItem,
   subscriptionKey,
-} from '../services/subscriptions/src/repository/items';
-import type { SubscriptionRecord } from '../services/subscriptions/src/repository/records';
+} from '../services/subscriptions/src/repository/subscription-repository';
 import { runLoad } from './load';
 
 /**

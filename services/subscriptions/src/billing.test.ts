@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { streamEvents } from '../../../test/support/stream';
 import { openAttempt } from './domain/billing';
 import { processBillingBatch } from './handlers/billing-worker';
-import { findInvoice, findSubscription, invoicePut } from './repository/items';
+import { findInvoice, findSubscription, invoicePut } from './repository/subscription-repository';
 import {
   api,
   at,

@@ -1,6 +1,6 @@
 import type { EventDataBuilders } from '@svc/events';
 import { chargeAttemptShape, invoiceShape, subscriptionResponse } from './domain/shapes';
-import { findSubscription, invoiceFromItem, subscriptionFromItem } from './repository/items';
+import { findSubscription, invoiceFromItem, subscriptionFromItem } from './repository/subscription-repository';
 
 /** The `data` of subscription, invoice and charge attempt events: each as GET returns it. */
 export const subscriptionEventData: EventDataBuilders = {

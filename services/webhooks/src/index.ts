@@ -16,4 +16,4 @@ export { publishStreamRecords } from './handlers/stream-publisher';
 export { useEventData } from './pipeline/envelope';
 export { EVENT_SOURCE, resetBusClient } from './pipeline/publish';
 export { DELIVERY_MAX_RECEIVES, resetDeliveryQueueClient } from './pipeline/queue';
-export { DELIVERY_PARTITION_PREFIX, WORKER_BATCH_WRITE_PREFIXES } from './repository/items';
+export { DELIVERY_PARTITION_PREFIX, WORKER_BATCH_WRITE_PREFIXES } from './repository/webhook-repository';

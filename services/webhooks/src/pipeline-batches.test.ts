@@ -34,7 +34,7 @@ import {
   type Envelope,
   type ResponseRecord,
   responseItem,
-} from './repository/items';
+} from './repository/webhook-repository';
 
 /**
  * The pipeline's batches: the publisher packs events of many stream records into PutEvents calls,

@@ -1,7 +1,7 @@
 import { now } from '@svc/core';
 import { queryPages } from '@svc/table';
 import * as z from 'zod';
-import { DUE_SHARDS, type DueEntry, dueBefore, dueEntryOf, duePartition } from '../repository/items';
+import { DUE_SHARDS, type DueEntry, dueBefore, dueEntryOf, duePartition } from '../repository/subscription-repository';
 import { type BillingOutcome, billSubscription, retryInvoice } from './billing';
 
 /**

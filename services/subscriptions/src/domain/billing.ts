@@ -13,9 +13,15 @@ import {
 } from '@svc/payments';
 import { addDays, localDateOf, localMidnight } from '@svc/schedule';
 import { type GuardedWrite, retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
-import { findInvoice, findSubscription, invoicePut, subscriptionPut, subscriptionUnchanged } from '../repository/items';
 import type { ChargeAttemptRecord, InvoiceRecord, SubscriptionRecord } from '../repository/records';
 import { billableFrom, endedAt, statusAt, suspendedAt } from '../repository/state';
+import {
+  findInvoice,
+  findSubscription,
+  invoicePut,
+  subscriptionPut,
+  subscriptionUnchanged,
+} from '../repository/subscription-repository';
 import { dueOnOrAfterDay, nextDueAfterToday, periodToCharge, today } from './calendar';
 import { planRules } from './plans';
 import { cancelNow, suspendIndefinitely } from './subscriptions';

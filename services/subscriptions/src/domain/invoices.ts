@@ -13,8 +13,8 @@ import {
 import { findPaymentSource, newPaymentWrite } from '@svc/payments';
 import { retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
 import * as z from 'zod';
-import { findInvoice, invoicePut, invoicesOf } from '../repository/items';
 import type { ChargeAttemptRecord, InvoiceRecord, SubscriptionRecord } from '../repository/records';
+import { findInvoice, invoicePut, invoicesOf } from '../repository/subscription-repository';
 import {
   type BillingOutcome,
   chargeAndSettle,

@@ -16,6 +16,7 @@ import {
 import { findAccount, findOrganisation } from '@svc/organisations';
 import { type GuardedWrite, retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
 import * as z from 'zod';
+import type { Dunning, Notification, PlanRecord } from '../repository/records';
 import {
   claimDefaultPlan,
   defaultPlanUuid,
@@ -23,8 +24,7 @@ import {
   planPut,
   plansOfOrganisation,
   releaseDefaultPlan,
-} from '../repository/items';
-import type { Dunning, Notification, PlanRecord } from '../repository/records';
+} from '../repository/subscription-repository';
 
 /**
  * Subscription plans: how a subscription's failed invoices are chased (dunning) and who hears of

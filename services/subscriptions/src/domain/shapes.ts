@@ -1,9 +1,9 @@
 import { definedFields, now } from '@svc/core';
 import { findPayment } from '@svc/payments';
 import { localMidnight } from '@svc/schedule';
-import { findPlan } from '../repository/items';
 import type { ChargeAttemptRecord, InvoiceRecord, SubscriptionRecord } from '../repository/records';
 import { statusAt } from '../repository/state';
+import { findPlan } from '../repository/subscription-repository';
 import { shownNextDueDay } from './calendar';
 import { GLOBAL_DEFAULT_PLAN } from './plans';
 

@@ -19,9 +19,9 @@ import { localMidnight, resolveTimezone } from '@svc/schedule';
 import { findSupporter } from '@svc/supporters';
 import { retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
 import * as z from 'zod';
-import { findSubscription, subscriptionPut } from '../repository/items';
 import type { SubscriptionRecord } from '../repository/records';
 import { statusAt, suspendedAt, type VisibleStatus } from '../repository/state';
+import { findSubscription, subscriptionPut } from '../repository/subscription-repository';
 import { checkPlannedDates, dateOrThrow, intervalOrThrow, nextDueFrom, today } from './calendar';
 import { resolvePlan } from './plans';
 

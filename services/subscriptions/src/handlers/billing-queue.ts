@@ -1,6 +1,6 @@
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { sdkClient } from '@svc/core';
-import type { DueEntry } from '../repository/items';
+import type { DueEntry } from '../repository/subscription-repository';
 
 /**
  * The billing queue (SVC_BILLING_QUEUE_URL). Locally the SDK reaches the SQS stand-in through

@@ -13,8 +13,8 @@ import { sql } from 'kysely';
 import { shownNextDueDay } from '../domain/calendar';
 import { GLOBAL_DEFAULT_PLAN } from '../domain/plans';
 import { subscriptionShape } from '../domain/shapes';
-import { subscriptionFromItem } from '../repository/items';
 import { type PlanRecord, planRecordSchema, type SubscriptionRecord } from '../repository/records';
+import { subscriptionFromItem } from '../repository/subscription-repository';
 
 /**
  * Subscriptions in the search engine (tables `subscription_search`, `subscription_plan_search`).

@@ -14,6 +14,7 @@ import { matchesFilter, parseFilter } from '@svc/filter';
 import { type PostResult, postJson } from '@svc/outbound';
 import { isConditionFailure, putItems, retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
 import { type DeliveryMessage, INLINE_DELIVERY_MAX_BYTES } from '../pipeline/queue';
+import { open } from '../repository/secrets';
 import {
   type DeliveryRecord,
   deliveryItem,
@@ -28,8 +29,7 @@ import {
   responseItem,
   responsePut,
   subscribersOf,
-} from '../repository/items';
-import { open } from '../repository/secrets';
+} from '../repository/webhook-repository';
 
 /**
  * Fan-out and delivery.

@@ -12,6 +12,7 @@ import {
 import { isNonPublicLiteralHost } from '@svc/outbound';
 import { type GuardedWrite, retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
 import * as z from 'zod';
+import { open, seal } from '../repository/secrets';
 import {
   claimUrl,
   deleteGuarded,
@@ -22,8 +23,7 @@ import {
   findEndpoint,
   releaseUrl,
   urlHash,
-} from '../repository/items';
-import { open, seal } from '../repository/secrets';
+} from '../repository/webhook-repository';
 import { assertCanManage, checkScope, listScope } from './access';
 
 /**

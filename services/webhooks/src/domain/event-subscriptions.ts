@@ -21,7 +21,7 @@ import {
   eventSubscriptionsOf,
   findEndpoint,
   findEventSubscription,
-} from '../repository/items';
+} from '../repository/webhook-repository';
 import { assertCanManage, booleanText, checkScope, listScope } from './access';
 
 /**

@@ -2,13 +2,13 @@ import { definedFields, newToken, newUuid, now, ValidationError } from '@svc/cor
 import { canonicalEventName, type EventName } from '@svc/events';
 import type { TransactItem } from '@svc/table';
 import * as z from 'zod';
+import { open, seal } from '../repository/secrets';
 import {
   type EndpointRecord,
   type EventSubscriptionRecord,
   endpointPut,
   eventSubscriptionPut,
-} from '../repository/items';
-import { open, seal } from '../repository/secrets';
+} from '../repository/webhook-repository';
 import { basicAuthUsername, endpointUrl } from './endpoints';
 
 /**

@@ -1,6 +1,6 @@
 import { definedFields, ForbiddenError, NotFoundError, type Principal, uuidSchema } from '@svc/core';
 import * as z from 'zod';
-import { findResponse, type ResponseRecord, responsesOf } from '../repository/items';
+import { findResponse, type ResponseRecord, responsesOf } from '../repository/webhook-repository';
 import { booleanText, canManage, listScope } from './access';
 import { redeliver } from './delivery';
 

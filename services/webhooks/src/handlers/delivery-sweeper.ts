@@ -1,7 +1,7 @@
 import { now, workerHandler } from '@svc/core';
 import { markQueued } from '../domain/delivery';
 import { enqueueDeliveries } from '../pipeline/queue';
-import { dueDeliveries } from '../repository/items';
+import { dueDeliveries } from '../repository/webhook-repository';
 
 /**
  * Scheduled every minute: every delivery whose next attempt (or lapsed lease) is due goes to the

@@ -3,7 +3,7 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import * as z from 'zod';
 import { fanOutAll } from '../domain/delivery';
 import { sendDeliveryMessages } from '../pipeline/queue';
-import { type Envelope, envelopeSchema } from '../repository/items';
+import { type Envelope, envelopeSchema } from '../repository/webhook-repository';
 
 /**
  * The bus rule sends every `svc` event to the fan-out queue (the message body is the EventBridge

@@ -3,7 +3,7 @@ import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 
 import { envelopesOf } from '../pipeline/envelope';
 import { recordEventMetrics } from '../pipeline/event-metrics';
 import { PUT_EVENTS_MAX, publishEnvelopes } from '../pipeline/publish';
-import type { Envelope } from '../repository/items';
+import type { Envelope } from '../repository/webhook-repository';
 
 /**
  * The table stream's consumer: the events each written item carries go to the event bus, ten to

@@ -6,7 +6,7 @@ import {
   itemFromStreamImage,
 } from '@svc/events';
 import type { DynamoDBRecord } from 'aws-lambda';
-import type { Envelope } from '../repository/items';
+import type { Envelope } from '../repository/webhook-repository';
 
 /**
  * From a stream record to the events it announces, each with its `data`: the object as its GET

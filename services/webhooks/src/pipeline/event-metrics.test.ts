@@ -1,6 +1,6 @@
 import { recordMetric } from '@svc/core';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Envelope } from '../repository/items';
+import type { Envelope } from '../repository/webhook-repository';
 import { recordEventMetrics } from './event-metrics';
 
 vi.mock('@svc/core', async (original) => ({

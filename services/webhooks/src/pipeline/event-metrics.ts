@@ -1,5 +1,5 @@
 import { BUSINESS_METRICS, type BusinessMetric, recordMetric } from '@svc/core';
-import type { Envelope } from '../repository/items';
+import type { Envelope } from '../repository/webhook-repository';
 
 const PAYMENT_OUTCOME = /^svc\.payments\.payment\.(succeeded|failed|cancelled)$/;
 

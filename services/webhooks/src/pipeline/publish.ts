@@ -1,6 +1,6 @@
 import { EventBridgeClient, PutEventsCommand, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
 import { sdkClient } from '@svc/core';
-import type { Envelope } from '../repository/items';
+import type { Envelope } from '../repository/webhook-repository';
 import { batchesOf } from './batches';
 
 /**

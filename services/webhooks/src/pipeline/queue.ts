@@ -1,7 +1,7 @@
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { derivedUuid, logger, sdkClient } from '@svc/core';
 import * as z from 'zod';
-import { deliveryRecordSchema } from '../repository/items';
+import { deliveryRecordSchema } from '../repository/webhook-repository';
 import { batchesOf } from './batches';
 
 /**
