@@ -1,6 +1,6 @@
 // The payment resolver's entry: a payment it settles may start a subscription or pay an invoice.
-import { wireDomains } from './wiring';
+import { wirePayments } from './wiring-payments';
 
-wireDomains();
+wirePayments();
 
 export { handler } from '@svc/payments/payment-resolver';

@@ -1,6 +1,6 @@
 // The payments function's entry: the domain's handler, with the domains it reaches wired in first.
-import { wireDomains } from './wiring';
+import { wirePayments } from './wiring-payments';
 
-wireDomains();
+wirePayments();
 
 export { handler } from '@svc/payments/lambda';

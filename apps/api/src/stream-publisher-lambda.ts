@@ -1,13 +1,13 @@
 import { workerHandler } from '@svc/core';
 import { publishStreamRecords } from '@svc/webhooks';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
-import { wireDomains } from './wiring';
+import { wireEventData } from './wiring-event-data';
 
 /**
  * The stream publisher's Lambda entry: the webhooks publisher, with every domain's event-data
  * builders handed over first.
  */
-wireDomains();
+wireEventData();
 
 export const handler = workerHandler(
   'stream-publisher',

@@ -1,23 +1,15 @@
-import { onboardingEventData } from '@svc/onboarding';
-import { organisationEventData } from '@svc/organisations';
-import { paymentEventData, useSubscriptions } from '@svc/payments';
-import { reconciliationEventData } from '@svc/reconciliation';
-import { subscriptionEventData, subscriptionsForPayments } from '@svc/subscriptions';
-import { useEventData } from '@svc/webhooks';
+import { wireEventData } from './wiring-event-data';
+import { wirePayments } from './wiring-payments';
 
 /**
  * The links between domains that would otherwise be imports against the layering, made once per
- * process by each composition root (every Lambda entry that needs them, the local runtime, the
- * test setup): payments reaches subscriptions through its port, and the stream publisher builds
- * each event's `data` with the owning domain's builder. Idempotent.
+ * process by each composition root: payments reaches subscriptions through its port
+ * (`wirePayments`, the payments and resolver entries), and the stream publisher builds each
+ * event's `data` with the owning domain's builder (`wireEventData`, its entry). The local runtime
+ * and the tests run everything, so they make both. Idempotent. Each entry imports only the half
+ * it needs, so no bundle carries domains it never calls.
  */
 export function wireDomains(): void {
-  useSubscriptions(subscriptionsForPayments);
-  useEventData({
-    ...paymentEventData,
-    ...subscriptionEventData,
-    ...organisationEventData,
-    ...reconciliationEventData,
-    ...onboardingEventData,
-  });
+  wirePayments();
+  wireEventData();
 }
