@@ -279,6 +279,7 @@ describe('a payment whose run died after the provider call', () => {
         token,
         rawBody: body,
         headers: { 'idempotency-key': key, 'content-type': 'application/json' },
+        planted: true,
       });
     const replay = await send(done);
     expect(replay.status).toBe(201);

@@ -1,6 +1,16 @@
 import { NotFoundError } from '@svc/core';
 import { type AnyRoute, buildOpenApi, defineRoute } from '@svc/http';
+import * as z from 'zod';
 import { renderDocsPage } from './docs-page';
+
+const health = z.object({ status: z.literal('ok') });
+const openApiDocument = z.object({
+  openapi: z.literal('3.1.0'),
+  info: z.object({ title: z.string(), version: z.string() }),
+  paths: z.record(z.string(), z.record(z.string(), z.unknown())),
+  webhooks: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
+  components: z.record(z.string(), z.record(z.string(), z.unknown())),
+});
 
 export const API_INFO = { title: 'svc fundraising payments API', version: '1.0.0' };
 
@@ -27,7 +37,7 @@ export function createPlatformRoutes(document: () => Promise<Record<string, unkn
       auth: 'none',
       operationId: 'health',
       summary: 'Readiness',
-      responses: { 200: { description: '`{"status":"ok"}` once requests can be served' } },
+      responses: { 200: { description: 'Once requests can be served', schema: health } },
       handle: async () => ({ status: 200, body: { status: 'ok' } }),
     }),
     defineRoute({
@@ -36,7 +46,7 @@ export function createPlatformRoutes(document: () => Promise<Record<string, unkn
       auth: 'none',
       operationId: 'openApi',
       summary: 'This API description (OpenAPI 3.1)',
-      responses: { 200: { description: 'OpenAPI document' } },
+      responses: { 200: { description: 'OpenAPI document', schema: openApiDocument } },
       handle: async () => ({ status: 200, body: await openApi() }),
     }),
     defineRoute({
@@ -45,7 +55,7 @@ export function createPlatformRoutes(document: () => Promise<Record<string, unkn
       auth: 'none',
       operationId: 'docs',
       summary: 'This API description, for people',
-      responses: { 200: { description: 'HTML page' } },
+      responses: { 200: { description: 'HTML page', html: true } },
       handle: async () => ({ status: 200, html: renderDocsPage(await openApi()) }),
     }),
     defineRoute({

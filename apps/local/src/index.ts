@@ -3,4 +3,5 @@ export * from './background';
 export { assertJava, freePort, startDynamoDbLocal } from './dynamodb-local';
 export { readRuntimeFile, readSettings, useLocalAws } from './environment';
 export { createGateway, type Gateway, type GatewayResponse } from './gateway';
+export { compileRoutes } from './route-matcher';
 export { startService } from './runtime';

@@ -1,4 +1,5 @@
 export * from './clock';
+export type { Assert, Conforms, FieldsDiffer } from './conforms';
 export { definedFields } from './defined';
 export * from './errors';
 export * from './free-json';

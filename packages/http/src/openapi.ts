@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import type { AnyRoute } from './route';
+import type { AnyRoute, ResponseSpec } from './route';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -29,11 +29,13 @@ function parameters(schema: z.ZodType | undefined, where: 'path' | 'query'): Jso
 const NESTED_ERROR: JsonSchema = {
   type: 'object',
   required: ['request_id', 'error'],
+  additionalProperties: false,
   properties: {
     request_id: { type: 'string' },
     error: {
       type: 'object',
       required: ['http_code', 'code', 'message'],
+      additionalProperties: false,
       properties: {
         http_code: { type: 'integer' },
         code: { type: 'string' },
@@ -41,6 +43,8 @@ const NESTED_ERROR: JsonSchema = {
           type: 'array',
           items: {
             type: 'object',
+            required: ['code', 'message'],
+            additionalProperties: false,
             properties: { code: { type: 'string' }, property: { type: 'string' }, message: { type: 'string' } },
           },
         },
@@ -49,6 +53,23 @@ const NESTED_ERROR: JsonSchema = {
   },
 };
 
+const SIMPLE_ERROR: JsonSchema = {
+  type: 'object',
+  required: ['message'],
+  additionalProperties: false,
+  properties: { message: { type: 'string' } },
+};
+
+const json = (schema: JsonSchema) => ({ content: { 'application/json': { schema } } });
+
+/** A response's body: its schema, an HTML page, or for an error without one the Nested shape. */
+function responseBody(status: string, spec: ResponseSpec): JsonSchema {
+  if (spec.html) return { content: { 'text/html': { schema: { type: 'string' } } } };
+  if (spec.schema) return json(toSchema(spec.schema, 'output'));
+  if (Number(status) >= 400) return json({ $ref: '#/components/schemas/Error' });
+  return {};
+}
+
 /** OpenAPI 3.1 built from the very zod schemas that validate requests. */
 export function buildOpenApi(routes: readonly AnyRoute[], info: { title: string; version: string }): JsonSchema {
   const paths: Record<string, Record<string, JsonSchema>> = {};
@@ -56,20 +77,17 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: { title: string;
     if (route.hidden || route.path === '$default') continue;
     const responses: Record<string, JsonSchema> = {};
     for (const [status, spec] of Object.entries(route.responses)) {
-      responses[status] = {
-        description: spec.description,
-        ...(spec.schema ? { content: { 'application/json': { schema: toSchema(spec.schema, 'output') } } } : {}),
-      };
+      responses[status] = { description: spec.description, ...responseBody(status, spec) };
     }
     if (route.auth === 'token') {
       responses['401'] ??= {
         description: 'Missing, malformed, forged or expired token',
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/SimpleError' } } },
+        ...json({ $ref: '#/components/schemas/SimpleError' }),
       };
     }
     responses.default = {
       description: 'Error',
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      ...json({ $ref: '#/components/schemas/Error' }),
     };
     const operation: JsonSchema = {
       operationId: route.operationId,
@@ -97,7 +115,7 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: { title: string;
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
       schemas: {
         Error: NESTED_ERROR,
-        SimpleError: { type: 'object', required: ['message'], properties: { message: { type: 'string' } } },
+        SimpleError: SIMPLE_ERROR,
       },
     },
   };

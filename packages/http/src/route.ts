@@ -44,7 +44,10 @@ export interface RouteRequest<P, Q, B> {
 
 export interface ResponseSpec {
   description: string;
+  /** The JSON body. An error status without one has the Nested error shape. */
   schema?: z.ZodType;
+  /** The body is an HTML page (the hosted pages), not JSON. */
+  html?: true;
 }
 
 export interface RouteDefinition<

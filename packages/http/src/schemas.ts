@@ -10,3 +10,6 @@ export const uuidParam = uuidSchema;
 export function uuidParams<const K extends string>(...names: K[]) {
   return z.object(Object.fromEntries(names.map((name) => [name, uuidParam])) as Record<K, typeof uuidParam>);
 }
+
+/** The Simple error shape: the OAuth token route's and every 401's body. */
+export const simpleErrorSchema = z.object({ message: z.string() });

@@ -15,6 +15,7 @@ export type {
   SumBucket,
   TermBucket,
 } from './search-response';
+export { searchResponseSchema } from './search-response';
 export type { SearchOptions } from './searchable-fields';
 export { DEFAULT_SORT, type SortDirection, type SortKey, type SortValue } from './sort-request';
 export type { ColumnKind, Sql, SqlSearchSource } from './sql/compile';

@@ -1,3 +1,4 @@
+import * as z from 'zod';
 import type { Scalar } from './query';
 import type { SortValue } from './sort-request';
 
@@ -27,4 +28,27 @@ export interface SearchResponse {
   };
   hits: SearchDocument[];
   aggregations: Record<string, AggregationResult>;
+}
+
+const scalar = z.union([z.string(), z.number(), z.boolean()]);
+
+/**
+ * The response schema of a `POST /search/*` route whose hits are `hit` documents (each hit may
+ * carry only some fields: `includes`/`excludes` choose them).
+ */
+export function searchResponseSchema<Hit extends z.ZodObject>(hit: Hit) {
+  return z.object({
+    summary: z.object({
+      hits: z.number().int().describe('Every document the query matches, not the page size'),
+      last_sort_values: z.array(z.union([scalar, z.null()])).describe('Send back as `search_after` for the next page'),
+    }),
+    hits: z.array(hit.partial()),
+    aggregations: z.record(
+      z.string(),
+      z.union([
+        z.array(z.object({ key: scalar, doc_count: z.number().int() })),
+        z.array(z.object({ key: z.literal('sum'), value: z.union([z.number(), z.string()]) })),
+      ]),
+    ),
+  });
 }

@@ -205,6 +205,47 @@ describe('accounts', () => {
     expect((await call('GET', `/accounts/${DEMO.account}/addresses`, { token })).json).toEqual([]);
   });
 
+  it("lists and reads an account's own addresses, apart from the organisation's", async () => {
+    const org = '3d8e0f52-7a41-4c6b-9e2d-5f1a2b3c4d5e';
+    const account = '4e9f1a63-8b52-4d7c-8f3e-6a2b3c4d5e6f';
+    const address = '5fa02b74-9c63-4e8d-9a4f-7b3c4d5e6f70';
+    await upsertOrganisation(
+      organisationSeedSchema.parse({
+        uuid: org,
+        name: 'Account Address Foundation',
+        accounts: [
+          {
+            uuid: account,
+            name: 'Shop',
+            addresses: [
+              { uuid: address, address_line1: 'Marktgasse 5', postal_code: '3011', city: 'Bern', country_code: 'CH' },
+            ],
+          },
+        ],
+      }),
+    );
+    const created = await createClient({ grants: [{ organisation_uuid: org }] });
+    const granted = await tokenFor({ id: created.client_id, secret: created.client_secret });
+    const list = await call('GET', `/accounts/${account}/addresses`, { token: granted });
+    expect(list.json).toEqual([
+      {
+        uuid: address,
+        created: expect.any(Number),
+        address_line1: 'Marktgasse 5',
+        address_line2: '',
+        postal_code: '3011',
+        city: 'Bern',
+        country_code: 'CH',
+        type: 'billing',
+      },
+    ]);
+    const one = await call('GET', `/accounts/${account}/addresses/${address}`, { token: granted });
+    expect(one.status).toBe(200);
+    expect(one.json).toEqual(list.json[0]);
+    expect((await call('GET', `/organisations/${org}/addresses`, { token: granted })).json).toEqual([]);
+    expect((await call('GET', `/accounts/${account}/addresses/${address}`, { token })).status).toBe(403);
+  });
+
   it('limits an account-level grant to that account', async () => {
     const created = await createClient({ grants: [{ organisation_uuid: DEMO.org, account_uuid: DEMO.account }] });
     const narrow = await tokenFor({ id: created.client_id, secret: created.client_secret });

@@ -405,6 +405,10 @@ describe('payment sources', () => {
     const pending = await create('4000000000003220');
     expect(pending.json.status).toBe('pending');
     const url = new URL(pending.json.action.url);
+    const page = await call('GET', `${url.pathname}${url.search}`);
+    expect(page.status).toBe(200);
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
+    expect(page.text).toContain('Approve');
     await call('POST', url.pathname, { body: { token: url.searchParams.get('token'), decision: 'approve' } });
     expect((await call('GET', `/payment-sources/${pending.json.uuid}`, { token })).json.status).toBe('active');
     const replaced = await call('PUT', `/payment-sources/${active.json.uuid}/custom-parameters`, {

@@ -1,10 +1,10 @@
 import type { EventDataBuilders } from '@svc/events';
-import { chargeAttemptShape, invoiceShape, subscriptionResponse } from './domain/shapes';
+import { chargeAttemptShape, invoiceShape, shapedSubscription } from './domain/shapes';
 import { findSubscription, invoiceFromItem, subscriptionFromItem } from './repository/subscription-repository';
 
 /** The `data` of subscription, invoice and charge attempt events: each as GET returns it. */
 export const subscriptionEventData: EventDataBuilders = {
-  subscription: async (_event, item) => subscriptionResponse(subscriptionFromItem(item)),
+  subscription: async (_event, item) => shapedSubscription(subscriptionFromItem(item)),
   invoice: async (_event, item) => invoiceShape(invoiceFromItem(item)),
   charge_attempt: async (event, item) => {
     const invoice = invoiceFromItem(item);

@@ -1,4 +1,4 @@
-export { chargeAttemptShape, invoiceShape, subscriptionResponse } from './domain/shapes';
+export { chargeAttemptShape, invoiceShape, shapedSubscription } from './domain/shapes';
 export { subscriptionEventData } from './event-data';
 export { resetBillingQueueClient } from './handlers/billing-queue';
 export { handler as billingRunHandler } from './handlers/billing-run';

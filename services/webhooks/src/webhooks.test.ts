@@ -299,6 +299,7 @@ describe('event subscriptions', () => {
     const created = await subscribe(webhook.uuid, 'svc.payments.payment.failed', { filter: 'true' });
     const patched = await ok('PATCH', `/event-subscriptions/${created.uuid}`, { enabled: false });
     expect(patched).toMatchObject({ enabled: 'false', filter: 'true' });
+    expect(await ok('GET', `/event-subscriptions/${created.uuid}`)).toEqual(patched);
     const replaced = await ok('PUT', `/event-subscriptions/${created.uuid}`, {
       action_configuration_uuid: webhook.uuid,
       action_type: 'webhook',

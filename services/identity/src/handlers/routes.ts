@@ -1,4 +1,4 @@
-import { type AnyRoute, defineRoute } from '@svc/http';
+import { type AnyRoute, defineRoute, simpleErrorSchema } from '@svc/http';
 import * as z from 'zod';
 import { authenticateClient } from '../domain/clients';
 import { issueAccessToken } from '../domain/tokens';
@@ -25,7 +25,10 @@ export const identityRoutes: AnyRoute[] = [
     description: 'JSON or form-encoded body. Tokens live 3600 s. Wrong credentials: 401 in the Simple shape.',
     accepts: ['json', 'form'],
     body: tokenRequest,
-    responses: { 200: { description: 'Access token', schema: tokenResponse } },
+    responses: {
+      200: { description: 'Access token', schema: tokenResponse },
+      401: { description: 'Unknown client or wrong secret', schema: simpleErrorSchema },
+    },
     handle: async ({ body }) => {
       const clientId = await authenticateClient(body.client_id, body.client_secret);
       const { token, expiresIn } = await issueAccessToken(clientId);

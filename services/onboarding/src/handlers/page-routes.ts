@@ -272,7 +272,7 @@ const postRoute = (path: string, operationId: string, summary: string, step: Ste
     summary,
     body: form,
     accepts: ['form'],
-    responses: { 200: { description: 'The next step (HTML)' }, 303: { description: 'To the partner' } },
+    responses: { 200: { description: 'The next step (HTML)', html: true }, 303: { description: 'To the partner' } },
     handle: ({ body, cookies, headers, baseUrl }) => postStep({ cookies, headers, baseUrl }, body ?? {}, step),
   });
 
@@ -284,7 +284,12 @@ export const connectRoutes: AnyRoute[] = [
     operationId: 'connectPage',
     summary: 'The hosted onboarding page (HTML): /connect?token=…[&redirect_url=<base64>][&locale=de_CH]',
     query: pageQuery,
-    responses: { 200: { description: 'HTML page' }, 404: { description: 'Unknown link (HTML)' } },
+    responses: {
+      200: { description: 'HTML page', html: true },
+      404: { description: 'Unknown link (HTML)', html: true },
+      409: { description: 'The link was used already (HTML)', html: true },
+      410: { description: 'The link has expired (HTML)', html: true },
+    },
     handle: ({ query, cookies, headers, baseUrl }) =>
       guard({ cookies, headers, baseUrl }, query.locale, async () => {
         const found = await lookup(

@@ -5,41 +5,9 @@ import { executeConnection, executeOnboarding } from '../domain/execution';
 import { disableIntegration, listIntegrations } from '../domain/integrations';
 import { createProcess, createProcessInput, readProcess, readProcessByToken } from '../domain/processes';
 import { onboardRequestSchema } from '../domain/rules';
-import { integrationShape, processShape } from '../domain/shapes';
+import { integrationResponse, integrationShape, processResponse, processShape } from '../domain/shapes';
 import { userExists } from '../domain/users';
 
-const processOut = z.looseObject({
-  uuid: z.string(),
-  onboarding_configuration_uuid: z.string(),
-  partner_integration_uuid: z.string(),
-  label: z.string(),
-  status: z.enum(['pending', 'succeeded', 'failed']),
-  token: z.string(),
-  expires_at: z.number().int(),
-  expired: z.boolean(),
-  created: z.number().int(),
-  external_id: z.string().optional(),
-  initialisation_data: z.record(z.string(), z.unknown()),
-  results: z
-    .object({
-      organisation: z.object({ uuid: z.string() }),
-      accounts: z.record(z.string(), z.object({ uuid: z.string() })),
-      user: z.object({ uuid: z.string() }),
-    })
-    .optional(),
-  onboarding_url: z.string().optional(),
-});
-const integrationOut = z.object({
-  uuid: z.string(),
-  status: z.enum(['active', 'disabled']),
-  organisation_uuid: z.string(),
-  accounts: z.array(z.object({ uuid: z.string() })),
-  onboarding_configuration_uuid: z.string(),
-  onboarding_process_uuid: z.string(),
-  partner: z.object({ name: z.string() }),
-  created: z.number().int(),
-  disabled_at: z.number().int().optional(),
-});
 const tokenParams = z.object({ token: z.string().min(1).max(200) });
 const connectBody = z
   .object({ email: z.string().min(1).max(254), password: z.string().min(1).max(200), organisation_uuid: uuidSchema })
@@ -55,7 +23,7 @@ export const onboardingRoutes: AnyRoute[] = [
     summary: 'Partners: start onboarding an organisation (shape A flat, or shape B with initialisation_data)',
     body: createProcessInput,
     responses: {
-      201: { description: 'Onboarding Process, with onboarding_url', schema: processOut },
+      201: { description: 'Onboarding Process, with onboarding_url', schema: processResponse },
       403: { description: 'Not a partner, or the configuration is another partner’s' },
       404: { description: 'Unknown onboarding configuration' },
     },
@@ -71,7 +39,7 @@ export const onboardingRoutes: AnyRoute[] = [
     operationId: 'getOnboardingProcess',
     summary: 'Partners: get one of your onboarding processes',
     params: uuidParams('process_uuid'),
-    responses: { 200: { description: 'Onboarding Process', schema: processOut } },
+    responses: { 200: { description: 'Onboarding Process', schema: processResponse } },
     handle: async ({ params, principal, baseUrl }) => ({
       status: 200,
       body: processShape(await readProcess(principal(), params.process_uuid), baseUrl),
@@ -84,7 +52,7 @@ export const onboardingRoutes: AnyRoute[] = [
     operationId: 'getOnboardingProcessByToken',
     summary: 'Get an onboarding process by its token (the token is the credential)',
     params: tokenParams,
-    responses: { 200: { description: 'Onboarding Process', schema: processOut } },
+    responses: { 200: { description: 'Onboarding Process', schema: processResponse } },
     handle: async ({ params, baseUrl }) => ({
       status: 200,
       body: processShape(await readProcessByToken(params.token), baseUrl),
@@ -99,7 +67,7 @@ export const onboardingRoutes: AnyRoute[] = [
     params: tokenParams,
     body: onboardRequestSchema,
     responses: {
-      201: { description: 'Onboarding Process, succeeded, with results', schema: processOut },
+      201: { description: 'Onboarding Process, succeeded, with results', schema: processResponse },
       409: { description: 'Expired, already executed, or the e-mail address is taken' },
     },
     handle: async ({ params, body, baseUrl }) => ({
@@ -116,7 +84,7 @@ export const onboardingRoutes: AnyRoute[] = [
     params: tokenParams,
     body: connectBody,
     responses: {
-      201: { description: 'Onboarding Process, succeeded, with results', schema: processOut },
+      201: { description: 'Onboarding Process, succeeded, with results', schema: processResponse },
       403: { description: 'Wrong credentials, or the user does not belong to the organisation' },
       409: { description: 'Expired, already executed, or already connected' },
     },
@@ -156,7 +124,7 @@ export const onboardingRoutes: AnyRoute[] = [
       account_uuid: uuidSchema.optional(),
       configuration_uuid: uuidSchema.optional(),
     }),
-    responses: { 200: { description: 'Partner Integrations', schema: z.array(integrationOut) } },
+    responses: { 200: { description: 'Partner Integrations', schema: z.array(integrationResponse) } },
     handle: async ({ query, principal }) => ({
       status: 200,
       body: (await listIntegrations(principal(), query)).map(integrationShape),
@@ -169,7 +137,7 @@ export const onboardingRoutes: AnyRoute[] = [
     operationId: 'disablePartnerIntegration',
     summary: 'Disconnect: disable the integration; the partner loses its grant at once',
     params: uuidParams('partner_integration_uuid'),
-    responses: { 200: { description: 'Partner Integration, disabled', schema: integrationOut } },
+    responses: { 200: { description: 'Partner Integration, disabled', schema: integrationResponse } },
     handle: async ({ params, principal }) => ({
       status: 200,
       body: integrationShape(await disableIntegration(principal(), params.partner_integration_uuid)),

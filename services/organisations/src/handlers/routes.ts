@@ -1,5 +1,6 @@
 import { freeJsonObject, NotFoundError, SEARCH_BODY_LIMITS } from '@svc/core';
 import { type AnyRoute, defineRoute, uuidParam, uuidParams } from '@svc/http';
+import { searchResponseSchema } from '@svc/search';
 import * as z from 'zod';
 import { decideApproval } from '../domain/approval';
 import {
@@ -13,66 +14,20 @@ import {
   searchOrganisations,
 } from '../domain/organisations';
 import {
+  accountListResponse,
   accountListShape,
+  accountResponse,
   accountShape,
+  addressResponse,
   addressShape,
+  billingDataResponse,
   billingDataShape,
+  organisationListResponse,
   organisationListShape,
+  organisationResponse,
   organisationShape,
 } from '../domain/shapes';
 
-const addressOut = z.object({
-  uuid: z.string(),
-  created: z.number().int(),
-  address_line1: z.string(),
-  address_line2: z.string(),
-  postal_code: z.string(),
-  city: z.string(),
-  country_code: z.string(),
-  type: z.string(),
-});
-const organisationListOut = z.object({
-  uuid: z.string(),
-  name: z.string(),
-  created: z.string(),
-  approval_status: z.string(),
-  active: z.boolean(),
-});
-const organisationOut = z.object({
-  uuid: z.string(),
-  name: z.string(),
-  created: z.number().int(),
-  active: z.boolean(),
-  approval_status: z.string(),
-  merchant_category_code: z.string(),
-  locale: z.string(),
-  accounts: z.array(z.object({ uuid: z.string() })),
-});
-const accountListOut = z.object({
-  uuid: z.string(),
-  name: z.string(),
-  created: z.number().int(),
-  active: z.boolean(),
-  organisation_uuid: z.string(),
-});
-const accountOut = accountListOut.omit({ organisation_uuid: true }).extend({
-  organisation: z.object({ uuid: z.string(), name: z.string(), created: z.number().int(), active: z.boolean() }),
-});
-const billingDataOut = z.object({
-  organisation_name: z.string(),
-  account_name: z.string(),
-  account_holder: z.string(),
-  iban: z.string(),
-  vat_number: z.string(),
-  recipient_emails: z.array(z.string()),
-  address: addressOut.pick({
-    address_line1: true,
-    address_line2: true,
-    postal_code: true,
-    city: true,
-    country_code: true,
-  }),
-});
 const metadataOut = z.record(z.string(), z.string());
 
 const orgParams = uuidParams('organisation_uuid');
@@ -95,7 +50,7 @@ const approvalRoute = (decision: 'approve' | 'decline') =>
     summary: `Operators only: ${decision} an organisation (emits the ${decision === 'approve' ? 'approved' : 'declined'} event)`,
     params: orgParams,
     responses: {
-      200: { description: 'Organisation (single shape)', schema: organisationOut },
+      200: { description: 'Organisation (single shape)', schema: organisationResponse },
       403: { description: 'The caller is not an operator' },
       409: { description: 'The organisation is already in that state' },
     },
@@ -114,7 +69,7 @@ export const organisationsRoutes: AnyRoute[] = [
     auth: 'token',
     operationId: 'listOrganisations',
     summary: 'List the organisations your grants cover (at most 500)',
-    responses: { 200: { description: 'Organisations (list shape)', schema: z.array(organisationListOut) } },
+    responses: { 200: { description: 'Organisations (list shape)', schema: z.array(organisationListResponse) } },
     handle: async ({ principal }) => ({
       status: 200,
       body: (await listOrganisations(await principal())).map(organisationListShape),
@@ -128,7 +83,12 @@ export const organisationsRoutes: AnyRoute[] = [
     operationId: 'searchOrganisations',
     summary: 'Search the organisations your grants cover with the search language',
     body: freeJsonObject(SEARCH_BODY_LIMITS),
-    responses: { 200: { description: 'Search response (hits in the single-organisation shape)' } },
+    responses: {
+      200: {
+        description: 'Search response (hits in the single-organisation shape)',
+        schema: searchResponseSchema(organisationResponse),
+      },
+    },
     handle: async ({ body, principal }) => ({ status: 200, body: await searchOrganisations(principal(), body) }),
   }),
   defineRoute({
@@ -138,7 +98,7 @@ export const organisationsRoutes: AnyRoute[] = [
     operationId: 'getOrganisation',
     summary: 'Get an organisation',
     params: orgParams,
-    responses: { 200: { description: 'Organisation (single shape)', schema: organisationOut } },
+    responses: { 200: { description: 'Organisation (single shape)', schema: organisationResponse } },
     handle: async ({ params, principal }) => {
       const { organisation, visibleAccounts } = await getOrganisation(principal(), params.organisation_uuid);
       return { status: 200, body: organisationShape(organisation, visibleAccounts) };
@@ -151,7 +111,7 @@ export const organisationsRoutes: AnyRoute[] = [
     operationId: 'listOrganisationAddresses',
     summary: "List an organisation's addresses",
     params: orgParams,
-    responses: { 200: { description: 'Addresses', schema: z.array(addressOut) } },
+    responses: { 200: { description: 'Addresses', schema: z.array(addressResponse) } },
     handle: async ({ params, principal }) => ({
       status: 200,
       body: (await getOrganisationAddresses(principal(), params.organisation_uuid)).map(addressShape),
@@ -164,7 +124,7 @@ export const organisationsRoutes: AnyRoute[] = [
     operationId: 'getOrganisationAddress',
     summary: "Get one of an organisation's addresses",
     params: orgAddressParams,
-    responses: { 200: { description: 'Address', schema: addressOut } },
+    responses: { 200: { description: 'Address', schema: addressResponse } },
     handle: async ({ params, principal }) => {
       const addresses = await getOrganisationAddresses(principal(), params.organisation_uuid);
       return { status: 200, body: addressShape(pickAddress(addresses, params.address_uuid)) };
@@ -190,7 +150,7 @@ export const organisationsRoutes: AnyRoute[] = [
     operationId: 'listAccounts',
     summary: 'List the accounts your grants cover',
     query: z.object({ organisation_uuid: uuidParam.optional() }),
-    responses: { 200: { description: 'Accounts (list shape)', schema: z.array(accountListOut) } },
+    responses: { 200: { description: 'Accounts (list shape)', schema: z.array(accountListResponse) } },
     handle: async ({ query, principal }) => ({
       status: 200,
       body: (await listAccounts(await principal(), query.organisation_uuid)).map(accountListShape),
@@ -203,7 +163,7 @@ export const organisationsRoutes: AnyRoute[] = [
     operationId: 'getAccount',
     summary: 'Get an account',
     params: accountParams,
-    responses: { 200: { description: 'Account (single shape)', schema: accountOut } },
+    responses: { 200: { description: 'Account (single shape)', schema: accountResponse } },
     handle: async ({ params, principal }) => {
       const { account, organisation } = await getAccount(principal(), params.account_uuid);
       return { status: 200, body: accountShape(account, organisation) };
@@ -216,7 +176,7 @@ export const organisationsRoutes: AnyRoute[] = [
     operationId: 'getAccountBillingData',
     summary: "Get an account's billing data",
     params: accountParams,
-    responses: { 200: { description: 'Billing data', schema: billingDataOut } },
+    responses: { 200: { description: 'Billing data', schema: billingDataResponse } },
     handle: async ({ params, principal }) => {
       const { account, organisation } = await getAccount(principal(), params.account_uuid);
       return { status: 200, body: billingDataShape(account, organisation) };
@@ -229,7 +189,7 @@ export const organisationsRoutes: AnyRoute[] = [
     operationId: 'listAccountAddresses',
     summary: "List an account's addresses",
     params: accountParams,
-    responses: { 200: { description: 'Addresses', schema: z.array(addressOut) } },
+    responses: { 200: { description: 'Addresses', schema: z.array(addressResponse) } },
     handle: async ({ params, principal }) => ({
       status: 200,
       body: (await getAccountAddresses(principal(), params.account_uuid)).map(addressShape),
@@ -242,7 +202,7 @@ export const organisationsRoutes: AnyRoute[] = [
     operationId: 'getAccountAddress',
     summary: "Get one of an account's addresses",
     params: accountAddressParams,
-    responses: { 200: { description: 'Address', schema: addressOut } },
+    responses: { 200: { description: 'Address', schema: addressResponse } },
     handle: async ({ params, principal }) => {
       const addresses = await getAccountAddresses(principal(), params.account_uuid);
       return { status: 200, body: addressShape(pickAddress(addresses, params.address_uuid)) };

@@ -10,7 +10,8 @@ export const moneyInput = z.object({
   currency: z.string().regex(/^[A-Z]{3}$/, 'An upper-case ISO 4217 code'),
 });
 
-export const moneyOutput = z.object({ value: z.string(), currency: z.string() });
+/** Money as the API answers it: minor units as a string of digits, and the currency. */
+export const moneyOutput = z.object({ value: z.string().describe('Minor units, as a string'), currency: z.string() });
 
 /** The request to initialise a payment and to create a payment source. */
 export const paymentRequestSchema = z

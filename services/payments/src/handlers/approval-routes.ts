@@ -16,7 +16,7 @@ export const approvalRoutes: AnyRoute[] = [
     summary: "Simulated provider: the donor's approval page for a payment",
     params: uuidParams('payment_uuid'),
     query: tokenQuery,
-    responses: { 200: { description: 'HTML page' } },
+    responses: { 200: { description: 'HTML page', html: true } },
     handle: async ({ params, query }) => {
       const payment = await findPendingPayment(params.payment_uuid, query.token);
       return {
@@ -43,7 +43,7 @@ export const approvalRoutes: AnyRoute[] = [
     params: uuidParams('payment_uuid'),
     accepts: ['form', 'json'],
     body: decisionBody,
-    responses: { 303: { description: 'Back to the return_url' }, 200: { description: 'Result page' } },
+    responses: { 303: { description: 'Back to the return_url' }, 200: { description: 'Result page', html: true } },
     handle: async ({ params, body }) => {
       const payment = await decidePayment(params.payment_uuid, body.token, body.decision === 'approve');
       const location = afterDecision(payment.return_url, { payment_uuid: payment.uuid, status: payment.status });
@@ -62,7 +62,7 @@ export const approvalRoutes: AnyRoute[] = [
     summary: "Simulated provider: the donor's approval page for a payment source",
     params: uuidParams('payment_source_uuid'),
     query: tokenQuery,
-    responses: { 200: { description: 'HTML page' } },
+    responses: { 200: { description: 'HTML page', html: true } },
     handle: async ({ params, query }) => {
       const source = await findPendingSource(params.payment_source_uuid, query.token);
       return {
@@ -89,7 +89,7 @@ export const approvalRoutes: AnyRoute[] = [
     params: uuidParams('payment_source_uuid'),
     accepts: ['form', 'json'],
     body: decisionBody,
-    responses: { 200: { description: 'Result page' } },
+    responses: { 200: { description: 'Result page', html: true } },
     handle: async ({ params, body }) => {
       const source = await decideSource(params.payment_source_uuid, body.token, body.decision === 'approve');
       return {

@@ -1,11 +1,19 @@
 import { freeJsonObject, SEARCH_BODY_LIMITS } from '@svc/core';
 import { type AnyRoute, defineRoute, uuidParams } from '@svc/http';
+import { searchResponseSchema } from '@svc/search';
 import * as z from 'zod';
 import { initialisePayment } from '../domain/initialise';
 import { cancelPayment, changeCustomParameters, getPayment, refundPayment } from '../domain/payments';
-import { minorUnits, moneyInput, moneyOutput, paymentRequestSchema } from '../domain/request';
+import { minorUnits, moneyInput, paymentRequestSchema } from '../domain/request';
 import { searchPayments } from '../domain/search';
-import { paymentShape, paymentSourceShape, refundShape } from '../domain/shapes';
+import {
+  paymentResponse,
+  paymentShape,
+  paymentSourceResponse,
+  paymentSourceShape,
+  refundResponse,
+  refundShape,
+} from '../domain/shapes';
 import { createPaymentSource, getPaymentSource, replaceSourceCustomParameters } from '../domain/sources';
 import { approvalRoutes } from './approval-routes';
 import { stripeRoutes } from './stripe-routes';
@@ -13,52 +21,6 @@ import { stripeRoutes } from './stripe-routes';
 const paymentParams = uuidParams('payment_uuid');
 const sourceParams = uuidParams('payment_source_uuid');
 const customParameters = freeJsonObject();
-
-const refundOut = z.object({
-  uuid: z.string(),
-  payment_uuid: z.string(),
-  created: z.number().int(),
-  amount: moneyOutput,
-  status: z.enum(['succeeded', 'failed']),
-  failure_reason: z.string().optional(),
-});
-const paymentOut = z.looseObject({
-  uuid: z.string(),
-  organisation_uuid: z.string(),
-  account_uuid: z.string(),
-  created: z.number().int(),
-  status: z.enum(['pending', 'succeeded', 'failed', 'cancelled']),
-  status_reason: z.string().optional(),
-  test_mode: z.boolean(),
-  amount: moneyOutput,
-  refunded_amount: moneyOutput,
-  payment_method: z.string(),
-  profile: z.string(),
-  provider: z.string(),
-  action: z.object({ action_type: z.literal('redirect'), url: z.string() }).optional(),
-  payment_information: z.record(z.string(), z.unknown()).optional(),
-  refunds: z.array(refundOut),
-  custom_parameters: customParameters,
-  svc_parameters: customParameters,
-});
-const sourceOut = z.looseObject({
-  uuid: z.string(),
-  organisation_uuid: z.string(),
-  account_uuid: z.string(),
-  created: z.number().int(),
-  status: z.enum(['pending', 'active', 'failed']),
-  test_mode: z.boolean(),
-  payment_method: z.string(),
-  profile: z.string(),
-  provider: z.string(),
-  payment_information: z.record(z.string(), z.unknown()),
-  custom_parameters: customParameters,
-});
-const searchOut = z.object({
-  summary: z.object({ hits: z.number().int(), last_sort_values: z.array(z.unknown()) }),
-  hits: z.array(z.record(z.string(), z.unknown())),
-  aggregations: z.record(z.string(), z.array(z.record(z.string(), z.unknown()))),
-});
 
 export const paymentsRoutes: AnyRoute[] = [
   defineRoute({
@@ -69,7 +31,7 @@ export const paymentsRoutes: AnyRoute[] = [
     summary: 'Initialise a payment',
     description: 'Card, TWINT or SEPA direct debit through the account profile. Honours Idempotency-Key.',
     body: paymentRequestSchema,
-    responses: { 201: { description: 'Payment', schema: paymentOut } },
+    responses: { 201: { description: 'Payment', schema: paymentResponse } },
     handle: async ({ body, principal, baseUrl, sourceIp, headers }) => ({
       status: 201,
       body: paymentShape(
@@ -84,7 +46,7 @@ export const paymentsRoutes: AnyRoute[] = [
     operationId: 'getPayment',
     summary: 'Get a payment',
     params: paymentParams,
-    responses: { 200: { description: 'Payment', schema: paymentOut } },
+    responses: { 200: { description: 'Payment', schema: paymentResponse } },
     handle: async ({ params, principal }) => ({
       status: 200,
       body: paymentShape(await getPayment(principal(), params.payment_uuid)),
@@ -101,7 +63,7 @@ export const paymentsRoutes: AnyRoute[] = [
       .object({ reason: z.string().max(500).optional() })
       .strict()
       .optional(),
-    responses: { 200: { description: 'Payment', schema: paymentOut } },
+    responses: { 200: { description: 'Payment', schema: paymentResponse } },
     handle: async ({ params, body, principal }) => ({
       status: 200,
       body: paymentShape(await cancelPayment(principal(), params.payment_uuid, body?.reason)),
@@ -116,7 +78,7 @@ export const paymentsRoutes: AnyRoute[] = [
     description: 'Honours Idempotency-Key.',
     params: paymentParams,
     body: z.object({ amount: moneyInput.optional() }).strict().optional(),
-    responses: { 200: { description: 'Refund', schema: refundOut } },
+    responses: { 200: { description: 'Refund', schema: refundResponse } },
     handle: async ({ params, body, principal }) => {
       const amount = body?.amount ? { minor: minorUnits(body.amount), currency: body.amount.currency } : undefined;
       const { payment, refund } = await refundPayment(principal(), params.payment_uuid, amount);
@@ -131,7 +93,7 @@ export const paymentsRoutes: AnyRoute[] = [
     summary: "Replace a payment's custom parameters",
     params: paymentParams,
     body: customParameters,
-    responses: { 200: { description: 'Payment', schema: paymentOut } },
+    responses: { 200: { description: 'Payment', schema: paymentResponse } },
     handle: async ({ params, body, principal }) => ({
       status: 200,
       body: paymentShape(await changeCustomParameters(principal(), params.payment_uuid, body, 'replace')),
@@ -145,7 +107,7 @@ export const paymentsRoutes: AnyRoute[] = [
     summary: "Merge into a payment's custom parameters",
     params: paymentParams,
     body: customParameters,
-    responses: { 200: { description: 'Payment', schema: paymentOut } },
+    responses: { 200: { description: 'Payment', schema: paymentResponse } },
     handle: async ({ params, body, principal }) => ({
       status: 200,
       body: paymentShape(await changeCustomParameters(principal(), params.payment_uuid, body, 'merge')),
@@ -159,7 +121,7 @@ export const paymentsRoutes: AnyRoute[] = [
     operationId: 'searchPayments',
     summary: 'Search payments with the search language',
     body: freeJsonObject(SEARCH_BODY_LIMITS),
-    responses: { 200: { description: 'Search response', schema: searchOut } },
+    responses: { 200: { description: 'Search response', schema: searchResponseSchema(paymentResponse) } },
     handle: async ({ body, principal }) => ({ status: 200, body: await searchPayments(principal(), body) }),
   }),
   defineRoute({
@@ -170,7 +132,7 @@ export const paymentsRoutes: AnyRoute[] = [
     summary: 'Create a payment source',
     description: 'Same request as a payment; cards are verified with a charge refunded at once.',
     body: paymentRequestSchema,
-    responses: { 201: { description: 'Payment source', schema: sourceOut } },
+    responses: { 201: { description: 'Payment source', schema: paymentSourceResponse } },
     handle: async ({ body, principal, baseUrl, sourceIp, headers }) => ({
       status: 201,
       body: paymentSourceShape(
@@ -188,7 +150,7 @@ export const paymentsRoutes: AnyRoute[] = [
     operationId: 'getPaymentSource',
     summary: 'Get a payment source',
     params: sourceParams,
-    responses: { 200: { description: 'Payment source', schema: sourceOut } },
+    responses: { 200: { description: 'Payment source', schema: paymentSourceResponse } },
     handle: async ({ params, principal }) => ({
       status: 200,
       body: paymentSourceShape(await getPaymentSource(principal(), params.payment_source_uuid)),
@@ -202,7 +164,7 @@ export const paymentsRoutes: AnyRoute[] = [
     summary: "Replace a payment source's custom parameters",
     params: sourceParams,
     body: customParameters,
-    responses: { 200: { description: 'Payment source', schema: sourceOut } },
+    responses: { 200: { description: 'Payment source', schema: paymentSourceResponse } },
     handle: async ({ params, body, principal }) => ({
       status: 200,
       body: paymentSourceShape(await replaceSourceCustomParameters(principal(), params.payment_source_uuid, body)),

@@ -23,7 +23,7 @@ export const stripeRoutes: AnyRoute[] = [
     summary: "Stripe: the donor's way back after Stripe's page; settles the payment and redirects to its return_url",
     params: uuidParams('payment_uuid'),
     query: z.looseObject({ token: z.string().min(1).max(200) }),
-    responses: { 303: { description: 'Back to the return_url' }, 200: { description: 'Result page' } },
+    responses: { 303: { description: 'Back to the return_url' }, 200: { description: 'Result page', html: true } },
     handle: async ({ params, query }): Promise<HttpResult> => {
       const found = await findPendingPayment(params.payment_uuid, query.token);
       // Only Stripe's payments come back this way.
@@ -52,7 +52,7 @@ export const stripeRoutes: AnyRoute[] = [
     summary: "Stripe: the donor's way back after saving a payment method on Stripe's page; settles the source",
     params: uuidParams('payment_source_uuid'),
     query: z.looseObject({ token: z.string().min(1).max(200) }),
-    responses: { 200: { description: 'Result page' } },
+    responses: { 200: { description: 'Result page', html: true } },
     handle: async ({ params, query }): Promise<HttpResult> => {
       const source = await retryOnConflict(async () => {
         const found = await findPendingSource(params.payment_source_uuid, query.token);

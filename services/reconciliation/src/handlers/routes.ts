@@ -2,25 +2,9 @@ import { uuidSchema } from '@svc/core';
 import { type AnyRoute, defineRoute, type MultipartBody, uuidParams } from '@svc/http';
 import * as z from 'zod';
 import { BLUEPRINT_MAX_BYTES, BLUEPRINT_SUNSET, executeBlueprint } from '../domain/blueprint';
-import { listReports, readReport, reportRows, reportShape } from '../domain/reports';
+import { listReports, readReport, reportResponse, reportRows, reportShape } from '../domain/reports';
 import { uploadParameters } from '../domain/upload-parameters';
 
-const summaryOut = z.object({
-  rows: z.number().int(),
-  matched: z.number().int(),
-  unmatched: z.number().int(),
-  errors: z.number().int(),
-  matched_amounts: z.array(z.object({ value: z.string(), currency: z.string() })),
-});
-const reportOut = z.object({
-  uuid: z.string(),
-  organisation_uuid: z.string(),
-  source_configuration_uuid: z.string(),
-  file_type: z.enum(['camt054', 'csv']),
-  file: z.object({ name: z.string(), size: z.number().int() }),
-  created: z.number().int(),
-  summary: summaryOut,
-});
 const MAX_ROWS_PAGE = 1000;
 
 export const reconciliationRoutes: AnyRoute[] = [
@@ -63,7 +47,16 @@ export const reconciliationRoutes: AnyRoute[] = [
     }),
     accepts: ['multipart'],
     maxBodyBytes: BLUEPRINT_MAX_BYTES,
-    responses: { 202: { description: 'The files are stored; each is processed into a report' } },
+    responses: {
+      202: {
+        description: 'The files are stored; each is processed into a report',
+        schema: z.object({
+          files: z.array(
+            z.object({ key: z.string(), name: z.string(), size: z.number().int(), report_uuid: z.string() }),
+          ),
+        }),
+      },
+    },
     handle: async ({ params, body, principal }) => ({
       status: 202,
       headers: {
@@ -81,7 +74,7 @@ export const reconciliationRoutes: AnyRoute[] = [
     operationId: 'listReconciliationReports',
     summary: "List an organisation's reconciliation reports, newest first",
     query: z.object({ organisation_uuid: uuidSchema, source_configuration_uuid: uuidSchema.optional() }),
-    responses: { 200: { description: 'Reports (summaries)', schema: z.array(reportOut) } },
+    responses: { 200: { description: 'Reports (summaries)', schema: z.array(reportResponse) } },
     handle: async ({ query, principal }) => ({
       status: 200,
       body: (await listReports(principal(), query.organisation_uuid, query.source_configuration_uuid)).map(reportShape),
@@ -98,7 +91,16 @@ export const reconciliationRoutes: AnyRoute[] = [
       from: z.coerce.number().int().min(0).default(0),
       size: z.coerce.number().int().min(0).max(MAX_ROWS_PAGE).default(100),
     }),
-    responses: { 200: { description: 'Report with `rows`', schema: reportOut.extend({ rows: z.array(z.unknown()) }) } },
+    responses: {
+      200: {
+        description: 'Report with `rows`',
+        schema: reportResponse.extend({
+          rows: z
+            .array(z.record(z.string(), z.unknown()))
+            .describe('Result rows, each the row as read and how it matched'),
+        }),
+      },
+    },
     handle: async ({ params, query, principal }) => {
       const report = await readReport(principal(), params.report_uuid);
       return { status: 200, body: { ...reportShape(report), rows: await reportRows(report, query.from, query.size) } };

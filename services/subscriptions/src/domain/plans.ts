@@ -1,7 +1,9 @@
 import {
+  type Assert,
   assertAccountGrant,
   assertOrganisationGrant,
   ConflictError,
+  type Conforms,
   coversAccount,
   definedFields,
   ForbiddenError,
@@ -87,6 +89,27 @@ const planFields = {
 
 export const createPlanInput = z.object({ organisation_uuid: uuidSchema, ...planFields }).strict();
 export const updatePlanInput = z.object({ ...planFields, name: planFields.name.optional() }).strict();
+
+/** A plan as the API answers it (the global default plan has no organisation, account or created). */
+export const planResponse = z.object({
+  uuid: z.string(),
+  organisation_uuid: z.string().optional(),
+  account_uuid: z.string().optional(),
+  name: z.string(),
+  is_default: z.boolean(),
+  dunning_configuration: z.object({
+    retry_delays_days: z.array(z.number().int()),
+    max_consecutive_failed_invoices: z.number().int(),
+    on_max_failed: z.enum(['cancel', 'suspend']),
+  }),
+  notification_configuration: z.object({
+    supporter_receipts: z.boolean(),
+    failure_recipient_emails: z.array(z.string()),
+  }),
+  created: z.number().int().optional(),
+});
+
+type _Plan = Assert<Conforms<ReturnType<typeof planShape>, z.output<typeof planResponse>>>;
 
 export function planShape(plan: AnyPlan) {
   if ('global' in plan) {

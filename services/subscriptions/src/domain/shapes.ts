@@ -1,13 +1,84 @@
-import { definedFields, now } from '@svc/core';
+import { type Assert, type Conforms, definedFields, now } from '@svc/core';
 import { findPayment } from '@svc/payments';
 import { localMidnight } from '@svc/schedule';
+import * as z from 'zod';
 import type { ChargeAttemptRecord, InvoiceRecord, SubscriptionRecord } from '../repository/records';
 import { statusAt } from '../repository/state';
 import { findPlan } from '../repository/subscription-repository';
 import { shownNextDueDay } from './calendar';
 import { GLOBAL_DEFAULT_PLAN } from './plans';
 
-/** The response shapes: calendar days become local-midnight Unix seconds; internals stay inside. */
+/**
+ * The response shapes and the one schema of each (`/openapi.json` publishes the schemas; the type
+ * checks below fail when a shape answers a field its schema does not declare, or misses one).
+ * Calendar days become local-midnight Unix seconds; internals stay inside.
+ */
+const freeJson = z.record(z.string(), z.unknown());
+const localMidnightSeconds = z.number().int().describe("Unix seconds of local midnight in the subscription's timezone");
+
+export const subscriptionResponse = z.object({
+  uuid: z.string(),
+  organisation_uuid: z.string(),
+  account_uuid: z.string(),
+  supporter_uuid: z.string().optional(),
+  subscription_plan: z.object({ uuid: z.string(), name: z.string() }),
+  payment_source_uuid: z.string(),
+  payment_provider: z.string(),
+  payment_method: z.string(),
+  created: z.number().int(),
+  currency: z.string(),
+  amount: z.number().int().describe('Minor units'),
+  timezone: z.string(),
+  charged_by: z.literal('svc'),
+  next_due_date: localMidnightSeconds.optional(),
+  subscription_status: z.enum(['pending', 'active', 'suspended', 'cancelled', 'finished']),
+  recurring_interval: z.string(),
+  planned_effective_from: localMidnightSeconds.optional(),
+  planned_since: z.number().int().optional(),
+  planned_end: localMidnightSeconds.optional(),
+  ended_at: z.number().int().optional(),
+  suspension_start: localMidnightSeconds.optional(),
+  suspension_end: localMidnightSeconds.optional(),
+  consecutive_failed_invoices: z.number().int(),
+  test_mode: z.boolean(),
+  custom_parameters: freeJson,
+  svc_parameters: freeJson,
+});
+
+export const invoiceResponse = z.object({
+  uuid: z.string(),
+  subscription: z.object({ uuid: z.string() }),
+  created: z.number().int(),
+  status: z.enum(['open', 'paid', 'cancelled']),
+  status_reason: z.string().optional(),
+  amount: z.number().int().describe('Minor units'),
+  refunded_amount: z.number().int(),
+  currency: z.string(),
+  next_attempt_date: localMidnightSeconds.optional(),
+  failed_payment_attempts: z.number().int(),
+  is_manually_created: z.boolean(),
+  charge_attempts: z.array(
+    z.object({ uuid: z.string(), status: z.enum(['pending', 'succeeded', 'failed']), created: z.number().int() }),
+  ),
+  custom_parameters: freeJson,
+  svc_parameters: freeJson,
+});
+
+export const chargeAttemptResponse = z.object({
+  uuid: z.string(),
+  created: z.number().int(),
+  status: z.enum(['pending', 'succeeded', 'failed']),
+  status_reason: z.string().optional(),
+  payment_uuid: z.string(),
+  invoice: invoiceResponse,
+  subscription: subscriptionResponse,
+});
+
+type _Subscription = Assert<Conforms<ReturnType<typeof subscriptionShape>, z.output<typeof subscriptionResponse>>>;
+type _Invoice = Assert<Conforms<Awaited<ReturnType<typeof invoiceShape>>, z.output<typeof invoiceResponse>>>;
+type _ChargeAttempt = Assert<
+  Conforms<Awaited<ReturnType<typeof chargeAttemptShape>>, z.output<typeof chargeAttemptResponse>>
+>;
 
 export interface PlanRef {
   uuid: string;
@@ -44,7 +115,7 @@ export function subscriptionShape(s: SubscriptionRecord, plan: PlanRef | undefin
     currency: s.currency,
     amount: s.amount,
     timezone: s.timezone,
-    charged_by: 'svc',
+    charged_by: 'svc' as const,
     ...definedFields({ next_due_date: live ? day(shownNextDueDay(s)) : undefined }),
     subscription_status: status,
     recurring_interval: s.recurring_interval,
@@ -61,7 +132,7 @@ export function subscriptionShape(s: SubscriptionRecord, plan: PlanRef | undefin
   };
 }
 
-export async function subscriptionResponse(subscription: SubscriptionRecord) {
+export async function shapedSubscription(subscription: SubscriptionRecord) {
   const plans = await planRefs([subscription]);
   return subscriptionShape(subscription, plans.get(subscription.plan_uuid));
 }
@@ -113,6 +184,6 @@ export async function chargeAttemptShape(
     ...definedFields({ status_reason: attempt.status_reason }),
     payment_uuid: attempt.payment_uuid,
     invoice: await invoiceShape(invoice),
-    subscription: await subscriptionResponse(subscription),
+    subscription: await shapedSubscription(subscription),
   };
 }

@@ -1,5 +1,6 @@
 import { freeJsonObject, SEARCH_BODY_LIMITS, uuidSchema } from '@svc/core';
 import { type AnyRoute, defineRoute, uuidParams } from '@svc/http';
+import { searchResponseSchema } from '@svc/search';
 import * as z from 'zod';
 import {
   closeInvoice,
@@ -15,12 +16,20 @@ import {
   createPlanInput,
   getPlan,
   listPlans,
+  planResponse,
   planShape,
   updatePlan,
   updatePlanInput,
 } from '../domain/plans';
 import { searchSubscriptions } from '../domain/search';
-import { chargeAttemptShape, invoiceShape, subscriptionResponse } from '../domain/shapes';
+import {
+  chargeAttemptResponse,
+  chargeAttemptShape,
+  invoiceResponse,
+  invoiceShape,
+  shapedSubscription,
+  subscriptionResponse,
+} from '../domain/shapes';
 import {
   activateSubscription,
   cancelSubscription,
@@ -36,73 +45,10 @@ import {
 const planParams = uuidParams('plan_uuid');
 const subscriptionParams = uuidParams('subscription_uuid');
 const invoiceParams = uuidParams('subscription_uuid', 'invoice_uuid');
-const parameters = z.record(z.string(), z.unknown());
 
-const dunningOut = z.object({
-  retry_delays_days: z.array(z.number().int()),
-  max_consecutive_failed_invoices: z.number().int(),
-  on_max_failed: z.enum(['cancel', 'suspend']),
-});
-const planOut = z.looseObject({
-  uuid: z.string(),
-  organisation_uuid: z.string().optional(),
-  account_uuid: z.string().optional(),
-  name: z.string(),
-  is_default: z.boolean(),
-  dunning_configuration: dunningOut,
-  notification_configuration: z.object({
-    supporter_receipts: z.boolean(),
-    failure_recipient_emails: z.array(z.string()),
-  }),
-});
-const subscriptionOut = z.looseObject({
-  uuid: z.string(),
-  organisation_uuid: z.string(),
-  account_uuid: z.string(),
-  supporter_uuid: z.string().optional(),
-  subscription_plan: z.object({ uuid: z.string(), name: z.string() }),
-  payment_source_uuid: z.string(),
-  currency: z.string(),
-  amount: z.number().int(),
-  timezone: z.string(),
-  next_due_date: z.number().int().optional(),
-  subscription_status: z.enum(['pending', 'active', 'suspended', 'cancelled', 'finished']),
-  recurring_interval: z.string(),
-  consecutive_failed_invoices: z.number().int(),
-  test_mode: z.boolean(),
-  custom_parameters: parameters,
-  svc_parameters: parameters,
-});
-const invoiceOut = z.looseObject({
-  uuid: z.string(),
-  subscription: z.object({ uuid: z.string() }),
-  created: z.number().int(),
-  status: z.enum(['open', 'paid', 'cancelled']),
-  amount: z.number().int(),
-  refunded_amount: z.number().int(),
-  currency: z.string(),
-  next_attempt_date: z.number().int().optional(),
-  failed_payment_attempts: z.number().int(),
-  is_manually_created: z.boolean(),
-  charge_attempts: z.array(z.object({ uuid: z.string(), status: z.string(), created: z.number().int() })),
-});
-const chargeAttemptOut = z.looseObject({
-  uuid: z.string(),
-  created: z.number().int(),
-  status: z.enum(['pending', 'succeeded', 'failed']),
-  payment_uuid: z.string(),
-  invoice: invoiceOut,
-  subscription: subscriptionOut,
-});
-const searchOut = z.object({
-  summary: z.object({ hits: z.number().int(), last_sort_values: z.array(z.unknown()) }),
-  hits: z.array(z.record(z.string(), z.unknown())),
-  aggregations: z.record(z.string(), z.array(z.record(z.string(), z.unknown()))),
-});
-
-const subscriptionResult = (status: number) => async (subscription: Parameters<typeof subscriptionResponse>[0]) => ({
+const subscriptionResult = (status: number) => async (subscription: Parameters<typeof shapedSubscription>[0]) => ({
   status,
-  body: await subscriptionResponse(subscription),
+  body: await shapedSubscription(subscription),
 });
 
 export const subscriptionsRoutes: AnyRoute[] = [
@@ -113,7 +59,7 @@ export const subscriptionsRoutes: AnyRoute[] = [
     operationId: 'listSubscriptionPlans',
     summary: 'List subscription plans (the global default plan first)',
     query: z.object({ organisation_uuid: uuidSchema.optional() }),
-    responses: { 200: { description: 'Plans', schema: z.array(planOut) } },
+    responses: { 200: { description: 'Plans', schema: z.array(planResponse) } },
     handle: async ({ query, principal }) => ({
       status: 200,
       body: (await listPlans(principal(), query.organisation_uuid)).map(planShape),
@@ -127,7 +73,7 @@ export const subscriptionsRoutes: AnyRoute[] = [
     summary: 'Create a subscription plan',
     description: 'A second default plan of an organisation is 409; unset is_default on the first one before.',
     body: createPlanInput,
-    responses: { 201: { description: 'Plan', schema: planOut } },
+    responses: { 201: { description: 'Plan', schema: planResponse } },
     handle: async ({ body, principal }) => ({ status: 201, body: planShape(await createPlan(principal(), body)) }),
   }),
   defineRoute({
@@ -137,7 +83,7 @@ export const subscriptionsRoutes: AnyRoute[] = [
     operationId: 'getSubscriptionPlan',
     summary: 'Get a subscription plan',
     params: planParams,
-    responses: { 200: { description: 'Plan', schema: planOut } },
+    responses: { 200: { description: 'Plan', schema: planResponse } },
     handle: async ({ params, principal }) => ({
       status: 200,
       body: planShape(await getPlan(principal(), params.plan_uuid)),
@@ -151,7 +97,7 @@ export const subscriptionsRoutes: AnyRoute[] = [
     summary: 'Update a subscription plan',
     params: planParams,
     body: updatePlanInput,
-    responses: { 200: { description: 'Plan', schema: planOut } },
+    responses: { 200: { description: 'Plan', schema: planResponse } },
     handle: async ({ params, body, principal }) => ({
       status: 200,
       body: planShape(await updatePlan(principal(), params.plan_uuid, body)),
@@ -165,7 +111,7 @@ export const subscriptionsRoutes: AnyRoute[] = [
     summary: 'Create a subscription',
     description: 'Honours Idempotency-Key.',
     body: createSubscriptionInput,
-    responses: { 201: { description: 'Subscription', schema: subscriptionOut } },
+    responses: { 201: { description: 'Subscription', schema: subscriptionResponse } },
     handle: async ({ body, principal }) => subscriptionResult(201)(await createSubscription(principal(), body)),
   }),
   ...(['GET', 'POST'] as const).map((method) =>
@@ -177,7 +123,7 @@ export const subscriptionsRoutes: AnyRoute[] = [
       operationId: method === 'GET' ? 'getSubscription' : 'getSubscriptionByPost',
       summary: 'Get a subscription',
       params: subscriptionParams,
-      responses: { 200: { description: 'Subscription', schema: subscriptionOut } },
+      responses: { 200: { description: 'Subscription', schema: subscriptionResponse } },
       handle: async ({ params, principal }) =>
         subscriptionResult(200)(await readSubscription(principal(), params.subscription_uuid)),
     }),
@@ -190,7 +136,7 @@ export const subscriptionsRoutes: AnyRoute[] = [
     summary: 'Update a subscription (the supporter only while unset)',
     params: subscriptionParams,
     body: updateSubscriptionInput,
-    responses: { 200: { description: 'Subscription', schema: subscriptionOut } },
+    responses: { 200: { description: 'Subscription', schema: subscriptionResponse } },
     handle: async ({ params, body, principal }) =>
       subscriptionResult(200)(await updateSubscription(principal(), params.subscription_uuid, body)),
   }),
@@ -201,7 +147,7 @@ export const subscriptionsRoutes: AnyRoute[] = [
     operationId: 'activateSubscription',
     summary: 'Activate a pending or suspended subscription',
     params: subscriptionParams,
-    responses: { 200: { description: 'Subscription', schema: subscriptionOut } },
+    responses: { 200: { description: 'Subscription', schema: subscriptionResponse } },
     handle: async ({ params, principal }) =>
       subscriptionResult(200)(await activateSubscription(principal(), params.subscription_uuid)),
   }),
@@ -212,7 +158,7 @@ export const subscriptionsRoutes: AnyRoute[] = [
     operationId: 'cancelSubscription',
     summary: 'Cancel a subscription',
     params: subscriptionParams,
-    responses: { 200: { description: 'Subscription', schema: subscriptionOut } },
+    responses: { 200: { description: 'Subscription', schema: subscriptionResponse } },
     handle: async ({ params, principal }) =>
       subscriptionResult(200)(await cancelSubscription(principal(), params.subscription_uuid)),
   }),
@@ -224,7 +170,7 @@ export const subscriptionsRoutes: AnyRoute[] = [
     summary: 'Suspend a subscription, or change the end of the suspension in force',
     params: subscriptionParams,
     body: suspendInput.optional(),
-    responses: { 200: { description: 'Subscription', schema: subscriptionOut } },
+    responses: { 200: { description: 'Subscription', schema: subscriptionResponse } },
     handle: async ({ params, body, principal }) =>
       subscriptionResult(200)(await suspendSubscription(principal(), params.subscription_uuid, body)),
   }),
@@ -236,7 +182,7 @@ export const subscriptionsRoutes: AnyRoute[] = [
     operationId: 'searchSubscriptions',
     summary: 'Search subscriptions with the search language',
     body: freeJsonObject(SEARCH_BODY_LIMITS),
-    responses: { 200: { description: 'Search response', schema: searchOut } },
+    responses: { 200: { description: 'Search response', schema: searchResponseSchema(subscriptionResponse) } },
     handle: async ({ body, principal }) => ({ status: 200, body: await searchSubscriptions(principal(), body) }),
   }),
   defineRoute({
@@ -246,7 +192,7 @@ export const subscriptionsRoutes: AnyRoute[] = [
     operationId: 'listInvoices',
     summary: 'List the invoices of a subscription (oldest first)',
     params: subscriptionParams,
-    responses: { 200: { description: 'Invoices', schema: z.array(invoiceOut) } },
+    responses: { 200: { description: 'Invoices', schema: z.array(invoiceResponse) } },
     handle: async ({ params, principal }) => {
       const { invoices } = await listInvoices(principal(), params.subscription_uuid);
       return { status: 200, body: await Promise.all(invoices.map(invoiceShape)) };
@@ -260,7 +206,7 @@ export const subscriptionsRoutes: AnyRoute[] = [
     summary: 'Create a manual invoice (charged only by the charge attempts you create)',
     params: subscriptionParams,
     body: createInvoiceInput.optional(),
-    responses: { 201: { description: 'Invoice', schema: invoiceOut } },
+    responses: { 201: { description: 'Invoice', schema: invoiceResponse } },
     handle: async ({ params, body, principal }) => {
       const { invoice } = await createInvoice(principal(), params.subscription_uuid, body ?? {});
       return { status: 201, body: await invoiceShape(invoice) };
@@ -273,7 +219,7 @@ export const subscriptionsRoutes: AnyRoute[] = [
     operationId: 'getInvoice',
     summary: 'Get an invoice',
     params: invoiceParams,
-    responses: { 200: { description: 'Invoice', schema: invoiceOut } },
+    responses: { 200: { description: 'Invoice', schema: invoiceResponse } },
     handle: async ({ params, principal }) => {
       const { invoice } = await getInvoice(principal(), params.subscription_uuid, params.invoice_uuid);
       return { status: 200, body: await invoiceShape(invoice) };
@@ -287,7 +233,7 @@ export const subscriptionsRoutes: AnyRoute[] = [
     summary: 'Close an open invoice as paid or cancelled',
     params: invoiceParams,
     body: closeInvoiceInput,
-    responses: { 200: { description: 'Invoice', schema: invoiceOut } },
+    responses: { 200: { description: 'Invoice', schema: invoiceResponse } },
     handle: async ({ params, body, principal }) => {
       const { invoice } = await closeInvoice(principal(), params.subscription_uuid, params.invoice_uuid, body.status);
       return { status: 200, body: await invoiceShape(invoice) };
@@ -300,7 +246,7 @@ export const subscriptionsRoutes: AnyRoute[] = [
     operationId: 'createChargeAttempt',
     summary: 'Charge an invoice now (409 when paid or while an attempt is pending)',
     params: invoiceParams,
-    responses: { 201: { description: 'Charge attempt, with the provider’s answer', schema: chargeAttemptOut } },
+    responses: { 201: { description: 'Charge attempt, with the provider’s answer', schema: chargeAttemptResponse } },
     handle: async ({ params, principal }) => {
       const { attempt, invoice, subscription } = await createChargeAttempt(
         principal(),

@@ -1,5 +1,7 @@
 import {
+  type Assert,
   ConflictError,
+  type Conforms,
   definedFields,
   isResumedRequest,
   NotFoundError,
@@ -79,6 +81,27 @@ export type EndpointInput = z.infer<typeof updateEndpointInput>;
 const tooBusy = () => new ConflictError('Too many concurrent changes; try again');
 const duplicate = () =>
   new ConflictError('An endpoint with this URL exists in the organisation', 'error.webhook.duplicate_url', 'endpoint');
+
+/** An endpoint as the API answers it: the password never leaves; the hmac_key is shown to its managers. */
+export const endpointResponse = z.object({
+  uuid: z.string(),
+  organisation_uuid: z.string(),
+  account_uuid: z.string().optional(),
+  alias: z.string().optional(),
+  endpoint: z.string(),
+  username: z.string().optional(),
+  hmac_key: z.string().optional(),
+});
+/** An endpoint as a list shows it. */
+export const endpointListResponse = endpointResponse.pick({
+  uuid: true,
+  organisation_uuid: true,
+  account_uuid: true,
+  alias: true,
+});
+
+type _ListedEndpoint = Assert<Conforms<ReturnType<typeof endpointListShape>, z.output<typeof endpointListResponse>>>;
+type _Endpoint = Assert<Conforms<Awaited<ReturnType<typeof endpointShape>>, z.output<typeof endpointResponse>>>;
 
 export function endpointListShape(endpoint: EndpointRecord) {
   return {

@@ -1,5 +1,7 @@
 import {
+  type Assert,
   ConflictError,
+  type Conforms,
   definedFields,
   isResumedRequest,
   NotFoundError,
@@ -48,6 +50,22 @@ export const updateSubscriptionInput = replaceSubscriptionInput.partial();
 type SubscriptionInput = z.infer<typeof updateSubscriptionInput>;
 
 const tooBusy = () => new ConflictError('Too many concurrent changes; try again');
+
+/** An event subscription as the API answers it. */
+export const eventSubscriptionResponse = z.object({
+  uuid: z.string(),
+  organisation_uuid: z.string(),
+  account_uuid: z.string().optional(),
+  action_configuration_uuid: z.string(),
+  action_type: z.literal('webhook'),
+  event_name: z.string(),
+  filter: z.string().optional(),
+  enabled: z.enum(['true', 'false']),
+});
+
+type _EventSubscription = Assert<
+  Conforms<ReturnType<typeof eventSubscriptionShape>, z.output<typeof eventSubscriptionResponse>>
+>;
 
 export function eventSubscriptionShape(s: EventSubscriptionRecord) {
   return {

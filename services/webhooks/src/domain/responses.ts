@@ -1,4 +1,12 @@
-import { definedFields, ForbiddenError, NotFoundError, type Principal, uuidSchema } from '@svc/core';
+import {
+  type Assert,
+  type Conforms,
+  definedFields,
+  ForbiddenError,
+  NotFoundError,
+  type Principal,
+  uuidSchema,
+} from '@svc/core';
 import * as z from 'zod';
 import { findResponse, type ResponseRecord, responsesOf } from '../repository/webhook-repository';
 import { booleanText, canManage, listScope } from './access';
@@ -13,6 +21,34 @@ export const listResponsesQuery = z.object({
   from: z.coerce.number().int().min(0).max(10_000).default(0),
   size: z.coerce.number().int().min(1).max(500).default(100),
 });
+
+/** A delivery attempt as a list shows it. */
+export const webhookResponseSummary = z.object({
+  uuid: z.string(),
+  organisation_uuid: z.string(),
+  account_uuid: z.string().optional(),
+  webhook_configuration_uuid: z.string(),
+  event_uuid: z.string(),
+  object_uuid: z.string(),
+  sent_at: z.number().int(),
+  error: z.enum(['true', 'false']),
+  status_code: z.number().int().optional(),
+  reason_phrase: z.string().optional(),
+});
+/** A delivery attempt in full: what was sent and what came back (bodies and headers as text). */
+export const webhookResponseDetail = webhookResponseSummary.extend({
+  attempt: z.number().int(),
+  response_time: z.number().int().optional().describe('Milliseconds'),
+  error_message: z.string().optional(),
+  do_not_retry: z.enum(['true', 'false']),
+  request_headers: z.string(),
+  request_body: z.string(),
+  response_headers: z.string(),
+  response_body: z.string(),
+});
+
+type _Summary = Assert<Conforms<ReturnType<typeof responseListShape>, z.output<typeof webhookResponseSummary>>>;
+type _Detail = Assert<Conforms<ReturnType<typeof responseShape>, z.output<typeof webhookResponseDetail>>>;
 
 export function responseListShape(r: ResponseRecord) {
   return {

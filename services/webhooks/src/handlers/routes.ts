@@ -6,7 +6,9 @@ import {
   createEndpoint,
   createEndpointInput,
   deleteEndpoint,
+  endpointListResponse,
   endpointListShape,
+  endpointResponse,
   endpointShape,
   listEndpoints,
   readEndpoint,
@@ -18,6 +20,7 @@ import {
   createEventSubscription,
   createSubscriptionInput,
   deleteEventSubscription,
+  eventSubscriptionResponse,
   eventSubscriptionShape,
   listEventSubscriptions,
   readEventSubscription,
@@ -31,6 +34,8 @@ import {
   redeliverResponse,
   responseListShape,
   responseShape,
+  webhookResponseDetail,
+  webhookResponseSummary,
 } from '../domain/responses';
 import { enqueueDeliveries } from '../pipeline/queue';
 
@@ -38,40 +43,6 @@ const webhookParams = uuidParams('webhook_uuid');
 const subscriptionParams = uuidParams('event_subscription_uuid');
 const responseParams = uuidParams('webhook_response_uuid');
 const listQuery = z.object({ organisation_uuid: uuidSchema.optional(), account_uuid: uuidSchema.optional() });
-
-const endpointOut = z.looseObject({
-  uuid: z.string(),
-  organisation_uuid: z.string(),
-  account_uuid: z.string().optional(),
-  alias: z.string().optional(),
-  endpoint: z.string(),
-  username: z.string().optional(),
-  hmac_key: z.string().optional(),
-});
-const endpointListOut = z.array(
-  endpointOut.pick({ uuid: true, organisation_uuid: true, account_uuid: true, alias: true }),
-);
-const subscriptionOut = z.object({
-  uuid: z.string(),
-  organisation_uuid: z.string(),
-  account_uuid: z.string().optional(),
-  action_configuration_uuid: z.string(),
-  action_type: z.literal('webhook'),
-  event_name: z.string(),
-  filter: z.string().optional(),
-  enabled: z.enum(['true', 'false']),
-});
-const responseListOut = z.looseObject({
-  uuid: z.string(),
-  organisation_uuid: z.string(),
-  webhook_configuration_uuid: z.string(),
-  event_uuid: z.string(),
-  object_uuid: z.string(),
-  sent_at: z.number().int(),
-  error: z.enum(['true', 'false']),
-  status_code: z.number().int().optional(),
-  reason_phrase: z.string().optional(),
-});
 
 const createEndpointRoute = (path: string, operationId: string) =>
   defineRoute({
@@ -82,7 +53,7 @@ const createEndpointRoute = (path: string, operationId: string) =>
     summary: 'Create a webhook endpoint',
     description: 'https:// only; password write-only; an hmac_key is generated when none is sent.',
     body: createEndpointInput,
-    responses: { 201: { description: 'Webhook endpoint', schema: endpointOut } },
+    responses: { 201: { description: 'Webhook endpoint', schema: endpointResponse } },
     handle: async ({ body, principal }) => ({
       status: 201,
       body: await endpointShape(await createEndpoint(principal(), body)),
@@ -97,7 +68,7 @@ const createSubscriptionRoute = (path: string, operationId: string) =>
     operationId,
     summary: 'Create an event subscription',
     body: createSubscriptionInput,
-    responses: { 201: { description: 'Event subscription', schema: subscriptionOut } },
+    responses: { 201: { description: 'Event subscription', schema: eventSubscriptionResponse } },
     handle: async ({ body, principal }) => ({
       status: 201,
       body: eventSubscriptionShape(await createEventSubscription(principal(), body)),
@@ -114,7 +85,7 @@ export const webhooksRoutes: AnyRoute[] = [
     operationId: 'listWebhookEndpoints',
     summary: 'List webhook endpoints (organisation_uuid required)',
     query: listQuery,
-    responses: { 200: { description: 'Webhook endpoints', schema: endpointListOut } },
+    responses: { 200: { description: 'Webhook endpoints', schema: z.array(endpointListResponse) } },
     handle: async ({ query, principal }) => ({
       status: 200,
       body: (await listEndpoints(principal(), query.organisation_uuid, query.account_uuid)).map(endpointListShape),
@@ -127,7 +98,7 @@ export const webhooksRoutes: AnyRoute[] = [
     operationId: 'getWebhookEndpoint',
     summary: 'Get a webhook endpoint',
     params: webhookParams,
-    responses: { 200: { description: 'Webhook endpoint', schema: endpointOut } },
+    responses: { 200: { description: 'Webhook endpoint', schema: endpointResponse } },
     handle: async ({ params, principal }) => ({
       status: 200,
       body: await endpointShape(await readEndpoint(principal(), params.webhook_uuid)),
@@ -142,7 +113,7 @@ export const webhooksRoutes: AnyRoute[] = [
       summary: method === 'PUT' ? 'Replace a webhook endpoint' : 'Update a webhook endpoint',
       params: webhookParams,
       body: method === 'PUT' ? replaceEndpointInput : updateEndpointInput,
-      responses: { 200: { description: 'Webhook endpoint', schema: endpointOut } },
+      responses: { 200: { description: 'Webhook endpoint', schema: endpointResponse } },
       handle: async ({ params, body, principal }) => ({
         status: 200,
         body: await endpointShape(
@@ -173,7 +144,7 @@ export const webhooksRoutes: AnyRoute[] = [
     operationId: 'listEventSubscriptions',
     summary: 'List event subscriptions (organisation_uuid required)',
     query: listQuery,
-    responses: { 200: { description: 'Event subscriptions', schema: z.array(subscriptionOut) } },
+    responses: { 200: { description: 'Event subscriptions', schema: z.array(eventSubscriptionResponse) } },
     handle: async ({ query, principal }) => ({
       status: 200,
       body: (await listEventSubscriptions(principal(), query.organisation_uuid, query.account_uuid)).map(
@@ -188,7 +159,7 @@ export const webhooksRoutes: AnyRoute[] = [
     operationId: 'getEventSubscription',
     summary: 'Get an event subscription',
     params: subscriptionParams,
-    responses: { 200: { description: 'Event subscription', schema: subscriptionOut } },
+    responses: { 200: { description: 'Event subscription', schema: eventSubscriptionResponse } },
     handle: async ({ params, principal }) => ({
       status: 200,
       body: eventSubscriptionShape(await readEventSubscription(principal(), params.event_subscription_uuid)),
@@ -203,7 +174,7 @@ export const webhooksRoutes: AnyRoute[] = [
       summary: method === 'PUT' ? 'Replace an event subscription' : 'Update an event subscription',
       params: subscriptionParams,
       body: method === 'PUT' ? replaceSubscriptionInput : updateSubscriptionInput,
-      responses: { 200: { description: 'Event subscription', schema: subscriptionOut } },
+      responses: { 200: { description: 'Event subscription', schema: eventSubscriptionResponse } },
       handle: async ({ params, body, principal }) => ({
         status: 200,
         body: eventSubscriptionShape(
@@ -237,7 +208,7 @@ export const webhooksRoutes: AnyRoute[] = [
     operationId: 'listWebhookResponses',
     summary: 'List webhook responses, newest first (organisation_uuid required)',
     query: listResponsesQuery,
-    responses: { 200: { description: 'Webhook responses', schema: z.array(responseListOut) } },
+    responses: { 200: { description: 'Webhook responses', schema: z.array(webhookResponseSummary) } },
     handle: async ({ query, principal }) => ({
       status: 200,
       body: (await listResponses(principal(), query)).map(responseListShape),
@@ -250,7 +221,7 @@ export const webhooksRoutes: AnyRoute[] = [
     operationId: 'getWebhookResponse',
     summary: 'Get a webhook response (every field)',
     params: responseParams,
-    responses: { 200: { description: 'Webhook response', schema: responseListOut } },
+    responses: { 200: { description: 'Webhook response', schema: webhookResponseDetail } },
     handle: async ({ params, principal }) => ({
       status: 200,
       body: responseShape(await readResponse(principal(), params.webhook_response_uuid)),
@@ -263,7 +234,7 @@ export const webhooksRoutes: AnyRoute[] = [
     operationId: 'redeliverEvent',
     summary: 'Send the event of a recorded attempt to its endpoint again',
     params: responseParams,
-    responses: { 202: { description: 'Accepted: a new delivery' } },
+    responses: { 202: { description: 'Accepted: a new delivery', schema: z.object({ delivery_uuid: z.string() }) } },
     handle: async ({ params, principal }) => {
       const { delivery_uuid } = await redeliverResponse(principal(), params.webhook_response_uuid);
       // The sweeper would send it within a minute anyway; this sends it now.

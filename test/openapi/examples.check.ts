@@ -1,0 +1,39 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { allRoutes, openApiOf } from '@svc/api';
+import { describe, expect, it } from 'vitest';
+import { latestRun } from '../iam/recorder';
+import type { RecordedResponse } from './responses';
+
+/**
+ * Runs after the test suite (`pnpm test`): every answer a test received through the API was held
+ * against `/openapi.json` as it came (test/openapi/responses.ts) and recorded. Here: every
+ * operation the description lists has at least one successful answer that matched its schema,
+ * so no route's schema goes untried.
+ */
+function recorded(): RecordedResponse[] {
+  const run = latestRun();
+  if (!run) throw new Error('No test run recorded; run `vitest run` first');
+  const dir = join(run, 'responses');
+  return readdirSync(dir)
+    .filter((name) => name.endsWith('.jsonl'))
+    .flatMap((name) =>
+      readFileSync(join(dir, name), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as RecordedResponse),
+    );
+}
+
+describe('the API description against the test run', () => {
+  it('has every operation answered successfully, and as described, by at least one test', () => {
+    const responses = recorded();
+    const document = openApiOf(allRoutes()) as { paths: Record<string, Record<string, { operationId: string }>> };
+    const operations = Object.values(document.paths).flatMap((methods) =>
+      Object.values(methods).map((operation) => operation.operationId),
+    );
+    const described = new Set(responses.filter((r) => r.ok && r.status < 400).map((r) => r.operationId));
+    expect(operations.filter((operation) => !described.has(operation))).toEqual([]);
+    expect(responses.filter((r) => !r.ok).map((r) => `${r.operationId} ${r.status}`)).toEqual([]);
+  });
+});
