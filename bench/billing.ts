@@ -5,20 +5,20 @@ import { createGateway, type Gateway, startDynamoDbLocal } from '@svc/local';
 import { findPaymentSource, type PaymentSourceRecord, paymentItem } from '@svc/payments';
 import { addDays, localDateOf } from '@svc/schedule';
 import { applySeed, DEMO_SEED, parseSeed } from '@svc/seed';
-import { processBillingBatch } from '@svc/subscriptions';
-import { createTableIfMissing, db, resetDbClient } from '@svc/table';
-import type { SQSEvent } from 'aws-lambda';
-import { newInvoice, openAttempt } from '../services/subscriptions/src/domain/billing';
-import { runBilling } from '../services/subscriptions/src/domain/billing-run';
-import type { SubscriptionRecord } from '../services/subscriptions/src/repository/records';
+import { findSubscription, processBillingBatch } from '@svc/subscriptions';
 import {
   type DueEntry,
   dueBefore,
-  findSubscription,
   invoiceItem,
+  newInvoice,
+  openAttempt,
+  runBilling,
+  type SubscriptionRecord,
   subscriptionItem,
   subscriptionKey,
-} from '../services/subscriptions/src/repository/subscription-repository';
+} from '@svc/subscriptions/testing';
+import { createTableIfMissing, db, resetDbClient } from '@svc/table';
+import type { SQSEvent } from 'aws-lambda';
 import { runLoad } from './load';
 
 /**

@@ -10,21 +10,22 @@ import {
 import { GetObjectCommand, ListObjectsV2Command, type ListObjectsV2CommandOutput } from '@aws-sdk/client-s3';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { definedFields } from '@svc/core';
-import { findPayment, type PaymentRecord, paymentItem, paymentStatusEvents } from '@svc/payments';
-import { resetObjectClient, saveSourceConfiguration } from '@svc/reconciliation';
-import { createTableIfMissing, db, resetDbClient } from '@svc/table';
-import type { ObjectStore } from '../apps/local/src/object-store';
-import { paymentKey } from '../services/payments/src/repository/payment-repository';
-import { parseCsv } from '../services/reconciliation/src/domain/csv';
-import { type ProcessedFile, processUploadedObject } from '../services/reconciliation/src/domain/processing';
-import { isRowFailure } from '../services/reconciliation/src/domain/rows';
-import type { ReportRecord } from '../services/reconciliation/src/repository/report-repository';
-import { readObject, s3, writeObject } from '../services/reconciliation/src/storage/objects';
+import type { ObjectStore } from '@svc/local';
+import { findPayment, type PaymentRecord, paymentItem, paymentKey, paymentStatusEvents } from '@svc/payments';
+import { type ReportRecord, resetObjectClient, saveSourceConfiguration } from '@svc/reconciliation';
 import {
   generateCsv,
+  isRowFailure,
+  type ProcessedFile,
+  parseCsv,
+  processUploadedObject,
+  readObject,
+  s3,
   syntheticAmountMinor,
   syntheticPaymentUuid,
-} from '../services/reconciliation/src/testing/csv-generator';
+  writeObject,
+} from '@svc/reconciliation/testing';
+import { createTableIfMissing, db, resetDbClient } from '@svc/table';
 
 /**
  * Reconciliation file processing (`processUploadedObject`) over a 100,000-row settlement CSV,
@@ -509,8 +510,7 @@ export interface ReconciliationBenchOptions {
 }
 
 export async function benchReconciliation(options: ReconciliationBenchOptions) {
-  const { startDynamoDbLocal } = await import('@svc/local');
-  const { startObjectStore } = await import('../apps/local/src/object-store');
+  const { startDynamoDbLocal, startObjectStore } = await import('@svc/local');
   const saved = { ...process.env };
   const dynamo = await startDynamoDbLocal({});
   let store: ObjectStore | undefined;

@@ -5,9 +5,9 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { postJson } from '../packages/outbound/src/post-json';
-import { selfSignedCertificate } from '../packages/outbound/src/testing/certificates';
-import { type Receiver, startReceiver } from '../packages/outbound/src/testing/receiver';
+import { postJson } from '@svc/outbound';
+import { selfSignedCertificate } from '@svc/outbound/testing/certificates';
+import { type Receiver, startReceiver } from '@svc/outbound/testing/receiver';
 import { runLoad } from './load';
 import { type BenchService, startService, tokenFor } from './service';
 

@@ -134,6 +134,22 @@ describe('the import graph of the workspace', () => {
   });
 });
 
+describe('the bench', () => {
+  it('uses the packages through their entry points, never a path into their source', () => {
+    const bench = join(ROOT, 'bench');
+    const reaching = readdirSync(bench)
+      .filter((entry) => entry.endsWith('.ts'))
+      .flatMap((entry) =>
+        [
+          ...readFileSync(join(bench, entry), 'utf8').matchAll(
+            /['"]((?:\.\.\/)+(?:packages|services|apps)\/[^'"]*)['"]/g,
+          ),
+        ].map((match) => `bench/${entry}: ${match[1]}`),
+      );
+    expect(reaching).toEqual([]);
+  });
+});
+
 describe('the cycle finder', () => {
   const graphOf = (edges: Record<string, string[]>) =>
     new Map(Object.entries(edges).map(([from, to]) => [from, new Map(to.map((t) => [t, 'f.ts']))]));

@@ -28,7 +28,7 @@ import {
   schedulerRole,
 } from './background-parts';
 import { thresholdAlarm } from './service-alarms';
-import { ServiceFunction, TRACING_WILDCARD_REASON } from './service-function';
+import { ServiceFunction, type ServiceFunctionProps, TRACING_WILDCARD_REASON } from './service-function';
 
 export interface EventsProps {
   stage: StageConfig;
@@ -151,6 +151,11 @@ export const SWEEPER_TABLE_GRANT = {
 
 const SEND_MESSAGE = 'sqs:SendMessage';
 
+interface FunctionDefaults {
+  base: Record<string, string>;
+  common: Pick<ServiceFunctionProps, 'logRetention' | 'removalPolicy'>;
+}
+
 /**
  * The event pipeline behind webhooks: the table stream's publisher puts each written item's
  * events on the bus; a rule sends every `svc` event to the fan-out queue (the message body is the
@@ -190,8 +195,7 @@ export class Events extends Construct {
 
   constructor(scope: Construct, id: string, props: EventsProps) {
     super(scope, id);
-    const { stage, table, webhooksApi, connectUrl } = props;
-
+    const { stage } = props;
     this.secretsKey = new Key(this, 'WebhookSecretsKey', {
       description: `svc fundraising webhook passwords and HMAC keys (${stage.name})`,
       alias: `alias/svc-${stage.name}-webhook-secrets`,
@@ -238,11 +242,29 @@ export class Events extends Construct {
         'This queue is a dead-letter queue: the stream event source mapping names it as its on-failure destination, which the rule does not look for; a dead-letter queue of its own would only move the same records once more.',
     });
 
-    const base = { SVC_TABLE_NAME: table.tableName, SVC_STAGE: stage.name };
-    const common = { logRetention: stage.logRetention, removalPolicy: stage.removalPolicy };
+    const defaults = this.functionDefaults(props);
+    this.streamPublisher = this.createStreamPublisher(props, defaults);
+    this.fanOut = this.createFanOut(props, defaults);
+    this.rule = this.createRule(stage);
+    this.deliveryWorker = this.createDeliveryWorker(props, defaults);
+    this.sweeper = this.createSweeper(props, defaults);
+    this.schedulerRole = this.schedulerRoleFor(this.sweeper);
+    this.sweepSchedule = this.scheduleSweeps(stage, this.sweeper, this.schedulerRole);
+    this.connectWebhooksApi(props.webhooksApi);
+    this.alarms = stage.alarms.enabled ? this.createAlarms(stage) : [];
+  }
 
-    // Stream publisher: table stream → PutEvents.
-    this.streamPublisher = new ServiceFunction(this, 'StreamPublisher', {
+  /** What every pipeline function shares: the table, the stage, log retention and removal. */
+  private functionDefaults({ stage, table }: EventsProps): FunctionDefaults {
+    return {
+      base: { SVC_TABLE_NAME: table.tableName, SVC_STAGE: stage.name },
+      common: { logRetention: stage.logRetention, removalPolicy: stage.removalPolicy },
+    };
+  }
+
+  /** Stream publisher: table stream → PutEvents. */
+  private createStreamPublisher({ stage, table, connectUrl }: EventsProps, { base, common }: FunctionDefaults) {
+    const fn = new ServiceFunction(this, 'StreamPublisher', {
       entry: WORKERS.streamPublisher.entry,
       memoryMb: WORKERS.streamPublisher.memoryMb,
       description: `svc fundraising stream publisher (${stage.name})`,
@@ -255,15 +277,15 @@ export class Events extends Construct {
       },
       ...common,
     });
-    this.streamPublisher.role.addToPrincipalPolicy(
+    fn.role.addToPrincipalPolicy(
       new PolicyStatement({ actions: [...STREAM_PUBLISHER_TABLE_ACTIONS], resources: [table.tableArn] }),
     );
-    this.streamPublisher.role.addToPrincipalPolicy(
+    fn.role.addToPrincipalPolicy(
       new PolicyStatement({ actions: ['events:PutEvents'], resources: [this.bus.eventBusArn] }),
     );
     // Grants the stream reads (DescribeStream, GetShardIterator, GetRecords on this stream, and
     // ListStreams, which IAM cannot scope) and SendMessage on the on-failure queue.
-    this.streamPublisher.function.addEventSource(
+    fn.function.addEventSource(
       new DynamoEventSource(table, {
         startingPosition: StartingPosition.TRIM_HORIZON,
         batchSize: STREAM_BATCH_SIZE,
@@ -277,15 +299,19 @@ export class Events extends Construct {
         onFailure: new SqsDlq(this.streamDeadLetterQueue),
       }),
     );
-    Validations.of(this.streamPublisher.role).acknowledge({
+    Validations.of(fn.role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:
         'dynamodb:ListStreams, which the DynamoDB stream event source needs, supports no resource-level permissions; the stream reads themselves (DescribeStream, GetShardIterator, GetRecords) name this table stream only. ' +
         TRACING_WILDCARD_REASON,
     });
 
-    // Fan-out: a batch of events → one delivery per subscribed endpoint and event, queued.
-    this.fanOut = new ServiceFunction(this, 'FanOut', {
+    return fn;
+  }
+
+  /** Fan-out: a batch of events → one delivery per subscribed endpoint and event, queued. */
+  private createFanOut({ stage, table }: EventsProps, { base, common }: FunctionDefaults) {
+    const fn = new ServiceFunction(this, 'FanOut', {
       entry: WORKERS.fanOut.entry,
       memoryMb: WORKERS.fanOut.memoryMb,
       description: `svc fundraising event fan-out (${stage.name})`,
@@ -297,17 +323,17 @@ export class Events extends Construct {
       },
       ...common,
     });
-    this.fanOut.role.addToPrincipalPolicy(
+    fn.role.addToPrincipalPolicy(
       new PolicyStatement({ actions: [...FAN_OUT_TABLE_ACTIONS], resources: [table.tableArn] }),
     );
-    this.fanOut.role.addToPrincipalPolicy(
+    fn.role.addToPrincipalPolicy(
       new PolicyStatement({ actions: ['dynamodb:Query'], resources: [indexArn(table, INDEXES.gsi2.name)] }),
     );
-    this.fanOut.role.addToPrincipalPolicy(
+    fn.role.addToPrincipalPolicy(
       new PolicyStatement({ actions: [SEND_MESSAGE], resources: [this.deliveryQueue.queueArn] }),
     );
     // Grants the consume actions on the fan-out queue (receive, delete, visibility); no send.
-    this.fanOut.function.addEventSource(
+    fn.function.addEventSource(
       new SqsEventSource(this.fanOutQueue, {
         batchSize: FAN_OUT_BATCH_SIZE,
         // The handler reports the messages it could not handle; only those come back.
@@ -317,9 +343,13 @@ export class Events extends Construct {
         // poller's receives fill batches of ten anyway; a window would only delay a quiet stage.
       }),
     );
+    return fn;
+  }
+
+  private createRule(stage: StageConfig): Rule {
     // The rule's grant: the queue policy allows events.amazonaws.com to send for this rule only
     // (aws:SourceArn), and the same on the dead-letter queue. No input: the body is the whole event.
-    this.rule = new Rule(this, 'FanOutRule', {
+    return new Rule(this, 'FanOutRule', {
       eventBus: this.bus,
       description: `Every svc event to the webhook fan-out queue (${stage.name})`,
       eventPattern: { source: [EVENTS_RULE_SOURCE] },
@@ -331,9 +361,11 @@ export class Events extends Construct {
         }),
       ],
     });
+  }
 
-    // Delivery worker: one attempt per message, failed items reported.
-    this.deliveryWorker = new ServiceFunction(this, 'DeliveryWorker', {
+  /** Delivery worker: one attempt per message, failed items reported. */
+  private createDeliveryWorker({ stage, table }: EventsProps, { base, common }: FunctionDefaults) {
+    const fn = new ServiceFunction(this, 'DeliveryWorker', {
       entry: WORKERS.deliveryWorker.entry,
       memoryMb: WORKERS.deliveryWorker.memoryMb,
       description: `svc fundraising webhook delivery worker (${stage.name})`,
@@ -342,10 +374,10 @@ export class Events extends Construct {
       environment: { ...base, POWERTOOLS_SERVICE_NAME: 'delivery-worker' },
       ...common,
     });
-    this.deliveryWorker.role.addToPrincipalPolicy(
+    fn.role.addToPrincipalPolicy(
       new PolicyStatement({ actions: [...DELIVERY_WORKER_TABLE_ACTIONS], resources: [table.tableArn] }),
     );
-    this.deliveryWorker.role.addToPrincipalPolicy(
+    fn.role.addToPrincipalPolicy(
       new PolicyStatement({
         actions: [DELIVERY_WORKER_BATCH_WRITE.action],
         resources: [table.tableArn],
@@ -355,9 +387,9 @@ export class Events extends Construct {
       }),
     );
     // Opens sealed secrets; the ciphertext names the key, so the worker needs no key id.
-    this.grantSecrets(this.deliveryWorker.role, ['kms:Decrypt']);
+    this.grantSecrets(fn.role, ['kms:Decrypt']);
     // Grants the consume actions on the delivery queue (receive, delete, visibility); no send.
-    this.deliveryWorker.function.addEventSource(
+    fn.function.addEventSource(
       new SqsEventSource(this.deliveryQueue, {
         batchSize: DELIVERY_BATCH_SIZE,
         reportBatchItemFailures: true,
@@ -365,8 +397,12 @@ export class Events extends Construct {
       }),
     );
 
-    // Sweeper: due deliveries (retries, lapsed leases) back onto the queue.
-    this.sweeper = new ServiceFunction(this, 'DeliverySweeper', {
+    return fn;
+  }
+
+  /** Sweeper: due deliveries (retries, lapsed leases) back onto the queue. */
+  private createSweeper({ stage, table }: EventsProps, { base, common }: FunctionDefaults) {
+    const fn = new ServiceFunction(this, 'DeliverySweeper', {
       entry: WORKERS.deliverySweeper.entry,
       memoryMb: WORKERS.deliverySweeper.memoryMb,
       description: `svc fundraising webhook delivery sweeper (${stage.name})`,
@@ -378,42 +414,45 @@ export class Events extends Construct {
       },
       ...common,
     });
-    this.sweeper.role.addToPrincipalPolicy(
+    fn.role.addToPrincipalPolicy(
       new PolicyStatement({ actions: ['dynamodb:Query'], resources: [indexArn(table, INDEXES.due.name)] }),
     );
-    this.sweeper.role.addToPrincipalPolicy(
+    fn.role.addToPrincipalPolicy(
       new PolicyStatement({
         actions: [...SWEEPER_TABLE_GRANT.actions],
         resources: [table.tableArn],
         conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...SWEEPER_TABLE_GRANT.leadingKeys] } },
       }),
     );
-    this.sweeper.role.addToPrincipalPolicy(
+    fn.role.addToPrincipalPolicy(
       new PolicyStatement({ actions: [SEND_MESSAGE], resources: [this.deliveryQueue.queueArn] }),
     );
+    return fn;
+  }
+
+  private scheduleSweeps(stage: StageConfig, sweeper: ServiceFunction, schedulerRole: Role): Schedule {
     // A missed or failed sweep is redone by the next one a minute later; a retry would only overlap it.
-    this.sweeper.function.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(1) });
-    this.schedulerRole = this.schedulerRoleFor(this.sweeper);
-    this.sweepSchedule = new Schedule(this, 'SweepSchedule', {
+    sweeper.function.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(1) });
+    return new Schedule(this, 'SweepSchedule', {
       schedule: ScheduleExpression.expression(SWEEP_SCHEDULE),
       description: `Queues the webhook deliveries that are due (${stage.name})`,
-      target: new LambdaInvoke(this.sweeper.function, {
+      target: new LambdaInvoke(sweeper.function, {
         // The policy is on the role already; LambdaInvoke's own grant would add `<function>:*`.
-        role: this.schedulerRole.withoutPolicyUpdates(),
+        role: schedulerRole.withoutPolicyUpdates(),
         // Same reason: no retries and no dead-letter queue; nothing is lost with a start.
         retryAttempts: 0,
         maxEventAge: Duration.minutes(1),
       }),
     });
+  }
 
-    // The webhooks API: seals secrets (and shows HMAC keys), sends a redelivery to the queue.
+  /** The webhooks API: seals secrets (and shows HMAC keys), sends a redelivery to the queue. */
+  private connectWebhooksApi(webhooksApi: ServiceFunction): void {
     webhooksApi.function.addEnvironment('SVC_DELIVERY_QUEUE_URL', this.deliveryQueue.queueUrl);
     webhooksApi.role.addToPrincipalPolicy(
       new PolicyStatement({ actions: [SEND_MESSAGE], resources: [this.deliveryQueue.queueArn] }),
     );
     this.allowSealing(webhooksApi);
-
-    this.alarms = stage.alarms.enabled ? this.createAlarms(stage) : [];
   }
 
   /**

@@ -5,3 +5,4 @@ export { readRuntimeFile, readSettings, useLocalAws } from './environment';
 export { createGateway, type Gateway, type GatewayResponse } from './gateway';
 export { compileRoutes } from './route-matcher';
 export { startService } from './runtime';
+export { type ObjectStore, startObjectStore } from './object-store';

@@ -24,6 +24,7 @@ export {
   type PaymentRecord,
   paymentFromItem,
   paymentItem,
+  paymentKey,
   paymentUpdateWrite,
 } from './repository/payment-repository';
 export { findPaymentSource, type PaymentSourceRecord } from './repository/payment-source-repository';

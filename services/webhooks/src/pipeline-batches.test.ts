@@ -18,8 +18,8 @@ import {
   fanOut,
   markQueued,
   QUEUED_GRACE_SECONDS,
-  sendAttempt,
 } from './domain/delivery';
+import { sendAttempt } from './domain/delivery-attempt';
 import { processDeliveryBatch } from './handlers/delivery-worker';
 import { fanOutMessages } from './handlers/fan-out';
 import { publishStreamRecords } from './handlers/stream-publisher';

@@ -7,7 +7,8 @@ import { transactWrite } from '@svc/table';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { type Receiver, startReceiver } from '../../../packages/outbound/src/testing/receiver';
 import { type ApiResponse, call, DEMO, seedDemo, tokenFor } from '../../../test/support/api';
-import { claimAttempt, sendAttempt } from './domain/delivery';
+import { claimAttempt } from './domain/delivery';
+import { sendAttempt } from './domain/delivery-attempt';
 
 let token: string;
 let otherToken: string;

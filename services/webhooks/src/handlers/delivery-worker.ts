@@ -1,6 +1,7 @@
 import { handleSqsBatch, logger, workerHandler } from '@svc/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { attemptDeliveries, releaseHeldClaim } from '../domain/delivery';
+import { releaseHeldClaim } from '../domain/delivery';
+import { attemptDeliveries } from '../domain/delivery-attempt';
 import { DELIVERY_MAX_RECEIVES, type DeliveryMessage, deliveryMessageSchema } from '../pipeline/queue';
 
 /**
