@@ -3,6 +3,6 @@ export * from './background';
 export { assertJava, freePort, startDynamoDbLocal } from './dynamodb-local';
 export { readRuntimeFile, readSettings, useLocalAws } from './environment';
 export { createGateway, type Gateway, type GatewayResponse } from './gateway';
+export { type ObjectStore, startObjectStore } from './object-store';
 export { compileRoutes } from './route-matcher';
 export { startService } from './runtime';
-export { type ObjectStore, startObjectStore } from './object-store';
