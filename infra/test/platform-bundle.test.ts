@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { allRoutes, DOMAINS, openApiOf } from '@svc/api';
+import { DOMAINS, describeApi } from '@svc/api';
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { synthesizeAllStages, templateOf } from './support/synth';
@@ -62,6 +62,6 @@ process.stdout.write(JSON.stringify(out));`;
     });
     const response = JSON.parse(output) as { statusCode: number; body: string };
     expect(response.statusCode).toBe(200);
-    expect(JSON.parse(response.body)).toEqual(JSON.parse(JSON.stringify(openApiOf(allRoutes()))));
+    expect(JSON.parse(response.body)).toEqual(JSON.parse(JSON.stringify(describeApi())));
   }, 60_000);
 });

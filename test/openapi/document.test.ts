@@ -1,9 +1,11 @@
-import { allRoutes, openApiOf } from '@svc/api';
+import { compileErrors, validate } from '@readme/openapi-parser';
+import { describeApi } from '@svc/api';
+import { EVENT_NAMES } from '@svc/events';
 import { describe, expect, it } from 'vitest';
 import { checkResponse } from './responses';
 
 type Json = Record<string, unknown>;
-const document = openApiOf(allRoutes()) as { paths: Record<string, Record<string, Json>> };
+const document = describeApi() as { paths: Record<string, Record<string, Json>> };
 
 /** Every object schema in `schema` that lists properties but lets others through, by its path. */
 function openObjects(schema: unknown, at: string): string[] {
@@ -15,6 +17,42 @@ function openObjects(schema: unknown, at: string): string[] {
 }
 
 describe('the API description', () => {
+  it('is valid OpenAPI 3.1 to a real validator', async () => {
+    const result = await validate(structuredClone(document) as never);
+    expect(result.valid ? '' : compileErrors(result)).toBe('');
+    expect(result.specification).toBe('OpenAPI');
+    expect((document as unknown as { openapi: string }).openapi).toBe('3.1.0');
+  });
+
+  it('lists every event the service emits under webhooks, its data schema beside the envelope', () => {
+    const webhooks = (document as unknown as { webhooks: Record<string, { post: Json }> }).webhooks;
+    expect(Object.keys(webhooks).sort()).toEqual([...EVENT_NAMES].sort());
+    const schemas = (document as unknown as { components: { schemas: Record<string, Json> } }).components.schemas;
+    for (const name of EVENT_NAMES) {
+      const body = (webhooks[name]?.post.requestBody as Json).content as Record<string, { schema: Json }>;
+      const event = (body['application/json']?.schema.properties as Record<string, Json>).event as Json;
+      const data = (event.properties as Record<string, Json>).data as { $ref: string };
+      expect(schemas[data.$ref.replace('#/components/schemas/', '')], name).toMatchObject({ type: 'object' });
+    }
+    expect(schemas.Payment?.properties).toHaveProperty('svc_parameters');
+    expect(schemas.OnboardingProcess?.properties).not.toHaveProperty('token');
+  });
+
+  it('groups every operation under its domain, and names the token flow', () => {
+    const untagged = Object.entries(document.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).flatMap(([method, operation]) =>
+        Array.isArray(operation.tags) && operation.tags.length === 1 ? [] : [`${method} ${path}`],
+      ),
+    );
+    expect(untagged).toEqual([]);
+    expect(document.paths['/payments']?.post?.tags).toEqual(['Payments']);
+    const schemes = (document as unknown as { components: { securitySchemes: Json } }).components.securitySchemes;
+    expect(schemes.oauth2).toMatchObject({
+      type: 'oauth2',
+      flows: { clientCredentials: { tokenUrl: '/oauth2/token' } },
+    });
+  });
+
   it('closes every response object that declares its fields (an undeclared field is a difference)', () => {
     const open: string[] = [];
     for (const [path, methods] of Object.entries(document.paths)) {

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { allRoutes, openApiOf } from '@svc/api';
+import { describeApi } from '@svc/api';
 import { describe, expect, it } from 'vitest';
 import { latestRun } from '../iam/recorder';
 import type { RecordedResponse } from './responses';
@@ -28,7 +28,7 @@ function recorded(): RecordedResponse[] {
 describe('the API description against the test run', () => {
   it('has every operation answered successfully, and as described, by at least one test', () => {
     const responses = recorded();
-    const document = openApiOf(allRoutes()) as { paths: Record<string, Record<string, { operationId: string }>> };
+    const document = describeApi() as { paths: Record<string, Record<string, { operationId: string }>> };
     const operations = Object.values(document.paths).flatMap((methods) =>
       Object.values(methods).map((operation) => operation.operationId),
     );

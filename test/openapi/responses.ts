@@ -1,6 +1,6 @@
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { allRoutes, openApiOf, ROUTE_TABLE } from '@svc/api';
+import { describeApi, ROUTE_TABLE } from '@svc/api';
 import { compileRoutes } from '@svc/local';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
@@ -25,11 +25,13 @@ let compiled:
 
 function setup() {
   if (compiled) return compiled;
-  const document = openApiOf(allRoutes());
+  const document = describeApi();
   const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: true, validateFormats: true });
   addFormats.default(ajv);
   // OpenAPI's own keywords beside JSON Schema's.
   ajv.addKeyword('example');
+  const components = (document.components as Json).schemas as Json;
+  ajv.addSchema({ $id: COMPONENTS_ID, $defs: referToComponents(components) });
   compiled = { document, match: compileRoutes(ROUTE_TABLE), ajv, validators: new Map() };
   return compiled;
 }
@@ -44,16 +46,20 @@ export interface ResponseCheck {
   errors: string[];
 }
 
-/** The schema with each `#/components/schemas/…` reference replaced by what it names. */
-function inlineComponents(schema: unknown, document: Json): unknown {
-  if (Array.isArray(schema)) return schema.map((item) => inlineComponents(item, document));
+const COMPONENTS_ID = 'https://svc.invalid/components';
+
+/** The schema with each `#/components/schemas/…` reference pointing into the components schema Ajv holds. */
+function referToComponents(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(referToComponents);
   if (!schema || typeof schema !== 'object') return schema;
-  const ref = (schema as Json).$ref;
-  if (typeof ref === 'string' && ref.startsWith('#/components/schemas/')) {
-    const named = ((document.components as Json).schemas as Json)[ref.slice('#/components/schemas/'.length)];
-    return inlineComponents(named, document);
-  }
-  return Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, inlineComponents(v, document)]));
+  return Object.fromEntries(
+    Object.entries(schema).map(([key, value]) => [
+      key,
+      key === '$ref' && typeof value === 'string' && value.startsWith('#/components/schemas/')
+        ? `${COMPONENTS_ID}#/$defs/${value.slice('#/components/schemas/'.length)}`
+        : referToComponents(value),
+    ]),
+  );
 }
 
 /** Holds one response against the description; undefined for paths outside the route table. */
@@ -87,7 +93,7 @@ export function checkResponse(
   const key = `${route.operationId} ${declared}`;
   let validate = validators.get(key);
   if (!validate) {
-    validate = ajv.compile(inlineComponents((content['application/json'] as Json).schema, document) as Json);
+    validate = ajv.compile(referToComponents((content['application/json'] as Json).schema) as Json);
     validators.set(key, validate);
   }
   const errors = validate(body)

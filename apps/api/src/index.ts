@@ -1,3 +1,4 @@
+export { API_INFO, describeApi } from './api-description';
 export {
   API_URL_OUTPUT,
   CAPTCHA_SECRET_OUTPUT,
@@ -9,7 +10,6 @@ export {
 } from './deployment';
 export { DOMAINS, type DomainName, WORKERS, type WorkerName } from './domains';
 export { OPENAPI_DOCUMENT_MODULE, platformBundling } from './platform-bundle';
-export { API_INFO, openApiOf } from './platform-routes';
 export { allRoutes, platformRoutes, ROUTE_TABLE, type RouteEntry } from './route-table';
 export { SEARCH_PROJECTIONS } from './search-projections';
 export { wireDomains } from './wiring';

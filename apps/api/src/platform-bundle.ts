@@ -1,7 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { openApiOf } from './platform-routes';
-import { allRoutes } from './route-table';
+import { describeApi } from './api-description';
 
 /** The module name the platform bundle imports its API description from (an esbuild alias). */
 export const OPENAPI_DOCUMENT_MODULE = '@svc/openapi-document';
@@ -20,6 +19,6 @@ export function platformBundling(root: string): {
   const dir = join(root, '.cdk-generated');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, 'openapi.json');
-  writeFileSync(file, `${JSON.stringify(openApiOf(allRoutes()))}\n`);
+  writeFileSync(file, `${JSON.stringify(describeApi())}\n`);
   return { define: { __SVC_OPENAPI_PREBUILT__: 'true' }, alias: { [OPENAPI_DOCUMENT_MODULE]: file } };
 }

@@ -1,6 +1,6 @@
 import { UnauthorizedError } from '@svc/core';
 import { createDomainHandler } from '@svc/http';
-import { createPlatformRoutes, openApiOf } from './platform-routes';
+import { createPlatformRoutes } from './platform-routes';
 
 /**
  * Set by the bundler (platform-bundle.ts): the bundle then carries the API description built from
@@ -16,7 +16,7 @@ declare const __SVC_OPENAPI_PREBUILT__: boolean | undefined;
 const routes = createPlatformRoutes(
   typeof __SVC_OPENAPI_PREBUILT__ !== 'undefined' && __SVC_OPENAPI_PREBUILT__
     ? async () => (await import('@svc/openapi-document')).default
-    : async () => openApiOf((await import('./route-table')).allRoutes()),
+    : async () => (await import('./api-description')).describeApi(),
 );
 const noTokens = {
   verifyAccessToken: () => Promise.reject(new UnauthorizedError('No route here takes a token')),

@@ -1,5 +1,5 @@
 import { NotFoundError } from '@svc/core';
-import { type AnyRoute, buildOpenApi, defineRoute } from '@svc/http';
+import { type AnyRoute, defineRoute } from '@svc/http';
 import * as z from 'zod';
 import { renderDocsPage } from './docs-page';
 
@@ -11,13 +11,6 @@ const openApiDocument = z.object({
   webhooks: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
   components: z.record(z.string(), z.record(z.string(), z.unknown())),
 });
-
-export const API_INFO = { title: 'svc fundraising payments API', version: '1.0.0' };
-
-/** The API description of these routes (OpenAPI 3.1). */
-export function openApiOf(routes: readonly AnyRoute[]): Record<string, unknown> {
-  return buildOpenApi(routes, API_INFO);
-}
 
 /**
  * Health, the API description, and the fallback that answers unknown paths in our shape.

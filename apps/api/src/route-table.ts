@@ -8,9 +8,9 @@ import { subscriptionsRoutes } from '@svc/subscriptions';
 import { supportersRoutes } from '@svc/supporters';
 import { webhooksRoutes } from '@svc/webhooks';
 import type { DomainName } from './domains';
-import { createPlatformRoutes, openApiOf } from './platform-routes';
+import { createPlatformRoutes } from './platform-routes';
 
-export const platformRoutes = createPlatformRoutes(async () => openApiOf(allRoutes()));
+export const platformRoutes = createPlatformRoutes(async () => (await import('./api-description')).describeApi());
 
 export interface RouteEntry {
   domain: DomainName;

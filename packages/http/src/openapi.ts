@@ -1,20 +1,51 @@
+import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import type { AnyRoute, ResponseSpec } from './route';
 
 type JsonSchema = Record<string, unknown>;
 
-function toSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, {
-    io,
-    unrepresentable: 'any',
-    target: 'draft-2020-12',
-  });
-  return rest;
+/** Schemas shared by several places in the document (`components.schemas`), by name. */
+export type SharedSchemas = Record<string, JsonSchema>;
+
+/**
+ * A zod schema as JSON Schema inside the API description. Definitions zod puts in `$defs` (a
+ * recursive JSON value, say) move to `components.schemas`, named by their content, and their
+ * references follow: `#/$defs/…` would point at the document's root.
+ */
+export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output', shared: SharedSchemas): JsonSchema {
+  const {
+    $schema: _ignored,
+    $defs: defs,
+    ...rest
+  } = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchema & {
+    $defs?: Record<string, JsonSchema>;
+  };
+  if (!defs) return rest;
+  const names = new Map<string, string>();
+  for (const [name, definition] of Object.entries(defs)) {
+    const digest = createHash('sha256').update(JSON.stringify(definition)).digest('hex').slice(0, 10);
+    names.set(`#/$defs/${name}`, `#/components/schemas/Shared_${digest}`);
+  }
+  const rewrite = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(rewrite);
+    if (!node || typeof node !== 'object') return node;
+    return Object.fromEntries(
+      Object.entries(node).map(([key, value]) => [
+        key,
+        key === '$ref' && typeof value === 'string' ? (names.get(value) ?? value) : rewrite(value),
+      ]),
+    );
+  };
+  for (const [name, definition] of Object.entries(defs)) {
+    const target = names.get(`#/$defs/${name}`)?.slice('#/components/schemas/'.length);
+    if (target) shared[target] = rewrite(definition) as JsonSchema;
+  }
+  return rewrite(rest) as JsonSchema;
 }
 
-function parameters(schema: z.ZodType | undefined, where: 'path' | 'query'): JsonSchema[] {
+function parameters(schema: z.ZodType | undefined, where: 'path' | 'query', shared: SharedSchemas): JsonSchema[] {
   if (!schema) return [];
-  const json = toSchema(schema, 'input');
+  const json = jsonSchemaOf(schema, 'input', shared);
   const properties = (json.properties ?? {}) as Record<string, JsonSchema>;
   const required = new Set((json.required ?? []) as string[]);
   return Object.entries(properties).map(([name, property]) => ({
@@ -63,21 +94,26 @@ const SIMPLE_ERROR: JsonSchema = {
 const json = (schema: JsonSchema) => ({ content: { 'application/json': { schema } } });
 
 /** A response's body: its schema, an HTML page, or for an error without one the Nested shape. */
-function responseBody(status: string, spec: ResponseSpec): JsonSchema {
+function responseBody(status: string, spec: ResponseSpec, shared: SharedSchemas): JsonSchema {
   if (spec.html) return { content: { 'text/html': { schema: { type: 'string' } } } };
-  if (spec.schema) return json(toSchema(spec.schema, 'output'));
+  if (spec.schema) return json(jsonSchemaOf(spec.schema, 'output', shared));
   if (Number(status) >= 400) return json({ $ref: '#/components/schemas/Error' });
   return {};
 }
 
 /** OpenAPI 3.1 built from the very zod schemas that validate requests. */
-export function buildOpenApi(routes: readonly AnyRoute[], info: { title: string; version: string }): JsonSchema {
+export function buildOpenApi(
+  routes: readonly AnyRoute[],
+  info: { title: string; version: string; description?: string },
+  options: { tagOf?: (route: AnyRoute) => string } = {},
+): JsonSchema {
   const paths: Record<string, Record<string, JsonSchema>> = {};
+  const shared: SharedSchemas = {};
   for (const route of routes) {
     if (route.hidden || route.path === '$default') continue;
     const responses: Record<string, JsonSchema> = {};
     for (const [status, spec] of Object.entries(route.responses)) {
-      responses[status] = { description: spec.description, ...responseBody(status, spec) };
+      responses[status] = { description: spec.description, ...responseBody(status, spec, shared) };
     }
     if (route.auth === 'token') {
       responses['401'] ??= {
@@ -91,17 +127,18 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: { title: string;
     };
     const operation: JsonSchema = {
       operationId: route.operationId,
+      ...(options.tagOf ? { tags: [options.tagOf(route)] } : {}),
       summary: route.summary,
       ...(route.description ? { description: route.description } : {}),
-      parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query')],
+      parameters: [...parameters(route.params, 'path', shared), ...parameters(route.query, 'query', shared)],
       responses,
-      ...(route.auth === 'token' ? { security: [{ bearer: [] }] } : { security: [] }),
+      ...(route.auth === 'token' ? { security: [{ oauth2: [] }] } : { security: [] }),
     };
     if (route.body) {
       const media = (route.accepts ?? ['json']).map((format) =>
         format === 'form' ? 'application/x-www-form-urlencoded' : 'application/json',
       );
-      const schema = toSchema(route.body, 'input');
+      const schema = jsonSchemaOf(route.body, 'input', shared);
       operation.requestBody = { required: true, content: Object.fromEntries(media.map((m) => [m, { schema }])) };
     }
     paths[route.path] ??= {};
@@ -112,10 +149,17 @@ export function buildOpenApi(routes: readonly AnyRoute[], info: { title: string;
     info,
     paths,
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      securitySchemes: {
+        oauth2: {
+          type: 'oauth2',
+          description: 'Client credentials: the token endpoint answers a bearer token (a JWT) for 3600 s',
+          flows: { clientCredentials: { tokenUrl: '/oauth2/token', scopes: {} } },
+        },
+      },
       schemas: {
         Error: NESTED_ERROR,
         SimpleError: SIMPLE_ERROR,
+        ...shared,
       },
     },
   };

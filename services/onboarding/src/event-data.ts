@@ -1,10 +1,10 @@
-import type { EventDataBuilders } from '@svc/events';
-import { processShape } from './domain/shapes';
+import { type EventDataBuilders, eventData } from '@svc/events';
+import { processResponse, processShape } from './domain/shapes';
 import { processRecordSchema } from './repository/process-repository';
 
 /** The `data` of onboarding events: the process as its GET returns it, from the written item. */
 export const onboardingEventData: EventDataBuilders = {
-  onboarding_process: async (_event, item) => {
+  onboarding_process: eventData(processResponse.omit({ token: true, onboarding_url: true }), async (_event, item) => {
     // The process without its credential: the token (and the link that carries it) would be
     // stored with every delivery and travel through the bus and queues. Its GET shows both.
     const {
@@ -13,5 +13,5 @@ export const onboardingEventData: EventDataBuilders = {
       ...data
     } = processShape(processRecordSchema.parse({ token: '', ...item }), undefined);
     return data;
-  },
+  }),
 };

@@ -1,11 +1,11 @@
-import type { EventDataBuilders } from '@svc/events';
-import { organisationShape } from './domain/shapes';
+import { type EventDataBuilders, eventData } from '@svc/events';
+import { organisationResponse, organisationShape } from './domain/shapes';
 import { organisationSchema } from './repository/organisation-repository';
 
 /** The `data` of organisation events: the organisation as GET returns it, every account listed. */
 export const organisationEventData: EventDataBuilders = {
-  organisation: async (_event, item) => {
+  organisation: eventData(organisationResponse, async (_event, item) => {
     const organisation = organisationSchema.parse(item);
     return organisationShape(organisation, organisation.account_uuids);
-  },
+  }),
 };

@@ -33,7 +33,7 @@ export async function envelopesOf(record: DynamoDBRecord): Promise<Envelope[]> {
   return Promise.all(
     events.map(async (event) => {
       const dataOf = builders[event.object as EventObject];
-      const data = dataOf ? await dataOf(event, newItem) : {};
+      const data = dataOf ? await dataOf.build(event, newItem) : {};
       return { ...event, data };
     }),
   );
