@@ -29,8 +29,9 @@ describe('the API description', () => {
     expect(Object.keys(webhooks).sort()).toEqual([...EVENT_NAMES].sort());
     const schemas = (document as unknown as { components: { schemas: Record<string, Json> } }).components.schemas;
     for (const name of EVENT_NAMES) {
-      const body = (webhooks[name]?.post.requestBody as Json).content as Record<string, { schema: Json }>;
-      const event = (body['application/json']?.schema.properties as Record<string, Json>).event as Json;
+      const post = webhooks[name]?.post as { requestBody: { content: Record<string, { schema: Json }> } };
+      const envelope = post.requestBody.content['application/json'] as { schema: Json };
+      const event = (envelope.schema.properties as Record<string, Json>).event as Json;
       const data = (event.properties as Record<string, Json>).data as { $ref: string };
       expect(schemas[data.$ref.replace('#/components/schemas/', '')], name).toMatchObject({ type: 'object' });
     }
