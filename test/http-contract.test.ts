@@ -165,7 +165,23 @@ describe('errors and headers', () => {
     });
     const docs = await call('GET', '/docs');
     expect(docs.headers['content-type']).toContain('text/html');
-    expect(docs.text).toContain('/organisations/{organisation_uuid}');
+    expect(docs.headers['content-security-policy']).toContain("script-src 'self'");
+    // The reference's assets come from the service itself, never from another origin.
+    const sources = [...docs.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1] as string);
+    expect(sources.sort()).toEqual([
+      '/docs/assets/docs.js',
+      '/docs/assets/swagger-ui-bundle.js',
+      '/docs/assets/swagger-ui.css',
+      '/openapi.json',
+    ]);
+    for (const source of sources.filter((s) => s.startsWith('/docs/assets/'))) {
+      const asset = await call('GET', source);
+      expect(asset.status, source).toBe(200);
+      expect(asset.headers['content-type']).toMatch(source.endsWith('.css') ? /^text\/css/ : /^text\/javascript/);
+      expect(asset.text.length).toBeGreaterThan(source.endsWith('docs.js') ? 100 : 10_000);
+    }
+    expect((await call('GET', '/docs/assets/package.json')).status).toBe(404);
+    expect((await call('GET', '/docs/assets/..%2F..%2Fpackage.json')).status).toBe(404);
   });
 });
 

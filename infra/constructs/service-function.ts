@@ -1,3 +1,4 @@
+import { dirname } from 'node:path';
 import { Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
@@ -23,8 +24,11 @@ export interface ServiceFunctionProps {
   environment?: Record<string, string>;
   logRetention: RetentionDays;
   removalPolicy: RemovalPolicy;
-  /** Fixed at bundle time (the platform's API description): esbuild `define`s and module aliases. */
-  bundleTime?: { define: Record<string, string>; alias: Record<string, string> };
+  /**
+   * Fixed at bundle time (the platform's API description and reference): esbuild `define`s,
+   * module aliases, and files copied beside the bundle (path in the bundle → source path).
+   */
+  bundleTime?: { define: Record<string, string>; alias: Record<string, string>; files?: Record<string, string> };
 }
 
 /**
@@ -87,6 +91,7 @@ export class ServiceFunction extends Construct {
               esbuildArgs: Object.fromEntries(
                 Object.entries(props.bundleTime.alias).map(([name, path]) => [`--alias:${name}`, path]),
               ),
+              commandHooks: copyIntoBundle(props.bundleTime.files ?? {}),
             }
           : {}),
         // Bundle sizes on every synth are noise; esbuild still reports warnings and errors.
@@ -104,4 +109,19 @@ export class ServiceFunction extends Construct {
         'Node.js 22 is the runtime the design fixes for every function (esbuild target node22); moving to a newer runtime is a deliberate, tested upgrade, not a default.',
     });
   }
+}
+
+const quoted = (path: string) => `'${path.replaceAll("'", "'\\''")}'`;
+
+/** Bundling hooks that copy `files` (path in the bundle → source path) beside the bundled code. */
+function copyIntoBundle(files: Record<string, string>) {
+  return {
+    beforeBundling: () => [],
+    beforeInstall: () => [],
+    afterBundling: (_inputDir: string, outputDir: string) =>
+      Object.entries(files).flatMap(([target, source]) => {
+        const destination = `${outputDir}/${target}`;
+        return [`mkdir -p ${quoted(dirname(destination))}`, `cp ${quoted(source)} ${quoted(destination)}`];
+      }),
+  };
 }

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DOMAINS, describeApi } from '@svc/api';
+import { DOCS_ASSETS, DOMAINS, describeApi } from '@svc/api';
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { synthesizeAllStages, templateOf } from './support/synth';
@@ -35,6 +35,14 @@ describe('the platform bundle', () => {
     expect(sources.some((source) => source.endsWith(DOMAINS.platform.entry))).toBe(true);
     expect(sources.filter((source) => /services\/[a-z]+\/src\//.test(source))).toEqual([]);
     expect(sources.some((source) => source.endsWith('apps/api/src/route-table.ts'))).toBe(false);
+  });
+
+  it('carries the API reference’s assets as files beside the code, not in it', () => {
+    const { dir } = platformAsset();
+    for (const file of DOCS_ASSETS) {
+      expect(readFileSync(join(dir, 'docs-assets', file), 'utf8').length, file).toBeGreaterThan(10_000);
+    }
+    expect(readFileSync(join(dir, 'index.mjs'), 'utf8')).not.toContain('SwaggerUIBundle=');
   });
 
   it('serves that description at /openapi.json, equal to the route table’s, outside the repo with only its template’s environment', () => {

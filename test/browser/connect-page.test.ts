@@ -1,16 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { join, resolve } from 'node:path';
-import {
-  type Browser,
-  type BrowserContext,
-  type BrowserContextOptions,
-  chromium,
-  type Locator,
-  type Page,
-} from 'playwright-core';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, BrowserContextOptions, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import {
   LOCALE_NAMES,
@@ -19,6 +11,7 @@ import {
   type PageLocale,
   t,
 } from '../../services/onboarding/src/page/messages';
+import { launchChromium, SCREENSHOTS, type Service, startService, stopService } from './support';
 
 /**
  * The hosted connect page (/connect) in a real browser: the local service as `pnpm start` runs
@@ -30,9 +23,6 @@ import {
  * Labels come from the page's message catalogue; the headings checked against fixed texts prove
  * that the page really is in the expected language.
  */
-const ROOT = resolve(import.meta.dirname, '../..');
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-const SCREENSHOTS = join(ROOT, 'docs/screenshots');
 const PARTNER = { client_id: 'demo-partner', client_secret: 'partner-secret-change-me' };
 const CONFIGURATION = 'cf738c9a-ab1e-4fc6-b0d7-f18293a4b5c6';
 const PARTNER_BASE = 'https://partner.example.org/';
@@ -73,66 +63,6 @@ const DESCRIPTIONS: Record<PageLocale, string> = {
   it_CH: 'Gestione dei donatori per le organizzazioni svizzere.',
   en_GB: 'Donor management for Swiss charities.',
 };
-
-interface Service {
-  child: ChildProcess;
-  url: string;
-  output: () => string;
-}
-
-/** `pnpm start`'s entry point in its own process group, on a free port, with data in memory. */
-async function startService(): Promise<Service> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/local/src/main.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: '0', SVC_DATA_DIR: ':memory:', SVC_CAPTCHA_VERIFIER: 'test' },
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const url = await new Promise<string>((done, fail) => {
-    const collect = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /svc is running at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
-      if (match) done(match[1] as string);
-    };
-    child.stdout?.on('data', collect);
-    child.stderr?.on('data', collect);
-    child.once('exit', (code) => fail(new Error(`The service exited (${code}) before it was ready:\n${output}`)));
-  });
-  return { child, url, output: () => output };
-}
-
-/** Ctrl-C to the whole group (the service stops DynamoDB Local itself), then wait for the exit. */
-async function stopService(service: Service | undefined): Promise<void> {
-  const pid = service?.child.pid;
-  if (!service || pid === undefined || service.child.exitCode !== null) return;
-  const exited = new Promise((done) => service.child.once('exit', done));
-  process.kill(-pid, 'SIGINT');
-  await exited;
-}
-
-async function launchChromium(partnerPort: number): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `Chromium not found at ${CHROMIUM}. The browser test needs Debian's chromium ` +
-        '(apt-get install chromium fonts-dejavu-core; .ci/run installs it), or CHROMIUM_PATH pointing at a Chromium.',
-    );
-  }
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless=new',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      `--host-resolver-rules=MAP partner.example.org:443 127.0.0.1:${partnerPort}`,
-    ],
-  });
-}
 
 let service: Service | undefined;
 let browser: Browser | undefined;

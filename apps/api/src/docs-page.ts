@@ -1,62 +1,72 @@
-type Json = Record<string, unknown>;
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-const escapeHtml = (text: unknown) => String(text ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+/**
+ * `/docs`: the API description rendered by Swagger UI (swagger-ui-dist: it renders OpenAPI 3.1
+ * with its `webhooks`, and is a set of static files that fetch nothing from elsewhere, so the
+ * reference works offline and from our own function). The platform bundle carries the two
+ * files in `docs-assets/` beside its code (platform-bundle.ts copies them); the local runtime
+ * reads them from the installed package.
+ */
+export const DOCS_ASSETS = ['swagger-ui.css', 'swagger-ui-bundle.js'] as const;
+export const DOCS_ASSET_DIR = 'docs-assets';
 
-function schemaBlock(schema: unknown): string {
-  return schema ? `<pre>${escapeHtml(JSON.stringify(schema, null, 2))}</pre>` : '';
+/** Where the installed swagger-ui-dist keeps its files (bundling copies them from here). */
+export function swaggerUiDir(): string {
+  return dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 }
 
-/** Renders the OpenAPI document as one self-contained page (no scripts, no external assets). */
-export function renderDocsPage(spec: Json): string {
-  const info = spec.info as { title: string; version: string };
-  const paths = spec.paths as Record<string, Record<string, Json>>;
-  const sections = Object.entries(paths).flatMap(([path, operations]) =>
-    Object.entries(operations).map(([method, op]) => {
-      const params = (op.parameters as Json[]) ?? [];
-      const security = (op.security as unknown[]) ?? [];
-      const body = op.requestBody as { content: Record<string, { schema: unknown }> } | undefined;
-      const responses = op.responses as Record<
-        string,
-        { description: string; content?: Record<string, { schema: unknown }> }
-      >;
-      return `<section id="${escapeHtml(op.operationId)}">
-<h2><span class="method ${escapeHtml(method)}">${escapeHtml(method.toUpperCase())}</span> <code>${escapeHtml(path)}</code></h2>
-<p>${escapeHtml(op.summary)}${security.length > 0 ? ' <em>(bearer token)</em>' : ' <em>(no auth)</em>'}</p>
-${op.description ? `<p>${escapeHtml(op.description)}</p>` : ''}
-${params.length > 0 ? `<h3>Parameters</h3><ul>${params.map((p) => `<li><code>${escapeHtml(p.name)}</code> in ${escapeHtml(p.in)}${p.required ? ' (required)' : ''}</li>`).join('')}</ul>` : ''}
-${
-  body
-    ? `<h3>Request body</h3>${Object.entries(body.content)
-        .map(([type, c]) => `<p><code>${escapeHtml(type)}</code></p>${schemaBlock(c.schema)}`)
-        .join('')}`
-    : ''
-}
-<h3>Responses</h3><ul>${Object.entries(responses)
-        .map(
-          ([status, r]) =>
-            `<li><strong>${escapeHtml(status)}</strong> ${escapeHtml(r.description)}${r.content ? schemaBlock(r.content['application/json']?.schema) : ''}</li>`,
-        )
-        .join('')}</ul>
-</section>`;
-    }),
-  );
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(info.title)}</title>
-<style>body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;line-height:1.5}
-section{border-top:1px solid #ddd;padding:.5rem 0}pre{background:#f6f8fa;padding:.5rem;overflow:auto;font-size:.8rem}
-.method{display:inline-block;min-width:4.5rem;font-size:.9rem;padding:.1rem .4rem;border-radius:.3rem;background:#eee}
-.get{background:#e3f2fd}.post{background:#e8f5e9}.put,.patch{background:#fff8e1}.delete{background:#ffebee}</style></head>
-<body><h1>${escapeHtml(info.title)} <small>${escapeHtml(info.version)}</small></h1>
-<p>Machine-readable: <a href="/openapi.json">/openapi.json</a>. Get a token from <code>POST /oauth2/token</code>, then send <code>Authorization: Bearer &lt;token&gt;</code>.</p>
-<nav><ul>${Object.entries(paths)
-    .flatMap(([path, ops]) =>
-      Object.entries(ops).map(
-        ([m, op]) =>
-          `<li><a href="#${escapeHtml(op.operationId)}">${escapeHtml(m.toUpperCase())} ${escapeHtml(path)}</a></li>`,
-      ),
-    )
-    .join('')}</ul></nav>
-${sections.join('\n')}
-</body></html>`;
+const INIT_SCRIPT = `window.addEventListener('load', function () {
+  window.ui = SwaggerUIBundle({
+    url: '/openapi.json',
+    dom_id: '#reference',
+    deepLinking: true,
+    docExpansion: 'list',
+    defaultModelsExpandDepth: 0,
+    defaultModelExpandDepth: 3,
+    displayRequestDuration: true,
+    tryItOutEnabled: false,
+    validatorUrl: null,
+  });
+});
+`;
+
+export const DOCS_PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>svc fundraising payments API</title>
+<link rel="stylesheet" href="/docs/assets/swagger-ui.css">
+</head>
+<body>
+<noscript><p>The reference needs JavaScript; the description itself is at <a href="/openapi.json">/openapi.json</a>.</p></noscript>
+<div id="reference"></div>
+<script src="/docs/assets/swagger-ui-bundle.js"></script>
+<script src="/docs/assets/docs.js"></script>
+</body>
+</html>
+`;
+
+/** No origin but our own: the page and its assets come from the service, the description too. */
+export const DOCS_HEADERS = {
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+};
+
+const TYPES: Record<string, string> = {
+  '.css': 'text/css; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+};
+
+/** One of the reference's static files, or undefined for any other name. */
+export function docsAsset(file: string): { body: string; contentType: string } | undefined {
+  if (file === 'docs.js') return { body: INIT_SCRIPT, contentType: TYPES['.js'] as string };
+  if (!(DOCS_ASSETS as readonly string[]).includes(file)) return undefined;
+  const bundled = join(dirname(fileURLToPath(import.meta.url)), DOCS_ASSET_DIR, file);
+  const path = existsSync(bundled) ? bundled : join(swaggerUiDir(), file);
+  return { body: readFileSync(path, 'utf8'), contentType: TYPES[file.slice(file.lastIndexOf('.'))] as string };
 }

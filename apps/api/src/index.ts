@@ -8,6 +8,7 @@ export {
   stackName,
   TABLE_NAME_OUTPUT,
 } from './deployment';
+export { DOCS_ASSETS } from './docs-page';
 export { DOMAINS, type DomainName, WORKERS, type WorkerName } from './domains';
 export { OPENAPI_DOCUMENT_MODULE, platformBundling } from './platform-bundle';
 export { allRoutes, platformRoutes, ROUTE_TABLE, type RouteEntry } from './route-table';

@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeApi } from './api-description';
+import { DOCS_ASSET_DIR, DOCS_ASSETS, swaggerUiDir } from './docs-page';
 
 /** The module name the platform bundle imports its API description from (an esbuild alias). */
 export const OPENAPI_DOCUMENT_MODULE = '@svc/openapi-document';
@@ -15,10 +16,17 @@ export const OPENAPI_DOCUMENT_MODULE = '@svc/openapi-document';
 export function platformBundling(root: string): {
   define: Record<string, string>;
   alias: Record<string, string>;
+  /** Files copied beside the bundle: path in the bundle → path on this machine (the reference's assets). */
+  files: Record<string, string>;
 } {
   const dir = join(root, '.cdk-generated');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, 'openapi.json');
   writeFileSync(file, `${JSON.stringify(describeApi())}\n`);
-  return { define: { __SVC_OPENAPI_PREBUILT__: 'true' }, alias: { [OPENAPI_DOCUMENT_MODULE]: file } };
+  const assets = swaggerUiDir();
+  return {
+    define: { __SVC_OPENAPI_PREBUILT__: 'true' },
+    alias: { [OPENAPI_DOCUMENT_MODULE]: file },
+    files: Object.fromEntries(DOCS_ASSETS.map((name) => [`${DOCS_ASSET_DIR}/${name}`, join(assets, name)])),
+  };
 }

@@ -1,12 +1,13 @@
 import { NotFoundError } from '@svc/core';
 import { type AnyRoute, defineRoute } from '@svc/http';
 import * as z from 'zod';
-import { renderDocsPage } from './docs-page';
+import { DOCS_HEADERS, DOCS_PAGE, docsAsset } from './docs-page';
 
 const health = z.object({ status: z.literal('ok') });
 const openApiDocument = z.object({
   openapi: z.literal('3.1.0'),
-  info: z.object({ title: z.string(), version: z.string() }),
+  info: z.object({ title: z.string(), version: z.string(), description: z.string().optional() }),
+  tags: z.array(z.object({ name: z.string(), description: z.string() })).optional(),
   paths: z.record(z.string(), z.record(z.string(), z.unknown())),
   webhooks: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
   components: z.record(z.string(), z.record(z.string(), z.unknown())),
@@ -49,7 +50,30 @@ export function createPlatformRoutes(document: () => Promise<Record<string, unkn
       operationId: 'docs',
       summary: 'This API description, for people',
       responses: { 200: { description: 'HTML page', html: true } },
-      handle: async () => ({ status: 200, html: renderDocsPage(await openApi()) }),
+      handle: async () => ({ status: 200, html: DOCS_PAGE, headers: DOCS_HEADERS }),
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/docs/assets/{file}',
+      auth: 'none',
+      hidden: true,
+      operationId: 'docsAsset',
+      summary: "The reference's stylesheet and scripts",
+      params: z.object({ file: z.string().max(100) }),
+      responses: { 200: { description: 'CSS or JavaScript' } },
+      handle: async ({ params }) => {
+        const asset = docsAsset(params.file);
+        if (!asset) throw new NotFoundError('No such file');
+        return {
+          status: 200,
+          text: asset.body,
+          headers: {
+            'content-type': asset.contentType,
+            'cache-control': 'public, max-age=3600',
+            'x-content-type-options': 'nosniff',
+          },
+        };
+      },
     }),
     defineRoute({
       method: 'GET',

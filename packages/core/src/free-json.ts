@@ -125,7 +125,7 @@ export function freeJsonObject(
     })
     .meta({
       type: 'object',
-      description: `Free JSON: at most ${applied.maxDepth} levels, ${applied.maxKeys} keys an object, keys of 1 to ${applied.maxKeyLength} characters (not __proto__, constructor or prototype), ${applied.maxBytes} bytes`,
+      description: `Free JSON: at most ${applied.maxDepth} levels, ${applied.maxKeys} keys an object, keys of 1 to ${applied.maxKeyLength} characters (not \`__proto__\`, \`constructor\` or \`prototype\`), ${applied.maxBytes} bytes`,
     });
 }
 
