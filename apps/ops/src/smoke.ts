@@ -1,13 +1,15 @@
-import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { createSvcClient, verifyWebhookSignature } from '@svc/client';
 import { selfSignedCertificate } from '@svc/outbound/testing/certificates';
 
 /**
- * `pnpm smoke`: a short end-to-end check of a running stage over its public HTTP API only (it
- * imports no service code, so it judges any stage, local or deployed): a token, a test-mode card
+ * `pnpm smoke`: a short end-to-end check of a running stage over its public HTTP API only, through
+ * @svc/client, the typed client an integrator uses (it imports no service code, so it judges any
+ * stage, local or deployed): a token, a test-mode card
  * payment, a refund of it, and both events delivered to a webhook receiver, signed.
  *
  * The receiver is either given (`--receiver-url`, any https URL the stage can reach; the check
@@ -56,23 +58,26 @@ export async function runSmoke(options: SmokeOptions): Promise<SmokeResult> {
   const base = options.baseUrl.replace(/\/+$/, '');
   const steps: SmokeResult['steps'] = [];
   const cleanup: Array<() => Promise<unknown>> = [];
-  let bearer = '';
+  const timed: typeof fetch = (input, init) => fetch(input, { ...init, signal: AbortSignal.timeout(30_000) });
+  const client = createSvcClient({
+    baseUrl: base,
+    clientId: options.clientId,
+    clientSecret: options.clientSecret,
+    fetch: timed,
+  });
 
-  async function call(method: string, path: string, body?: unknown, expected: number[] = [200]) {
-    const response = await fetch(`${base}${path}`, {
-      method,
-      headers: {
-        ...(bearer ? { authorization: `Bearer ${bearer}` } : {}),
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        ...(method === 'POST' ? { 'idempotency-key': randomUUID() } : {}),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(30_000),
-    });
-    const text = await response.text();
-    if (!expected.includes(response.status))
-      throw new SmokeFailure(`${method} ${path} answered ${response.status}: ${text.slice(0, 500)}`);
-    return { status: response.status, json: text === '' ? undefined : (JSON.parse(text) as Record<string, unknown>) };
+  /** The answer's body, once its status is one of `expected`. */
+  function answered<T>(
+    what: string,
+    result: { data?: T; error?: unknown; response: Response },
+    expected: number[] = [200],
+  ): { status: number; data: T | undefined; error: unknown } {
+    if (!expected.includes(result.response.status)) {
+      throw new SmokeFailure(
+        `${what} answered ${result.response.status}: ${JSON.stringify(result.error ?? result.data).slice(0, 500)}`,
+      );
+    }
+    return { status: result.response.status, data: result.data, error: result.error };
   }
 
   async function step<T>(name: string, run: () => Promise<T>): Promise<T> {
@@ -96,27 +101,23 @@ export async function runSmoke(options: SmokeOptions): Promise<SmokeResult> {
   let receiver: LocalReceiver | undefined;
   try {
     await step('GET /health answers ok', async () => {
-      const { json } = await call('GET', '/health');
-      if (json?.status !== 'ok') throw new SmokeFailure(`unexpected health ${JSON.stringify(json)}`);
+      const response = await timed(`${base}/health`);
+      const json = (await response.json()) as { status?: string };
+      if (json.status !== 'ok') throw new SmokeFailure(`unexpected health ${JSON.stringify(json)}`);
     });
     await step('a token for the client (client credentials)', async () => {
-      const response = await fetch(`${base}/oauth2/token`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({
-          grant_type: 'client_credentials',
-          client_id: options.clientId,
-          client_secret: options.clientSecret,
-        }),
-        signal: AbortSignal.timeout(30_000),
+      await client.token().catch((error: unknown) => {
+        throw new SmokeFailure(error instanceof Error ? error.message : String(error));
       });
-      if (response.status !== 200) throw new SmokeFailure(`/oauth2/token answered ${response.status}`);
-      bearer = ((await response.json()) as { access_token: string }).access_token;
     });
     const accounts = await step('the accounts to pay into', async () => {
-      if (options.account) return [(await call('GET', `/accounts/${options.account}`)).json as unknown as AccountShape];
-      const { json } = await call('GET', '/accounts');
-      const visible = json as unknown as AccountShape[];
+      if (options.account) {
+        const one = await client.GET('/accounts/{account_uuid}', {
+          params: { path: { account_uuid: options.account } },
+        });
+        return [answered('GET /accounts/{uuid}', one).data as AccountShape];
+      }
+      const visible = (answered('GET /accounts', await client.GET('/accounts')).data ?? []) as AccountShape[];
       const first = visible[0];
       if (!first) throw new SmokeFailure('the client may see no account: pass --account or grant one');
       // The first organisation's accounts; the payment goes to the first with the profile.
@@ -133,68 +134,75 @@ export async function runSmoke(options: SmokeOptions): Promise<SmokeResult> {
       },
     );
     const endpoint = await step('POST /webhooks and an event subscription per event', async () => {
-      const { json } = await call(
-        'POST',
-        '/webhooks',
-        {
-          organisation_uuid: organisation,
-          alias: 'pnpm smoke',
-          endpoint: endpointUrl,
-          hmac_key: hmacKey,
-        },
+      const { data } = answered(
+        'POST /webhooks',
+        await client.POST('/webhooks', {
+          body: { organisation_uuid: organisation, alias: 'pnpm smoke', endpoint: endpointUrl, hmac_key: hmacKey },
+        }),
         [201],
       );
-      const uuid = String(json?.uuid);
-      cleanup.push(() => call('DELETE', `/webhooks/${uuid}`, undefined, [204, 404]));
+      const uuid = String(data?.uuid);
+      cleanup.push(() => client.DELETE('/webhooks/{webhook_uuid}', { params: { path: { webhook_uuid: uuid } } }));
       for (const event_name of EVENTS) {
-        const created = await call(
-          'POST',
-          '/event-subscriptions',
-          {
-            organisation_uuid: organisation,
-            action_configuration_uuid: uuid,
-            action_type: 'webhook',
-            event_name,
-          },
+        const created = answered(
+          'POST /event-subscriptions',
+          await client.POST('/event-subscriptions', {
+            body: {
+              organisation_uuid: organisation,
+              action_configuration_uuid: uuid,
+              action_type: 'webhook',
+              event_name,
+            },
+          }),
           [201],
         );
-        const subscription = String(created.json?.uuid);
-        cleanup.unshift(() => call('DELETE', `/event-subscriptions/${subscription}`, undefined, [204, 404]));
+        const subscription = String(created.data?.uuid);
+        cleanup.unshift(() =>
+          client.DELETE('/event-subscriptions/{event_subscription_uuid}', {
+            params: { path: { event_subscription_uuid: subscription } },
+          }),
+        );
       }
       return uuid;
     });
     const payment = await step('POST /payments: a test-mode card payment succeeds', async () => {
       for (const account of accounts) {
-        const { status, json } = await call(
-          'POST',
-          '/payments',
-          {
-            account_uuid: account.uuid,
-            payment_method: 'card',
-            profile: options.profile,
-            test_mode: true,
-            amount: { value: '100', currency: options.currency },
-            payment_information: TEST_CARD,
-            custom_parameters: { smoke: 'true' },
-          },
+        const { status, data, error } = answered(
+          'POST /payments',
+          await client.POST('/payments', {
+            body: {
+              account_uuid: account.uuid,
+              payment_method: 'card',
+              profile: options.profile,
+              test_mode: true,
+              amount: { value: '100', currency: options.currency },
+              payment_information: { ...TEST_CARD },
+              custom_parameters: { smoke: 'true' },
+            },
+          }),
           [201, 400],
         );
         // An account without the profile refuses with a 400 on `profile` and keeps nothing: try the next.
-        if (status === 400 && refusedProfile(json) && account !== accounts.at(-1)) continue;
-        if (status !== 201) throw new SmokeFailure(`POST /payments answered ${status}: ${JSON.stringify(json)}`);
-        if (json?.status !== 'succeeded')
-          throw new SmokeFailure(`the payment is ${String(json?.status)}, not succeeded: ${JSON.stringify(json)}`);
-        return String(json.uuid);
+        if (status === 400 && refusedProfile(error) && account !== accounts.at(-1)) continue;
+        if (status !== 201 || !data)
+          throw new SmokeFailure(`POST /payments answered ${status}: ${JSON.stringify(error)}`);
+        if (data.status !== 'succeeded')
+          throw new SmokeFailure(`the payment is ${data.status}, not succeeded: ${JSON.stringify(data)}`);
+        return data.uuid;
       }
       throw new SmokeFailure('no account to pay into');
     });
     const refund = await step('POST /payments/{uuid}/refunds refunds it in full', async () => {
-      const { json } = await call('POST', `/payments/${payment}/refunds`, undefined, [200]);
-      if (json?.status !== 'succeeded') throw new SmokeFailure(`the refund is ${String(json?.status)}`);
-      const { json: read } = await call('GET', `/payments/${payment}`);
-      const refunded = (read?.refunded_amount as { value?: string } | undefined)?.value;
+      const path = { params: { path: { payment_uuid: payment } } };
+      const { data } = answered(
+        'POST /payments/{uuid}/refunds',
+        await client.POST('/payments/{payment_uuid}/refunds', path),
+      );
+      if (data?.status !== 'succeeded') throw new SmokeFailure(`the refund is ${String(data?.status)}`);
+      const read = answered('GET /payments/{uuid}', await client.GET('/payments/{payment_uuid}', path)).data;
+      const refunded = read?.refunded_amount.value;
       if (refunded !== '100') throw new SmokeFailure(`refunded_amount is ${refunded}, not 100`);
-      return String(json.uuid);
+      return data.uuid;
     });
     await step('both events delivered to the receiver (2xx), signed', async () => {
       const wanted = new Map([
@@ -205,17 +213,18 @@ export async function runSmoke(options: SmokeOptions): Promise<SmokeResult> {
       for (;;) {
         // The local runtime runs due background work on request; a deployed stage has no such path.
         await fetch(`${base}/_local/settle`, { method: 'POST', signal: AbortSignal.timeout(60_000) }).catch(() => {});
-        const { json } = await call(
-          'GET',
-          `/webhook-responses?organisation_uuid=${organisation}&webhook_configuration_uuid=${endpoint}&size=100`,
-        );
-        const responses = json as unknown as DeliveryRecord[];
+        const query = { organisation_uuid: organisation, webhook_configuration_uuid: endpoint, size: 100 };
+        const listed = await client.GET('/webhook-responses', { params: { query } });
+        const responses = (answered('GET /webhook-responses', listed).data ?? []) as DeliveryRecord[];
         const delivered = responses.filter((r) => r.error === 'false' && wanted.has(r.object_uuid));
         if (new Set(delivered.map((r) => r.object_uuid)).size === wanted.size) break;
         if (Date.now() > deadline) {
           const failed = responses.find((r) => wanted.has(r.object_uuid) && r.error === 'true');
           if (!failed) throw new SmokeFailure(`no delivery within ${options.deliverySeconds} s`);
-          const detail = (await call('GET', `/webhook-responses/${failed.uuid}`)).json as unknown as DeliveryRecord;
+          const one = await client.GET('/webhook-responses/{webhook_response_uuid}', {
+            params: { path: { webhook_response_uuid: failed.uuid } },
+          });
+          const detail = answered('GET /webhook-responses/{uuid}', one).data as DeliveryRecord;
           throw new SmokeFailure(`a delivery failed: ${describeFailure(detail)}${deliveryHint(detail, options)}`);
         }
         await new Promise((done) => setTimeout(done, 1000));
@@ -250,8 +259,8 @@ interface AccountShape {
 
 const organisationOf = (account: AccountShape) => account.organisation_uuid ?? account.organisation?.uuid ?? '';
 
-function refusedProfile(json: Record<string, unknown> | undefined): boolean {
-  const problems = (json?.error as { message?: Array<{ property?: string }> } | undefined)?.message;
+function refusedProfile(answer: unknown): boolean {
+  const problems = (answer as { error?: { message?: Array<{ property?: string }> } } | undefined)?.error?.message;
   return Array.isArray(problems) && problems.some((problem) => problem.property === 'profile');
 }
 
@@ -286,12 +295,13 @@ function eventOf(request: Received): { name?: string; object_uuid?: string } | u
 /** `X-Svc-Signature: t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">` with the endpoint's key. */
 export function signatureHolds(request: Received, hmacKey: string): boolean {
   const header = request.headers['x-svc-signature'];
-  if (typeof header !== 'string') return false;
-  const parts = Object.fromEntries(header.split(',').map((part) => part.split('=', 2) as [string, string]));
-  if (!parts.t || !parts.v1) return false;
-  const expected = createHmac('sha256', hmacKey).update(`${parts.t}.${request.body}`).digest();
-  const given = Buffer.from(parts.v1, 'hex');
-  return given.length === expected.length && timingSafeEqual(given, expected);
+  // The check is of the signature; a local runtime's clock may be moved, so no freshness here.
+  return verifyWebhookSignature({
+    body: request.body,
+    signature: typeof header === 'string' ? header : undefined,
+    hmacKey,
+    toleranceSeconds: Number.POSITIVE_INFINITY,
+  });
 }
 
 /**

@@ -139,7 +139,11 @@ export function buildOpenApi(
         format === 'form' ? 'application/x-www-form-urlencoded' : 'application/json',
       );
       const schema = jsonSchemaOf(route.body, 'input', shared);
-      operation.requestBody = { required: true, content: Object.fromEntries(media.map((m) => [m, { schema }])) };
+      // A body the route may go without (a refund of the whole amount) is not required.
+      operation.requestBody = {
+        required: !route.body.safeParse(undefined).success,
+        content: Object.fromEntries(media.map((m) => [m, { schema }])),
+      };
     }
     paths[route.path] ??= {};
     (paths[route.path] as Record<string, JsonSchema>)[route.method.toLowerCase()] = operation;
