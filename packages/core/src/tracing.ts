@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import type { Tracer } from '@aws-lambda-powertools/tracer';
 
 /**
@@ -10,10 +11,23 @@ import type { Tracer } from '@aws-lambda-powertools/tracer';
  * (dev, the local runtime, the tests) `tracer` is undefined and nothing is loaded. Responses are
  * never recorded as metadata: they hold supporters' personal data.
  */
-export const tracer: Tracer | undefined =
-  process.env.SVC_TRACE_CALLS === 'true'
-    ? new (await import('@aws-lambda-powertools/tracer')).Tracer({ captureHTTPsRequests: true })
-    : undefined;
+export const tracer: Tracer | undefined = process.env.SVC_TRACE_CALLS === 'true' ? loadTracer() : undefined;
+
+/**
+ * Loads Tracer synchronously: a top-level `await import()` would make every module that imports
+ * this one initialise asynchronously in a bundle, and esbuild does not always wait for such a
+ * module behind a re-export (the payments bundle then ran its repository before @svc/table had
+ * initialised). In a bundle `require` is esbuild's (the package is bundled, evaluated only here);
+ * under tsx or plain Node, the package is read from node_modules.
+ */
+function loadTracer(): Tracer {
+  const { Tracer: TracerClass } = (
+    typeof require === 'function'
+      ? require('@aws-lambda-powertools/tracer')
+      : createRequire(import.meta.url)('@aws-lambda-powertools/tracer')
+  ) as typeof import('@aws-lambda-powertools/tracer');
+  return new TracerClass({ captureHTTPsRequests: true });
+}
 
 /**
  * A worker's Lambda entry (queues, streams, schedules): the handler in a subsegment of its own,

@@ -1,4 +1,4 @@
-export { type EventData, type EventDataBuilders, eventData } from './event-data';
+export type { EventData, EventDataBuilders } from './event-data';
 export * from './names';
 export * from './outbox';
 export { itemFromStreamImage } from './stream-image';

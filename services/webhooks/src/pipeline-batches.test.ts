@@ -5,7 +5,7 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { wireDomains } from '@svc/api/wiring';
 import { advanceClock, definedFields, derivedUuid, freezeClock, newUuid, now } from '@svc/core';
-import { eventData, type StoredEvent, storedEventSchema } from '@svc/events';
+import { type StoredEvent, storedEventSchema } from '@svc/events';
 import { db, getItem, putItems, tableName } from '@svc/table';
 import type { DynamoDBRecord, SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
@@ -609,10 +609,13 @@ describe('the stream publisher, events of many records to a PutEvents call', () 
     saved.name = process.env.SVC_EVENT_BUS_NAME;
     // The publisher's own behaviour, with a shape of its own: an item marked `broken` cannot be shaped.
     useEventData({
-      onboarding_process: eventData(z.object({ shaped: z.boolean() }), async (_event, item) => {
-        if (item.broken) throw new Error('This item cannot be shaped');
-        return { shaped: true };
-      }),
+      onboarding_process: {
+        schema: z.object({ shaped: z.boolean() }),
+        build: async (_event, item) => {
+          if (item.broken) throw new Error('This item cannot be shaped');
+          return { shaped: true };
+        },
+      },
     });
     bus = createServer((request, response) => {
       let text = '';

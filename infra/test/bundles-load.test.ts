@@ -1,0 +1,78 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import * as z from 'zod';
+import { synthesizeAllStages, templateOf } from './support/synth';
+
+beforeAll(() => {
+  synthesizeAllStages();
+});
+
+const lambdaFunction = z.object({
+  Properties: z.object({
+    Code: z.object({ S3Key: z.string() }),
+    Environment: z.object({ Variables: z.record(z.string(), z.unknown()) }).optional(),
+  }),
+});
+
+/**
+ * Every function of the synthesised app, its bundle loaded as the Lambda runtime loads it: in a
+ * fresh Node process outside the repo (no node_modules to fall back on), with the variables its
+ * template sets (a reference to a resource stands in as a plain string), calls traced as the
+ * stage says. A bundle whose modules initialise in the wrong order, or that needs a file it does
+ * not carry, fails here rather than at its first cold start in AWS.
+ */
+describe('every bundle of the app', () => {
+  for (const stage of ['dev', 'prod'] as const) {
+    it(`loads outside the repo with its template's environment (${stage})`, () => {
+      const { outdir } = synthesizeAllStages();
+      const functions = Object.entries(templateOf(stage).findResources('AWS::Lambda::Function')).flatMap(
+        ([logicalId, resource]) => {
+          const parsed = lambdaFunction.safeParse(resource);
+          if (!parsed.success) return [];
+          const dir = join(outdir, `asset.${parsed.data.Properties.Code.S3Key.replace(/\.zip$/, '')}`);
+          // Functions the CDK brings along (custom resource providers) carry no bundle of ours.
+          if (!existsSync(join(dir, 'index.mjs'))) return [];
+          return [{ logicalId, dir, ...parsed.data.Properties }];
+        },
+      );
+      expect(functions.length).toBeGreaterThan(10);
+      const failures: string[] = [];
+      for (const fn of functions) {
+        const { dir } = fn;
+        const variables = Object.fromEntries(
+          Object.entries(fn.Environment?.Variables ?? {}).map(([name, value]) => [
+            name,
+            typeof value === 'string' ? value : `resolved-${name.toLowerCase()}`,
+          ]),
+        );
+        try {
+          execFileSync(
+            process.execPath,
+            ['--input-type=module', '-e', `await import(${JSON.stringify(`file://${join(dir, 'index.mjs')}`)});`],
+            {
+              cwd: '/',
+              env: {
+                PATH: process.env.PATH ?? '',
+                AWS_REGION: 'eu-central-2',
+                AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
+                AWS_LAMBDA_FUNCTION_NAME: fn.logicalId,
+                ...variables,
+                NODE_OPTIONS: '',
+              },
+              encoding: 'utf8',
+              stdio: ['ignore', 'pipe', 'pipe'],
+            },
+          );
+        } catch (error) {
+          const stderr = (error as { stderr?: string }).stderr ?? String(error);
+          failures.push(
+            `${fn.logicalId}: ${stderr.split('\n').find((line) => /Error/.test(line)) ?? stderr.slice(0, 300)}`,
+          );
+        }
+      }
+      expect(failures).toEqual([]);
+    }, 300_000);
+  }
+});
