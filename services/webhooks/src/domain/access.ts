@@ -1,5 +1,6 @@
 import {
   assertOrganisationGrant,
+  ConflictError,
   coversAccount,
   coversOrganisation,
   ForbiddenError,
@@ -8,6 +9,9 @@ import {
   ValidationError,
 } from '@svc/core';
 import { findAccount, findOrganisation } from '@svc/organisations';
+import { retryOnConflict } from '@svc/table';
+
+type Scoped = { organisation_uuid: string; account_uuid?: string };
 
 /**
  * Who may touch webhook configuration: an item scoped to an account needs a grant covering that
@@ -45,6 +49,52 @@ export function listScope(caller: Principal, organisationUuid: string | undefine
   if (accountUuid !== undefined && !coversAccount(caller, organisationUuid, accountUuid)) throw new ForbiddenError();
   return (item: { organisation_uuid: string; account_uuid?: string }) =>
     canManage(caller, item) && (accountUuid === undefined || item.account_uuid === accountUuid);
+}
+
+/** Reads a webhooks object for a caller who manages it: 404 when it does not exist, else 403. */
+export function managedReader<T extends Scoped>(find: (uuid: string) => Promise<T | undefined>, notFound: string) {
+  return async (principal: Promise<Principal>, uuid: string): Promise<T> => {
+    const [caller, item] = await Promise.all([principal, find(uuid)]);
+    if (!item) throw new NotFoundError(notFound);
+    assertCanManage(caller, item);
+    return item;
+  };
+}
+
+/** Lists the webhooks objects of an organisation its caller manages (see listScope). */
+export function managedLister<T extends Scoped>(itemsOf: (organisationUuid: string) => Promise<T[]>) {
+  return async (
+    principal: Promise<Principal>,
+    organisationUuid: string | undefined,
+    accountUuid: string | undefined,
+  ) => {
+    const visible = listScope(await principal, organisationUuid, accountUuid);
+    return (await itemsOf(organisationUuid as string)).filter(visible);
+  };
+}
+
+const tooBusy = () => new ConflictError('Too many concurrent changes; try again');
+
+/**
+ * A change to a webhooks object its caller manages, written under the version it read: the
+ * object is read (404/403), a move to another organisation is refused (`refuseMove`, 409), then
+ * `change` writes; a concurrent write makes it read and change again (409 after several tries).
+ */
+export async function changeManaged<T extends Scoped, R>(
+  principal: Promise<Principal>,
+  read: (principal: Promise<Principal>) => Promise<T>,
+  move: { organisationUuid?: string | undefined; refuseMove?: () => ConflictError },
+  change: (read: T, caller: Principal) => Promise<R>,
+): Promise<R> {
+  const caller = await principal;
+  return retryOnConflict(async () => {
+    const current = await read(Promise.resolve(caller));
+    const { organisationUuid, refuseMove } = move;
+    if (refuseMove && organisationUuid !== undefined && organisationUuid !== current.organisation_uuid) {
+      throw refuseMove();
+    }
+    return change(current, caller);
+  }, tooBusy);
 }
 
 /** `enabled` arrives as a boolean or its text, and leaves as text (contract). */

@@ -4,7 +4,6 @@ import {
   type Conforms,
   definedFields,
   isResumedRequest,
-  NotFoundError,
   newResourceUuid,
   newToken,
   now,
@@ -12,7 +11,7 @@ import {
   uuidSchema,
 } from '@svc/core';
 import { isNonPublicLiteralHost } from '@svc/outbound';
-import { type GuardedWrite, retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
+import { type GuardedWrite, StaleVersionError, transactWrite } from '@svc/table';
 import * as z from 'zod';
 import { open, seal } from '../repository/secrets';
 import {
@@ -26,7 +25,7 @@ import {
   releaseUrl,
   urlHash,
 } from '../repository/webhook-repository';
-import { assertCanManage, checkScope, listScope } from './access';
+import { assertCanManage, changeManaged, checkScope, managedLister, managedReader } from './access';
 
 /**
  * Webhook endpoints: where deliveries go. `password` is write-only; password and
@@ -78,7 +77,6 @@ export const replaceEndpointInput = z
 export const updateEndpointInput = replaceEndpointInput.partial();
 export type EndpointInput = z.infer<typeof updateEndpointInput>;
 
-const tooBusy = () => new ConflictError('Too many concurrent changes; try again');
 const duplicate = () =>
   new ConflictError('An endpoint with this URL exists in the organisation', 'error.webhook.duplicate_url', 'endpoint');
 
@@ -152,21 +150,9 @@ export async function createEndpoint(principal: Promise<Principal>, input: z.inf
   return endpoint;
 }
 
-export async function readEndpoint(principal: Promise<Principal>, uuid: string): Promise<EndpointRecord> {
-  const [caller, endpoint] = await Promise.all([principal, findEndpoint(uuid)]);
-  if (!endpoint) throw new NotFoundError('Webhook endpoint not found');
-  assertCanManage(caller, endpoint);
-  return endpoint;
-}
+export const readEndpoint = managedReader(findEndpoint, 'Webhook endpoint not found');
 
-export async function listEndpoints(
-  principal: Promise<Principal>,
-  organisationUuid: string | undefined,
-  accountUuid: string | undefined,
-) {
-  const visible = listScope(await principal, organisationUuid, accountUuid);
-  return (await endpointsOf(organisationUuid as string)).filter(visible);
-}
+export const listEndpoints = managedLister(endpointsOf);
 
 /**
  * PUT (`mode: replace`) takes the whole object: optional fields left out are cleared, except the
@@ -179,64 +165,70 @@ export async function changeEndpoint(
   input: EndpointInput,
   mode: 'replace' | 'update',
 ) {
-  const caller = await principal;
-  return retryOnConflict(async () => {
-    const read = await readEndpoint(Promise.resolve(caller), uuid);
-    if (input.organisation_uuid !== undefined && input.organisation_uuid !== read.organisation_uuid) {
-      throw new ConflictError(
-        'An endpoint cannot move to another organisation',
-        'error.webhook.organisation',
-        'organisation_uuid',
-      );
-    }
-    const keep = <K extends 'account_uuid' | 'alias' | 'username'>(name: K) =>
-      name in input ? input[name] : mode === 'replace' ? undefined : read[name];
-    const next: EndpointRecord = {
-      uuid: read.uuid,
-      organisation_uuid: read.organisation_uuid,
-      endpoint: input.endpoint ?? read.endpoint,
-      created: read.created,
-      updated: now(),
-      version: read.version + 1,
-    };
-    const accountUuid = keep('account_uuid');
-    const alias = keep('alias');
-    const username = keep('username');
-    if (accountUuid !== undefined) next.account_uuid = accountUuid;
-    if (alias !== undefined) next.alias = alias;
-    if (username !== undefined) next.username = username;
-    if (input.password === undefined && read.password !== undefined) next.password = read.password;
-    if (input.password) next.password = await seal(input.password, { endpoint: read.uuid, field: 'password' });
-    next.hmac_key =
-      input.hmac_key === undefined
-        ? read.hmac_key
-        : await seal(input.hmac_key ?? newToken(32), { endpoint: read.uuid, field: 'hmac_key' });
-    assertCanManage(caller, next);
-    if (next.account_uuid !== read.account_uuid) await checkScope(next.organisation_uuid, next.account_uuid);
+  const refuseMove = () =>
+    new ConflictError(
+      'An endpoint cannot move to another organisation',
+      'error.webhook.organisation',
+      'organisation_uuid',
+    );
+  const read = (caller: Promise<Principal>) => readEndpoint(caller, uuid);
+  return changeManaged(
+    principal,
+    read,
+    { organisationUuid: input.organisation_uuid, refuseMove },
+    async (read, caller) => {
+      const keep = <K extends 'account_uuid' | 'alias' | 'username'>(name: K) =>
+        name in input ? input[name] : mode === 'replace' ? undefined : read[name];
+      const next: EndpointRecord = {
+        uuid: read.uuid,
+        organisation_uuid: read.organisation_uuid,
+        endpoint: input.endpoint ?? read.endpoint,
+        created: read.created,
+        updated: now(),
+        version: read.version + 1,
+      };
+      const accountUuid = keep('account_uuid');
+      const alias = keep('alias');
+      const username = keep('username');
+      if (accountUuid !== undefined) next.account_uuid = accountUuid;
+      if (alias !== undefined) next.alias = alias;
+      if (username !== undefined) next.username = username;
+      if (input.password === undefined && read.password !== undefined) next.password = read.password;
+      if (input.password) next.password = await seal(input.password, { endpoint: read.uuid, field: 'password' });
+      next.hmac_key =
+        input.hmac_key === undefined
+          ? read.hmac_key
+          : await seal(input.hmac_key ?? newToken(32), { endpoint: read.uuid, field: 'hmac_key' });
+      assertCanManage(caller, next);
+      if (next.account_uuid !== read.account_uuid) await checkScope(next.organisation_uuid, next.account_uuid);
 
-    const unique = input.prevent_duplicates ?? (mode === 'replace' ? false : read.unique_url !== undefined);
-    if (unique) next.unique_url = urlHash(next.endpoint);
-    const writes: GuardedWrite[] = [
-      { item: endpointPut(next, read.version), onConditionFailed: () => new StaleVersionError() },
-    ];
-    if (read.unique_url && read.unique_url !== next.unique_url)
-      writes.push({ item: releaseUrl(read, read.unique_url) });
-    if (next.unique_url && next.unique_url !== read.unique_url) {
-      writes.push({ item: claimUrl(next, next.unique_url), onConditionFailed: duplicate });
-    }
-    await transactWrite(writes);
-    return next;
-  }, tooBusy);
+      const unique = input.prevent_duplicates ?? (mode === 'replace' ? false : read.unique_url !== undefined);
+      if (unique) next.unique_url = urlHash(next.endpoint);
+      const writes: GuardedWrite[] = [
+        { item: endpointPut(next, read.version), onConditionFailed: () => new StaleVersionError() },
+      ];
+      if (read.unique_url && read.unique_url !== next.unique_url)
+        writes.push({ item: releaseUrl(read, read.unique_url) });
+      if (next.unique_url && next.unique_url !== read.unique_url) {
+        writes.push({ item: claimUrl(next, next.unique_url), onConditionFailed: duplicate });
+      }
+      await transactWrite(writes);
+      return next;
+    },
+  );
 }
 
 export async function deleteEndpoint(principal: Promise<Principal>, uuid: string): Promise<void> {
-  const caller = await principal;
-  await retryOnConflict(async () => {
-    const read = await readEndpoint(Promise.resolve(caller), uuid);
-    const writes: GuardedWrite[] = [
-      { item: deleteGuarded(endpointKey(read.uuid), read.version), onConditionFailed: () => new StaleVersionError() },
-    ];
-    if (read.unique_url) writes.push({ item: releaseUrl(read, read.unique_url) });
-    await transactWrite(writes);
-  }, tooBusy);
+  await changeManaged(
+    principal,
+    (caller) => readEndpoint(caller, uuid),
+    {},
+    async (read) => {
+      const writes: GuardedWrite[] = [
+        { item: deleteGuarded(endpointKey(read.uuid), read.version), onConditionFailed: () => new StaleVersionError() },
+      ];
+      if (read.unique_url) writes.push({ item: releaseUrl(read, read.unique_url) });
+      await transactWrite(writes);
+    },
+  );
 }

@@ -4,7 +4,6 @@ import {
   type Conforms,
   definedFields,
   isResumedRequest,
-  NotFoundError,
   newResourceUuid,
   now,
   type Principal,
@@ -13,7 +12,7 @@ import {
 } from '@svc/core';
 import { canonicalEventName } from '@svc/events';
 import { parseFilter } from '@svc/filter';
-import { retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
+import { StaleVersionError, transactWrite } from '@svc/table';
 import * as z from 'zod';
 import {
   deleteGuarded,
@@ -24,7 +23,7 @@ import {
   findEndpoint,
   findEventSubscription,
 } from '../repository/webhook-repository';
-import { assertCanManage, booleanText, checkScope, listScope } from './access';
+import { assertCanManage, booleanText, changeManaged, checkScope, managedLister, managedReader } from './access';
 
 /**
  * Event subscriptions: which events go to which webhook endpoint. The event name
@@ -48,8 +47,6 @@ export const replaceSubscriptionInput = z
   .strict();
 export const updateSubscriptionInput = replaceSubscriptionInput.partial();
 type SubscriptionInput = z.infer<typeof updateSubscriptionInput>;
-
-const tooBusy = () => new ConflictError('Too many concurrent changes; try again');
 
 /** An event subscription as the API answers it. */
 export const eventSubscriptionResponse = z.object({
@@ -157,21 +154,9 @@ export async function createEventSubscription(
   return subscription;
 }
 
-export async function readEventSubscription(principal: Promise<Principal>, uuid: string) {
-  const [caller, subscription] = await Promise.all([principal, findEventSubscription(uuid)]);
-  if (!subscription) throw new NotFoundError('Event subscription not found');
-  assertCanManage(caller, subscription);
-  return subscription;
-}
+export const readEventSubscription = managedReader(findEventSubscription, 'Event subscription not found');
 
-export async function listEventSubscriptions(
-  principal: Promise<Principal>,
-  organisationUuid: string | undefined,
-  accountUuid: string | undefined,
-) {
-  const visible = listScope(await principal, organisationUuid, accountUuid);
-  return (await eventSubscriptionsOf(organisationUuid as string)).filter(visible);
-}
+export const listEventSubscriptions = managedLister(eventSubscriptionsOf);
 
 /** PUT replaces (the filter and account cleared unless sent, `enabled` back to true); PATCH merges. */
 export async function changeEventSubscription(
@@ -180,55 +165,61 @@ export async function changeEventSubscription(
   input: SubscriptionInput,
   mode: 'replace' | 'update',
 ) {
-  const caller = await principal;
-  return retryOnConflict(async () => {
-    const read = await readEventSubscription(Promise.resolve(caller), uuid);
-    if (input.organisation_uuid !== undefined && input.organisation_uuid !== read.organisation_uuid) {
-      throw new ConflictError(
-        'An event subscription cannot move to another organisation',
-        'error.event_subscription.organisation',
-        'organisation_uuid',
-      );
-    }
-    const replace = mode === 'replace';
-    const eventName = input.event_name ?? read.event_name;
-    const accountUuid = 'account_uuid' in input ? input.account_uuid : replace ? undefined : read.account_uuid;
-    const filter = 'filter' in input ? checkFilter(input.filter) : replace ? undefined : read.filter;
-    const next: EventSubscriptionRecord = {
-      uuid: read.uuid,
-      organisation_uuid: read.organisation_uuid,
-      ...definedFields({ account_uuid: accountUuid }),
-      action_configuration_uuid: input.action_configuration_uuid ?? read.action_configuration_uuid,
-      action_type: input.action_type === undefined ? read.action_type : checkActionType(input.action_type),
-      event_name: eventName,
-      canonical_event_name: checkEventName(eventName),
-      ...definedFields({ filter }),
-      enabled: input.enabled ?? (replace ? true : read.enabled),
-      created: read.created,
-      updated: now(),
-      version: read.version + 1,
-    };
-    assertCanManage(caller, next);
-    if (next.account_uuid !== read.account_uuid) await checkScope(next.organisation_uuid, next.account_uuid);
-    if (next.action_configuration_uuid !== read.action_configuration_uuid) {
-      await checkEndpoint(caller, next.action_configuration_uuid, next.organisation_uuid);
-    }
-    await transactWrite([
-      { item: eventSubscriptionPut(next, read.version), onConditionFailed: () => new StaleVersionError() },
-    ]);
-    return next;
-  }, tooBusy);
+  const refuseMove = () =>
+    new ConflictError(
+      'An event subscription cannot move to another organisation',
+      'error.event_subscription.organisation',
+      'organisation_uuid',
+    );
+  const read = (caller: Promise<Principal>) => readEventSubscription(caller, uuid);
+  return changeManaged(
+    principal,
+    read,
+    { organisationUuid: input.organisation_uuid, refuseMove },
+    async (read, caller) => {
+      const replace = mode === 'replace';
+      const eventName = input.event_name ?? read.event_name;
+      const accountUuid = 'account_uuid' in input ? input.account_uuid : replace ? undefined : read.account_uuid;
+      const filter = 'filter' in input ? checkFilter(input.filter) : replace ? undefined : read.filter;
+      const next: EventSubscriptionRecord = {
+        uuid: read.uuid,
+        organisation_uuid: read.organisation_uuid,
+        ...definedFields({ account_uuid: accountUuid }),
+        action_configuration_uuid: input.action_configuration_uuid ?? read.action_configuration_uuid,
+        action_type: input.action_type === undefined ? read.action_type : checkActionType(input.action_type),
+        event_name: eventName,
+        canonical_event_name: checkEventName(eventName),
+        ...definedFields({ filter }),
+        enabled: input.enabled ?? (replace ? true : read.enabled),
+        created: read.created,
+        updated: now(),
+        version: read.version + 1,
+      };
+      assertCanManage(caller, next);
+      if (next.account_uuid !== read.account_uuid) await checkScope(next.organisation_uuid, next.account_uuid);
+      if (next.action_configuration_uuid !== read.action_configuration_uuid) {
+        await checkEndpoint(caller, next.action_configuration_uuid, next.organisation_uuid);
+      }
+      await transactWrite([
+        { item: eventSubscriptionPut(next, read.version), onConditionFailed: () => new StaleVersionError() },
+      ]);
+      return next;
+    },
+  );
 }
 
 export async function deleteEventSubscription(principal: Promise<Principal>, uuid: string): Promise<void> {
-  const caller = await principal;
-  await retryOnConflict(async () => {
-    const read = await readEventSubscription(Promise.resolve(caller), uuid);
-    await transactWrite([
-      {
-        item: deleteGuarded(eventSubscriptionKey(read.uuid), read.version),
-        onConditionFailed: () => new StaleVersionError(),
-      },
-    ]);
-  }, tooBusy);
+  await changeManaged(
+    principal,
+    (caller) => readEventSubscription(caller, uuid),
+    {},
+    async (read) => {
+      await transactWrite([
+        {
+          item: deleteGuarded(eventSubscriptionKey(read.uuid), read.version),
+          onConditionFailed: () => new StaleVersionError(),
+        },
+      ]);
+    },
+  );
 }
