@@ -62,11 +62,17 @@ const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',
 };
 
-/** One of the reference's static files, or undefined for any other name. */
+const read = new Map<string, string>();
+
+/** One of the reference's static files (read once per container), or undefined for any other name. */
 export function docsAsset(file: string): { body: string; contentType: string } | undefined {
   if (file === 'docs.js') return { body: INIT_SCRIPT, contentType: TYPES['.js'] as string };
   if (!(DOCS_ASSETS as readonly string[]).includes(file)) return undefined;
-  const bundled = join(dirname(fileURLToPath(import.meta.url)), DOCS_ASSET_DIR, file);
-  const path = existsSync(bundled) ? bundled : join(swaggerUiDir(), file);
-  return { body: readFileSync(path, 'utf8'), contentType: TYPES[file.slice(file.lastIndexOf('.'))] as string };
+  let body = read.get(file);
+  if (body === undefined) {
+    const bundled = join(dirname(fileURLToPath(import.meta.url)), DOCS_ASSET_DIR, file);
+    body = readFileSync(existsSync(bundled) ? bundled : join(swaggerUiDir(), file), 'utf8');
+    read.set(file, body);
+  }
+  return { body, contentType: TYPES[file.slice(file.lastIndexOf('.'))] as string };
 }

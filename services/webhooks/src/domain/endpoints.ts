@@ -20,6 +20,7 @@ import {
   type EndpointRecord,
   endpointKey,
   endpointPut,
+  endpointRecordSchema,
   endpointsOf,
   findEndpoint,
   releaseUrl,
@@ -80,15 +81,18 @@ export type EndpointInput = z.infer<typeof updateEndpointInput>;
 const duplicate = () =>
   new ConflictError('An endpoint with this URL exists in the organisation', 'error.webhook.duplicate_url', 'endpoint');
 
-/** An endpoint as the API answers it: the password never leaves; the hmac_key is shown to its managers. */
-export const endpointResponse = z.object({
-  uuid: z.string(),
-  organisation_uuid: z.string(),
-  account_uuid: z.string().optional(),
-  alias: z.string().optional(),
-  endpoint: z.string(),
-  username: z.string().optional(),
-  hmac_key: z.string().optional(),
+/**
+ * An endpoint as the API answers it: the record's fields but the password (it never leaves) and
+ * the bookkeeping; the hmac_key, opened, is shown to its managers.
+ */
+export const endpointResponse = endpointRecordSchema.pick({
+  uuid: true,
+  organisation_uuid: true,
+  account_uuid: true,
+  alias: true,
+  endpoint: true,
+  username: true,
+  hmac_key: true,
 });
 /** An endpoint as a list shows it. */
 export const endpointListResponse = endpointResponse.pick({
