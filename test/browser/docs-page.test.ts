@@ -8,7 +8,7 @@ import { launchChromium, SCREENSHOTS, type Service, startService, stopService } 
 /**
  * `/docs` in a real browser, offline: the local service as `pnpm start` runs it and Debian's
  * Chromium with every request to another origin refused and recorded. The reference must render
- * the operations grouped by domain with their schemas, and the events; its screenshot is
+ * every operation grouped by domain with its schemas and examples, and the events; its screenshot is
  * docs/screenshots/api-reference.png (shown in the README).
  */
 let service: Service | undefined;
@@ -43,13 +43,29 @@ describe('the API reference at /docs', () => {
     for (const tag of ['Payments', 'Subscriptions', 'Webhooks', 'Organisations', 'Identity']) {
       await expect.poll(() => page.locator(`.opblock-tag[data-tag="${tag}"]`).count(), { timeout: 20_000 }).toBe(1);
     }
-    // A payment operation, opened: its request body and its 201 response with a schema.
+    // Every operation of the description is there (collapsed).
+    const described = await page.evaluate(async () => {
+      const document = (await (await fetch('/openapi.json')).json()) as { paths: Record<string, object> };
+      return Object.values(document.paths).reduce((n, methods) => n + Object.keys(methods).length, 0);
+    });
+    await expect.poll(() => page.locator('.opblock-tag-section .opblock').count(), { timeout: 20_000 }).toBe(described);
+    // A payment operation, opened: the example request and answers taken from the contract tests,
+    // the errors it answers, then its request body and its 201 response with a schema.
     const initialise = page.locator('#operations-Payments-initialisePayment');
     await initialise.locator('.opblock-summary').first().click();
     await expect.poll(() => initialise.locator('.responses-table .response[data-code="201"]').count()).toBe(1);
+    for (const code of ['400', '401', '403', '404']) {
+      expect(await initialise.locator(`.responses-table .response[data-code="${code}"]`).count(), code).toBe(1);
+    }
+    const examples = (await initialise.textContent()) ?? '';
+    expect(examples).toContain('4242424242424242');
+    expect(examples).toMatch(/"last4":\s*"4242"/);
+    expect(examples).toContain('error.validation.not_valid');
     await initialise.getByText('Schema', { exact: true }).first().click();
     await expect.poll(() => initialise.locator('.model-box').count()).toBeGreaterThan(0);
     expect(await initialise.textContent()).toContain('svc_parameters');
+    // Back to the example, for the screenshot.
+    await initialise.getByText('Example Value', { exact: true }).first().click();
     // The events, as OpenAPI 3.1 webhooks: every one listed.
     const events = page.locator('.webhooks');
     const text = (await events.textContent()) ?? '';

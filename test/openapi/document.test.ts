@@ -1,8 +1,8 @@
 import { compileErrors, validate } from '@readme/openapi-parser';
-import { describeApi } from '@svc/api';
+import { API_EXAMPLES, describeApi, WITHOUT_EXAMPLE } from '@svc/api';
 import { EVENT_NAMES } from '@svc/events';
 import { describe, expect, it } from 'vitest';
-import { checkResponse } from './responses';
+import { checkResponse, unheldExample } from './responses';
 
 type Json = Record<string, unknown>;
 const document = describeApi() as { paths: Record<string, Record<string, Json>> };
@@ -112,5 +112,54 @@ describe('the response check', () => {
   it('leaves paths outside the route table to the gateway', () => {
     expect(checkResponse('GET', '/nowhere', 404, 'application/json', {})).toBeUndefined();
     expect(checkResponse('GET', '//[', 404, 'application/json', {})).toBeUndefined();
+  });
+});
+
+describe('the examples taken from the contract tests (apps/api/src/api-examples.json)', () => {
+  const operations = Object.values(document.paths).flatMap((methods) => Object.values(methods));
+
+  it('give every operation a successful exchange, and every answer still holds against its schema', () => {
+    const missing = operations
+      .map((operation) => operation.operationId as string)
+      .filter((id) => !(id in WITHOUT_EXAMPLE))
+      .filter((id) => !Object.keys(API_EXAMPLES[id]?.responses ?? {}).some((status) => Number(status) < 400));
+    expect(missing, 'run the tests, then `pnpm docs:examples`').toEqual([]);
+    const unheld = Object.entries(API_EXAMPLES).flatMap(([id, example]) =>
+      unheldExample(id, example).map((problem) => `${id}: ${problem}`),
+    );
+    expect(unheld, 'the API moved: `pnpm docs:examples` replaces what no longer holds').toEqual([]);
+  });
+
+  it('stand in the description: request, parameters, answers, and each error status the tests met', () => {
+    const create = document.paths['/payments']?.post as {
+      requestBody: { content: Record<string, { example?: unknown }> };
+      responses: Record<string, { content?: Record<string, { example?: unknown; schema: Json }> }>;
+    };
+    const example = API_EXAMPLES.initialisePayment;
+    expect(create.requestBody.content['application/json']?.example).toEqual(example?.request);
+    expect(create.responses['201']?.content?.['application/json']?.example).toEqual(example?.responses['201']);
+    // Error statuses are listed per operation, in the shape each has (401 Simple, the others Nested).
+    expect(create.responses['400']?.content?.['application/json']).toMatchObject({
+      schema: { $ref: '#/components/schemas/Error' },
+      example: { error: { http_code: 400 } },
+    });
+    expect(create.responses['401']?.content?.['application/json']?.schema).toEqual({
+      $ref: '#/components/schemas/SimpleError',
+    });
+    const get = document.paths['/payments/{payment_uuid}']?.get as {
+      parameters: Array<{ name: string; example?: string }>;
+    };
+    expect(get.parameters.find((parameter) => parameter.name === 'payment_uuid')?.example).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('are caught when they stop holding: a changed answer, a request the route refuses, a URL of another operation', () => {
+    const example = API_EXAMPLES.initialisePayment;
+    if (!example) throw new Error('no example of POST /payments');
+    const success = example.responses['201'] as Json;
+    expect(
+      unheldExample('initialisePayment', { ...example, responses: { 201: { ...success, extra: 1 } } }).join(),
+    ).toMatch(/additional/);
+    expect(unheldExample('initialisePayment', { ...example, request: { amount: 'ten' } }).join()).toMatch(/request/);
+    expect(unheldExample('initialisePayment', { ...example, url: '/supporters' }).join()).toMatch(/reaches/);
   });
 });

@@ -1,6 +1,6 @@
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { describeApi, ROUTE_TABLE } from '@svc/api';
+import { describeApi, type OperationExample, ROUTE_TABLE } from '@svc/api';
 import { compileRoutes } from '@svc/local';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
@@ -112,8 +112,27 @@ export interface RecordedResponse {
   ok: boolean;
 }
 
+/**
+ * One exchange as the tests made it, kept as the operation's example (the first described answer
+ * of each status, per test process): `pnpm docs:examples` takes them into the API description.
+ */
+export interface RecordedExample {
+  operationId: string;
+  method: string;
+  /** The path and query the test called. */
+  url: string;
+  status: number;
+  request?: unknown;
+  response?: unknown;
+}
+
+const examplesTaken = new Set<string>();
+
 /** Records a checked response for the check after the run (beside the run's AWS calls). */
-export function recordResponse(check: ResponseCheck): void {
+export function recordResponse(
+  check: ResponseCheck,
+  exchange?: { url: string; request?: unknown; response?: unknown },
+) {
   const dir = process.env.TEST_AWS_CALLS_DIR;
   if (!dir) return;
   const responses = join(dir, 'responses');
@@ -123,6 +142,26 @@ export function recordResponse(check: ResponseCheck): void {
     join(responses, `${process.pid}.jsonl`),
     `${JSON.stringify({ operationId, status, declared, ok: errors.length === 0 } satisfies RecordedResponse)}\n`,
   );
+  const key = `${operationId} ${status}`;
+  if (!exchange || errors.length > 0 || examplesTaken.has(key)) return;
+  examplesTaken.add(key);
+  // The request of a success only (an error example shows the answer); a body too deep to write
+  // again (the hostile-input tests send them) is no example.
+  const { request, ...rest } = exchange;
+  const example: RecordedExample = {
+    operationId,
+    method: check.method,
+    status,
+    ...rest,
+    ...(status < 400 ? { request } : {}),
+  };
+  let line: string;
+  try {
+    line = JSON.stringify(example);
+  } catch {
+    return;
+  }
+  appendFileSync(join(responses, `examples-${process.pid}.jsonl`), `${line}\n`);
 }
 
 /** The response check as a test assertion: throws, naming the operation and each difference. */
@@ -132,13 +171,43 @@ export function assertConforms(
   status: number,
   contentType: string | undefined,
   body: unknown,
+  request?: unknown,
 ) {
   const check = checkResponse(method, url, status, contentType, body);
   if (!check) return;
-  recordResponse(check);
+  recordResponse(check, { url, request, response: body });
   if (check.errors.length > 0) {
     throw new Error(
       `${check.method} ${check.path} (${check.operationId}) answered ${status}, which /openapi.json does not describe:\n  ${check.errors.join('\n  ')}\nbody: ${JSON.stringify(body).slice(0, 2000)}`,
     );
   }
+}
+
+/**
+ * What in a kept example no longer holds against the description: its URL must reach its
+ * operation, its request body must pass the route's request schema, each answer the schema of its
+ * status (`null` stands for an answer without a JSON body, an HTML page).
+ */
+export function unheldExample(operationId: string, example: OperationExample): string[] {
+  const entry = ROUTE_TABLE.find((candidate) => candidate.route.operationId === operationId);
+  if (!entry) return [`${operationId} is no operation of the route table`];
+  const { route } = entry;
+  const problems: string[] = [];
+  if (example.request !== undefined && route.body) {
+    const parsed = route.body.safeParse(example.request);
+    if (!parsed.success) problems.push(`request: ${parsed.error.message}`);
+  }
+  for (const [status, answer] of Object.entries(example.responses)) {
+    const check = checkResponse(
+      route.method,
+      example.url,
+      Number(status),
+      answer === null ? undefined : 'application/json',
+      answer,
+    );
+    if (!check) problems.push(`${example.url} reaches no operation`);
+    else if (check.operationId !== operationId) problems.push(`${example.url} reaches ${check.operationId}`);
+    else problems.push(...check.errors.map((error) => `${status}: ${error}`));
+  }
+  return problems;
 }

@@ -46,8 +46,25 @@ export async function call(method: string, url: string, options: CallOptions = {
     json = undefined;
   }
   // Every answer is held against /openapi.json (a schema that lies fails the test that called).
-  if (!options.planted) assertConforms(method, url, response.status, response.headers['content-type'], json);
+  if (!options.planted) {
+    assertConforms(method, url, response.status, response.headers['content-type'], json, requestExample(options));
+  }
   return { status: response.status, headers: response.headers, cookies: response.cookies ?? [], text, json };
+}
+
+/** The request body as an example: JSON as sent, a form as its fields; nothing for other bodies. */
+function requestExample(options: CallOptions): unknown {
+  if (options.body !== undefined) return options.body;
+  if (options.rawBody === undefined) return undefined;
+  const text = options.rawBody.toString();
+  const type = Object.entries(options.headers ?? {}).find(([name]) => name.toLowerCase() === 'content-type')?.[1] ?? '';
+  try {
+    if (type.startsWith('application/json')) return JSON.parse(text);
+    if (type.startsWith('application/x-www-form-urlencoded')) return Object.fromEntries(new URLSearchParams(text));
+  } catch {
+    return undefined;
+  }
+  return undefined;
 }
 
 export const DEMO = {

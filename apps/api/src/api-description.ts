@@ -1,4 +1,5 @@
 import { buildOpenApi } from '@svc/http';
+import { API_EXAMPLES, withExamples } from './api-examples';
 import type { DomainName } from './domains';
 import { ROUTE_TABLE } from './route-table';
 import { describeWebhooks, WEBHOOKS_DESCRIPTION } from './webhooks-description';
@@ -32,7 +33,7 @@ const TAGS: Record<DomainName, { name: string; description: string }> = {
 /**
  * The API description (OpenAPI 3.1): every route of the route table, grouped by domain, and
  * under `webhooks` every event the service emits. Built from the schemas that validate requests,
- * shape responses and build event data.
+ * shape responses and build event data, with examples taken from the contract tests (api-examples.ts).
  */
 export function describeApi(): Record<string, unknown> {
   const domainOf = new Map(ROUTE_TABLE.map((entry) => [entry.route, entry.domain]));
@@ -43,10 +44,13 @@ export function describeApi(): Record<string, unknown> {
   );
   const { webhooks, schemas } = describeWebhooks(EVENT_DATA);
   const components = document.components as { schemas: Record<string, unknown> };
-  return {
-    ...document,
-    tags: [...Object.values(TAGS), { name: 'Events', description: WEBHOOKS_DESCRIPTION }],
-    webhooks,
-    components: { ...components, schemas: { ...components.schemas, ...schemas } },
-  };
+  return withExamples(
+    {
+      ...document,
+      tags: [...Object.values(TAGS), { name: 'Events', description: WEBHOOKS_DESCRIPTION }],
+      webhooks,
+      components: { ...components, schemas: { ...components.schemas, ...schemas } },
+    },
+    API_EXAMPLES,
+  );
 }

@@ -9,3 +9,17 @@ export const CAPTCHA_SECRET_OUTPUT = 'CaptchaSecretArn';
 /** The search engine's cluster and the secret the Data API signs in with (`pnpm ops search:rebuild`). */
 export const SEARCH_CLUSTER_OUTPUT = 'SearchClusterArn';
 export const SEARCH_SECRET_OUTPUT = 'SearchSecretArn';
+/**
+ * The dead-letter queues of the SQS-fed workers, by the name `pnpm ops dlq:pull --queue` takes,
+ * and the stack output holding each one's URL. What waits there is the worker's own SQS message
+ * (for fan-out also an event the rule could not queue, with the same body), so a pulled message
+ * replays as an SQS event of that worker. The stream publisher's dead-letter queue has no entry:
+ * it holds the positions of table stream records given up on, not messages a function receives.
+ */
+export const DEAD_LETTER_QUEUE_OUTPUTS = {
+  billing: 'BillingDeadLetterQueueUrl',
+  delivery: 'DeliveryDeadLetterQueueUrl',
+  'fan-out': 'FanOutDeadLetterQueueUrl',
+  files: 'FilesDeadLetterQueueUrl',
+} as const;
+export type DeadLetterQueueName = keyof typeof DEAD_LETTER_QUEUE_OUTPUTS;

@@ -1,7 +1,18 @@
 export { API_INFO, describeApi } from './api-description';
 export {
+  API_EXAMPLES,
+  type ApiExamples,
+  type OperationExample,
+  pathParameters,
+  UNLISTED_STATUSES,
+  WITHOUT_EXAMPLE,
+  withExamples,
+} from './api-examples';
+export {
   API_URL_OUTPUT,
   CAPTCHA_SECRET_OUTPUT,
+  DEAD_LETTER_QUEUE_OUTPUTS,
+  type DeadLetterQueueName,
   SEARCH_CLUSTER_OUTPUT,
   SEARCH_SECRET_OUTPUT,
   STRIPE_SECRET_OUTPUT,
