@@ -32,18 +32,37 @@ export interface ServiceFunctionProps {
 }
 
 /**
+ * How every function is bundled (esbuild): the CDK's NodejsFunction builds with these, and
+ * `pnpm invoke` builds the one function it runs with the same (infra/invoke/run.ts).
+ */
+export const BUNDLE = {
+  format: 'esm',
+  target: 'node22',
+  mainFields: ['module', 'main'],
+  // The embedded search engine of the local runtime: never loaded in AWS (the Data API is).
+  externalModules: ['@electric-sql/pglite'],
+  // CommonJS dependencies bundled into ESM still call require() for Node built-ins.
+  banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+} as const;
+
+/**
  * A Lambda function with this repo's defaults fixed once: Node 22 on arm64, an ESM bundle built
  * by the local esbuild (never Docker, so synth works offline), its own log group with the stage's
  * retention, active X-Ray tracing, and its own role that may write only to that log group (and
  * send its traces) until a grant adds more.
  */
 export class ServiceFunction extends Construct {
+  /** The handler's source file, relative to the repository root. */
+  readonly entry: string;
+  readonly bundleTime: ServiceFunctionProps['bundleTime'];
   readonly function: NodejsFunction;
   readonly role: Role;
   readonly logGroup: LogGroup;
 
   constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
     super(scope, id);
+    this.entry = props.entry;
+    this.bundleTime = props.bundleTime;
     this.logGroup = new LogGroup(this, 'Logs', {
       retention: props.logRetention,
       removalPolicy: props.removalPolicy,
@@ -72,18 +91,16 @@ export class ServiceFunction extends Construct {
       environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
       bundling: {
         format: OutputFormat.ESM,
-        target: 'node22',
+        target: BUNDLE.target,
         minify: true,
         sourceMap: true,
         // Stack traces need names and lines, not the sources; keeps the bundle small.
         sourcesContent: false,
-        mainFields: ['module', 'main'],
+        mainFields: [...BUNDLE.mainFields],
         // The SDK versions the tests ran against (the lock file's), not whatever the runtime ships.
         bundleAwsSDK: true,
-        // The embedded search engine of the local runtime: never loaded in AWS (the Data API is).
-        externalModules: ['@electric-sql/pglite'],
-        // CommonJS dependencies bundled into ESM still call require() for Node built-ins.
-        banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+        externalModules: [...BUNDLE.externalModules],
+        banner: BUNDLE.banner,
         forceDockerBundling: false,
         ...(props.bundleTime
           ? {

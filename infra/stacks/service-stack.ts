@@ -1,6 +1,8 @@
 import {
   API_URL_OUTPUT,
   CAPTCHA_SECRET_OUTPUT,
+  DEAD_LETTER_QUEUE_OUTPUTS,
+  type DeadLetterQueueName,
   type DomainName,
   ROUTE_TABLE,
   SEARCH_CLUSTER_OUTPUT,
@@ -12,6 +14,7 @@ import { Aspects, CfnOutput, Stack, type StackProps, Tags, Validations } from 'a
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { captchaSiteKeyContext, type StageConfig, StageConfigurationError } from '../config/stages';
 import { AlarmTopic } from '../constructs/alarm-topic';
@@ -315,6 +318,20 @@ export class ServiceStack extends Stack {
       value: this.table.table.tableName,
       description: 'The single DynamoDB table',
     });
+    // The SQS-fed workers' dead-letter queues, for `pnpm ops dlq:pull`. A name added to
+    // DEAD_LETTER_QUEUE_OUTPUTS does not compile until its queue is named here.
+    const deadLetterQueues: Record<DeadLetterQueueName, Queue> = {
+      billing: this.billing.deadLetterQueue,
+      delivery: this.events.deliveryDeadLetterQueue,
+      'fan-out': this.events.fanOutDeadLetterQueue,
+      files: this.reconciliation.deadLetterQueue,
+    };
+    for (const [name, queue] of Object.entries(deadLetterQueues) as Array<[DeadLetterQueueName, Queue]>) {
+      new CfnOutput(this, DEAD_LETTER_QUEUE_OUTPUTS[name], {
+        value: queue.queueUrl,
+        description: `Dead letters of the ${name} queue's worker (pnpm ops dlq:pull --queue ${name})`,
+      });
+    }
   }
 
   private captchaSecretResource(): Secret {

@@ -74,6 +74,8 @@ export interface RuntimeFile {
   dynamoEndpoint: string;
   tableName: string;
   pid: number;
+  /** The variables that point a handler at the running service's stand-ins (`pnpm invoke` uses them). */
+  environment?: Record<string, string>;
 }
 
 const runtimeFile = (dataDir: string) => join(dataDir, 'runtime.json');

@@ -1,8 +1,9 @@
 export { type IncomingRequest, toApiGatewayEvent } from './api-gateway-event';
 export * from './background';
 export { assertJava, freePort, startDynamoDbLocal } from './dynamodb-local';
-export { readRuntimeFile, readSettings, useLocalAws } from './environment';
+export { type LocalSettings, type RuntimeFile, readRuntimeFile, readSettings, useLocalAws } from './environment';
 export { createGateway, type Gateway, type GatewayResponse } from './gateway';
 export { type ObjectStore, startObjectStore } from './object-store';
+export { toRecord } from './queues';
 export { compileRoutes } from './route-matcher';
-export { startService } from './runtime';
+export { type LocalStores, startLocalStores, startService } from './runtime';

@@ -5,6 +5,7 @@ import {
   DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
   type Message,
+  type MessageAttributeValue,
   ReceiveMessageCommand,
   SendMessageCommand,
   SQSClient,
@@ -13,7 +14,7 @@ import { asFunction, sdkClient } from '@svc/core';
 import { processFileBatch } from '@svc/reconciliation';
 import { processBillingBatch, resetBillingQueueClient } from '@svc/subscriptions';
 import { DELIVERY_MAX_RECEIVES, processDeliveryBatch, resetDeliveryQueueClient } from '@svc/webhooks';
-import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSEvent, SQSMessageAttribute, SQSRecord } from 'aws-lambda';
 import { createSqsServer } from 'local-aws-sqs';
 
 /**
@@ -108,23 +109,52 @@ async function createQueueWithDlq(sqs: SQSClient, name: string, maxReceiveCount 
   if (!queue.QueueUrl || !dlq.QueueUrl) throw new Error(`The local SQS stand-in did not create ${name}`);
   return { queueUrl: queue.QueueUrl, deadLetterUrl: dlq.QueueUrl };
 }
-/** A received message as Lambda's SQS event source hands it to the worker. */
-export function toRecord(message: Message, queueUrl: string): SQSRecord {
+/**
+ * A received message as Lambda's SQS event source hands it to the worker: every system attribute
+ * the receive returned (the four Lambda always sets get stand-ins where it returned none), and
+ * the message attributes in Lambda's shape. `pnpm ops dlq:pull` writes a deployed queue's dead
+ * letters this way too, with the queue's ARN and region, so there is one conversion to trust.
+ */
+export function toRecord(
+  message: Message,
+  eventSourceARN: string,
+  awsRegion = process.env.AWS_REGION ?? 'eu-central-2',
+): SQSRecord {
+  const attributes = message.Attributes ?? {};
   return {
     messageId: message.MessageId ?? '',
     receiptHandle: message.ReceiptHandle ?? '',
     body: message.Body ?? '',
     attributes: {
-      ApproximateReceiveCount: message.Attributes?.ApproximateReceiveCount ?? '1',
-      SentTimestamp: message.Attributes?.SentTimestamp ?? String(Date.now()),
-      SenderId: 'local',
-      ApproximateFirstReceiveTimestamp: String(Date.now()),
+      ...attributes,
+      ApproximateReceiveCount: attributes.ApproximateReceiveCount ?? '1',
+      SentTimestamp: attributes.SentTimestamp ?? String(Date.now()),
+      SenderId: attributes.SenderId ?? 'local',
+      ApproximateFirstReceiveTimestamp: attributes.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
     },
-    messageAttributes: {},
+    messageAttributes: Object.fromEntries(
+      Object.entries(message.MessageAttributes ?? {}).map(([name, value]) => [name, toRecordAttribute(value)]),
+    ),
     md5OfBody: message.MD5OfBody ?? '',
+    ...(message.MD5OfMessageAttributes ? { md5OfMessageAttributes: message.MD5OfMessageAttributes } : {}),
     eventSource: 'aws:sqs',
-    eventSourceARN: queueUrl,
-    awsRegion: process.env.AWS_REGION ?? 'eu-central-2',
+    eventSourceARN,
+    awsRegion,
+  };
+}
+
+/**
+ * Lambda writes binary values base64-encoded and both list fields always (empty: SQS reserves them
+ * and accepts no values in them), where ReceiveMessage gives bytes and leaves out what is unset.
+ */
+function toRecordAttribute(value: MessageAttributeValue): SQSMessageAttribute {
+  const base64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64');
+  return {
+    ...(value.StringValue !== undefined ? { stringValue: value.StringValue } : {}),
+    ...(value.BinaryValue !== undefined ? { binaryValue: base64(value.BinaryValue) } : {}),
+    stringListValues: value.StringListValues ?? [],
+    binaryListValues: (value.BinaryListValues ?? []).map(base64),
+    dataType: value.DataType ?? 'String',
   };
 }
 

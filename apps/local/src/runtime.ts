@@ -7,7 +7,7 @@ import { SEARCH_PROJECTIONS } from '@svc/api';
 import { logger } from '@svc/core';
 import { applySeed, DEMO_SEED, parseSeed, type SeedFile, type SeedSummary } from '@svc/seed';
 import { closeSearchDb, rebuildSearch, unfilledProjections } from '@svc/sql';
-import { createTableIfMissing } from '@svc/table';
+import { createTableIfMissing, resetDbClient } from '@svc/table';
 import { startBackgroundTimers, stopBackgroundTimers } from './background';
 import { startDynamoDbLocal } from './dynamodb-local';
 import { type LocalSettings, removeRuntimeFile, useLocalAws, writeRuntimeFile } from './environment';
@@ -25,14 +25,66 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-/** Starts everything `pnpm start` runs: DynamoDB Local, the table, the seed, the gateway, timers. */
-export async function startService(settings: LocalSettings): Promise<RunningService> {
+/**
+ * The local stand-ins the handlers reach, without the gateway or the timers: DynamoDB Local on
+ * the data directory with the table and the seed, the SQS and EventBridge stand-ins and the object
+ * store, each named to the handlers by the variables the template sets in AWS. `pnpm invoke`
+ * runs one function against them; `startService` adds the gateway and the background work.
+ */
+export interface LocalStores {
+  dynamoEndpoint: string;
+  seed: SeedFile;
+  summary: SeedSummary;
+  /** The variables that point a handler at these stand-ins (what the template sets in AWS, and the SDK's endpoints). */
+  environment(): Record<string, string>;
+  stop(): Promise<void>;
+}
+
+/** Variables the local runtime sets for the handlers: the stand-ins' names and endpoints, the SDK's region and dummy credentials. */
+const LOCAL_VARIABLE = /^(SVC_|AWS_ENDPOINT_URL_|AWS_REGION$|AWS_ACCESS_KEY_ID$|AWS_SECRET_ACCESS_KEY$)/;
+
+export async function startLocalStores(settings: LocalSettings): Promise<LocalStores> {
   const dynamo = await startDynamoDbLocal(settings.inMemory ? {} : { dataDir: settings.dataDir });
   try {
     useLocalAws(settings, dynamo.endpoint);
+    // A client made before (in a process that ran something else first) points elsewhere.
+    resetDbClient();
     await createTableIfMissing(settings.tableName);
     const seed = parseSeed(settings.seedFile ? JSON.parse(readFileSync(settings.seedFile, 'utf8')) : DEMO_SEED);
     const summary = await applySeed(seed);
+    const queues = await ensureLocalQueues();
+    const bus = await ensureLocalBus();
+    const objects = await ensureLocalObjectStore();
+    return {
+      dynamoEndpoint: dynamo.endpoint,
+      seed,
+      summary,
+      environment: () =>
+        Object.fromEntries(
+          Object.entries(process.env).flatMap(([name, value]) =>
+            LOCAL_VARIABLE.test(name) && value !== undefined ? [[name, value]] : [],
+          ),
+        ),
+      stop: async () => {
+        await objects.close();
+        await queues.stop();
+        await bus.stop();
+        await closeSearchDb();
+        await dynamo.stop();
+      },
+    };
+  } catch (error) {
+    await closeSearchDb();
+    await dynamo.stop();
+    throw error;
+  }
+}
+
+/** Starts everything `pnpm start` runs: the local stores, the search engine filled, the gateway, timers. */
+export async function startService(settings: LocalSettings): Promise<RunningService> {
+  const stores = await startLocalStores(settings);
+  try {
+    const { seed, summary } = stores;
     // The embedded search engine opens (and migrates) now; projections it was never filled for
     // (a new data directory for it, data from before it existed, a projection added since) are
     // filled from the table first.
@@ -51,27 +103,25 @@ export async function startService(settings: LocalSettings): Promise<RunningServ
         });
       }
     }
-    const queues = await ensureLocalQueues();
-    const bus = await ensureLocalBus();
-    const objects = await ensureLocalObjectStore();
     const gateway = await createGateway({ enableControl: true });
     const server: Server = await gateway.listen(settings.port);
     const { port } = server.address() as AddressInfo;
     process.env.SVC_PUBLIC_URL ??= `http://127.0.0.1:${port}`;
     // The hosted page's address, known only now when PORT=0 picked a free port.
     process.env.SVC_CONNECT_URL ??= `${process.env.SVC_PUBLIC_URL}/connect`;
-    // Lets `pnpm ops` reach this DynamoDB Local while the service runs.
+    // Lets `pnpm ops` and `pnpm invoke` reach these stores while the service runs.
     if (!settings.inMemory)
       writeRuntimeFile(settings.dataDir, {
-        dynamoEndpoint: dynamo.endpoint,
+        dynamoEndpoint: stores.dynamoEndpoint,
         tableName: settings.tableName,
         pid: process.pid,
+        environment: stores.environment(),
       });
     if (settings.background === 'timers')
       startBackgroundTimers((task, error) => logger.error('Background task failed', { task, error: error as Error }));
     return {
       url: `http://127.0.0.1:${port}`,
-      dynamoEndpoint: dynamo.endpoint,
+      dynamoEndpoint: stores.dynamoEndpoint,
       gateway,
       seed,
       summary,
@@ -80,16 +130,11 @@ export async function startService(settings: LocalSettings): Promise<RunningServ
         server.closeAllConnections();
         await new Promise<void>((done) => server.close(() => done()));
         if (!settings.inMemory) removeRuntimeFile(settings.dataDir);
-        await objects.close();
-        await queues.stop();
-        await bus.stop();
-        await closeSearchDb();
-        await dynamo.stop();
+        await stores.stop();
       },
     };
   } catch (error) {
-    await closeSearchDb();
-    await dynamo.stop();
+    await stores.stop();
     throw error;
   }
 }

@@ -8,6 +8,13 @@ import { saveSourceConfiguration, sourceConfigurationSchema } from '@svc/reconci
 import { applySeed, parseSeed } from '@svc/seed';
 import { progressBar, rebuildSearch } from '@svc/sql';
 import { configureCaptcha } from './captcha';
+import {
+  DEAD_LETTER_QUEUE_NAMES,
+  DLQ_PULL_DEFAULT,
+  DLQ_PULL_MAX,
+  DLQ_PULL_VISIBILITY_SECONDS,
+  runDlqPull,
+} from './dlq-pull';
 import { configureStripe } from './stripe';
 import { openTarget } from './target';
 
@@ -24,6 +31,17 @@ const USAGE = `Usage:
   pnpm ops search:rebuild [--stage <stage>] [--segments 8] [--restart]
       fills the search engine from the table (parallel scan segments, resumable: an interrupted run
       goes on where it stopped unless --restart); locally, stop \`pnpm start\` first
+
+  pnpm ops dlq:pull --stage <stage> --queue ${DEAD_LETTER_QUEUE_NAMES.join('|')} [--out <file>] [--max ${DLQ_PULL_DEFAULT}]
+  pnpm ops dlq:pull --queue-url <url> [--out <file>] [--max ${DLQ_PULL_DEFAULT}]
+      receives up to --max (at most ${DLQ_PULL_MAX}) messages of a worker's dead-letter queue and writes
+      them as the Lambda SQS event ({"Records": [...]}) that worker's handler takes as it is, for a
+      local replay: to stdout, or to --out (created 0600). Nothing is deleted: each message is hidden
+      for ${DLQ_PULL_VISIBILITY_SECONDS} s, then waits in the queue for a redrive as before (its receive count one higher).
+      The messages are production data (donor details included): never commit the file, delete it
+      when done. --queue-url names the queue itself (the local SQS stand-in) instead of --stage.
+      The stream publisher's dead-letter queue cannot be pulled: it holds the positions of table
+      stream records given up on, not SQS messages of a function.
 
 Without --stage the local data directory (SVC_DATA_DIR, default .data) is used.`;
 
@@ -44,6 +62,10 @@ export async function runOps(argv: string[], out: (line: string) => void = conso
       uuid: { type: 'string' },
       segments: { type: 'string' },
       restart: { type: 'boolean' },
+      queue: { type: 'string' },
+      'queue-url': { type: 'string' },
+      out: { type: 'string' },
+      max: { type: 'string' },
       help: { type: 'boolean' },
     },
   });
@@ -59,6 +81,10 @@ export async function runOps(argv: string[], out: (line: string) => void = conso
   }
   if (command === 'captcha configure') {
     out(await configureCaptcha(values.stage));
+    return;
+  }
+  if (command === 'dlq:pull') {
+    await runDlqPull(values, out);
     return;
   }
   if (command === 'search:rebuild') {
@@ -129,6 +155,7 @@ const COMMANDS = [
   'stripe configure',
   'captcha configure',
   'search:rebuild',
+  'dlq:pull',
 ];
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

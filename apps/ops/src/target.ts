@@ -53,7 +53,8 @@ export async function openTarget(options: { stage?: string; table?: string; sear
   };
 }
 
-async function outputsOfStage(stage: string): Promise<Map<string, string>> {
+/** A deployed stage's stack outputs, by key. */
+export async function outputsOfStage(stage: string): Promise<Map<string, string>> {
   const out = await new CloudFormationClient({}).send(new DescribeStacksCommand({ StackName: stackName(stage) }));
   return new Map(
     (out.Stacks?.[0]?.Outputs ?? []).flatMap((o) =>

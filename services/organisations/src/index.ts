@@ -13,6 +13,7 @@ export {
   type Account,
   findAccount,
   findOrganisation,
+  newOrganisationWrite,
   type Organisation,
   organisationSchema,
 } from './repository/organisation-repository';

@@ -5,5 +5,6 @@ export { handler as billingRunHandler } from './handlers/billing-run';
 export { processBillingBatch } from './handlers/billing-worker';
 export { subscriptionsRoutes } from './handlers/routes';
 export { subscriptionsForPayments } from './payments-port';
+export type { DueEntry } from './repository/subscription-repository';
 export { findSubscription, invoiceFromItem, subscriptionFromItem } from './repository/subscription-repository';
 export { SUBSCRIPTION_PROJECTION } from './search/subscription-search';

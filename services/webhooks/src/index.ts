@@ -15,5 +15,7 @@ export { webhooksRoutes } from './handlers/routes';
 export { publishStreamRecords } from './handlers/stream-publisher';
 export { useEventData } from './pipeline/envelope';
 export { EVENT_SOURCE, resetBusClient } from './pipeline/publish';
+export type { DeliveryMessage } from './pipeline/queue';
 export { DELIVERY_MAX_RECEIVES, resetDeliveryQueueClient } from './pipeline/queue';
+export type { Envelope } from './repository/webhook-repository';
 export { DELIVERY_PARTITION_PREFIX, WORKER_BATCH_WRITE_PREFIXES } from './repository/webhook-repository';
