@@ -105,6 +105,9 @@ describe('business metrics (EMF)', () => {
     await subscribe(`https://127.0.0.1:${receiver.port}/metrics`, 'svc.payments.payment.succeeded');
     await ok('POST', '/_local/settle');
     capture();
+    // The event's time, fixed: a second that passes while the calls below run is no lag of delivery.
+    const start = now();
+    freezeClock(start);
     const paid = await ok('POST', '/payments', cardPaymentBody({ amount: { value: '2500', currency: 'CHF' } }), 201);
     await ok(
       'POST',
@@ -116,7 +119,7 @@ describe('business metrics (EMF)', () => {
       201,
     );
     await ok('POST', `/payments/${paid.uuid}/refunds`, { amount: { value: '500', currency: 'CHF' } });
-    freezeClock(now() + 3);
+    freezeClock(start + 3);
     await ok('POST', '/_local/settle');
 
     const seen = metrics();

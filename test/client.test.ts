@@ -1,7 +1,8 @@
 import { createSvcClient, verifyWebhookSignature } from '@svc/client';
+import { now } from '@svc/core';
 import { hmacHex } from '@svc/webhooks';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cardPaymentBody, DEMO, gatewayFetch, seedDemo } from './support/api';
+import { call, cardPaymentBody, DEMO, gatewayFetch, seedDemo } from './support/api';
 
 /**
  * @svc/client, the typed client generated from /openapi.json, against the service (in-process):
@@ -122,5 +123,80 @@ describe('verifyWebhookSignature', () => {
     expect(verifyWebhookSignature({ body, signature, hmacKey, now: at + 301 })).toBe(false);
     expect(verifyWebhookSignature({ body, signature: `t=${at},v1=zz`, hmacKey, now: at })).toBe(false);
     expect(verifyWebhookSignature({ body, signature: undefined, hmacKey, now: at })).toBe(false);
+  });
+});
+
+describe("the README's first session, through @svc/client", () => {
+  it('takes a donation, refunds part, finds it, starts a monthly donation and bills a month of it', async () => {
+    const client = createSvcClient({
+      baseUrl: 'http://127.0.0.1:3000',
+      clientId: DEMO.client.id,
+      clientSecret: DEMO.client.secret,
+      fetch: gatewayFetch,
+      // The service's clock, which the control endpoint moves below (a real client and server share real time).
+      now,
+    });
+    const organisations = await client.GET('/organisations');
+    expect(organisations.data?.map((organisation) => organisation.uuid)).toContain(DEMO.org);
+    const billing = await client.GET('/accounts/{account_uuid}/billing-data', {
+      params: { path: { account_uuid: DEMO.account } },
+    });
+    expect(billing.response.status).toBe(200);
+
+    const campaign = `spring-${Date.now()}`;
+    const donation = await client.POST('/payments', {
+      body: cardPaymentBody({ amount: { value: '2500', currency: 'CHF' }, custom_parameters: { campaign } }) as never,
+    });
+    const payment = donation.data;
+    if (!payment) throw new Error(`no payment: ${JSON.stringify(donation.error)}`);
+    expect(payment.payment_information).toMatchObject({ last4: '4242' });
+    const refund = await client.POST('/payments/{payment_uuid}/refunds', {
+      params: { path: { payment_uuid: payment.uuid } },
+      body: { amount: { value: '500', currency: 'CHF' } } as never,
+    });
+    expect(refund.response.status).toBe(200);
+    // Read-your-writes: the next search of this client finds the payment, refund included.
+    const found = await client.POST('/search/payments', {
+      body: {
+        query: { $match: { 'custom_parameters.campaign': campaign } },
+        aggs: { total: { type: 'sum', field: 'amount.value' } },
+      } as never,
+    });
+    expect(found.response.status).toBe(200);
+    const hits = found.data as unknown as {
+      hits: Array<{ uuid: string; refunded_amount: unknown }>;
+      aggregations: unknown;
+    };
+    expect(hits.hits.map((hit) => hit.uuid)).toEqual([payment.uuid]);
+    expect(hits.hits[0]?.refunded_amount).toEqual({ value: '500', currency: 'CHF' });
+    expect(JSON.stringify(hits.aggregations)).toContain('2500');
+
+    const monthly = await client.POST('/payments', {
+      body: cardPaymentBody({
+        amount: { value: '2000', currency: 'CHF' },
+        create_payment_source: true,
+        subscription: { recurring_interval: 'monthly', timezone: 'Europe/Zurich' },
+      }) as never,
+    });
+    const subscriptionUuid = monthly.data?.subscription_uuid;
+    if (!subscriptionUuid) throw new Error(`no subscription: ${JSON.stringify(monthly.error ?? monthly.data)}`);
+    const subscription = await client.GET('/subscriptions/{subscription_uuid}', {
+      params: { path: { subscription_uuid: subscriptionUuid } },
+    });
+    expect(subscription.data?.subscription_status).toBe('active');
+    try {
+      // 32 days on by the service clock, then the billing run (the local control endpoints).
+      expect((await call('POST', '/_local/clock', { body: { advance_seconds: 32 * 86_400 } })).status).toBe(200);
+      const run = await call('POST', '/_local/billing-run');
+      expect(run.json).toMatchObject({ invoices_created: expect.any(Number), succeeded: expect.any(Number) });
+      // The client's token has expired by now: it gets a new one on its own.
+      const invoices = await client.GET('/subscriptions/{subscription_uuid}/invoices', {
+        params: { path: { subscription_uuid: subscriptionUuid } },
+      });
+      expect(invoices.response.status).toBe(200);
+      expect(JSON.stringify(invoices.data)).toContain('"paid"');
+    } finally {
+      await call('POST', '/_local/clock', { body: { now: null } });
+    }
   });
 });

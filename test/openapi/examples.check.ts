@@ -16,14 +16,17 @@ function recorded(): RecordedResponse[] {
   const run = latestRun();
   if (!run) throw new Error('No test run recorded; run `vitest run` first');
   const dir = join(run, 'responses');
-  return readdirSync(dir)
-    .filter((name) => name.endsWith('.jsonl'))
-    .flatMap((name) =>
-      readFileSync(join(dir, name), 'utf8')
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => JSON.parse(line) as RecordedResponse),
-    );
+  return (
+    readdirSync(dir)
+      // The answers' checks (the examples the run kept are beside them, `examples-*.jsonl`).
+      .filter((name) => name.endsWith('.jsonl') && !name.startsWith('examples-'))
+      .flatMap((name) =>
+        readFileSync(join(dir, name), 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line) as RecordedResponse),
+      )
+  );
 }
 
 describe('the API description against the test run', () => {

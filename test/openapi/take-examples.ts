@@ -64,9 +64,9 @@ export function takeExamples(recorded: RecordedExample[], kept: ApiExamples, pru
       const stillHolds =
         before !== undefined &&
         unheldExample(route.operationId, { url: previous?.url ?? '', responses: { [status]: before } }).length === 0;
-      const answer = stillHolds
-        ? before
-        : smallest(mine.filter((example) => String(example.status) === status))?.response;
+      const taken = smallest(mine.filter((example) => String(example.status) === status));
+      // `null`: an answer without a JSON body (a page).
+      const answer = stillHolds ? before : taken && (taken.response ?? null);
       if (answer !== undefined) responses[status] = answer;
     }
     taken[route.operationId] = keepSuccess

@@ -15,7 +15,7 @@ export interface OperationExample {
   url: string;
   /** Its request body, as sent. */
   request?: unknown;
-  /** Answers by status: the successful one and one of each error status the tests met. */
+  /** Answers by status: the successful one and one of each error status the tests met (`null`: a page, no JSON). */
   responses: Record<string, unknown>;
 }
 
@@ -75,13 +75,14 @@ export function withExamples(document: Json, examples: ApiExamples): Json {
       }
       const responses = operation.responses as Record<string, Json>;
       for (const [status, answer] of Object.entries(example.responses)) {
+        const shape = status === '401' ? 'SimpleError' : 'Error';
         responses[status] ??= {
           description: STATUS_CODES[Number(status)] ?? 'Error',
-          content: {
-            'application/json': {
-              schema: { $ref: `#/components/schemas/${status === '401' ? 'SimpleError' : 'Error'}` },
-            },
-          },
+          // An answer without a JSON body is a page (the hosted pages answer errors as pages).
+          content:
+            answer === null
+              ? { 'text/html': { schema: { type: 'string' } } }
+              : { 'application/json': { schema: { $ref: `#/components/schemas/${shape}` } } },
         };
         const media = (responses[status].content as Record<string, Json> | undefined)?.['application/json'];
         if (media && answer !== undefined) media.example = answer;

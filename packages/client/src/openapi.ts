@@ -2011,6 +2011,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": "ok"
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         status: "ok";
@@ -2122,12 +2127,26 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "grant_type": "client_credentials",
+                 *       "client_id": "demo-client",
+                 *       "client_secret": "demo-secret-change-me"
+                 *     }
+                 */
                 "application/json": {
                     /** @constant */
                     grant_type: "client_credentials";
                     client_id: string;
                     client_secret: string;
                 };
+                /**
+                 * @example {
+                 *       "grant_type": "client_credentials",
+                 *       "client_id": "demo-client",
+                 *       "client_secret": "demo-secret-change-me"
+                 *     }
+                 */
                 "application/x-www-form-urlencoded": {
                     /** @constant */
                     grant_type: "client_credentials";
@@ -2143,6 +2162,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "token_type": "Bearer",
+                     *       "expires_in": 3600,
+                     *       "access_token": "eyJhbGciOiJFUzI1NiIsImtpZCI6ImhTaDBKWktEMDB1WHR2WUpiYWVsdGYyZEZqSFB2V216aXVQaDFpQ3JUUFEiLCJ0eXAiOiJKV1QifQ.eyJzdWIiOiJkZW1vLWNsaWVudCIsImlzcyI6InN2YyIsImF1ZCI6InN2Yy1hcGkiLCJpYXQiOjE4MDQ2ODM2MDAsImV4cCI6MTgwNDY4NzIwMCwianRpIjoiN2E3ZjM4OTctN2MwYy00ODBkLTg2M2QtNjQyMjU3MzI3ZmFlIn0.62_8253OHpK2puA0wIvSkLEwSlGAFm4dLc2bGhg3WPAGBVFfjdYLwlryqYPqmrFC4a_kEiYYBsY5Oof2s2UoSg"
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         token_type: "Bearer";
@@ -2151,15 +2177,95 @@ export interface operations {
                     };
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "9e3a9d5a-97cb-4361-9959-409c681855dd",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.not_blank",
+                     *             "property": "grant_type",
+                     *             "message": "Only the client_credentials grant is supported"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Unknown client or wrong secret */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Invalid client credentials"
+                     *     }
+                     */
                     "application/json": {
                         message: string;
                     };
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "4ce98070-3326-4a28-a123-41ebe65eff90",
+                     *       "error": {
+                     *         "http_code": 413,
+                     *         "code": "payload_too_large",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.request.payload_too_large",
+                     *             "property": "body",
+                     *             "message": "The request body exceeds 262144 bytes"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "39666e50-f564-4938-93fa-84161b828999",
+                     *       "error": {
+                     *         "http_code": 415,
+                     *         "code": "unsupported_media_type",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.request.unsupported_media_type",
+                     *             "property": "content-type",
+                     *             "message": "Content type application/xml is not supported; send application/json"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -2178,6 +2284,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 6a85b609-63ae-4071-8b0a-77b5b302c68f */
                 organisation_uuid: string;
             };
             cookie?: never;
@@ -2190,6 +2297,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "6a85b609-63ae-4071-8b0a-77b5b302c68f",
+                     *       "name": "Verein 32",
+                     *       "created": 1795732026,
+                     *       "active": true,
+                     *       "approval_status": "approved",
+                     *       "merchant_category_code": "8398",
+                     *       "locale": "de_CH",
+                     *       "accounts": [
+                     *         {
+                     *           "uuid": "9760e7d4-ddb5-4a0d-88d6-e612eeb07cb0"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         name: string;
@@ -2210,6 +2333,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
@@ -2219,6 +2347,47 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "request_id": "1dbf93a7-fd59-4809-bed0-4d3de0b0b289",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "Only operators may call this endpoint"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "2739a9e4-0dd4-497f-8d9e-b4413e447501",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Organisation not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2228,6 +2397,47 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "request_id": "11c7999d-f8a7-44d1-9462-1662a93e2af4",
+                     *       "error": {
+                     *         "http_code": 409,
+                     *         "code": "conflict",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.organisation.invalid_approval_state",
+                     *             "property": "approval_status",
+                     *             "message": "The organisation is approved; it cannot be approved now"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "03f5bd41-7b7d-40a8-8403-9b981b2b24f0",
+                     *       "error": {
+                     *         "http_code": 413,
+                     *         "code": "payload_too_large",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.request.payload_too_large",
+                     *             "property": "body",
+                     *             "message": "The request body exceeds 262144 bytes"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2247,6 +2457,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 6a85b609-63ae-4071-8b0a-77b5b302c68f */
                 organisation_uuid: string;
             };
             cookie?: never;
@@ -2259,6 +2470,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "6a85b609-63ae-4071-8b0a-77b5b302c68f",
+                     *       "name": "Verein 32",
+                     *       "created": 1795732026,
+                     *       "active": true,
+                     *       "approval_status": "declined",
+                     *       "merchant_category_code": "8398",
+                     *       "locale": "de_CH",
+                     *       "accounts": [
+                     *         {
+                     *           "uuid": "9760e7d4-ddb5-4a0d-88d6-e612eeb07cb0"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         name: string;
@@ -2279,6 +2506,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
@@ -2297,6 +2529,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "request_id": "32030534-80c2-4145-bb06-87cd39c52521",
+                     *       "error": {
+                     *         "http_code": 409,
+                     *         "code": "conflict",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.organisation.invalid_approval_state",
+                     *             "property": "approval_status",
+                     *             "message": "The organisation is declined; it cannot be declined now"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2326,6 +2574,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *         "name": "Demo Foundation",
+                     *         "created": "1795732123",
+                     *         "approval_status": "approved",
+                     *         "active": true
+                     *       }
+                     *     ]
+                     */
                     "application/json": {
                         uuid: string;
                         name: string;
@@ -2341,6 +2600,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Access token expired"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
@@ -2364,6 +2628,30 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "query": {
+                 *         "$exists": "constructor"
+                 *       },
+                 *       "sort": [
+                 *         {
+                 *           "field": "constructor",
+                 *           "direction": "asc",
+                 *           "field_type": "numeric"
+                 *         }
+                 *       ],
+                 *       "aggs": {
+                 *         "t": {
+                 *           "type": "term",
+                 *           "field": "constructor"
+                 *         },
+                 *         "s": {
+                 *           "type": "sum",
+                 *           "field": "constructor"
+                 *         }
+                 *       }
+                 *     }
+                 */
                 "application/json": Record<string, unknown>;
             };
         };
@@ -2374,6 +2662,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "summary": {
+                     *         "hits": 0,
+                     *         "last_sort_values": []
+                     *       },
+                     *       "hits": [],
+                     *       "aggregations": {
+                     *         "t": [],
+                     *         "s": [
+                     *           {
+                     *             "key": "sum",
+                     *             "value": 0
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         summary: {
                             /** @description Every document the query matches, not the page size */
@@ -2406,13 +2712,68 @@ export interface operations {
                     };
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "7a4daf55-621c-4483-87ea-2659bc197e47",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.not_blank",
+                     *             "property": "query",
+                     *             "message": "A clause names one operator"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, forged or expired token */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "2b9fdb4c-3dc4-4ead-8210-5c8acef221b8",
+                     *       "error": {
+                     *         "http_code": 503,
+                     *         "code": "service_unavailable",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.service.unavailable",
+                     *             "property": "",
+                     *             "message": "Search is unavailable right now; try again shortly"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -2431,6 +2792,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60 */
                 organisation_uuid: string;
             };
             cookie?: never;
@@ -2443,6 +2805,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "name": "Demo Foundation",
+                     *       "created": 1795732269,
+                     *       "active": true,
+                     *       "approval_status": "approved",
+                     *       "merchant_category_code": "8398",
+                     *       "locale": "de_CH",
+                     *       "accounts": [
+                     *         {
+                     *           "uuid": "9c405f6d-7e8b-4c93-9da4-ce5f60718293"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         name: string;
@@ -2463,7 +2841,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "f92e57c3-3b28-4aa5-bc4b-68144e6eee53",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "7f6f219f-77af-4691-90f5-9611121800e7",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -2482,6 +2915,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60 */
                 organisation_uuid: string;
             };
             cookie?: never;
@@ -2494,6 +2928,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "uuid": "be627b8f-9a0d-4eb5-8fc6-e0718293a4b5",
+                     *         "created": 1795732123,
+                     *         "address_line1": "Bahnhofstrasse 1",
+                     *         "address_line2": "",
+                     *         "postal_code": "8001",
+                     *         "city": "Zürich",
+                     *         "country_code": "CH",
+                     *         "type": "billing"
+                     *       }
+                     *     ]
+                     */
                     "application/json": {
                         uuid: string;
                         created: number;
@@ -2512,7 +2960,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "7093a57d-8a90-45df-9ee3-249402d36ad5",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "9e30fe7e-2b12-4dc0-9a0e-b342b037ae5c",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Organisation not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -2531,7 +3034,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60 */
                 organisation_uuid: string;
+                /** @example be627b8f-9a0d-4eb5-8fc6-e0718293a4b5 */
                 address_uuid: string;
             };
             cookie?: never;
@@ -2544,6 +3049,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "be627b8f-9a0d-4eb5-8fc6-e0718293a4b5",
+                     *       "created": 1795732123,
+                     *       "address_line1": "Bahnhofstrasse 1",
+                     *       "address_line2": "",
+                     *       "postal_code": "8001",
+                     *       "city": "Zürich",
+                     *       "country_code": "CH",
+                     *       "type": "billing"
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         created: number;
@@ -2562,7 +3079,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "59991bff-4c06-4e52-9f96-afe661e6ba5a",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "712a7bbf-4096-439f-8c25-6dd739b0551c",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Address not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -2581,6 +3153,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60 */
                 organisation_uuid: string;
             };
             cookie?: never;
@@ -2593,6 +3166,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "crm": "demo"
+                     *     }
+                     */
                     "application/json": {
                         [key: string]: string;
                     };
@@ -2604,7 +3182,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "b1933673-5476-4512-a082-a81861f20c86",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "8000c3eb-1d81-4eff-9c68-3efd6ce472fd",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -2621,6 +3254,7 @@ export interface operations {
     listAccounts: {
         parameters: {
             query?: {
+                /** @example 0a0b0c0d-0e0f-4a1b-8c2d-3e4f5a6b7c8d */
                 organisation_uuid?: string;
             };
             header?: never;
@@ -2635,6 +3269,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "uuid": "0a0b0c0d-0e0f-4a1b-8c2d-3e4f5a6b7c8f",
+                     *         "name": "Partner account",
+                     *         "created": 1795732144,
+                     *         "active": true,
+                     *         "organisation_uuid": "0a0b0c0d-0e0f-4a1b-8c2d-3e4f5a6b7c8d"
+                     *       }
+                     *     ]
+                     */
                     "application/json": {
                         uuid: string;
                         name: string;
@@ -2644,13 +3289,68 @@ export interface operations {
                     }[];
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "08475d52-e99c-4bd6-813c-c07c1e617cb4",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.not_valid",
+                     *             "property": "organisation_uuid",
+                     *             "message": "Invalid GUID"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, forged or expired token */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "7c32a9d9-3ccc-4269-a98e-b9acd5c7f909",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this organisation"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -2669,6 +3369,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 8b3f4e5c-6d7a-4b82-8c93-bd4e5f607182 */
                 account_uuid: string;
             };
             cookie?: never;
@@ -2681,6 +3382,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "8b3f4e5c-6d7a-4b82-8c93-bd4e5f607182",
+                     *       "name": "Main account",
+                     *       "created": 1795732123,
+                     *       "active": true,
+                     *       "organisation": {
+                     *         "uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *         "name": "Demo Foundation",
+                     *         "created": 1795732123,
+                     *         "active": true
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         name: string;
@@ -2701,7 +3416,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "020a6d6b-d707-4c07-bf42-59142e60683a",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "581cd8e9-44b7-4808-8b26-aefd1f4d3a13",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Account not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -2720,6 +3490,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 2fc868f5-af19-4677-95e6-c06ea89b14b0 */
                 account_uuid: string;
             };
             cookie?: never;
@@ -2732,6 +3503,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "organisation_name": "Verein 8",
+                     *       "account_name": "Verein 8",
+                     *       "account_holder": "Verein",
+                     *       "iban": "CH9300762011623852957",
+                     *       "vat_number": "",
+                     *       "recipient_emails": [
+                     *         "person8-1795732014@example.ch"
+                     *       ],
+                     *       "address": {
+                     *         "address_line1": "Bahnhofstrasse 1",
+                     *         "address_line2": "",
+                     *         "postal_code": "8001",
+                     *         "city": "Zürich",
+                     *         "country_code": "CH"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         organisation_name: string;
                         account_name: string;
@@ -2755,7 +3545,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "7d9aff2b-11c1-4b45-97db-0c7e59b14434",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -2774,6 +3594,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 8b3f4e5c-6d7a-4b82-8c93-bd4e5f607182 */
                 account_uuid: string;
             };
             cookie?: never;
@@ -2786,6 +3607,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /** @example [] */
                     "application/json": {
                         uuid: string;
                         created: number;
@@ -2804,7 +3626,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "06e1e4c9-9f34-4a48-a476-591d769ecb11",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -2823,7 +3675,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 4e9f1a63-8b52-4d7c-8f3e-6a2b3c4d5e6f */
                 account_uuid: string;
+                /** @example 5fa02b74-9c63-4e8d-9a4f-7b3c4d5e6f70 */
                 address_uuid: string;
             };
             cookie?: never;
@@ -2836,6 +3690,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "5fa02b74-9c63-4e8d-9a4f-7b3c4d5e6f70",
+                     *       "created": 1795732130,
+                     *       "address_line1": "Marktgasse 5",
+                     *       "address_line2": "",
+                     *       "postal_code": "3011",
+                     *       "city": "Bern",
+                     *       "country_code": "CH",
+                     *       "type": "billing"
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         created: number;
@@ -2854,7 +3720,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "7c9cba4d-ed48-4a1a-b97d-73b4c773fc58",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "0b7d0e0b-f760-4498-b8af-14bf42e3c497",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Address not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -2873,6 +3794,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 9c405f6d-7e8b-4c93-9da4-ce5f60718293 */
                 account_uuid: string;
             };
             cookie?: never;
@@ -2885,6 +3807,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "purpose": "events"
+                     *     }
+                     */
                     "application/json": {
                         [key: string]: string;
                     };
@@ -2896,7 +3823,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "b3ea25e1-b462-412a-9de0-d04b7ef3ffb8",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -2919,6 +3876,23 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "account_uuid": "9c405f6d-7e8b-4c93-9da4-ce5f60718293",
+                 *       "payment_method": "card",
+                 *       "profile": "card",
+                 *       "amount": {
+                 *         "value": "900",
+                 *         "currency": "CHF"
+                 *       },
+                 *       "payment_information": {
+                 *         "number": "4242424242424242",
+                 *         "expiry_month": 12,
+                 *         "expiry_year": 2099,
+                 *         "cvv": "123"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** Format: uuid */
                     account_uuid: string;
@@ -2953,6 +3927,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "454ee833-a587-455f-85e9-0a15f2243e62",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "account_uuid": "9c405f6d-7e8b-4c93-9da4-ce5f60718293",
+                     *       "created": 1795732282,
+                     *       "status": "succeeded",
+                     *       "test_mode": false,
+                     *       "amount": {
+                     *         "value": "900",
+                     *         "currency": "CHF"
+                     *       },
+                     *       "refunded_amount": {
+                     *         "value": "0",
+                     *         "currency": "CHF"
+                     *       },
+                     *       "payment_method": "card",
+                     *       "profile": "card",
+                     *       "provider": "simulated",
+                     *       "payment_information": {
+                     *         "brand": "visa",
+                     *         "last4": "4242",
+                     *         "expiry_month": 12,
+                     *         "expiry_year": 2099,
+                     *         "fingerprint": "SWb1e_4iXl9lJpxPhr8oEZ"
+                     *       },
+                     *       "refunds": [],
+                     *       "custom_parameters": {},
+                     *       "svc_parameters": {}
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid: string;
@@ -3028,13 +4033,143 @@ export interface operations {
                     };
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "30697658-b2df-4032-8709-ae7776dfec48",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.not_valid",
+                     *             "property": "payment_information.number",
+                     *             "message": "This card number is not valid"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, forged or expired token */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "65b1fd50-667a-4de4-864f-6f861fdd75f0",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "1a06b567-7133-4e31-93fe-7fbb1ff9f64c",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Account not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "d8082b7d-b822-4a2b-9b41-8eacff618371",
+                     *       "error": {
+                     *         "http_code": 409,
+                     *         "code": "conflict",
+                     *         "message": [
+                     *           {
+                     *             "code": "idempotency_key_in_flight",
+                     *             "property": "Idempotency-Key",
+                     *             "message": "A request with this Idempotency-Key is still being processed"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "5d68046f-0ef6-4796-80b4-3927414d97f6",
+                     *       "error": {
+                     *         "http_code": 422,
+                     *         "code": "unprocessable_entity",
+                     *         "message": [
+                     *           {
+                     *             "code": "idempotency_key_reused",
+                     *             "property": "Idempotency-Key",
+                     *             "message": "This Idempotency-Key was already used with a different request"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -3053,6 +4188,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 663c2c1a-5121-4bed-a20d-c4b29b7938e9 */
                 payment_uuid: string;
             };
             cookie?: never;
@@ -3065,6 +4201,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "663c2c1a-5121-4bed-a20d-c4b29b7938e9",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "account_uuid": "9c405f6d-7e8b-4c93-9da4-ce5f60718293",
+                     *       "created": 1795731464,
+                     *       "status": "succeeded",
+                     *       "test_mode": false,
+                     *       "amount": {
+                     *         "value": "3100",
+                     *         "currency": "CHF"
+                     *       },
+                     *       "refunded_amount": {
+                     *         "value": "0",
+                     *         "currency": "CHF"
+                     *       },
+                     *       "payment_method": "card",
+                     *       "profile": "card",
+                     *       "provider": "simulated",
+                     *       "payment_information": {
+                     *         "brand": "visa",
+                     *         "last4": "4242",
+                     *         "expiry_month": 12,
+                     *         "expiry_year": 2099,
+                     *         "fingerprint": "SWb1e_4iXl9lJpxPhr8oEZ"
+                     *       },
+                     *       "refunds": [],
+                     *       "custom_parameters": {},
+                     *       "svc_parameters": {}
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid: string;
@@ -3146,7 +4313,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "0637521c-1fab-487e-b01c-f7eb64d6977d",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "13bd217e-0cc5-454c-b273-c6d653edb5b6",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Payment not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -3165,6 +4387,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example e488d203-7c6c-4304-99a7-a32a3cda7844 */
                 payment_uuid: string;
             };
             cookie?: never;
@@ -3183,6 +4406,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "e488d203-7c6c-4304-99a7-a32a3cda7844",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "account_uuid": "9c405f6d-7e8b-4c93-9da4-ce5f60718293",
+                     *       "created": 1795731484,
+                     *       "status": "cancelled",
+                     *       "status_reason": "cancelled_by_merchant",
+                     *       "test_mode": false,
+                     *       "amount": {
+                     *         "value": "5300",
+                     *         "currency": "CHF"
+                     *       },
+                     *       "refunded_amount": {
+                     *         "value": "0",
+                     *         "currency": "CHF"
+                     *       },
+                     *       "payment_method": "twint",
+                     *       "profile": "twint",
+                     *       "provider": "simulated",
+                     *       "refunds": [],
+                     *       "custom_parameters": {},
+                     *       "svc_parameters": {}
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid: string;
@@ -3258,13 +4506,68 @@ export interface operations {
                     };
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "1b820c6c-a2a2-494d-9147-2b0f6a4c9254",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.payment.not_cancellable",
+                     *             "property": "status",
+                     *             "message": "A cancelled payment cannot be cancelled"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, forged or expired token */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "53022bf9-2753-402f-8ee7-bbbd272becbc",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -3283,12 +4586,21 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 90cb25f8-b4cc-5abf-a67d-dffa5f750d7e */
                 payment_uuid: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "amount": {
+                 *         "value": "234",
+                 *         "currency": "CHF"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     amount?: {
                         value: string | number;
@@ -3304,6 +4616,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "be237779-3e2b-4eff-9d15-5f439dfa8d9a",
+                     *       "payment_uuid": "90cb25f8-b4cc-5abf-a67d-dffa5f750d7e",
+                     *       "created": 1806566400,
+                     *       "amount": {
+                     *         "value": "234",
+                     *         "currency": "CHF"
+                     *       },
+                     *       "status": "succeeded"
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         payment_uuid: string;
@@ -3319,13 +4643,68 @@ export interface operations {
                     };
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "d647589e-e8bb-4497-8ff3-1eccb22ee169",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.refund.nothing_to_refund",
+                     *             "property": "amount.value",
+                     *             "message": "There is nothing left to refund"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, forged or expired token */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "b858d699-9498-4105-83f8-a621bd960ec4",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -3344,12 +4723,14 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 6cc25618-6d49-4493-b8b6-abe6b45a6f76 */
                 payment_uuid: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": Record<string, unknown>;
             };
         };
@@ -3360,6 +4741,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "6cc25618-6d49-4493-b8b6-abe6b45a6f76",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "account_uuid": "9c405f6d-7e8b-4c93-9da4-ce5f60718293",
+                     *       "created": 1795732230,
+                     *       "status": "succeeded",
+                     *       "test_mode": false,
+                     *       "amount": {
+                     *         "value": "1500",
+                     *         "currency": "CHF"
+                     *       },
+                     *       "refunded_amount": {
+                     *         "value": "0",
+                     *         "currency": "CHF"
+                     *       },
+                     *       "payment_method": "card",
+                     *       "profile": "card",
+                     *       "provider": "simulated",
+                     *       "payment_information": {
+                     *         "brand": "visa",
+                     *         "last4": "4242",
+                     *         "expiry_month": 12,
+                     *         "expiry_year": 2099,
+                     *         "fingerprint": "SWb1e_4iXl9lJpxPhr8oEZ"
+                     *       },
+                     *       "refunds": [],
+                     *       "custom_parameters": {},
+                     *       "svc_parameters": {}
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid: string;
@@ -3435,13 +4847,68 @@ export interface operations {
                     };
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "918db383-8d80-42d5-b290-b11ad73541b5",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.not_valid",
+                     *             "property": "body",
+                     *             "message": "Expected an object"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, forged or expired token */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "0f0b4e3a-7982-4137-a034-49438fac410d",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -3460,12 +4927,18 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 963dbb17-0ed3-43a3-a6ca-57a1f0c805be */
                 payment_uuid: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "c": 3
+                 *     }
+                 */
                 "application/json": Record<string, unknown>;
             };
         };
@@ -3476,6 +4949,44 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "963dbb17-0ed3-43a3-a6ca-57a1f0c805be",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "account_uuid": "9c405f6d-7e8b-4c93-9da4-ce5f60718293",
+                     *       "created": 1795732138,
+                     *       "status": "succeeded",
+                     *       "test_mode": false,
+                     *       "amount": {
+                     *         "value": "2500",
+                     *         "currency": "CHF"
+                     *       },
+                     *       "refunded_amount": {
+                     *         "value": "0",
+                     *         "currency": "CHF"
+                     *       },
+                     *       "payment_method": "card",
+                     *       "profile": "card",
+                     *       "provider": "simulated",
+                     *       "payment_information": {
+                     *         "brand": "visa",
+                     *         "last4": "4242",
+                     *         "expiry_month": 12,
+                     *         "expiry_year": 2099,
+                     *         "cardholder": "Ada Donor",
+                     *         "fingerprint": "SWb1e_4iXl9lJpxPhr8oEZ"
+                     *       },
+                     *       "refunds": [],
+                     *       "custom_parameters": {
+                     *         "a": "1",
+                     *         "b": {
+                     *           "nested": true
+                     *         },
+                     *         "c": 3
+                     *       },
+                     *       "svc_parameters": {}
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid: string;
@@ -3551,13 +5062,68 @@ export interface operations {
                     };
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "b28829ef-12b0-45aa-bb8f-e4e95f57b1a9",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.not_valid",
+                     *             "property": "constructor",
+                     *             "message": "The key constructor is reserved"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, forged or expired token */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "bcf1d595-7234-44b3-b128-a0b0ba7a65ae",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -3580,6 +5146,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "query": {
+                 *         "$match": {
+                 *           "custom_parameters.marker": "dates-1795732105203"
+                 *         }
+                 *       }
+                 *     }
+                 */
                 "application/json": Record<string, unknown>;
             };
         };
@@ -3590,6 +5165,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "summary": {
+                     *         "hits": 0,
+                     *         "last_sort_values": []
+                     *       },
+                     *       "hits": [],
+                     *       "aggregations": {}
+                     *     }
+                     */
                     "application/json": {
                         summary: {
                             /** @description Every document the query matches, not the page size */
@@ -3683,13 +5268,68 @@ export interface operations {
                     };
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "1ddc19cd-f13d-4bd3-aac3-d648af04edee",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "the_value_you_selected_is_not_a_valid_choice",
+                     *             "property": "query.$nope",
+                     *             "message": "Unknown operator; use one of $match, $term, $terms, $range, $exists, $and, $or, $not"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, forged or expired token */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "199b54b1-87ea-4010-bca6-a166e33a709f",
+                     *       "error": {
+                     *         "http_code": 503,
+                     *         "code": "service_unavailable",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.service.unavailable",
+                     *             "property": "",
+                     *             "message": "Search is unavailable right now; try again shortly"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -3712,6 +5352,21 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "account_uuid": "9c405f6d-7e8b-4c93-9da4-ce5f60718293",
+                 *       "payment_method": "card",
+                 *       "profile": "card-stripe",
+                 *       "amount": {
+                 *         "value": "100",
+                 *         "currency": "CHF"
+                 *       },
+                 *       "payment_information": {
+                 *         "payment_method": "pm_card_visa"
+                 *       },
+                 *       "test_mode": true
+                 *     }
+                 */
                 "application/json": {
                     /** Format: uuid */
                     account_uuid: string;
@@ -3746,6 +5401,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "401f5dee-7d9b-479f-abfe-27eae6812732",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "account_uuid": "9c405f6d-7e8b-4c93-9da4-ce5f60718293",
+                     *       "created": 1795732084,
+                     *       "status": "active",
+                     *       "test_mode": true,
+                     *       "payment_method": "card",
+                     *       "profile": "card-stripe",
+                     *       "provider": "stripe",
+                     *       "payment_information": {
+                     *         "brand": "visa",
+                     *         "last4": "4242",
+                     *         "expiry_month": 12,
+                     *         "expiry_year": 2034,
+                     *         "fingerprint": "R3u6EzwYImf-Xwhp"
+                     *       },
+                     *       "custom_parameters": {}
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid: string;
@@ -3780,7 +5456,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "aa1a53da-bb61-4a6e-9740-a0944790cc2e",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -3799,6 +5505,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 01ead13b-0cde-42a3-ac67-757112f6b42b */
                 payment_source_uuid: string;
             };
             cookie?: never;
@@ -3811,6 +5518,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "01ead13b-0cde-42a3-ac67-757112f6b42b",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "account_uuid": "9c405f6d-7e8b-4c93-9da4-ce5f60718293",
+                     *       "created": 1795732086,
+                     *       "status": "active",
+                     *       "test_mode": true,
+                     *       "payment_method": "sepa_dd",
+                     *       "profile": "sepa-stripe",
+                     *       "provider": "stripe",
+                     *       "payment_information": {
+                     *         "country_code": "DE",
+                     *         "account_holder": "Ada Donor",
+                     *         "iban": "DE89**************3000"
+                     *       },
+                     *       "custom_parameters": {}
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid: string;
@@ -3845,7 +5571,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "7bed9739-07ae-492a-9f2d-a838e02ee76e",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -3864,12 +5620,18 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 2c7f21c4-3232-492c-8c0d-351063e4893b */
                 payment_source_uuid: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "crm": "x"
+                 *     }
+                 */
                 "application/json": Record<string, unknown>;
             };
         };
@@ -3880,6 +5642,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "2c7f21c4-3232-492c-8c0d-351063e4893b",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "account_uuid": "8b3f4e5c-6d7a-4b82-8c93-bd4e5f607182",
+                     *       "created": 1795732138,
+                     *       "status": "active",
+                     *       "test_mode": false,
+                     *       "payment_method": "card",
+                     *       "profile": "card-test",
+                     *       "provider": "simulated",
+                     *       "payment_information": {
+                     *         "fingerprint": "r7rrVERTyAIXBgU1y4Zd1v",
+                     *         "last4": "0341",
+                     *         "expiry_month": 12,
+                     *         "cardholder": "Ada Donor",
+                     *         "brand": "visa",
+                     *         "expiry_year": 2099
+                     *       },
+                     *       "custom_parameters": {
+                     *         "crm": "x"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid: string;
@@ -3908,13 +5694,68 @@ export interface operations {
                     };
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "33c2fce8-ff82-4396-bfae-39bce49f95a8",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.not_valid",
+                     *             "property": "constructor",
+                     *             "message": "The key constructor is reserved"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, forged or expired token */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "8a53a93b-cb27-498a-8c78-2972d6f8f814",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -3931,10 +5772,12 @@ export interface operations {
     simulatedPaymentApprovalPage: {
         parameters: {
             query: {
+                /** @example kLO1Tv-3Eh4ROdNVxwHBsIbC26kUstRtchI0os9_9ho */
                 token: string;
             };
             header?: never;
             path: {
+                /** @example 217a02dc-6034-43fd-acf5-26db6d9fa565 */
                 payment_uuid: string;
             };
             cookie?: never;
@@ -3948,6 +5791,31 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "7008215a-12c2-4dad-9843-8093e9c8ea92",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Payment not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -3966,17 +5834,30 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 1c32d295-008b-4b74-991a-9e6688e7cb50 */
                 payment_uuid: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "token": "IJ-SHYfqxGmXwnq_97oOI6x6SjJGndVJ1tl9L_2p9N4",
+                 *       "decision": "approve"
+                 *     }
+                 */
                 "application/x-www-form-urlencoded": {
                     token: string;
                     /** @enum {string} */
                     decision: "approve" | "decline";
                 };
+                /**
+                 * @example {
+                 *       "token": "IJ-SHYfqxGmXwnq_97oOI6x6SjJGndVJ1tl9L_2p9N4",
+                 *       "decision": "approve"
+                 *     }
+                 */
                 "application/json": {
                     token: string;
                     /** @enum {string} */
@@ -4015,10 +5896,12 @@ export interface operations {
     simulatedSourceApprovalPage: {
         parameters: {
             query: {
+                /** @example iwOJlFLPBQPDC_F2b78LRZsWUhyhd9Jrj-mgfA_24ZY */
                 token: string;
             };
             header?: never;
             path: {
+                /** @example 8ccffaff-78ad-45d0-8d16-b2ed1c0b9706 */
                 payment_source_uuid: string;
             };
             cookie?: never;
@@ -4050,17 +5933,30 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 8ccffaff-78ad-45d0-8d16-b2ed1c0b9706 */
                 payment_source_uuid: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "token": "iwOJlFLPBQPDC_F2b78LRZsWUhyhd9Jrj-mgfA_24ZY",
+                 *       "decision": "approve"
+                 *     }
+                 */
                 "application/x-www-form-urlencoded": {
                     token: string;
                     /** @enum {string} */
                     decision: "approve" | "decline";
                 };
+                /**
+                 * @example {
+                 *       "token": "iwOJlFLPBQPDC_F2b78LRZsWUhyhd9Jrj-mgfA_24ZY",
+                 *       "decision": "approve"
+                 *     }
+                 */
                 "application/json": {
                     token: string;
                     /** @enum {string} */
@@ -4092,10 +5988,12 @@ export interface operations {
     stripePaymentReturn: {
         parameters: {
             query: {
+                /** @example wwax9fR7OO0GIIg-45WwypnSn7N03rSrOA5cDAhnKxU */
                 token: string;
             };
             header?: never;
             path: {
+                /** @example de8b20b5-a628-4f5d-a68f-1f258a3cbd23 */
                 payment_uuid: string;
             };
             cookie?: never;
@@ -4118,6 +6016,31 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "1d4b140a-250c-4cb9-bffd-3b8afc4f7723",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Payment not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Error */
             default: {
                 headers: {
@@ -4132,10 +6055,12 @@ export interface operations {
     stripePaymentSourceReturn: {
         parameters: {
             query: {
+                /** @example dwLihor1qKpSkP4SyW9hpTBJ8M6L30KYMhiGVYDOZ2M */
                 token: string;
             };
             header?: never;
             path: {
+                /** @example ea18b482-0d5a-4f81-9de0-fe02f179f1b3 */
                 payment_source_uuid: string;
             };
             cookie?: never;
@@ -4171,6 +6096,41 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "evt_d56b67f31b99f3b66fbbd010",
+                 *       "object": "event",
+                 *       "api_version": "2026-01-01",
+                 *       "created": 1795732084,
+                 *       "type": "payment_intent.processing",
+                 *       "livemode": false,
+                 *       "pending_webhooks": 1,
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "pi_2944b754cbbc35fd580a8f8b",
+                 *           "object": "payment_intent",
+                 *           "amount": 5000,
+                 *           "amount_received": 0,
+                 *           "currency": "eur",
+                 *           "customer": null,
+                 *           "metadata": {
+                 *             "svc_reference": "6eacf636-7b26-47bd-ad8e-b3fc43970fa0",
+                 *             "svc_organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                 *             "svc_account_uuid": "9c405f6d-7e8b-4c93-9da4-ce5f60718293"
+                 *           },
+                 *           "payment_method": "pm_387281644d3933242f5af833",
+                 *           "setup_future_usage": null,
+                 *           "status": "processing",
+                 *           "next_action": null,
+                 *           "last_payment_error": null,
+                 *           "latest_charge": null,
+                 *           "livemode": false,
+                 *           "client_secret": "pi_eff30e4175c097d33312ba21_secret_ce43e42985072e37",
+                 *           "return_url": "https://127.0.0.1:3000/providers/stripe/return/payments/6eacf636-7b26-47bd-ad8e-b3fc43970fa0?token=mXKQJtXPrdpVZckWT8nvDDo2YtDC4fhogXcq9N7tdXQ"
+                 *         }
+                 *       }
+                 *     }
+                 */
                 "application/json": unknown;
             };
         };
@@ -4181,6 +6141,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "received": true,
+                     *       "applied": true
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         received: true;
@@ -4188,6 +6154,31 @@ export interface operations {
                         /** @constant */
                         duplicate?: true;
                     };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "701de50b-c3cb-4baf-af7e-c220f9ba0201",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.not_valid",
+                     *             "property": "Stripe-Signature",
+                     *             "message": "The Stripe-Signature does not match the body, or is older than 5 minutes"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -4227,6 +6218,119 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "uuid": "0f751787-1102-4393-b166-d9c6fc1e7db4",
+                     *         "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *         "created": 1700000000,
+                     *         "first_name": "Anna",
+                     *         "last_name": "Muster",
+                     *         "email": "anna@example.org",
+                     *         "email_permission": true,
+                     *         "custom_parameters": {
+                     *           "campaign": "spring"
+                     *         },
+                     *         "svc_parameters": {
+                     *           "fundraising_automation": {
+                     *             "crm_id": "crm-1"
+                     *           }
+                     *         }
+                     *       },
+                     *       {
+                     *         "uuid": "0ae30738-14b0-4f58-863d-1df99029e8a4",
+                     *         "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *         "created": 1795732183,
+                     *         "first_name": "Carla",
+                     *         "last_name": "New",
+                     *         "email_permission": false
+                     *       },
+                     *       {
+                     *         "uuid": "2164ff98-67a0-413c-8169-493b739a4882",
+                     *         "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *         "created": 1795732183,
+                     *         "first_name": "Ben"
+                     *       },
+                     *       {
+                     *         "uuid": "22dbbe19-a2da-4582-b78b-fcdcbf6d947e",
+                     *         "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *         "created": 1795732183,
+                     *         "custom_parameters": {
+                     *           "c": "3"
+                     *         }
+                     *       },
+                     *       {
+                     *         "uuid": "4bbffaf4-d752-4a16-a8ab-fd277e1966bf",
+                     *         "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *         "created": 1795732183,
+                     *         "first_name": "Dora"
+                     *       },
+                     *       {
+                     *         "uuid": "0179acd0-917e-4551-841a-3cfb623dd9f4",
+                     *         "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *         "created": 1795732184,
+                     *         "svc_parameters": {
+                     *           "fundraising_automation": {
+                     *             "score": 3,
+                     *             "crm_id": "x",
+                     *             "tags": [
+                     *               "a"
+                     *             ],
+                     *             "gone": null
+                     *           }
+                     *         }
+                     *       },
+                     *       {
+                     *         "uuid": "1bce5e3b-b911-4245-a52e-487e7aacdcf5",
+                     *         "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *         "created": 1795732184,
+                     *         "svc_parameters": {
+                     *           "a": {
+                     *             "a": {
+                     *               "a": {
+                     *                 "a": {
+                     *                   "a": {
+                     *                     "a": {
+                     *                       "a": {
+                     *                         "a": {
+                     *                           "a": {
+                     *                             "a": {
+                     *                               "a": {
+                     *                                 "a": {
+                     *                                   "a": {
+                     *                                     "a": {
+                     *                                       "a": {
+                     *                                         "leaf": "x"
+                     *                                       }
+                     *                                     }
+                     *                                   }
+                     *                                 }
+                     *                               }
+                     *                             }
+                     *                           }
+                     *                         }
+                     *                       }
+                     *                     }
+                     *                   }
+                     *                 }
+                     *               }
+                     *             }
+                     *           }
+                     *         }
+                     *       },
+                     *       {
+                     *         "uuid": "a555eb40-225c-45c5-91f4-8dcd0a2de596",
+                     *         "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *         "created": 1795732184
+                     *       },
+                     *       {
+                     *         "uuid": "ed950cc3-166a-4d96-a0cb-6eb957a0a2e6",
+                     *         "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *         "created": 1795732184,
+                     *         "email": "valid@example.org"
+                     *       }
+                     *     ]
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid: string;
@@ -4275,6 +6379,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "request_id": "7b3a89f5-180c-414a-9fd7-687cab709461",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.too_big",
+                     *             "property": "size",
+                     *             "message": "Too big: expected number to be <=1000"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4284,6 +6404,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
@@ -4293,6 +6418,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "request_id": "46dd2ebf-7b20-4a9a-b02a-03ce65ac5a6f",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this organisation"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4316,6 +6457,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                 *       "first_name": "Ada"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * Format: uuid
@@ -4360,6 +6507,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "e9ff1991-f04b-46c3-901e-35d486204cb5",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "created": 1804683600,
+                     *       "first_name": "Ada"
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid: string;
@@ -4408,6 +6563,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "request_id": "60fc8ee5-9351-427e-b1e5-4e42d6dd275c",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.unknown_field",
+                     *             "property": "nickname",
+                     *             "message": "Unknown field nickname"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4417,6 +6588,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
@@ -4426,6 +6602,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "request_id": "e126126f-4653-47f8-99b9-d7aedce578eb",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4435,6 +6627,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "request_id": "4886ae19-1010-462d-8cad-720f4d1b82a8",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Organisation not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4454,6 +6662,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 7a7a1df9-9f3a-4d54-9759-32d4b90ed29e */
                 supporter_uuid: string;
             };
             cookie?: never;
@@ -4466,6 +6675,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "7a7a1df9-9f3a-4d54-9759-32d4b90ed29e",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "created": 1795732138,
+                     *       "first_name": "Grace",
+                     *       "last_name": "Hopper",
+                     *       "email": "grace@example.org",
+                     *       "email_permission": true
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid: string;
@@ -4514,6 +6734,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
@@ -4523,6 +6748,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "request_id": "20026567-4adb-4f01-9f3d-758a2c0a53ee",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4532,6 +6773,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "request_id": "0389b5f7-d65c-4130-bd0d-2fd180231a36",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Supporter not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4551,12 +6808,22 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0ae30738-14b0-4f58-863d-1df99029e8a4 */
                 supporter_uuid: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "last_name": "New",
+                 *       "city": null,
+                 *       "phone": "",
+                 *       "custom_parameters": {},
+                 *       "email_permission": false
+                 *     }
+                 */
                 "application/json": {
                     /** @description Refused. A supporter stays with its organisation: organisation_uuid cannot be changed. */
                     organisation_uuid?: unknown;
@@ -4598,6 +6865,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "0ae30738-14b0-4f58-863d-1df99029e8a4",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "created": 1795732183,
+                     *       "first_name": "Carla",
+                     *       "last_name": "New",
+                     *       "email_permission": false
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid: string;
@@ -4646,6 +6923,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "request_id": "308a54a1-bbcf-4272-adf3-08977c9995e5",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.not_valid",
+                     *             "property": "svc_parameters.constructor",
+                     *             "message": "The key constructor is reserved"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4655,6 +6948,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
@@ -4664,6 +6962,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "request_id": "73a7a068-f296-48f0-98fc-049739c389ff",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4673,6 +6987,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "request_id": "b52c82b4-a199-4a3e-adda-86ea8ce32dc2",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Supporter not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4704,6 +7034,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "uuid": "00000000-0000-4000-8000-000000000001",
+                     *         "name": "Global default plan",
+                     *         "is_default": true,
+                     *         "dunning_configuration": {
+                     *           "retry_delays_days": [
+                     *             2,
+                     *             4,
+                     *             6
+                     *           ],
+                     *           "max_consecutive_failed_invoices": 3,
+                     *           "on_max_failed": "cancel"
+                     *         },
+                     *         "notification_configuration": {
+                     *           "supporter_receipts": false,
+                     *           "failure_recipient_emails": []
+                     *         }
+                     *       }
+                     *     ]
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid?: string;
@@ -4730,7 +7082,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "91cf72cb-d0ee-46b0-83ae-7f68f18d567a",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -4753,6 +7135,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                 *       "name": "Monthly friends"
+                 *     }
+                 */
                 "application/json": {
                     /** Format: uuid */
                     organisation_uuid: string;
@@ -4780,6 +7168,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "b64ec39c-3080-4ad9-b18a-01459652e56d",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "name": "Monthly friends",
+                     *       "is_default": false,
+                     *       "dunning_configuration": {
+                     *         "retry_delays_days": [
+                     *           2,
+                     *           4,
+                     *           6
+                     *         ],
+                     *         "max_consecutive_failed_invoices": 3,
+                     *         "on_max_failed": "cancel"
+                     *       },
+                     *       "notification_configuration": {
+                     *         "supporter_receipts": false,
+                     *         "failure_recipient_emails": []
+                     *       },
+                     *       "created": 1814432400
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid?: string;
@@ -4800,13 +7210,93 @@ export interface operations {
                     };
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "081ebee8-70d3-4f15-a518-ebc0f8bdff58",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.not_blank",
+                     *             "property": "name",
+                     *             "message": "This value should not be blank"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, forged or expired token */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "b5267b5c-3ad8-45fa-8260-603d40523a01",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "Organisation-wide plans need a grant on the whole organisation"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "31e158d9-19a0-457a-9bf5-85b109e2350b",
+                     *       "error": {
+                     *         "http_code": 409,
+                     *         "code": "conflict",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.plan.default_exists",
+                     *             "property": "is_default",
+                     *             "message": "The organisation already has a default plan; set is_default to false on it first"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -4825,6 +7315,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 00000000-0000-4000-8000-000000000001 */
                 plan_uuid: string;
             };
             cookie?: never;
@@ -4837,6 +7328,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "00000000-0000-4000-8000-000000000001",
+                     *       "name": "Global default plan",
+                     *       "is_default": true,
+                     *       "dunning_configuration": {
+                     *         "retry_delays_days": [
+                     *           2,
+                     *           4,
+                     *           6
+                     *         ],
+                     *         "max_consecutive_failed_invoices": 3,
+                     *         "on_max_failed": "cancel"
+                     *       },
+                     *       "notification_configuration": {
+                     *         "supporter_receipts": false,
+                     *         "failure_recipient_emails": []
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid?: string;
@@ -4863,7 +7374,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "f3a64ed9-d3e9-4a37-b76b-24329b6d38f8",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -4882,12 +7423,18 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 8ae0e585-c3c1-4d19-b6f3-2062c55c7fde */
                 plan_uuid: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "is_default": false
+                 *     }
+                 */
                 "application/json": {
                     /** Format: uuid */
                     account_uuid?: string;
@@ -4913,6 +7460,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "8ae0e585-c3c1-4d19-b6f3-2062c55c7fde",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "name": "Org default",
+                     *       "is_default": false,
+                     *       "dunning_configuration": {
+                     *         "retry_delays_days": [
+                     *           2,
+                     *           4,
+                     *           6
+                     *         ],
+                     *         "max_consecutive_failed_invoices": 3,
+                     *         "on_max_failed": "cancel"
+                     *       },
+                     *       "notification_configuration": {
+                     *         "supporter_receipts": false,
+                     *         "failure_recipient_emails": []
+                     *       },
+                     *       "created": 1795732097
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid?: string;
@@ -4933,13 +7502,93 @@ export interface operations {
                     };
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "b1ffdd45-909d-462d-8aad-abd82c43c11b",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.not_valid",
+                     *             "property": "is_default",
+                     *             "message": "Only an organisation-wide plan (without account_uuid) can be the default"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, forged or expired token */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "50c08012-cb03-45a7-acc1-b24fb2f339f8",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "The global default plan cannot be changed; create a default plan of your own"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "8ceafa09-9695-4fe3-a8ee-bd6ffb54e58f",
+                     *       "error": {
+                     *         "http_code": 409,
+                     *         "code": "conflict",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.plan.default_exists",
+                     *             "property": "is_default",
+                     *             "message": "The organisation already has a default plan; set is_default to false on it first"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -4962,6 +7611,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "account_uuid": "9c405f6d-7e8b-4c93-9da4-ce5f60718293",
+                 *       "payment_source_uuid": "2b3eed37-b7f7-5590-958c-da2f94f6cdd1",
+                 *       "supporter_uuid": "1230c787-4937-5dd9-b143-33101778daaa",
+                 *       "currency": "CHF",
+                 *       "amount": 900,
+                 *       "recurring_interval": "monthly"
+                 *     }
+                 */
                 "application/json": {
                     /** Format: uuid */
                     supporter_uuid: string;
@@ -4994,6 +7653,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "3a6c580d-ba46-5ef2-a815-3f395cf87229",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "account_uuid": "9c405f6d-7e8b-4c93-9da4-ce5f60718293",
+                     *       "supporter_uuid": "1230c787-4937-5dd9-b143-33101778daaa",
+                     *       "subscription_plan": {
+                     *         "uuid": "00000000-0000-4000-8000-000000000001",
+                     *         "name": "Global default plan"
+                     *       },
+                     *       "payment_source_uuid": "2b3eed37-b7f7-5590-958c-da2f94f6cdd1",
+                     *       "payment_provider": "simulated",
+                     *       "payment_method": "card",
+                     *       "created": 1795732218,
+                     *       "currency": "CHF",
+                     *       "amount": 900,
+                     *       "timezone": "UTC",
+                     *       "charged_by": "svc",
+                     *       "subscription_status": "pending",
+                     *       "recurring_interval": "monthly",
+                     *       "consecutive_failed_invoices": 0,
+                     *       "test_mode": false,
+                     *       "custom_parameters": {},
+                     *       "svc_parameters": {}
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid: string;
@@ -5039,13 +7724,68 @@ export interface operations {
                     };
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "b1abd396-deb4-4df1-92fc-0194fc029e9e",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.not_valid",
+                     *             "property": "test_mode",
+                     *             "message": "test_mode must match the payment source's test_mode (false)"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, forged or expired token */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "fbaedd7a-1b48-4575-a77d-b8558566ac84",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -5064,6 +7804,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example eeeb4e43-2d3f-471b-b69f-3bd4dc7b1c83 */
                 subscription_uuid: string;
             };
             cookie?: never;
@@ -5076,6 +7817,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "eeeb4e43-2d3f-471b-b69f-3bd4dc7b1c83",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "account_uuid": "8b3f4e5c-6d7a-4b82-8c93-bd4e5f607182",
+                     *       "supporter_uuid": "99bf6114-abca-44bf-a05a-1fbd725683ff",
+                     *       "subscription_plan": {
+                     *         "uuid": "00000000-0000-4000-8000-000000000001",
+                     *         "name": "Global default plan"
+                     *       },
+                     *       "payment_source_uuid": "4e0b9d3f-f1e7-4c15-bc56-fe4452dbb19e",
+                     *       "payment_provider": "simulated",
+                     *       "payment_method": "card",
+                     *       "created": 1795731487,
+                     *       "currency": "CHF",
+                     *       "amount": 1000,
+                     *       "timezone": "UTC",
+                     *       "charged_by": "svc",
+                     *       "subscription_status": "pending",
+                     *       "recurring_interval": "monthly",
+                     *       "consecutive_failed_invoices": 0,
+                     *       "test_mode": false,
+                     *       "custom_parameters": {},
+                     *       "svc_parameters": {}
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid: string;
@@ -5127,7 +7894,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "ddf07929-6ca0-4fd4-af8b-45d0fb5d64af",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "d5bbb2db-ead4-491c-b65f-66091c62ea10",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Subscription not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -5146,6 +7968,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 2ba7060a-15d8-496b-bc4d-015c81272267 */
                 subscription_uuid: string;
             };
             cookie?: never;
@@ -5158,6 +7981,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "2ba7060a-15d8-496b-bc4d-015c81272267",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "account_uuid": "8b3f4e5c-6d7a-4b82-8c93-bd4e5f607182",
+                     *       "supporter_uuid": "e9ff1991-f04b-46c3-901e-35d486204cb5",
+                     *       "subscription_plan": {
+                     *         "uuid": "00000000-0000-4000-8000-000000000001",
+                     *         "name": "Global default plan"
+                     *       },
+                     *       "payment_source_uuid": "0c46dccb-84e3-4de3-8dad-5bc0976fe6d3",
+                     *       "payment_provider": "simulated",
+                     *       "payment_method": "card",
+                     *       "created": 1804683600,
+                     *       "currency": "CHF",
+                     *       "amount": 2500,
+                     *       "timezone": "Europe/Zurich",
+                     *       "charged_by": "svc",
+                     *       "next_due_date": 1804633200,
+                     *       "subscription_status": "active",
+                     *       "recurring_interval": "monthly",
+                     *       "planned_since": 1804683600,
+                     *       "consecutive_failed_invoices": 0,
+                     *       "test_mode": false,
+                     *       "custom_parameters": {
+                     *         "campaign": "spring"
+                     *       },
+                     *       "svc_parameters": {
+                     *         "origin": "test"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid: string;
@@ -5209,7 +8064,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "d4843b2d-2f7d-4b65-9c1b-666099506041",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -5228,12 +8113,18 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example b413e060-9abe-4140-a4bc-691d9b14b84b */
                 subscription_uuid: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "payment_source_uuid": "a1e3de7c-5fb4-4e1a-918c-447fdd903eab"
+                 *     }
+                 */
                 "application/json": {
                     /** Format: uuid */
                     supporter_uuid?: string;
@@ -5260,6 +8151,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "b413e060-9abe-4140-a4bc-691d9b14b84b",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "account_uuid": "8b3f4e5c-6d7a-4b82-8c93-bd4e5f607182",
+                     *       "supporter_uuid": "735f175c-ddac-4d70-a2a7-3b3897a6e6f2",
+                     *       "subscription_plan": {
+                     *         "uuid": "a24b1c01-3d11-44ae-b8e5-9edbbf7ab547",
+                     *         "name": "Patient"
+                     *       },
+                     *       "payment_source_uuid": "a1e3de7c-5fb4-4e1a-918c-447fdd903eab",
+                     *       "payment_provider": "simulated",
+                     *       "payment_method": "card",
+                     *       "created": 1799139600,
+                     *       "currency": "CHF",
+                     *       "amount": 2500,
+                     *       "timezone": "UTC",
+                     *       "charged_by": "svc",
+                     *       "next_due_date": 1801785600,
+                     *       "subscription_status": "active",
+                     *       "recurring_interval": "5 * *",
+                     *       "planned_since": 1799139600,
+                     *       "consecutive_failed_invoices": 1,
+                     *       "test_mode": false,
+                     *       "custom_parameters": {},
+                     *       "svc_parameters": {}
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid: string;
@@ -5305,13 +8224,93 @@ export interface operations {
                     };
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "70aeb275-5247-4af0-866b-32bb9c7d4894",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.not_valid",
+                     *             "property": "recurring_interval",
+                     *             "message": "Unknown month token 'L' (at character 3)"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, forged or expired token */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "152db113-f0f6-4a6c-8ead-59c164a0d806",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "e2f69d95-4682-47cf-b1b4-49f944b3f42c",
+                     *       "error": {
+                     *         "http_code": 409,
+                     *         "code": "conflict",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.subscription.supporter_already_set",
+                     *             "property": "supporter_uuid",
+                     *             "message": "The supporter of a subscription can be set only while it is unset"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -5330,6 +8329,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example aad06028-2097-4ae8-8a29-67f56d342014 */
                 subscription_uuid: string;
             };
             cookie?: never;
@@ -5342,6 +8342,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "aad06028-2097-4ae8-8a29-67f56d342014",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "account_uuid": "8b3f4e5c-6d7a-4b82-8c93-bd4e5f607182",
+                     *       "supporter_uuid": "6e33fd1b-c426-4e39-8a12-00909dbb2573",
+                     *       "subscription_plan": {
+                     *         "uuid": "00000000-0000-4000-8000-000000000001",
+                     *         "name": "Global default plan"
+                     *       },
+                     *       "payment_source_uuid": "78c53e78-f1f7-4424-b36d-6028713b9c4f",
+                     *       "payment_provider": "simulated",
+                     *       "payment_method": "card",
+                     *       "created": 1795731484,
+                     *       "currency": "CHF",
+                     *       "amount": 700,
+                     *       "timezone": "UTC",
+                     *       "charged_by": "svc",
+                     *       "next_due_date": 1795651200,
+                     *       "subscription_status": "active",
+                     *       "recurring_interval": "monthly",
+                     *       "planned_since": 1795731484,
+                     *       "consecutive_failed_invoices": 0,
+                     *       "test_mode": false,
+                     *       "custom_parameters": {},
+                     *       "svc_parameters": {}
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid: string;
@@ -5393,7 +8421,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "c114d83f-1ab4-4f8b-b905-1bcef40611bc",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "6267f917-e522-4646-8ac8-897cf06f31db",
+                     *       "error": {
+                     *         "http_code": 409,
+                     *         "code": "conflict",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.subscription.invalid_state",
+                     *             "property": "",
+                     *             "message": "A finished subscription cannot be activated"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -5412,6 +8495,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example aad06028-2097-4ae8-8a29-67f56d342014 */
                 subscription_uuid: string;
             };
             cookie?: never;
@@ -5424,6 +8508,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "aad06028-2097-4ae8-8a29-67f56d342014",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "account_uuid": "8b3f4e5c-6d7a-4b82-8c93-bd4e5f607182",
+                     *       "supporter_uuid": "6e33fd1b-c426-4e39-8a12-00909dbb2573",
+                     *       "subscription_plan": {
+                     *         "uuid": "00000000-0000-4000-8000-000000000001",
+                     *         "name": "Global default plan"
+                     *       },
+                     *       "payment_source_uuid": "78c53e78-f1f7-4424-b36d-6028713b9c4f",
+                     *       "payment_provider": "simulated",
+                     *       "payment_method": "card",
+                     *       "created": 1795731484,
+                     *       "currency": "CHF",
+                     *       "amount": 700,
+                     *       "timezone": "UTC",
+                     *       "charged_by": "svc",
+                     *       "subscription_status": "cancelled",
+                     *       "recurring_interval": "monthly",
+                     *       "planned_since": 1795731484,
+                     *       "ended_at": 1795731484,
+                     *       "consecutive_failed_invoices": 0,
+                     *       "test_mode": false,
+                     *       "custom_parameters": {},
+                     *       "svc_parameters": {}
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid: string;
@@ -5475,7 +8587,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "fb6564d6-3a4e-4f82-a8f0-b7e1ed02e55d",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "64e12c23-b903-4a99-afec-2e2a00833517",
+                     *       "error": {
+                     *         "http_code": 409,
+                     *         "code": "conflict",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.subscription.invalid_state",
+                     *             "property": "",
+                     *             "message": "A cancelled subscription cannot be cancelled"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -5494,6 +8661,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example aad06028-2097-4ae8-8a29-67f56d342014 */
                 subscription_uuid: string;
             };
             cookie?: never;
@@ -5513,6 +8681,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "aad06028-2097-4ae8-8a29-67f56d342014",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "account_uuid": "8b3f4e5c-6d7a-4b82-8c93-bd4e5f607182",
+                     *       "supporter_uuid": "6e33fd1b-c426-4e39-8a12-00909dbb2573",
+                     *       "subscription_plan": {
+                     *         "uuid": "00000000-0000-4000-8000-000000000001",
+                     *         "name": "Global default plan"
+                     *       },
+                     *       "payment_source_uuid": "78c53e78-f1f7-4424-b36d-6028713b9c4f",
+                     *       "payment_provider": "simulated",
+                     *       "payment_method": "card",
+                     *       "created": 1795731484,
+                     *       "currency": "CHF",
+                     *       "amount": 700,
+                     *       "timezone": "UTC",
+                     *       "charged_by": "svc",
+                     *       "subscription_status": "suspended",
+                     *       "recurring_interval": "monthly",
+                     *       "planned_since": 1795731484,
+                     *       "suspension_start": 1795651200,
+                     *       "consecutive_failed_invoices": 0,
+                     *       "test_mode": false,
+                     *       "custom_parameters": {},
+                     *       "svc_parameters": {}
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid: string;
@@ -5558,13 +8754,93 @@ export interface operations {
                     };
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "701f5462-c123-43c1-a125-f26843b36c7a",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.not_valid",
+                     *             "property": "suspension_start",
+                     *             "message": "suspension_start must be today or later"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, forged or expired token */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "ba11d00c-57e6-4dd0-b299-f89f60d26560",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "afaf5171-332d-442a-a603-525a3523467c",
+                     *       "error": {
+                     *         "http_code": 409,
+                     *         "code": "conflict",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.subscription.invalid_state",
+                     *             "property": "",
+                     *             "message": "A cancelled subscription cannot be suspended"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -5587,6 +8863,30 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "query": {
+                 *         "$exists": "constructor"
+                 *       },
+                 *       "sort": [
+                 *         {
+                 *           "field": "constructor",
+                 *           "direction": "asc",
+                 *           "field_type": "numeric"
+                 *         }
+                 *       ],
+                 *       "aggs": {
+                 *         "t": {
+                 *           "type": "term",
+                 *           "field": "constructor"
+                 *         },
+                 *         "s": {
+                 *           "type": "sum",
+                 *           "field": "constructor"
+                 *         }
+                 *       }
+                 *     }
+                 */
                 "application/json": Record<string, unknown>;
             };
         };
@@ -5597,6 +8897,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "summary": {
+                     *         "hits": 0,
+                     *         "last_sort_values": []
+                     *       },
+                     *       "hits": [],
+                     *       "aggregations": {
+                     *         "t": [],
+                     *         "s": [
+                     *           {
+                     *             "key": "sum",
+                     *             "value": 0
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         summary: {
                             /** @description Every document the query matches, not the page size */
@@ -5660,13 +8978,68 @@ export interface operations {
                     };
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "85036704-1d1a-457d-ab5c-151dcc4f4761",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.not_blank",
+                     *             "property": "query",
+                     *             "message": "A clause names one operator"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, forged or expired token */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "8d32ea95-0423-416b-b9e2-295fb2473868",
+                     *       "error": {
+                     *         "http_code": 503,
+                     *         "code": "service_unavailable",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.service.unavailable",
+                     *             "property": "",
+                     *             "message": "Search is unavailable right now; try again shortly"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -5685,6 +9058,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 27b0ec7a-dd20-4b28-b546-26014f3dd1b6 */
                 subscription_uuid: string;
             };
             cookie?: never;
@@ -5697,6 +9071,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /** @example [] */
                     "application/json": {
                         uuid: string;
                         subscription: {
@@ -5735,7 +9110,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "8030043c-8f07-42ce-b52c-b988ee0d7054",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -5754,12 +9159,14 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 3a6c580d-ba46-5ef2-a815-3f395cf87229 */
                 subscription_uuid: string;
             };
             cookie?: never;
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": {
                     amount?: number;
                     /** @description Free JSON: at most 2 levels, 256 keys an object, keys of 1 to 100 characters (not `__proto__`, `constructor` or `prototype`), 65536 bytes */
@@ -5776,6 +9183,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "c95c77fa-4230-5b03-944d-ff07783ba8d5",
+                     *       "subscription": {
+                     *         "uuid": "3a6c580d-ba46-5ef2-a815-3f395cf87229"
+                     *       },
+                     *       "created": 1795732218,
+                     *       "status": "open",
+                     *       "status_reason": "pending",
+                     *       "amount": 900,
+                     *       "refunded_amount": 0,
+                     *       "currency": "CHF",
+                     *       "failed_payment_attempts": 0,
+                     *       "is_manually_created": true,
+                     *       "charge_attempts": [],
+                     *       "custom_parameters": {},
+                     *       "svc_parameters": {}
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         subscription: {
@@ -5808,13 +9234,68 @@ export interface operations {
                     };
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "e6d85f64-e038-43af-a902-44080dd061b3",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.too_small",
+                     *             "property": "amount",
+                     *             "message": "Too small: expected number to be >0"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, forged or expired token */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "4000b90a-d8d5-4002-9768-75c91effae63",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -5833,7 +9314,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example bf0ed4a5-e931-4814-8f55-53684d201cfd */
                 subscription_uuid: string;
+                /** @example 72f62dc4-ded7-43fd-803b-1bb51ada78be */
                 invoice_uuid: string;
             };
             cookie?: never;
@@ -5846,6 +9329,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "72f62dc4-ded7-43fd-803b-1bb51ada78be",
+                     *       "subscription": {
+                     *         "uuid": "bf0ed4a5-e931-4814-8f55-53684d201cfd"
+                     *       },
+                     *       "created": 1795732098,
+                     *       "status": "open",
+                     *       "status_reason": "pending",
+                     *       "amount": 2500,
+                     *       "refunded_amount": 0,
+                     *       "currency": "CHF",
+                     *       "failed_payment_attempts": 0,
+                     *       "is_manually_created": true,
+                     *       "charge_attempts": [],
+                     *       "custom_parameters": {},
+                     *       "svc_parameters": {}
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         subscription: {
@@ -5884,7 +9386,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "5f14e30c-847f-419c-a8f4-e929b8169aea",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "eb7dad8a-24dd-459a-943d-af36daf83fde",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Invoice not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -5903,13 +9460,20 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example aad06028-2097-4ae8-8a29-67f56d342014 */
                 subscription_uuid: string;
+                /** @example 4759ac07-5576-42ec-8aff-b889ebc7f25e */
                 invoice_uuid: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "status": "cancelled"
+                 *     }
+                 */
                 "application/json": {
                     status: unknown;
                 };
@@ -5922,6 +9486,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "4759ac07-5576-42ec-8aff-b889ebc7f25e",
+                     *       "subscription": {
+                     *         "uuid": "aad06028-2097-4ae8-8a29-67f56d342014"
+                     *       },
+                     *       "created": 1795731484,
+                     *       "status": "cancelled",
+                     *       "status_reason": "cancelled",
+                     *       "amount": 700,
+                     *       "refunded_amount": 0,
+                     *       "currency": "CHF",
+                     *       "failed_payment_attempts": 0,
+                     *       "is_manually_created": true,
+                     *       "charge_attempts": [],
+                     *       "custom_parameters": {},
+                     *       "svc_parameters": {}
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         subscription: {
@@ -5954,13 +9537,93 @@ export interface operations {
                     };
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "f39c12db-4153-4d9d-8d98-1e1e86167919",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "the_value_you_selected_is_not_a_valid_choice",
+                     *             "property": "status",
+                     *             "message": "The value you selected is not a valid choice: send \"paid\" or \"cancelled\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, forged or expired token */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "600a1666-f655-4a19-816b-d64e6049986d",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "79160873-e295-4e35-ae06-8ca52b816c02",
+                     *       "error": {
+                     *         "http_code": 409,
+                     *         "code": "conflict",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.invoice.not_open",
+                     *             "property": "status",
+                     *             "message": "The invoice is cancelled already"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -5979,7 +9642,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 3a6c580d-ba46-5ef2-a815-3f395cf87229 */
                 subscription_uuid: string;
+                /** @example c95c77fa-4230-5b03-944d-ff07783ba8d5 */
                 invoice_uuid: string;
             };
             cookie?: never;
@@ -5992,6 +9657,61 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "b9d14ce5-5ed1-5237-83ce-53089c4ccfc7",
+                     *       "created": 1795732218,
+                     *       "status": "succeeded",
+                     *       "payment_uuid": "18681284-9e49-5701-974d-6efc3228cf50",
+                     *       "invoice": {
+                     *         "uuid": "c95c77fa-4230-5b03-944d-ff07783ba8d5",
+                     *         "subscription": {
+                     *           "uuid": "3a6c580d-ba46-5ef2-a815-3f395cf87229"
+                     *         },
+                     *         "created": 1795732218,
+                     *         "status": "paid",
+                     *         "status_reason": "paid",
+                     *         "amount": 900,
+                     *         "refunded_amount": 0,
+                     *         "currency": "CHF",
+                     *         "failed_payment_attempts": 0,
+                     *         "is_manually_created": true,
+                     *         "charge_attempts": [
+                     *           {
+                     *             "uuid": "b9d14ce5-5ed1-5237-83ce-53089c4ccfc7",
+                     *             "status": "succeeded",
+                     *             "created": 1795732218
+                     *           }
+                     *         ],
+                     *         "custom_parameters": {},
+                     *         "svc_parameters": {}
+                     *       },
+                     *       "subscription": {
+                     *         "uuid": "3a6c580d-ba46-5ef2-a815-3f395cf87229",
+                     *         "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *         "account_uuid": "9c405f6d-7e8b-4c93-9da4-ce5f60718293",
+                     *         "supporter_uuid": "1230c787-4937-5dd9-b143-33101778daaa",
+                     *         "subscription_plan": {
+                     *           "uuid": "00000000-0000-4000-8000-000000000001",
+                     *           "name": "Global default plan"
+                     *         },
+                     *         "payment_source_uuid": "2b3eed37-b7f7-5590-958c-da2f94f6cdd1",
+                     *         "payment_provider": "simulated",
+                     *         "payment_method": "card",
+                     *         "created": 1795732218,
+                     *         "currency": "CHF",
+                     *         "amount": 900,
+                     *         "timezone": "UTC",
+                     *         "charged_by": "svc",
+                     *         "subscription_status": "pending",
+                     *         "recurring_interval": "monthly",
+                     *         "consecutive_failed_invoices": 0,
+                     *         "test_mode": false,
+                     *         "custom_parameters": {},
+                     *         "svc_parameters": {}
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         created: number;
@@ -6081,7 +9801,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "34ce1e17-3fa6-4aae-afdd-81fc2397f70c",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "ea0f4681-bc2e-4520-be7e-3ecef186face",
+                     *       "error": {
+                     *         "http_code": 409,
+                     *         "code": "conflict",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.invoice.attempt_pending",
+                     *             "property": "",
+                     *             "message": "The invoice has a pending charge attempt"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -6098,6 +9873,7 @@ export interface operations {
     listWebhookEndpoints: {
         parameters: {
             query?: {
+                /** @example 6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60 */
                 organisation_uuid?: string;
                 account_uuid?: string;
             };
@@ -6113,6 +9889,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "uuid": "6d0930bf-0f00-4a79-8c30-cd3c8aa085c3",
+                     *         "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *         "alias": "CRM"
+                     *       },
+                     *       {
+                     *         "uuid": "bbd931e8-7a12-4b65-9473-cc3c64cd3097",
+                     *         "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60"
+                     *       }
+                     *     ]
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid: string;
@@ -6121,13 +9910,68 @@ export interface operations {
                     }[];
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "eeebf5d5-eb9f-4c51-9a81-9bfd86fb5b15",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.not_null",
+                     *             "property": "organisation_uuid",
+                     *             "message": "This value should not be null"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, forged or expired token */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "0e91f67d-5c07-47f4-92ed-de8c284e0d9b",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -6150,6 +9994,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                 *       "endpoint": "https://8.8.8.8/hook"
+                 *     }
+                 */
                 "application/json": {
                     /** Format: uuid */
                     organisation_uuid: string;
@@ -6171,6 +10021,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "d9082a0b-c8a1-4382-8ca0-a632104889b9",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "endpoint": "https://8.8.8.8/hook",
+                     *       "hmac_key": "ELJQHB3Q0x3KipYj8cP25VxkhEAYbJn4kLYhybzzP3o"
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid: string;
@@ -6182,13 +10040,68 @@ export interface operations {
                     };
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "effd1aa1-1339-4a61-beda-304e56f02c77",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.not_valid",
+                     *             "property": "endpoint",
+                     *             "message": "The endpoint must start with https://"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, forged or expired token */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "4bb37456-1a5d-432c-8c10-8974dce888ef",
+                     *       "error": {
+                     *         "http_code": 409,
+                     *         "code": "conflict",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.webhook.duplicate_url",
+                     *             "property": "endpoint",
+                     *             "message": "An endpoint with this URL exists in the organisation"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -6211,6 +10124,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                 *       "endpoint": "https://example.org/b",
+                 *       "hmac_key": "my-key"
+                 *     }
+                 */
                 "application/json": {
                     /** Format: uuid */
                     organisation_uuid: string;
@@ -6232,6 +10152,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "bbd931e8-7a12-4b65-9473-cc3c64cd3097",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "endpoint": "https://example.org/b",
+                     *       "hmac_key": "my-key"
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid: string;
@@ -6249,6 +10177,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
@@ -6268,6 +10201,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example fefaea1f-7074-4ccc-ab5f-e0717d72d434 */
                 webhook_uuid: string;
             };
             cookie?: never;
@@ -6280,6 +10214,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "fefaea1f-7074-4ccc-ab5f-e0717d72d434",
+                     *       "organisation_uuid": "a644d82f-0641-41d7-a863-4992343e7119",
+                     *       "endpoint": "https://hooks.example.org/a",
+                     *       "hmac_key": "k-approved"
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid: string;
@@ -6297,7 +10239,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "e9fc39e8-34f9-4ed9-ad5d-f7495c20654f",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "c2e6029e-4d5d-4401-a420-d89db7f0334c",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Webhook endpoint not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -6316,12 +10313,18 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 75091542-56fc-4600-a2a5-71fc26088092 */
                 webhook_uuid: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "endpoint": "https://example.org/new"
+                 *     }
+                 */
                 "application/json": {
                     /** Format: uuid */
                     organisation_uuid?: string;
@@ -6343,6 +10346,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "75091542-56fc-4600-a2a5-71fc26088092",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "endpoint": "https://example.org/new",
+                     *       "hmac_key": "yS4yrebhWztObOLrjvscbUllNf4-O-kZZeBNj1jdi08"
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid: string;
@@ -6354,13 +10365,68 @@ export interface operations {
                     };
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "3a883424-029a-4275-a507-3193854a57bd",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.not_blank",
+                     *             "property": "endpoint",
+                     *             "message": "Invalid input: expected string, received undefined"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, forged or expired token */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "d6074b1d-7b0d-40a6-becb-ee24085ac860",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -6379,6 +10445,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 75091542-56fc-4600-a2a5-71fc26088092 */
                 webhook_uuid: string;
             };
             cookie?: never;
@@ -6398,7 +10465,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "db92fec7-05bb-478a-936d-a7088172d36a",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -6417,12 +10514,18 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 75091542-56fc-4600-a2a5-71fc26088092 */
                 webhook_uuid: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "alias": "B"
+                 *     }
+                 */
                 "application/json": {
                     /** Format: uuid */
                     organisation_uuid?: string;
@@ -6444,6 +10547,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "75091542-56fc-4600-a2a5-71fc26088092",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "alias": "B",
+                     *       "endpoint": "https://127.0.0.1:40289/hooks/3",
+                     *       "username": "u",
+                     *       "hmac_key": "yS4yrebhWztObOLrjvscbUllNf4-O-kZZeBNj1jdi08"
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid: string;
@@ -6461,7 +10574,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "49228207-b7a1-44fb-8a54-081202343148",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -6478,6 +10621,7 @@ export interface operations {
     listEventSubscriptions: {
         parameters: {
             query?: {
+                /** @example a644d82f-0641-41d7-a863-4992343e7119 */
                 organisation_uuid?: string;
                 account_uuid?: string;
             };
@@ -6493,6 +10637,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "uuid": "9a7092e6-30f9-4e83-a26d-7dcd624f94db",
+                     *         "organisation_uuid": "a644d82f-0641-41d7-a863-4992343e7119",
+                     *         "action_configuration_uuid": "09203808-3571-481b-8080-58a947ba4fe8",
+                     *         "action_type": "webhook",
+                     *         "event_name": "svc.organisations.organisation.declined",
+                     *         "enabled": "true"
+                     *       },
+                     *       {
+                     *         "uuid": "c82d6bcc-02bd-4d66-b650-39ec37e17cf2",
+                     *         "organisation_uuid": "a644d82f-0641-41d7-a863-4992343e7119",
+                     *         "action_configuration_uuid": "fefaea1f-7074-4ccc-ab5f-e0717d72d434",
+                     *         "action_type": "webhook",
+                     *         "event_name": "svc.organisations.organisation.approved",
+                     *         "enabled": "true"
+                     *       }
+                     *     ]
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid: string;
@@ -6507,12 +10671,42 @@ export interface operations {
                     }[];
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "6c73109c-464f-4e22-a4e7-96ba27413e36",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.not_null",
+                     *             "property": "organisation_uuid",
+                     *             "message": "This value should not be null"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, forged or expired token */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
@@ -6536,6 +10730,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                 *       "action_configuration_uuid": "5b839ae1-7a39-42e5-8024-0ccc5b715aa5",
+                 *       "action_type": "webhook",
+                 *       "event_name": "svc.payments.payment.succeeded"
+                 *     }
+                 */
                 "application/json": {
                     /** Format: uuid */
                     organisation_uuid: string;
@@ -6557,6 +10759,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "f5f4722f-976d-44f6-9422-c640784f8b66",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "action_configuration_uuid": "5b839ae1-7a39-42e5-8024-0ccc5b715aa5",
+                     *       "action_type": "webhook",
+                     *       "event_name": "svc.payments.payment.succeeded",
+                     *       "enabled": "true"
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid: string;
@@ -6571,12 +10783,42 @@ export interface operations {
                     };
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "9fe4e869-c4d3-465d-9216-21a6fb9d4cf3",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.not_valid",
+                     *             "property": "event_name",
+                     *             "message": "Unknown event name svc.payments.payment.exploded"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, forged or expired token */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
@@ -6600,6 +10842,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                 *       "action_configuration_uuid": "85feb40e-31a5-4b5f-a881-3a97831c1607",
+                 *       "action_type": "webhook",
+                 *       "event_name": "svc.subscriptions.invoice.paid",
+                 *       "enabled": "false",
+                 *       "filter": "event.data[\"amount\"] > 100"
+                 *     }
+                 */
                 "application/json": {
                     /** Format: uuid */
                     organisation_uuid: string;
@@ -6621,6 +10873,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "714fa112-9650-4a7e-a98c-d8c2394f6c02",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "action_configuration_uuid": "85feb40e-31a5-4b5f-a881-3a97831c1607",
+                     *       "action_type": "webhook",
+                     *       "event_name": "svc.subscriptions.invoice.paid",
+                     *       "filter": "event.data[\"amount\"] > 100",
+                     *       "enabled": "false"
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid: string;
@@ -6641,6 +10904,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
@@ -6660,6 +10928,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example f010296a-60bf-4e44-b1b6-7a1f4e1df393 */
                 event_subscription_uuid: string;
             };
             cookie?: never;
@@ -6672,6 +10941,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "f010296a-60bf-4e44-b1b6-7a1f4e1df393",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "action_configuration_uuid": "f28d9ac8-eda8-40d7-9b87-168406158d94",
+                     *       "action_type": "webhook",
+                     *       "event_name": "svc.payments.payment.failed",
+                     *       "filter": "true",
+                     *       "enabled": "false"
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid: string;
@@ -6692,7 +10972,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "a3d38886-fe95-433a-8430-4a20a170ccfe",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "f1823535-784d-42c8-8604-6c3653737ad7",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Event subscription not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -6711,12 +11046,20 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example f010296a-60bf-4e44-b1b6-7a1f4e1df393 */
                 event_subscription_uuid: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "action_configuration_uuid": "f28d9ac8-eda8-40d7-9b87-168406158d94",
+                 *       "action_type": "webhook",
+                 *       "event_name": "svc.payments.refund.succeeded"
+                 *     }
+                 */
                 "application/json": {
                     /** Format: uuid */
                     organisation_uuid?: string;
@@ -6738,6 +11081,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "f010296a-60bf-4e44-b1b6-7a1f4e1df393",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "action_configuration_uuid": "f28d9ac8-eda8-40d7-9b87-168406158d94",
+                     *       "action_type": "webhook",
+                     *       "event_name": "svc.payments.refund.succeeded",
+                     *       "enabled": "true"
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid: string;
@@ -6752,12 +11105,47 @@ export interface operations {
                     };
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "91e25f2e-b0fd-4516-aaab-c7056f3169c0",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.not_blank",
+                     *             "property": "action_configuration_uuid",
+                     *             "message": "Invalid input: expected string, received undefined"
+                     *           },
+                     *           {
+                     *             "code": "error.validation.not_blank",
+                     *             "property": "action_type",
+                     *             "message": "Invalid input: expected string, received undefined"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, forged or expired token */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
@@ -6777,6 +11165,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example f010296a-60bf-4e44-b1b6-7a1f4e1df393 */
                 event_subscription_uuid: string;
             };
             cookie?: never;
@@ -6796,6 +11185,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
@@ -6815,12 +11209,18 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example f010296a-60bf-4e44-b1b6-7a1f4e1df393 */
                 event_subscription_uuid: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "enabled": false
+                 *     }
+                 */
                 "application/json": {
                     /** Format: uuid */
                     organisation_uuid?: string;
@@ -6842,6 +11242,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "f010296a-60bf-4e44-b1b6-7a1f4e1df393",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "action_configuration_uuid": "f28d9ac8-eda8-40d7-9b87-168406158d94",
+                     *       "action_type": "webhook",
+                     *       "event_name": "svc.payments.payment.failed",
+                     *       "filter": "true",
+                     *       "enabled": "false"
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid: string;
@@ -6862,6 +11273,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
@@ -6879,9 +11295,12 @@ export interface operations {
     listWebhookResponses: {
         parameters: {
             query?: {
+                /** @example 6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60 */
                 organisation_uuid?: string;
                 account_uuid?: string;
+                /** @example bb98045b-72d3-4acc-9894-9410a318ec45 */
                 webhook_configuration_uuid?: string;
+                /** @example d0ae8838-2836-4552-aea3-185288aff208 */
                 event_uuid?: string;
                 from?: number;
                 size?: number;
@@ -6898,6 +11317,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "uuid": "e0b327fc-41e6-5f05-b1dd-046fe2063600",
+                     *         "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *         "account_uuid": "9c405f6d-7e8b-4c93-9da4-ce5f60718293",
+                     *         "webhook_configuration_uuid": "bb98045b-72d3-4acc-9894-9410a318ec45",
+                     *         "event_uuid": "d0ae8838-2836-4552-aea3-185288aff208",
+                     *         "object_uuid": "663c2c1a-5121-4bed-a20d-c4b29b7938e9",
+                     *         "sent_at": 1795731464,
+                     *         "error": "false",
+                     *         "status_code": 200,
+                     *         "reason_phrase": "OK"
+                     *       }
+                     *     ]
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid: string;
@@ -6913,12 +11348,42 @@ export interface operations {
                     }[];
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "3d0d851d-861f-46d7-8235-87167ee9d787",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.not_null",
+                     *             "property": "organisation_uuid",
+                     *             "message": "This value should not be null"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, forged or expired token */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
@@ -6938,6 +11403,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example f8e50839-e318-5f3a-bffa-abf74c3d610d */
                 webhook_response_uuid: string;
             };
             cookie?: never;
@@ -6950,6 +11416,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "f8e50839-e318-5f3a-bffa-abf74c3d610d",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "account_uuid": "9c405f6d-7e8b-4c93-9da4-ce5f60718293",
+                     *       "webhook_configuration_uuid": "4d86afdb-c997-4a76-9a7e-6b2e7d44d03a",
+                     *       "event_uuid": "f1887504-5a84-4086-9189-a0078a56cb7b",
+                     *       "object_uuid": "56c8de02-4627-4b7f-9741-64f511e02e3b",
+                     *       "sent_at": 1795732069,
+                     *       "error": "false",
+                     *       "status_code": 200,
+                     *       "reason_phrase": "OK",
+                     *       "attempt": 1,
+                     *       "response_time": 14,
+                     *       "do_not_retry": "false",
+                     *       "request_headers": "{\"content-type\":\"application/json\",\"user-agent\":\"svc-webhooks/1\",\"x-svc-event-uuid\":\"f1887504-5a84-4086-9189-a0078a56cb7b\",\"x-svc-delivery-attempt\":\"1\",\"x-hmac\":\"2380c81d1eea3cf3644d025d5ae1aad48a76606ad4074b487f85750fb26a315b\",\"x-svc-signature\":\"t=1795732069,v1=ee67a64974948466d4d6b535843b9480d9baccf42323692a652ad83aeffe2b76\"}",
+                     *       "request_body": "{\"event\":{\"uuid\":\"f1887504-5a84-4086-9189-a0078a56cb7b\",\"name\":\"svc.payments.payment.succeeded\",\"created\":1795732069,\"object\":\"payment\",\"object_uuid\":\"56c8de02-4627-4b7f-9741-64f511e02e3b\",\"organisation_uuid\":\"6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60\",\"account_uuid\":\"9c405f6d-7e8b-4c93-9da4-ce5f60718293\",\"sequence\":1,\"data\":{\"uuid\":\"56c8de02-4627-4b7f-9741-64f511e02e3b\",\"organisation_uuid\":\"6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60\",\"account_uuid\":\"9c405f6d-7e8b-4c93-9da4-ce5f60718293\",\"created\":1795732069,\"status\":\"succeeded\",\"test_mode\":false,\"amount\":{\"value\":\"1200\",\"currency\":\"CHF\"},\"refunded_amount\":{\"value\":\"0\",\"currency\":\"CHF\"},\"payment_method\":\"card\",\"profile\":\"card\",\"provider\":\"simulated\",\"payment_information\":{\"brand\":\"visa\",\"last4\":\"4242\",\"expiry_month\":12,\"expiry_year\":2099,\"fingerprint\":\"SWb1e_4iXl9lJpxPhr8oEZ\"},\"refunds\":[],\"custom_parameters\":{},\"svc_parameters\":{}}}}",
+                     *       "response_headers": "{\"content-type\":\"text/plain\",\"date\":\"Thu, 26 Nov 2026 22:27:49 GMT\",\"connection\":\"close\",\"transfer-encoding\":\"chunked\"}",
+                     *       "response_body": "thanks"
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid: string;
@@ -6981,7 +11468,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "c0b59821-f3ea-48f7-aa6a-f8be6e19fe45",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -7000,6 +11517,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example bd73a550-6df2-5557-a9a9-ded653ddaeeb */
                 webhook_response_uuid: string;
             };
             cookie?: never;
@@ -7012,6 +11530,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "delivery_uuid": "efa88641-d761-43e8-8665-93854fe6b95d"
+                     *     }
+                     */
                     "application/json": {
                         delivery_uuid: string;
                     };
@@ -7023,7 +11546,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "a65d22aa-dd87-428c-9ac4-d351434d618a",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -7046,6 +11599,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "onboarding_configuration_uuid": "cf738c9a-ab1e-4fc6-b0d7-f18293a4b5c6"
+                 *     }
+                 */
                 "application/json": {
                     /** Format: uuid */
                     onboarding_configuration_uuid: string;
@@ -7133,6 +11691,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "a259e2d7-7980-56e0-ba5e-e22b7b91d85e",
+                     *       "onboarding_configuration_uuid": "cf738c9a-ab1e-4fc6-b0d7-f18293a4b5c6",
+                     *       "partner_integration_uuid": "fe139fe0-2ada-5885-8587-f5fca7644d21",
+                     *       "label": "pending",
+                     *       "status": "pending",
+                     *       "token": "HGdCVdfk7xmy9Ll82qhWbOGNvoiT0zlGD0kfoXohj3I",
+                     *       "expires_at": 1796337089,
+                     *       "expired": false,
+                     *       "created": 1795732289,
+                     *       "initialisation_data": {},
+                     *       "onboarding_url": "https://127.0.0.1:3000/connect?token=HGdCVdfk7xmy9Ll82qhWbOGNvoiT0zlGD0kfoXohj3I"
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         onboarding_configuration_uuid: string;
@@ -7176,12 +11749,42 @@ export interface operations {
                     };
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "9fc3dbe5-aece-40f3-91bd-04d1630947a8",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "the_value_you_selected_is_not_a_valid_choice",
+                     *             "property": "user.locale",
+                     *             "message": "Locale must be one of de_CH, fr_CH, it_CH, en_GB."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, forged or expired token */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
@@ -7191,6 +11794,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "request_id": "a3ed95e1-6f9a-4632-9f5c-2862edcf2020",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "This onboarding configuration belongs to another partner"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7200,6 +11819,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "request_id": "6efd6f82-7ef6-4a41-955e-775de25c7501",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Onboarding configuration not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7219,6 +11854,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example a259e2d7-7980-56e0-ba5e-e22b7b91d85e */
                 process_uuid: string;
             };
             cookie?: never;
@@ -7231,6 +11867,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "a259e2d7-7980-56e0-ba5e-e22b7b91d85e",
+                     *       "onboarding_configuration_uuid": "cf738c9a-ab1e-4fc6-b0d7-f18293a4b5c6",
+                     *       "partner_integration_uuid": "fe139fe0-2ada-5885-8587-f5fca7644d21",
+                     *       "label": "pending",
+                     *       "status": "pending",
+                     *       "token": "HGdCVdfk7xmy9Ll82qhWbOGNvoiT0zlGD0kfoXohj3I",
+                     *       "expires_at": 1796337089,
+                     *       "expired": false,
+                     *       "created": 1795732289,
+                     *       "initialisation_data": {},
+                     *       "onboarding_url": "https://127.0.0.1:3000/connect?token=HGdCVdfk7xmy9Ll82qhWbOGNvoiT0zlGD0kfoXohj3I"
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         onboarding_configuration_uuid: string;
@@ -7280,7 +11931,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "0f893539-ff13-42b3-a1eb-56e7da09ca3e",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "This process belongs to another partner"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "817eb813-26af-405e-b52b-cd10c8d03f9d",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Onboarding process not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -7299,6 +12005,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example HGdCVdfk7xmy9Ll82qhWbOGNvoiT0zlGD0kfoXohj3I */
                 token: string;
             };
             cookie?: never;
@@ -7311,6 +12018,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "a259e2d7-7980-56e0-ba5e-e22b7b91d85e",
+                     *       "onboarding_configuration_uuid": "cf738c9a-ab1e-4fc6-b0d7-f18293a4b5c6",
+                     *       "partner_integration_uuid": "fe139fe0-2ada-5885-8587-f5fca7644d21",
+                     *       "label": "pending",
+                     *       "status": "pending",
+                     *       "token": "HGdCVdfk7xmy9Ll82qhWbOGNvoiT0zlGD0kfoXohj3I",
+                     *       "expires_at": 1796337089,
+                     *       "expired": false,
+                     *       "created": 1795732289,
+                     *       "initialisation_data": {},
+                     *       "onboarding_url": "https://127.0.0.1:3000/connect?token=HGdCVdfk7xmy9Ll82qhWbOGNvoiT0zlGD0kfoXohj3I"
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         onboarding_configuration_uuid: string;
@@ -7354,6 +12076,31 @@ export interface operations {
                     };
                 };
             };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "9b24bfa1-de9b-41b7-a71b-a4f19ff79aed",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Onboarding process not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Error */
             default: {
                 headers: {
@@ -7370,12 +12117,20 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example l7G7bzWLDp6D2V64eCQnf14qirB_tytrmmP54bGaCcM */
                 token: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "user": {
+                 *         "password": "correct horse battery"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     user?: {
                         email?: string;
@@ -7420,6 +12175,58 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "f4e3af55-c118-4ad2-83fd-fdaf16f13248",
+                     *       "onboarding_configuration_uuid": "cf738c9a-ab1e-4fc6-b0d7-f18293a4b5c6",
+                     *       "partner_integration_uuid": "ecdba8f9-2302-413f-b529-e36d05fbd740",
+                     *       "label": "succeeded",
+                     *       "status": "succeeded",
+                     *       "token": "l7G7bzWLDp6D2V64eCQnf14qirB_tytrmmP54bGaCcM",
+                     *       "expires_at": 1796336814,
+                     *       "expired": false,
+                     *       "created": 1795732014,
+                     *       "external_id": "crm-8",
+                     *       "initialisation_data": {
+                     *         "organisation": {
+                     *           "name": "Verein 8",
+                     *           "billing_information": {
+                     *             "bank_name": "Demo Bank",
+                     *             "account_holder": "Verein",
+                     *             "iban": "CH9300762011623852957"
+                     *           },
+                     *           "merchant_category_code": "8398",
+                     *           "main_address": {
+                     *             "country": "CH",
+                     *             "address_line2": "",
+                     *             "postal_code": "8001",
+                     *             "address_line1": "Bahnhofstrasse 1",
+                     *             "city": "Zürich"
+                     *           }
+                     *         },
+                     *         "user": {
+                     *           "last_name": "Muster",
+                     *           "locale": "de_CH",
+                     *           "first_name": "Anna",
+                     *           "email": "person8-1795732014@example.ch"
+                     *         }
+                     *       },
+                     *       "results": {
+                     *         "organisation": {
+                     *           "uuid": "645f1579-22b6-4cfd-9890-4ff57d2fe908"
+                     *         },
+                     *         "accounts": {
+                     *           "main": {
+                     *             "uuid": "2fc868f5-af19-4677-95e6-c06ea89b14b0"
+                     *           }
+                     *         },
+                     *         "user": {
+                     *           "uuid": "6bc1ee37-dd02-4b52-bbb3-271b0abd74b1"
+                     *         }
+                     *       },
+                     *       "onboarding_url": "https://127.0.0.1:3000/connect?token=l7G7bzWLDp6D2V64eCQnf14qirB_tytrmmP54bGaCcM"
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         onboarding_configuration_uuid: string;
@@ -7463,12 +12270,98 @@ export interface operations {
                     };
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "a8e68f41-23fa-4219-8e62-e50b8b41f746",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.not_blank",
+                     *             "property": "user.email",
+                     *             "message": "E-mail address is required."
+                     *           },
+                     *           {
+                     *             "code": "error.validation.not_blank",
+                     *             "property": "user.first_name",
+                     *             "message": "First name is required."
+                     *           },
+                     *           {
+                     *             "code": "error.validation.not_blank",
+                     *             "property": "user.last_name",
+                     *             "message": "Last name is required."
+                     *           },
+                     *           {
+                     *             "code": "error.validation.not_blank",
+                     *             "property": "user.locale",
+                     *             "message": "Locale is required."
+                     *           },
+                     *           {
+                     *             "code": "error.validation.not_blank",
+                     *             "property": "organisation",
+                     *             "message": "Invalid input: expected object, received undefined"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "5f6fa838-03a0-4c58-915a-f41d2650af2d",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Onboarding process not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Expired, already executed, or the e-mail address is taken */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "request_id": "6d0a5306-593a-4d50-ae38-15a79cf4a30e",
+                     *       "error": {
+                     *         "http_code": 409,
+                     *         "code": "conflict",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.onboarding.already_executed",
+                     *             "property": "",
+                     *             "message": "This onboarding process has already been executed (succeeded)"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7488,12 +12381,20 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example LH6zMjUHGC_jzC2avtXu66BMgXh0u59_Ik5W76c4vBI */
                 token: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "person23-1795732021@example.ch",
+                 *       "password": "correct horse battery",
+                 *       "organisation_uuid": "67ae9ee1-9dfc-42e2-a2ed-6c62fe3d404f"
+                 *     }
+                 */
                 "application/json": {
                     email: string;
                     password: string;
@@ -7509,6 +12410,58 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "8d85843a-a0b4-4365-8692-1e0256924872",
+                     *       "onboarding_configuration_uuid": "cf738c9a-ab1e-4fc6-b0d7-f18293a4b5c6",
+                     *       "partner_integration_uuid": "db016c62-edbf-4bcf-9f84-1b739a732bfa",
+                     *       "label": "succeeded",
+                     *       "status": "succeeded",
+                     *       "token": "LH6zMjUHGC_jzC2avtXu66BMgXh0u59_Ik5W76c4vBI",
+                     *       "expires_at": 1796336821,
+                     *       "expired": false,
+                     *       "created": 1795732021,
+                     *       "external_id": "crm-24",
+                     *       "initialisation_data": {
+                     *         "organisation": {
+                     *           "name": "Verein 24",
+                     *           "billing_information": {
+                     *             "bank_name": "Demo Bank",
+                     *             "account_holder": "Verein",
+                     *             "iban": "CH9300762011623852957"
+                     *           },
+                     *           "merchant_category_code": "8398",
+                     *           "main_address": {
+                     *             "country": "CH",
+                     *             "address_line2": "",
+                     *             "postal_code": "8001",
+                     *             "address_line1": "Bahnhofstrasse 1",
+                     *             "city": "Zürich"
+                     *           }
+                     *         },
+                     *         "user": {
+                     *           "last_name": "Muster",
+                     *           "locale": "de_CH",
+                     *           "first_name": "Anna",
+                     *           "email": "person24-1795732021@example.ch"
+                     *         }
+                     *       },
+                     *       "results": {
+                     *         "organisation": {
+                     *           "uuid": "67ae9ee1-9dfc-42e2-a2ed-6c62fe3d404f"
+                     *         },
+                     *         "accounts": {
+                     *           "main": {
+                     *             "uuid": "36fb4ab3-3749-47e2-8ab1-ee300cb91558"
+                     *           }
+                     *         },
+                     *         "user": {
+                     *           "uuid": "7d6dcee0-df33-44ff-b7bd-ea9bb94a5edb"
+                     *         }
+                     *       },
+                     *       "onboarding_url": "https://127.0.0.1:3000/connect?token=LH6zMjUHGC_jzC2avtXu66BMgXh0u59_Ik5W76c4vBI"
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         onboarding_configuration_uuid: string;
@@ -7558,6 +12511,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "request_id": "d16152d7-8980-4476-99db-54d975dc7930",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "The e-mail address or the password is wrong"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7567,6 +12536,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "request_id": "2a42d55c-0240-4fe8-93bf-e59a6eacbd4f",
+                     *       "error": {
+                     *         "http_code": 409,
+                     *         "code": "conflict",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.onboarding.already_executed",
+                     *             "property": "",
+                     *             "message": "This onboarding process has already been executed (succeeded)"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7584,10 +12569,12 @@ export interface operations {
     checkOnboardingUserExistence: {
         parameters: {
             query: {
+                /** @example test-captcha-ok */
                 recaptcha_token: string;
             };
             header?: never;
             path: {
+                /** @example person21-1795732020@example.ch */
                 email: string;
             };
             cookie?: never;
@@ -7601,12 +12588,53 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "6b0f626f-b42e-48e9-9e38-6c257bd45bd4",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.not_null",
+                     *             "property": "recaptcha_token",
+                     *             "message": "Invalid input: expected string, received undefined"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The captcha token was refused */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "request_id": "fba0be04-96bd-4938-bc98-f83bf265c4f9",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "The captcha was not solved"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7616,6 +12644,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "request_id": "36fead34-651a-45af-80a1-46028b256ec8",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "No user with this e-mail address"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -7633,6 +12677,7 @@ export interface operations {
     listPartnerIntegrations: {
         parameters: {
             query?: {
+                /** @example 645f1579-22b6-4cfd-9890-4ff57d2fe908 */
                 organisation_uuid?: string;
                 account_uuid?: string;
                 configuration_uuid?: string;
@@ -7649,6 +12694,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "uuid": "ecdba8f9-2302-413f-b529-e36d05fbd740",
+                     *         "status": "active",
+                     *         "organisation_uuid": "645f1579-22b6-4cfd-9890-4ff57d2fe908",
+                     *         "accounts": [
+                     *           {
+                     *             "uuid": "2fc868f5-af19-4677-95e6-c06ea89b14b0"
+                     *           }
+                     *         ],
+                     *         "onboarding_configuration_uuid": "cf738c9a-ab1e-4fc6-b0d7-f18293a4b5c6",
+                     *         "onboarding_process_uuid": "f4e3af55-c118-4ad2-83fd-fdaf16f13248",
+                     *         "partner": {
+                     *           "name": "Demo Partner CRM"
+                     *         },
+                     *         "created": 1795732014
+                     *       }
+                     *     ]
+                     */
                     "application/json": {
                         uuid: string;
                         /** @enum {string} */
@@ -7673,7 +12738,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "4be003bf-c4de-4399-8869-ae396e6d46d5",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this account"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -7692,6 +12787,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0b0f449b-55e8-4984-b0c1-2e2f3d93b0df */
                 partner_integration_uuid: string;
             };
             cookie?: never;
@@ -7704,6 +12800,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "0b0f449b-55e8-4984-b0c1-2e2f3d93b0df",
+                     *       "status": "disabled",
+                     *       "organisation_uuid": "67ae9ee1-9dfc-42e2-a2ed-6c62fe3d404f",
+                     *       "accounts": [
+                     *         {
+                     *           "uuid": "36fb4ab3-3749-47e2-8ab1-ee300cb91558"
+                     *         }
+                     *       ],
+                     *       "onboarding_configuration_uuid": "cf738c9a-ab1e-4fc6-b0d7-f18293a4b5c6",
+                     *       "onboarding_process_uuid": "3f9b7924-ef9e-454a-a20e-38e0454228cb",
+                     *       "partner": {
+                     *         "name": "Demo Partner CRM"
+                     *       },
+                     *       "created": 1795732021,
+                     *       "disabled_at": 1795732021
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         /** @enum {string} */
@@ -7728,7 +12843,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "5b070d97-4972-4781-9460-b5518277193d",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "dc0a7ad4-912e-4bdd-9c54-e2ccaeb39a69",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Partner integration not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -7745,7 +12915,9 @@ export interface operations {
     connectPage: {
         parameters: {
             query?: {
+                /** @example 9zJ7IEvLn3WMi1TT-YB9_3GqDCH9j2ir9-nx3VDHlWs */
                 token?: string;
+                /** @example aHR0cHM6Ly9wYXJ0bmVyLmV4YW1wbGUub3JnL3dlbGNvbWU/c3RlcD1kb25lI3RvcA== */
                 redirect_url?: string;
                 locale?: string;
             };
@@ -7807,6 +12979,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example d0849dab-bc2f-40d7-81e8-0293a4b5c6d7 */
                 source_configuration_uuid: string;
             };
             cookie?: never;
@@ -7819,6 +12992,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "inputs": {
+                     *         "X-Amz-Algorithm": "AWS4-HMAC-SHA256",
+                     *         "X-Amz-Credential": "local/20261126/eu-central-2/s3/aws4_request",
+                     *         "X-Amz-Date": "20261126T222832Z",
+                     *         "key": "uploads/6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60/d0849dab-bc2f-40d7-81e8-0293a4b5c6d7/c0418008-3799-4463-a890-d426f2f5b685/${filename}",
+                     *         "Policy": "eyJleHBpcmF0aW9uIjoiMjAyNi0xMS0yNlQyMjo0MzozMloiLCJjb25kaXRpb25zIjpbeyJidWNrZXQiOiJzdmMtcmVjb25jaWxpYXRpb24tbG9jYWwifSxbInN0YXJ0cy13aXRoIiwiJGtleSIsInVwbG9hZHMvNmYxZDJjM2EtNGI1ZS00ZjYwLThhNzEtOWIyYzNkNGU1ZjYwL2QwODQ5ZGFiLWJjMmYtNDBkNy04MWU4LTAyOTNhNGI1YzZkNy9jMDQxODAwOC0zNzk5LTQ0NjMtYTg5MC1kNDI2ZjJmNWI2ODUvIl0sWyJjb250ZW50LWxlbmd0aC1yYW5nZSIsMSwxMDQ4NTc2MDBdLHsiWC1BbXotQWxnb3JpdGhtIjoiQVdTNC1ITUFDLVNIQTI1NiJ9LHsiWC1BbXotQ3JlZGVudGlhbCI6ImxvY2FsLzIwMjYxMTI2L2V1LWNlbnRyYWwtMi9zMy9hd3M0X3JlcXVlc3QifSx7IlgtQW16LURhdGUiOiIyMDI2MTEyNlQyMjI4MzJaIn1dfQ==",
+                     *         "X-Amz-Signature": "1006e02c162520a43ab261a8e3004ad3010d8b4c321df94880dd28a0915179b6"
+                     *       },
+                     *       "attributes": {
+                     *         "action": "http://127.0.0.1:41287/svc-reconciliation-local",
+                     *         "method": "POST",
+                     *         "enctype": "multipart/form-data"
+                     *       },
+                     *       "expires": 1795733012
+                     *     }
+                     */
                     "application/json": {
                         inputs: {
                             [key: string]: string;
@@ -7840,7 +13031,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "81011329-a606-4060-b1ea-9180dcd3d366",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "8dd6cdcc-d01f-4728-a20c-4af3e5db6c8b",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Reconciliation source configuration not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -7859,6 +13105,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example e1950ebc-cd30-4e18-92a3-a4b5c6d7e8f9 */
                 blueprint_uuid: string;
             };
             cookie?: never;
@@ -7875,6 +13122,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "files": [
+                     *         {
+                     *           "key": "uploads/6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60/e1950ebc-cd30-4e18-92a3-a4b5c6d7e8f9/f446309d-76eb-4a02-9c4b-90a2ac0cbd8a/1/a.csv",
+                     *           "name": "a.csv",
+                     *           "size": 89,
+                     *           "report_uuid": "b53de4d4-8127-5f4d-9a88-ee6a5ff1d857"
+                     *         },
+                     *         {
+                     *           "key": "uploads/6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60/e1950ebc-cd30-4e18-92a3-a4b5c6d7e8f9/f446309d-76eb-4a02-9c4b-90a2ac0cbd8a/2/b.csv",
+                     *           "name": "b.csv",
+                     *           "size": 31,
+                     *           "report_uuid": "8512bffc-a214-50ab-83b3-44fa48c0c45c"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         files: {
                             key: string;
@@ -7885,13 +13150,118 @@ export interface operations {
                     };
                 };
             };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "5968f66a-7e87-4cfa-a96d-fd3bd96ab916",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.not_blank",
+                     *             "property": "filename[]",
+                     *             "message": "Send one or more files in filename[]"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Missing, malformed, forged or expired token */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "4305d369-8ee1-494a-b11e-b1d818fdf96e",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "6476351c-a8f4-4f78-ba06-1e916079008e",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Reconciliation blueprint not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "90188e31-6ec2-4a92-9d55-dd22e3d02f06",
+                     *       "error": {
+                     *         "http_code": 415,
+                     *         "code": "unsupported_media_type",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.request.unsupported_media_type",
+                     *             "property": "content-type",
+                     *             "message": "Content type application/json is not supported; send application/json"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Error */
@@ -7908,7 +13278,9 @@ export interface operations {
     listReconciliationReports: {
         parameters: {
             query: {
+                /** @example 6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60 */
                 organisation_uuid: string;
+                /** @example d0849dab-bc2f-40d7-81e8-0293a4b5c6d7 */
                 source_configuration_uuid?: string;
             };
             header?: never;
@@ -7923,6 +13295,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "uuid": "32014620-193e-505a-b32e-6dbd855f043b",
+                     *         "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *         "source_configuration_uuid": "d0849dab-bc2f-40d7-81e8-0293a4b5c6d7",
+                     *         "file_type": "camt054",
+                     *         "file": {
+                     *           "name": "camt054 März.xml",
+                     *           "size": 5157
+                     *         },
+                     *         "created": 1795732112,
+                     *         "summary": {
+                     *           "rows": 4,
+                     *           "matched": 3,
+                     *           "unmatched": 1,
+                     *           "errors": 0,
+                     *           "matched_amounts": [
+                     *             {
+                     *               "value": "7500",
+                     *               "currency": "CHF"
+                     *             }
+                     *           ]
+                     *         }
+                     *       }
+                     *     ]
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid: string;
@@ -7953,6 +13352,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
@@ -7971,10 +13375,12 @@ export interface operations {
         parameters: {
             query?: {
                 from?: number;
+                /** @example 10 */
                 size?: number;
             };
             header?: never;
             path: {
+                /** @example 32014620-193e-505a-b32e-6dbd855f043b */
                 report_uuid: string;
             };
             cookie?: never;
@@ -7987,6 +13393,88 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "uuid": "32014620-193e-505a-b32e-6dbd855f043b",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "source_configuration_uuid": "d0849dab-bc2f-40d7-81e8-0293a4b5c6d7",
+                     *       "file_type": "camt054",
+                     *       "file": {
+                     *         "name": "camt054 März.xml",
+                     *         "size": 5157
+                     *       },
+                     *       "created": 1795732112,
+                     *       "summary": {
+                     *         "rows": 4,
+                     *         "matched": 3,
+                     *         "unmatched": 1,
+                     *         "errors": 0,
+                     *         "matched_amounts": [
+                     *           {
+                     *             "value": "7500",
+                     *             "currency": "CHF"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "rows": [
+                     *         {
+                     *           "row": 1,
+                     *           "reference": "e5b689cd85f84b8c8377133afdf406d2",
+                     *           "amount": {
+                     *             "value": "2500",
+                     *             "currency": "CHF"
+                     *           },
+                     *           "credit": true,
+                     *           "booking_date": "2026-11-26",
+                     *           "payment_uuid": "e5b689cd-85f8-4b8c-8377-133afdf406d2",
+                     *           "outcome": "matched"
+                     *         },
+                     *         {
+                     *           "row": 2,
+                     *           "reference": "Spende e6eafa2d-c9ec-4240-b23a-0a7239973676",
+                     *           "amount": {
+                     *             "value": "4000",
+                     *             "currency": "CHF"
+                     *           },
+                     *           "credit": true,
+                     *           "booking_date": "2026-11-26",
+                     *           "payment_uuid": "e6eafa2d-c9ec-4240-b23a-0a7239973676",
+                     *           "outcome": "matched"
+                     *         },
+                     *         {
+                     *           "row": 3,
+                     *           "reference": "8e1bc78513424bc89ef04f36d0922c27",
+                     *           "amount": {
+                     *             "value": "1000",
+                     *             "currency": "CHF"
+                     *           },
+                     *           "credit": true,
+                     *           "booking_date": "2026-11-26",
+                     *           "payment_uuid": "8e1bc785-1342-4bc8-9ef0-4f36d0922c27",
+                     *           "outcome": "matched"
+                     *         },
+                     *         {
+                     *           "row": 4,
+                     *           "reference": "Spende 42335961-8d1d-4fad-aed4-a35f0f251c7b",
+                     *           "amount": {
+                     *             "value": "99",
+                     *             "currency": "CHF"
+                     *           },
+                     *           "credit": true,
+                     *           "booking_date": "2026-11-26",
+                     *           "outcome": "unmatched",
+                     *           "reason": "amount_mismatch",
+                     *           "payment_uuid": "42335961-8d1d-4fad-aed4-a35f0f251c7b",
+                     *           "expected": {
+                     *             "amount": {
+                     *               "value": "12345",
+                     *               "currency": "CHF"
+                     *             }
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         uuid: string;
                         organisation_uuid: string;
@@ -8021,6 +13509,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
