@@ -87,7 +87,8 @@ export async function measureInit(runs = 15): Promise<InitFigure[]> {
   for (const [name, { entry }] of Object.entries(DOMAINS)) {
     const file = join(dir, `${name}.mjs`);
     // The platform bundle as the CDK app builds it: with its API description fixed at bundle time.
-    // (Its reference's static files go beside the bundle, not into the code: left out here.)
+    // (Its description and the reference's static files go beside the bundle, not into the code:
+    // left out here, as a cold start does not read them.)
     const { files: _files, ...atBundleTime } = name === 'platform' ? platformBundling(ROOT) : { files: {} };
     const bytes = await bundle(join(ROOT, entry), file, atBundleTime);
     const ms = importMs(file, runs);

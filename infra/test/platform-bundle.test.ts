@@ -35,6 +35,9 @@ describe('the platform bundle', () => {
     expect(sources.some((source) => source.endsWith(DOMAINS.platform.entry))).toBe(true);
     expect(sources.filter((source) => /services\/[a-z]+\/src\//.test(source))).toEqual([]);
     expect(sources.some((source) => source.endsWith('apps/api/src/route-table.ts'))).toBe(false);
+    // The description is a file beside the code (read at the first request), not code parsed at every cold start.
+    expect(JSON.parse(readFileSync(join(dir, 'openapi.json'), 'utf8'))).toEqual(describeApi());
+    expect(readFileSync(join(dir, 'index.mjs'), 'utf8')).not.toContain('"operationId"');
   });
 
   it('carries the API reference’s assets as files beside the code, not in it', () => {

@@ -13,6 +13,9 @@ import { fileURLToPath } from 'node:url';
 export const DOCS_ASSETS = ['swagger-ui.css', 'swagger-ui-bundle.js'] as const;
 export const DOCS_ASSET_DIR = 'docs-assets';
 
+/** The API description's file beside the platform bundle's code (read at the first `/openapi.json`). */
+export const OPENAPI_DOCUMENT_FILE = 'openapi.json';
+
 /** Where the installed swagger-ui-dist keeps its files (bundling copies them from here). */
 export function swaggerUiDir(): string {
   return dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
