@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Stack } from 'aws-cdk-lib';
@@ -119,6 +119,7 @@ export function appFunctions(stage: StageName): AppFunction[] {
   const cdkJson = JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8')) as {
     context?: Record<string, unknown>;
   };
+  const outdir = mkdtempSync(join(tmpdir(), 'svc-invoke-'));
   const { app, stacks } = createServiceApp({
     context: {
       ...cdkJson.context,
@@ -128,11 +129,13 @@ export function appFunctions(stage: StageName): AppFunction[] {
       // The stages that need site keys at synth get a stand-in: the template's other parts do not depend on it.
       [captchaSiteKeyContext(stage)]: 'invoke-local',
     },
-    outdir: mkdtempSync(join(tmpdir(), 'svc-invoke-')),
+    outdir,
   });
   const [stack] = stacks;
   if (!stack) throw new Error(`No stack for stage ${stage}`);
   const template = app.synth().getStackByName(stack.stackName).template as { Resources: Resources };
+  // The template is read: the assembly (templates, no bundles) is not needed any more.
+  rmSync(outdir, { recursive: true, force: true });
   const functions = stack.node.findAll().filter((c): c is ServiceFunction => c instanceof ServiceFunction);
   return functions.flatMap((fn) => {
     const cfn = fn.function.node.defaultChild as CfnFunction;

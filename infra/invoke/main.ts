@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { readRuntimeFile, readSettings, startLocalStores } from '@svc/local';
+import { localHashKey, readRuntimeFile, readSettings, startLocalStores } from '@svc/local';
 import { type AppFunction, appFunctions, findFunction, isStage } from './app-functions';
 import { invokeFunction } from './run';
 import { sampleEvent } from './samples';
@@ -19,8 +20,17 @@ const USAGE = `Runs one function of the CDK app locally, as Lambda runs it.
   --data-dir    the local data directory (default SVC_DATA_DIR or .data); a running \`pnpm start\`
                 on it is used, else its stores start for the call
 
-The result is printed as JSON on stdout, the function's logs on stderr. Exit code 1 when the
+The result is printed as JSON on stdout (\`pnpm -s invoke\` keeps pnpm's own lines out of it),
+the function's logs on stderr. Exit code 1 when the
 handler throws or reports failed batch items (printed).`;
+
+/** Secrets the local runtime reads from the shell it starts in; a function run here reads them the same way. */
+const LOCAL_SECRETS = [
+  'SVC_STRIPE_TEST_SECRET_KEY',
+  'SVC_STRIPE_LIVE_SECRET_KEY',
+  'SVC_STRIPE_WEBHOOK_SECRET',
+  'SVC_STRIPE_API_BASE',
+];
 
 const short = (fn: AppFunction) => fn.path.split('/').slice(1).join('/');
 
@@ -59,10 +69,9 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const fn = findFunction(functions, positionals[0] as string);
-  const settings = readSettings({
-    ...process.env,
-    ...(values['data-dir'] ? { SVC_DATA_DIR: values['data-dir'] } : {}),
-  });
+  const given = readSettings({ ...process.env, ...(values['data-dir'] ? { SVC_DATA_DIR: values['data-dir'] } : {}) });
+  // The function runs in its bundle's directory: the data directory must be a path from there too.
+  const settings = given.inMemory ? given : { ...given, dataDir: resolve(given.dataDir) };
   const running = settings.inMemory ? undefined : readRuntimeFile(settings.dataDir);
   if (running && !running.environment)
     throw new Error('The running `pnpm start` is older than `pnpm invoke`: restart it');
@@ -71,8 +80,22 @@ async function main(argv: string[]): Promise<number> {
     throw new Error(`${short(fn)} uses the search engine, which the running \`pnpm start\` holds open: stop it first`);
   }
   const stores = running ? undefined : await startLocalStores(settings);
+  // Stopped or interrupted, the stores started here stop too (DynamoDB Local is a Java process of its own).
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      void (stores?.stop() ?? Promise.resolve()).finally(() => process.exit(130));
+    });
+  }
   try {
-    const local = running?.environment ?? stores?.environment() ?? {};
+    const local = {
+      ...(running?.environment ?? stores?.environment() ?? {}),
+      // The local stand-ins of the secrets, never written in the runtime file: the data directory's
+      // hash key (as `pnpm start` uses it), and the Stripe keys of this shell (as `pnpm start` reads them).
+      SVC_HASH_KEY: process.env.SVC_HASH_KEY ?? localHashKey(settings.dataDir),
+      ...Object.fromEntries(
+        LOCAL_SECRETS.flatMap((name) => (process.env[name] ? [[name, process.env[name] as string]] : [])),
+      ),
+    };
     const event =
       values.event === undefined
         ? sampleEvent(fn, local)

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 import { REPO_ROOT } from '../constructs/repo-paths';
@@ -34,10 +34,13 @@ function localExternals(): Plugin {
   };
 }
 
-/** Bundles the function as its template's asset is bundled; answers the bundle's path. */
+/**
+ * Bundles the function as its template's asset is bundled, into a directory of its own (two
+ * invocations at once never share one); answers the bundle's path.
+ */
 export async function bundleFunction(fn: AppFunction): Promise<string> {
-  const dir = join(CACHE, fn.logicalId);
-  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(CACHE, { recursive: true });
+  const dir = mkdtempSync(join(CACHE, `${fn.logicalId}-`));
   const outfile = join(dir, 'index.mjs');
   await build({
     entryPoints: [join(REPO_ROOT, fn.entry)],
@@ -82,7 +85,10 @@ export function functionEnvironment(fn: AppFunction, local: Record<string, strin
     else if (typeof value === 'string') variables[name] = value;
     else unset.push(name);
   }
-  return { variables: { ...local, ...variables }, unset };
+  const all = { ...local, ...variables };
+  // The function runs in its bundle's directory: a relative data directory would be another one.
+  if (all.SVC_DATA_DIR && all.SVC_DATA_DIR !== ':memory:') all.SVC_DATA_DIR = resolve(all.SVC_DATA_DIR);
+  return { variables: all, unset };
 }
 
 /** The child's program: loads the bundle, calls its handler once, writes the outcome. */
@@ -112,7 +118,7 @@ try {
 } catch (error) {
   outcome = { ok: false, error: { name: error?.name ?? 'Error', message: error?.message ?? String(error), stack: error?.stack } };
 }
-writeFileSync(resultFile, JSON.stringify(outcome));
+writeFileSync(resultFile, JSON.stringify(outcome), { mode: 0o600 });
 process.exit(0);
 `;
 
@@ -138,14 +144,25 @@ export interface InvokeOptions {
 export async function invokeFunction(fn: AppFunction, options: InvokeOptions): Promise<Invocation> {
   const bundle = await bundleFunction(fn);
   const dir = dirname(bundle);
+  try {
+    return await runOnce(fn, bundle, options);
+  } finally {
+    // The event and the result may be production data (a pulled dead letter): nothing stays behind.
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function runOnce(fn: AppFunction, bundle: string, options: InvokeOptions): Promise<Invocation> {
+  const dir = dirname(bundle);
   const runner = join(dir, 'runner.mjs');
   const eventFile = join(dir, 'event.json');
   const resultFile = join(dir, 'result.json');
   writeFileSync(runner, RUNNER);
-  writeFileSync(eventFile, JSON.stringify(options.event));
+  writeFileSync(eventFile, JSON.stringify(options.event), { mode: 0o600 });
   const { variables, unset } = functionEnvironment(fn, options.local);
   const started = Date.now();
-  const code = await new Promise<number | null>((done, fail) => {
+  let timedOut = false;
+  const ended = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done, fail) => {
     const child = spawn(
       process.execPath,
       [
@@ -159,7 +176,8 @@ export async function invokeFunction(fn: AppFunction, options: InvokeOptions): P
       ],
       {
         cwd: dir,
-        // Only what Lambda's runtime sets and what the template sets: nothing of this shell leaks in.
+        // Only what Lambda's runtime sets and what the template sets (resolved to the local
+        // stand-ins): nothing else of this shell reaches the function.
         env: {
           PATH: process.env.PATH ?? '',
           TZ: 'UTC',
@@ -179,11 +197,21 @@ export async function invokeFunction(fn: AppFunction, options: InvokeOptions): P
     child.stdout.pipe(options.logs, { end: false });
     child.stderr.pipe(options.logs, { end: false });
     // Lambda stops a function at its timeout; so does this, with a second for the process to start.
-    const timer = setTimeout(() => child.kill('SIGKILL'), (fn.timeoutSeconds + 1) * 1000);
-    child.on('error', fail);
-    child.on('exit', (exitCode) => {
+    const timer = setTimeout(
+      () => {
+        timedOut = true;
+        child.kill('SIGKILL');
+      },
+      (fn.timeoutSeconds + 1) * 1000,
+    );
+    child.on('error', (error) => {
       clearTimeout(timer);
-      done(exitCode);
+      fail(error);
+    });
+    // `close`, not `exit`: the function's last log lines are through by then.
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      done({ code, signal });
     });
   });
   const durationMs = Date.now() - started;
@@ -193,10 +221,12 @@ export async function invokeFunction(fn: AppFunction, options: InvokeOptions): P
   } catch {
     outcome = {
       ok: false,
-      error:
-        code === null
-          ? { name: 'TimeoutError', message: `Task timed out after ${fn.timeoutSeconds} seconds` }
-          : { name: 'RuntimeExitError', message: `The function's process exited with code ${code} before it answered` },
+      error: timedOut
+        ? { name: 'TimeoutError', message: `Task timed out after ${fn.timeoutSeconds} seconds` }
+        : {
+            name: 'RuntimeExitError',
+            message: `The function's process ended (${ended.signal ? `signal ${ended.signal}` : `exit code ${ended.code}`}) before it answered`,
+          },
     };
   }
   const failedItems = (

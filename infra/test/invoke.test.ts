@@ -7,7 +7,7 @@ import { type LocalStores, readSettings, startLocalStores } from '@svc/local';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../constructs/repo-paths';
 import { type AppFunction, appFunctions, type EventKind } from '../invoke/app-functions';
-import { invokeFunction } from '../invoke/run';
+import { functionEnvironment, invokeFunction } from '../invoke/run';
 import { sampleEvent } from '../invoke/samples';
 import { synthesizeAllStages, templateOf } from './support/synth';
 
@@ -89,6 +89,10 @@ describe('pnpm invoke', () => {
         logs: sink,
       });
       answers[fn.path] = invocation.result;
+      const status = (invocation.result as { statusCode?: number } | null)?.statusCode;
+      if (fn.kind === 'api' && !(typeof status === 'number' && status < 500)) {
+        failures.push(`${fn.path} answered ${status}\n${Buffer.concat(logs).toString().slice(-1500)}`);
+      }
       if (invocation.error) {
         failures.push(`${fn.path}: ${invocation.error.message}\n${Buffer.concat(logs).toString().slice(-1500)}`);
       }
@@ -100,6 +104,19 @@ describe('pnpm invoke', () => {
     };
     expect(platform.statusCode).toBe(200);
   }, 300_000);
+
+  it('gives the function the local stand-ins, its data directory as a path from anywhere, and no secret of the runtime file', () => {
+    const billingRun = functions.find((fn) => fn.path.endsWith('Billing/Run')) as AppFunction;
+    const local = stores.environment();
+    expect(Object.keys(local).filter((name) => /SECRET_KEY|HASH_KEY|STRIPE/.test(name))).toEqual([]);
+    const { variables, unset } = functionEnvironment(billingRun, { ...local, SVC_DATA_DIR: '.data' });
+    expect(variables.SVC_DATA_DIR).toBe(join(process.cwd(), '.data'));
+    // The template's queue reference is the local queue; its plain values stay.
+    expect(variables.SVC_BILLING_QUEUE_URL).toBe(local.SVC_BILLING_QUEUE_URL);
+    expect(variables.SVC_STAGE).toBe('local');
+    expect(variables.POWERTOOLS_SERVICE_NAME).toBe(billingRun.environment.POWERTOOLS_SERVICE_NAME);
+    expect(unset).toEqual([]);
+  });
 
   it('prints the result on stdout and the logs on stderr, and exits 1 on a failed batch item', async () => {
     // Its own data directory: the stores above hold theirs.

@@ -67,7 +67,9 @@ export function withExamples(document: Json, examples: ApiExamples): Json {
       };
       for (const parameter of (operation.parameters ?? []) as Json[]) {
         const value = values[parameter.name as string];
-        if (value !== undefined) parameter.example = value;
+        // A URL holds strings; a number parameter's example is the number.
+        const type = (parameter.schema as Json | undefined)?.type;
+        if (value !== undefined) parameter.example = type === 'integer' || type === 'number' ? Number(value) : value;
       }
       const body = operation.requestBody as { content: Record<string, Json> } | undefined;
       if (body && example.request !== undefined) {

@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeApi } from './api-description';
 import { DOCS_ASSET_DIR, DOCS_ASSETS, OPENAPI_DOCUMENT_FILE, swaggerUiDir } from './docs-page';
@@ -19,7 +19,10 @@ export function platformBundling(root: string): {
   const dir = join(root, '.cdk-generated');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, OPENAPI_DOCUMENT_FILE);
-  writeFileSync(file, `${JSON.stringify(describeApi())}\n`);
+  // Written whole, then moved in place: a synth running beside this one never copies half a file.
+  const partial = `${file}.${process.pid}.tmp`;
+  writeFileSync(partial, `${JSON.stringify(describeApi())}\n`);
+  renameSync(partial, file);
   const assets = swaggerUiDir();
   return {
     define: { __SVC_OPENAPI_PREBUILT__: 'true' },

@@ -81,7 +81,8 @@ export interface RuntimeFile {
 const runtimeFile = (dataDir: string) => join(dataDir, 'runtime.json');
 
 export function writeRuntimeFile(dataDir: string, info: RuntimeFile): void {
-  writeFileSync(runtimeFile(dataDir), JSON.stringify(info));
+  // Readable by its owner only, like the data beside it.
+  writeFileSync(runtimeFile(dataDir), JSON.stringify(info), { mode: 0o600 });
 }
 
 export function removeRuntimeFile(dataDir: string): void {

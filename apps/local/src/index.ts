@@ -1,7 +1,14 @@
 export { type IncomingRequest, toApiGatewayEvent } from './api-gateway-event';
 export * from './background';
 export { assertJava, freePort, startDynamoDbLocal } from './dynamodb-local';
-export { type LocalSettings, type RuntimeFile, readRuntimeFile, readSettings, useLocalAws } from './environment';
+export {
+  type LocalSettings,
+  localHashKey,
+  type RuntimeFile,
+  readRuntimeFile,
+  readSettings,
+  useLocalAws,
+} from './environment';
 export { createGateway, type Gateway, type GatewayResponse } from './gateway';
 export { type ObjectStore, startObjectStore } from './object-store';
 export { toRecord } from './queues';

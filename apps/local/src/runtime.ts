@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { SEARCH_PROJECTIONS } from '@svc/api';
 import { logger } from '@svc/core';
 import { applySeed, DEMO_SEED, parseSeed, type SeedFile, type SeedSummary } from '@svc/seed';
@@ -35,13 +35,18 @@ export interface LocalStores {
   dynamoEndpoint: string;
   seed: SeedFile;
   summary: SeedSummary;
-  /** The variables that point a handler at these stand-ins (what the template sets in AWS, and the SDK's endpoints). */
+  /** The variables that point a handler at these stand-ins (what the template sets in AWS, and the SDK's endpoints); no secret. */
   environment(): Record<string, string>;
   stop(): Promise<void>;
 }
 
-/** Variables the local runtime sets for the handlers: the stand-ins' names and endpoints, the SDK's region and dummy credentials. */
-const LOCAL_VARIABLE = /^(SVC_|AWS_ENDPOINT_URL_|AWS_REGION$|AWS_ACCESS_KEY_ID$|AWS_SECRET_ACCESS_KEY$)/;
+/**
+ * Variables the local runtime sets to point the handlers at its stand-ins: names, endpoints, the
+ * SDK's region and dummy credentials, the local stage's switches. No secret is among them (the
+ * hash key and the Stripe keys are not): they may be written down in the runtime file.
+ */
+const STAND_IN_VARIABLE =
+  /^(AWS_ENDPOINT_URL_[A-Z0-9_]+|AWS_REGION|AWS_ACCESS_KEY_ID|AWS_SECRET_ACCESS_KEY|SVC_(TABLE_NAME|DATA_DIR|STAGE|WEBHOOK_ALLOW_PRIVATE|CAPTCHA_VERIFIER|BILLING_QUEUE_URL|DELIVERY_QUEUE_URL|EVENT_BUS_NAME|RECONCILIATION_BUCKET|PUBLIC_URL|CONNECT_URL))$/;
 
 export async function startLocalStores(settings: LocalSettings): Promise<LocalStores> {
   const dynamo = await startDynamoDbLocal(settings.inMemory ? {} : { dataDir: settings.dataDir });
@@ -62,7 +67,7 @@ export async function startLocalStores(settings: LocalSettings): Promise<LocalSt
       environment: () =>
         Object.fromEntries(
           Object.entries(process.env).flatMap(([name, value]) =>
-            LOCAL_VARIABLE.test(name) && value !== undefined ? [[name, value]] : [],
+            STAND_IN_VARIABLE.test(name) && value !== undefined ? [[name, value]] : [],
           ),
         ),
       stop: async () => {
@@ -115,7 +120,8 @@ export async function startService(settings: LocalSettings): Promise<RunningServ
         dynamoEndpoint: stores.dynamoEndpoint,
         tableName: settings.tableName,
         pid: process.pid,
-        environment: stores.environment(),
+        // The data directory as a path from anywhere: a function run elsewhere (`pnpm invoke`) uses it too.
+        environment: { ...stores.environment(), SVC_DATA_DIR: resolve(settings.dataDir) },
       });
     if (settings.background === 'timers')
       startBackgroundTimers((task, error) => logger.error('Background task failed', { task, error: error as Error }));
