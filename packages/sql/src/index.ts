@@ -3,7 +3,14 @@
  * in tests, Aurora through the RDS Data API in AWS; the schema's migrations and their runner; the
  * projections that fill it from the table (write path, stream projector, rebuild).
  */
-export { closeSearchDb, pgliteDataDir, type SearchDatabase, searchDb } from './client';
+export {
+  closeSearchDb,
+  NO_ROWS_ORGANISATION,
+  pgliteDataDir,
+  type SearchDatabase,
+  searchDb,
+  warmUpOnOpen,
+} from './client';
 export { toDataApiParameter, toNamedPlaceholders } from './data-api-dialect';
 export { migrate } from './migrate';
 export { MIGRATIONS, type Migration } from './migrations';

@@ -1,6 +1,14 @@
 import type { SearchRequest } from '@svc/search';
-import { grantScope, runSqlSearch, type SqlSearchSource, storableDocument } from '@svc/search';
-import { groupCommit, inSearchEngine, itemsOf, type SearchProjection, searchDb } from '@svc/sql';
+import { grantScope, parseSearchRequest, runSqlSearch, type SqlSearchSource, storableDocument } from '@svc/search';
+import {
+  groupCommit,
+  inSearchEngine,
+  itemsOf,
+  NO_ROWS_ORGANISATION,
+  type SearchProjection,
+  searchDb,
+  warmUpOnOpen,
+} from '@svc/sql';
 import { sql } from 'kysely';
 import { paymentShape } from '../domain/shapes';
 import { type PaymentRecord, paymentFromItem } from '../repository/payment-repository';
@@ -71,3 +79,38 @@ export const PAYMENT_PROJECTION: SearchProjection = {
 export function searchPaymentRows(grants: Parameters<typeof grantScope>[0], request: SearchRequest) {
   return inSearchEngine('Payment search', (db) => runSqlSearch(db, PAYMENT_SEARCH, grantScope(grants), request));
 }
+
+/**
+ * The embedded engine's warm-up of payment searches (see `warmUpOnOpen`): the request's parsing,
+ * the compiled SQL and the engine's plans of the usual shapes (a page of a filter on the typed
+ * columns and a custom parameter; term and sum aggregations) over an organisation with no rows.
+ */
+const WARM_UP_REQUESTS = [
+  {
+    query: {
+      $and: [
+        { $term: { status: 'succeeded' } },
+        { $range: { 'amount.value': { gte: 100, lte: 10_000 } } },
+        { $range: { created: { gte: 0 } } },
+        { $not: { $term: { 'custom_parameters.campaign': 'none' } } },
+      ],
+    },
+    size: 50,
+  },
+  {
+    query: { $match: {} },
+    size: 0,
+    aggs: { methods: { type: 'term', field: 'payment_method' }, total: { type: 'sum', field: 'amount.value' } },
+  },
+];
+
+warmUpOnOpen('payments', async (db) => {
+  for (const request of WARM_UP_REQUESTS) {
+    await runSqlSearch(
+      db,
+      PAYMENT_SEARCH,
+      grantScope([{ organisation_uuid: NO_ROWS_ORGANISATION }]),
+      parseSearchRequest(request),
+    );
+  }
+});

@@ -2,13 +2,22 @@ import type { Principal } from '@svc/core';
 import { localMidnight } from '@svc/schedule';
 import {
   grantScope,
+  parseSearchRequest,
   runSqlSearch,
   type SearchRequest,
   type SqlSearchSource,
   storableDocument,
   storableText,
 } from '@svc/search';
-import { groupCommit, inSearchEngine, itemsOf, type SearchProjection, searchDb } from '@svc/sql';
+import {
+  groupCommit,
+  inSearchEngine,
+  itemsOf,
+  NO_ROWS_ORGANISATION,
+  type SearchProjection,
+  searchDb,
+  warmUpOnOpen,
+} from '@svc/sql';
 import { sql } from 'kysely';
 import { shownNextDueDay } from '../domain/calendar';
 import { GLOBAL_DEFAULT_PLAN } from '../domain/plans';
@@ -70,6 +79,22 @@ export function searchSubscriptionRows(caller: Principal, request: SearchRequest
     runSqlSearch(db, subscriptionsAt(at), grantScope(caller.grants), request),
   );
 }
+
+/**
+ * The embedded engine's warm-up of subscription searches (see `warmUpOnOpen`): a page of a filter
+ * on the derived status and the amount, over an organisation with no rows.
+ */
+warmUpOnOpen('subscriptions', (db) =>
+  runSqlSearch(
+    db,
+    subscriptionsAt(0),
+    grantScope([{ organisation_uuid: NO_ROWS_ORGANISATION }]),
+    parseSearchRequest({
+      query: { $and: [{ $term: { subscription_status: 'active' } }, { $range: { amount: { gte: 100 } } }] },
+      size: 50,
+    }),
+  ),
+);
 
 /** The fields derived at search time, left out of the stored document. */
 const DERIVED = ['subscription_status', 'subscription_plan', 'next_due_date', 'ended_at'] as const;
