@@ -1,55 +1,44 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DOMAINS, platformBundling } from '@svc/api';
 import { build } from 'esbuild';
+import { BUNDLE_ENTRY, type BundleTime, bundleOptions, bytesAtInit } from '../infra/constructs/bundle';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
-/** The bundle options of the Lambda functions (ESM, minified, Node 22, everything bundled). */
+/**
+ * Builds an entry as the CDK app builds a function's asset (`bundleOptions`: code splitting) and
+ * answers its entry module and the bytes a cold start reads (the entry and its static chunks).
+ */
 async function bundle(
   entry: string,
-  outfile: string,
-  bundleTime: { define?: Record<string, string>; alias?: Record<string, string> } = {},
-): Promise<number> {
-  await build({
-    ...bundleTime,
-    entryPoints: [entry],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    target: 'node22',
-    format: 'esm',
-    minify: true,
-    sourcemap: false,
-    mainFields: ['module', 'main'],
-    external: ['@electric-sql/pglite'],
-    banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
-    logLevel: 'silent',
-  });
-  return statSync(outfile).size;
+  outdir: string,
+  bundleTime?: BundleTime,
+): Promise<{ file: string; bytes: number }> {
+  rmSync(outdir, { recursive: true, force: true });
+  const result = await build({ ...bundleOptions(entry, outdir, bundleTime), logLevel: 'silent' });
+  if (!result.metafile) throw new Error('esbuild gave no metafile');
+  return { file: join(outdir, BUNDLE_ENTRY), bytes: bytesAtInit(result.metafile, outdir) };
 }
 
-/** Median time to import a bundle in a fresh Node process (what a cold start pays for init). */
-function importMs(file: string, runs: number, env: Record<string, string> = {}): number {
+/** Time to import a bundle in a fresh Node process (what a cold start pays for init), in ms. */
+function importMs(file: string, env: Record<string, string> = {}): number {
   const script = `const t=performance.now();await import(${JSON.stringify(`file://${file}`)});process.stdout.write(String(performance.now()-t));`;
-  const samples: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
-      env: {
-        ...process.env,
-        SVC_TABLE_NAME: 'bench',
-        AWS_REGION: 'eu-central-2',
-        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-        ...env,
-      },
-      encoding: 'utf8',
-    });
-    samples.push(Number(out));
-  }
-  samples.sort((a, b) => a - b);
-  return samples[Math.floor(samples.length / 2)] ?? 0;
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+    env: {
+      ...process.env,
+      SVC_TABLE_NAME: 'bench',
+      AWS_REGION: 'eu-central-2',
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      ...env,
+    },
+    encoding: 'utf8',
+  });
+  return Number(out);
 }
+
+const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
 
 export interface InitFigure {
   bundle: string;
@@ -72,6 +61,11 @@ const TRACED_ENV = {
   _X_AMZN_TRACE_ID: 'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1',
 };
 
+/**
+ * Every bundle imported once per round, the rounds one after another: this machine's speed drifts
+ * by a third within minutes, so each ratio is the median of ratios to the bare bundle measured in
+ * the same round, not of medians taken minutes apart.
+ */
 export async function measureInit(runs = 15): Promise<InitFigure[]> {
   const dir = join(ROOT, 'bench', 'results', 'bundles');
   mkdirSync(dir, { recursive: true });
@@ -80,27 +74,48 @@ export async function measureInit(runs = 15): Promise<InitFigure[]> {
     bareEntry,
     "import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';\nconst client = new DynamoDBClient({});\nexport const handler = (e) => client.send(new GetItemCommand(e));\n",
   );
-  const bareFile = join(dir, 'bare.mjs');
-  const bareBytes = await bundle(bareEntry, bareFile);
-  const bareMs = importMs(bareFile, runs);
-  const figures: InitFigure[] = [{ bundle: 'bare DynamoDB client', bytes: bareBytes, initMs: bareMs, ratio: 1 }];
+  const bare = await bundle(bareEntry, join(dir, 'bare'));
+  const domains: { name: string; file: string; bytes: number }[] = [];
   for (const [name, { entry }] of Object.entries(DOMAINS)) {
-    const file = join(dir, `${name}.mjs`);
     // The platform bundle as the CDK app builds it: with its API description fixed at bundle time.
     // (Its description and the reference's static files go beside the bundle, not into the code:
     // left out here, as a cold start does not read them.)
-    const { files: _files, ...atBundleTime } = name === 'platform' ? platformBundling(ROOT) : { files: {} };
-    const bytes = await bundle(join(ROOT, entry), file, atBundleTime);
-    const ms = importMs(file, runs);
-    const traced = importMs(file, runs, TRACED_ENV);
-    figures.push({
-      bundle: name,
-      bytes,
-      initMs: ms,
-      ratio: ms / bareMs,
-      tracedInitMs: traced,
-      tracedRatio: traced / bareMs,
-    });
+    const atBundleTime = name === 'platform' ? platformBundling(ROOT) : undefined;
+    domains.push({ name, ...(await bundle(join(ROOT, entry), join(dir, name), atBundleTime)) });
   }
-  return figures;
+  const bareMs: number[] = [];
+  const samples = new Map(
+    domains.map((d) => [
+      d.name,
+      { ms: [] as number[], ratio: [] as number[], tracedMs: [] as number[], tracedRatio: [] as number[] },
+    ]),
+  );
+  for (let round = 0; round < runs; round++) {
+    const base = importMs(bare.file);
+    bareMs.push(base);
+    for (const domain of domains) {
+      const figures = samples.get(domain.name);
+      if (!figures) continue;
+      const ms = importMs(domain.file);
+      const traced = importMs(domain.file, TRACED_ENV);
+      figures.ms.push(ms);
+      figures.ratio.push(ms / base);
+      figures.tracedMs.push(traced);
+      figures.tracedRatio.push(traced / base);
+    }
+  }
+  return [
+    { bundle: 'bare DynamoDB client', bytes: bare.bytes, initMs: median(bareMs), ratio: 1 },
+    ...domains.map((domain) => {
+      const figures = samples.get(domain.name);
+      return {
+        bundle: domain.name,
+        bytes: domain.bytes,
+        initMs: median(figures?.ms ?? []),
+        ratio: median(figures?.ratio ?? []),
+        tracedInitMs: median(figures?.tracedMs ?? []),
+        tracedRatio: median(figures?.tracedRatio ?? []),
+      };
+    }),
+  ];
 }

@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PAYMENT_PROJECTION } from '@svc/payments';
+import { PAYMENT_PROJECTION } from '@svc/payments/search';
 import { rebuildSearch, searchDb } from '@svc/sql';
 import { sql } from 'kysely';
 import { beforeAll, describe, expect, it } from 'vitest';

@@ -6,8 +6,8 @@ import { closeSearchDb, searchDb, warmUpOnOpen } from '@svc/sql';
 import { sql } from 'kysely';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 // The domains register their warm-ups when their search modules load.
-import '@svc/payments';
-import '@svc/subscriptions';
+import '@svc/payments/search';
+import '@svc/subscriptions/search';
 
 /**
  * The embedded engine warms itself when it opens (after its migrations), so that a process's

@@ -1,4 +1,4 @@
-import { dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
@@ -6,9 +6,6 @@ import { fileURLToPath } from 'node:url';
  * node_modules, and DOMAINS' entries are relative to it.
  */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-
-/** pnpm's lock file; NodejsFunction reads it to pick pnpm for the (local) bundling step. */
-export const LOCK_FILE = join(REPO_ROOT, 'pnpm-lock.yaml');
 
 export function fromRepoRoot(relativePath: string): string {
   return resolve(REPO_ROOT, relativePath);

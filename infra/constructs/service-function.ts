@@ -1,11 +1,12 @@
-import { dirname } from 'node:path';
-import { Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { createHash } from 'node:crypto';
+import { AssetHashType, DockerImage, Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Architecture, Code, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { fromRepoRoot, LOCK_FILE, REPO_ROOT } from './repo-paths';
+import { buildSync } from 'esbuild';
+import { type BundleTime, bundleOptions, copyBundleFiles } from './bundle';
+import { fromRepoRoot, REPO_ROOT } from './repo-paths';
 
 /**
  * Why a function role may name `*`: active tracing grants xray:PutTraceSegments and
@@ -28,22 +29,10 @@ export interface ServiceFunctionProps {
    * Fixed at bundle time (the platform's API description and reference): esbuild `define`s,
    * module aliases, and files copied beside the bundle (path in the bundle → source path).
    */
-  bundleTime?: { define: Record<string, string>; alias: Record<string, string>; files?: Record<string, string> };
+  bundleTime?: BundleTime;
 }
 
-/**
- * How every function is bundled (esbuild): the CDK's NodejsFunction builds with these, and
- * `pnpm invoke` builds the one function it runs with the same (infra/invoke/run.ts).
- */
-export const BUNDLE = {
-  format: 'esm',
-  target: 'node22',
-  mainFields: ['module', 'main'],
-  // The embedded search engine of the local runtime: never loaded in AWS (the Data API is).
-  externalModules: ['@electric-sql/pglite'],
-  // CommonJS dependencies bundled into ESM still call require() for Node built-ins.
-  banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
-} as const;
+export { BUNDLE } from './bundle';
 
 /**
  * A Lambda function with this repo's defaults fixed once: Node 22 on arm64, an ESM bundle built
@@ -55,7 +44,7 @@ export class ServiceFunction extends Construct {
   /** The handler's source file, relative to the repository root. */
   readonly entry: string;
   readonly bundleTime: ServiceFunctionProps['bundleTime'];
-  readonly function: NodejsFunction;
+  readonly function: LambdaFunction;
   readonly role: Role;
   readonly logGroup: LogGroup;
 
@@ -74,9 +63,35 @@ export class ServiceFunction extends Construct {
     });
     this.logGroup.grantWrite(this.role);
 
-    this.function = new NodejsFunction(this, 'Function', {
-      entry: fromRepoRoot(props.entry),
-      handler: 'handler',
+    const entry = fromRepoRoot(props.entry);
+    const bundleTime = props.bundleTime;
+    this.function = new LambdaFunction(this, 'Function', {
+      // Built by the local esbuild (never Docker, so synth works offline) with code splitting:
+      // see `bundleOptions`. The asset is named for the hash of what was built.
+      code: Code.fromAsset(REPO_ROOT, {
+        assetHashType: AssetHashType.OUTPUT,
+        bundling: {
+          // Required by the type, never pulled: the local build below always answers.
+          image: DockerImage.fromRegistry('public.ecr.aws/sam/build-nodejs22.x'),
+          // Never run either, but part of the key under which the CDK keeps one build per app:
+          // without what tells the functions apart, every function would get the first one's code.
+          command: [
+            'esbuild',
+            props.entry,
+            createHash('sha256')
+              .update(JSON.stringify(bundleTime ?? {}))
+              .digest('hex'),
+          ],
+          local: {
+            tryBundle(outputDir) {
+              buildSync(bundleOptions(entry, outputDir, bundleTime));
+              copyBundleFiles(outputDir, bundleTime);
+              return true;
+            },
+          },
+        },
+      }),
+      handler: 'index.handler',
       description: props.description,
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,
@@ -86,34 +101,7 @@ export class ServiceFunction extends Construct {
       logGroup: this.logGroup,
       // Every invocation is traced in X-Ray (the runtime sends the segments; see Tracing below).
       tracing: Tracing.ACTIVE,
-      projectRoot: REPO_ROOT,
-      depsLockFilePath: LOCK_FILE,
       environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
-      bundling: {
-        format: OutputFormat.ESM,
-        target: BUNDLE.target,
-        minify: true,
-        sourceMap: true,
-        // Stack traces need names and lines, not the sources; keeps the bundle small.
-        sourcesContent: false,
-        mainFields: [...BUNDLE.mainFields],
-        // The SDK versions the tests ran against (the lock file's), not whatever the runtime ships.
-        bundleAwsSDK: true,
-        externalModules: [...BUNDLE.externalModules],
-        banner: BUNDLE.banner,
-        forceDockerBundling: false,
-        ...(props.bundleTime
-          ? {
-              define: props.bundleTime.define,
-              esbuildArgs: Object.fromEntries(
-                Object.entries(props.bundleTime.alias).map(([name, path]) => [`--alias:${name}`, path]),
-              ),
-              commandHooks: copyIntoBundle(props.bundleTime.files ?? {}),
-            }
-          : {}),
-        // Bundle sizes on every synth are noise; esbuild still reports warnings and errors.
-        logLevel: LogLevel.WARNING,
-      },
     });
 
     Validations.of(this.role).acknowledge({
@@ -126,19 +114,4 @@ export class ServiceFunction extends Construct {
         'Node.js 22 is the runtime the design fixes for every function (esbuild target node22); moving to a newer runtime is a deliberate, tested upgrade, not a default.',
     });
   }
-}
-
-const quoted = (path: string) => `'${path.replaceAll("'", "'\\''")}'`;
-
-/** Bundling hooks that copy `files` (path in the bundle → source path) beside the bundled code. */
-function copyIntoBundle(files: Record<string, string>) {
-  return {
-    beforeBundling: () => [],
-    beforeInstall: () => [],
-    afterBundling: (_inputDir: string, outputDir: string) =>
-      Object.entries(files).flatMap(([target, source]) => {
-        const destination = `${outputDir}/${target}`;
-        return [`mkdir -p ${quoted(dirname(destination))}`, `cp ${quoted(source)} ${quoted(destination)}`];
-      }),
-  };
 }

@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
+import { BUNDLE, BUNDLE_ENTRY, bundleOptions, copyBundleFiles } from '../constructs/bundle';
 import { REPO_ROOT } from '../constructs/repo-paths';
-import { BUNDLE } from '../constructs/service-function';
 import type { AppFunction } from './app-functions';
 
 /**
@@ -41,29 +41,9 @@ function localExternals(): Plugin {
 export async function bundleFunction(fn: AppFunction): Promise<string> {
   mkdirSync(CACHE, { recursive: true });
   const dir = mkdtempSync(join(CACHE, `${fn.logicalId}-`));
-  const outfile = join(dir, 'index.mjs');
-  await build({
-    entryPoints: [join(REPO_ROOT, fn.entry)],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    format: BUNDLE.format,
-    target: BUNDLE.target,
-    mainFields: [...BUNDLE.mainFields],
-    banner: { js: BUNDLE.banner },
-    minify: true,
-    sourcemap: true,
-    sourcesContent: false,
-    define: fn.bundleTime?.define ?? {},
-    alias: fn.bundleTime?.alias ?? {},
-    plugins: [localExternals()],
-    logLevel: 'warning',
-  });
-  for (const [target, source] of Object.entries(fn.bundleTime?.files ?? {})) {
-    mkdirSync(dirname(join(dir, target)), { recursive: true });
-    copyFileSync(source, join(dir, target));
-  }
-  return outfile;
+  await build({ ...bundleOptions(join(REPO_ROOT, fn.entry), dir, fn.bundleTime), plugins: [localExternals()] });
+  copyBundleFiles(dir, fn.bundleTime);
+  return join(dir, BUNDLE_ENTRY);
 }
 
 export interface FunctionEnvironment {

@@ -1,8 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { Stack } from 'aws-cdk-lib';
+import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
+import { ServiceFunction } from '../constructs/service-function';
+import { bundledSources } from './support/bundle-files';
 import { synthesizeAllStages, templateOf } from './support/synth';
 
 beforeAll(() => {
@@ -75,4 +79,29 @@ describe('every bundle of the app', () => {
       expect(failures).toEqual([]);
     }, 300_000);
   }
+});
+
+describe('every function’s asset', () => {
+  it('is built from that function’s own entry, whatever other functions share a build (prod)', () => {
+    const { outdir, stacks } = synthesizeAllStages();
+    const stack = stacks.get('prod');
+    if (!stack) throw new Error('no prod stack');
+    const resources = templateOf('prod').findResources('AWS::Lambda::Function');
+    const ours = stack.node.findAll().filter((node): node is ServiceFunction => node instanceof ServiceFunction);
+    expect(ours.length).toBeGreaterThan(10);
+    const assetOf = new Map<string, string>();
+    for (const fn of ours) {
+      const logicalId = Stack.of(fn).getLogicalId(fn.function.node.defaultChild as CfnFunction);
+      const { S3Key } = lambdaFunction.parse(resources[logicalId]).Properties.Code;
+      const dir = join(outdir, `asset.${S3Key.replace(/\.zip$/, '')}`);
+      // The entry is the module the bundle starts from; a build of another entry would not hold it.
+      expect(
+        bundledSources(dir).some((source) => source.endsWith(`/${fn.entry}`)),
+        `${fn.node.path} (${fn.entry})`,
+      ).toBe(true);
+      assetOf.set(`${fn.entry} ${JSON.stringify(fn.bundleTime ?? {})}`, S3Key);
+    }
+    // Different entries never share an asset.
+    expect(new Set(assetOf.values()).size).toBe(assetOf.size);
+  });
 });

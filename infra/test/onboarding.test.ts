@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { CAPTCHA_SECRET_OUTPUT, DOMAINS, ROUTE_TABLE, WORKERS } from '@svc/api';
 import { INDEXES } from '@svc/table';
@@ -9,6 +9,7 @@ import * as z from 'zod';
 import { captchaSiteKeyContext, STAGE_NAMES, STAGES, type StageName } from '../config/stages';
 import { ServiceStack } from '../stacks/service-stack';
 import { appProps, SKIP_BUNDLING, TEST_CAPTCHA_SITE_KEYS } from './support/app-props';
+import { bundledSources } from './support/bundle-files';
 import { synthesizeAllStages, templateOf } from './support/synth';
 import {
   actionsOf,
@@ -294,9 +295,8 @@ describe.each(STAGE_NAMES)('the %s stream publisher', (stage) => {
           .parse(templateOf(stage).findResources('AWS::Lambda::Function')[publisher.logicalId]).Properties.Code,
       );
     const assetDir = join(outdir, `asset.${code.S3Key.replace(/\.zip$/, '')}`);
-    const sourceMap = join(assetDir, 'index.mjs.map');
-    expect(existsSync(sourceMap), sourceMap).toBe(true);
-    const { sources } = z.object({ sources: z.array(z.string()) }).parse(JSON.parse(readFileSync(sourceMap, 'utf8')));
+    expect(existsSync(join(assetDir, 'index.mjs.map')), assetDir).toBe(true);
+    const sources = bundledSources(assetDir);
     expect(sources.some((source) => source.endsWith(WORKERS.streamPublisher.entry))).toBe(true);
     expect(sources.some((source) => source.endsWith('services/onboarding/src/event-data.ts'))).toBe(true);
   });

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DOMAINS, WORKERS } from '@svc/api';
 import { INDEXES } from '@svc/table';
@@ -14,6 +13,7 @@ import {
   UPLOADS_PREFIX,
 } from '../constructs/reconciliation';
 import { TRACE_CALLS_VARIABLE } from '../constructs/tracing';
+import { bundledSources } from './support/bundle-files';
 import { synthesizeAllStages, templateOf } from './support/synth';
 import {
   actionsOf,
@@ -420,10 +420,8 @@ describe.each(STAGE_NAMES)('the %s file processor', (stage) => {
     const { S3Key } = z.object({ Properties: z.object({ Code: z.object({ S3Key: z.string() }) }) }).parse(resource)
       .Properties.Code;
     const assetPath = `asset.${S3Key.replace(/\.zip$/, '')}`;
-    const map = z
-      .object({ sources: z.array(z.string()) })
-      .parse(JSON.parse(readFileSync(join(synthesizeAllStages().outdir, assetPath, 'index.mjs.map'), 'utf8')));
-    const bundles = (entry: string) => map.sources.some((source) => source.endsWith(`/${entry}`));
+    const sources = bundledSources(join(synthesizeAllStages().outdir, assetPath));
+    const bundles = (entry: string) => sources.some((source) => source.endsWith(`/${entry}`));
     expect(bundles(WORKERS.fileProcessor.entry)).toBe(true);
     // Not the domain function's bundle: no HTTP handler in it.
     expect(bundles(DOMAINS.reconciliation.entry)).toBe(false);

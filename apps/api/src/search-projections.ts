@@ -1,7 +1,7 @@
-import { ORGANISATION_PROJECTION } from '@svc/organisations';
-import { PAYMENT_PROJECTION } from '@svc/payments';
+import { ORGANISATION_PROJECTION } from '@svc/organisations/search';
+import { PAYMENT_PROJECTION } from '@svc/payments/search';
 import type { SearchProjection } from '@svc/sql';
-import { SUBSCRIPTION_PROJECTION } from '@svc/subscriptions';
+import { SUBSCRIPTION_PROJECTION } from '@svc/subscriptions/search';
 
 /** Every read model in the search engine: what the stream projector feeds and a rebuild fills. */
 export const SEARCH_PROJECTIONS: readonly SearchProjection[] = [

@@ -1,6 +1,6 @@
 /**
  * The search language of `POST /search/*`: parse a request
- * body once (with its validation errors), then run it on PostgreSQL (`runSqlSearch`), compiled to
+ * body once (with its validation errors), then run it on PostgreSQL (`runSqlSearch` in `@svc/search/sql`), compiled to
  * SQL with every value bound. Limits: SEARCH_LIMITS.
  */
 export type { Aggregation } from './aggregation-request';
@@ -18,6 +18,3 @@ export type {
 export { searchResponseSchema } from './search-response';
 export type { SearchOptions } from './searchable-fields';
 export { DEFAULT_SORT, type SortDirection, type SortKey, type SortValue } from './sort-request';
-export type { ColumnKind, Sql, SqlSearchSource } from './sql/compile';
-export { grantScope, runSqlSearch } from './sql/execute';
-export { storableDocument, storableText } from './sql/json-path';

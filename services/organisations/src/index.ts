@@ -17,4 +17,3 @@ export {
   type Organisation,
   organisationSchema,
 } from './repository/organisation-repository';
-export { ORGANISATION_PROJECTION } from './search/organisation-search';

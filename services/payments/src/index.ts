@@ -28,4 +28,3 @@ export {
   paymentUpdateWrite,
 } from './repository/payment-repository';
 export { findPaymentSource, type PaymentSourceRecord } from './repository/payment-source-repository';
-export { PAYMENT_PROJECTION, PAYMENT_SEARCH, paymentsAmong, projectPayments } from './search/payment-search';

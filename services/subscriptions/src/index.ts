@@ -7,4 +7,3 @@ export { subscriptionsRoutes } from './handlers/routes';
 export { subscriptionsForPayments } from './payments-port';
 export type { DueEntry } from './repository/subscription-repository';
 export { findSubscription, invoiceFromItem, subscriptionFromItem } from './repository/subscription-repository';
-export { SUBSCRIPTION_PROJECTION } from './search/subscription-search';

@@ -1,5 +1,6 @@
 import type { Principal } from '@svc/core';
-import { runSqlSearch, type SearchRequest, type Sql, type SqlSearchSource, storableDocument } from '@svc/search';
+import type { SearchRequest } from '@svc/search';
+import { runSqlSearch, type Sql, type SqlSearchSource, storableDocument } from '@svc/search/sql';
 import { groupCommit, inSearchEngine, itemsOf, type SearchProjection, searchDb } from '@svc/sql';
 import { sql } from 'kysely';
 import { organisationShape } from '../domain/shapes';

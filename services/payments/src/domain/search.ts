@@ -1,6 +1,5 @@
 import type { Principal } from '@svc/core';
 import { parseSearchRequest } from '@svc/search';
-import { searchPaymentRows } from '../search/payment-search';
 
 /**
  * The search language over the caller's payments, on the search engine (see
@@ -9,5 +8,7 @@ import { searchPaymentRows } from '../search/payment-search';
 export async function searchPayments(principal: Promise<Principal>, body: unknown) {
   const request = parseSearchRequest(body);
   const caller = await principal;
+  // The engine's client and query builder load at the first search (or write), not at cold start.
+  const { searchPaymentRows } = await import('../search/payment-search');
   return searchPaymentRows(caller.grants, request);
 }

@@ -1,5 +1,5 @@
-import type { SearchRequest } from '@svc/search';
-import { grantScope, parseSearchRequest, runSqlSearch, type SqlSearchSource, storableDocument } from '@svc/search';
+import { parseSearchRequest, type SearchRequest } from '@svc/search';
+import { grantScope, runSqlSearch, type SqlSearchSource, storableDocument } from '@svc/search/sql';
 import {
   groupCommit,
   inSearchEngine,

@@ -1,14 +1,7 @@
 import type { Principal } from '@svc/core';
 import { localMidnight } from '@svc/schedule';
-import {
-  grantScope,
-  parseSearchRequest,
-  runSqlSearch,
-  type SearchRequest,
-  type SqlSearchSource,
-  storableDocument,
-  storableText,
-} from '@svc/search';
+import { parseSearchRequest, type SearchRequest } from '@svc/search';
+import { grantScope, runSqlSearch, type SqlSearchSource, storableDocument, storableText } from '@svc/search/sql';
 import {
   groupCommit,
   inSearchEngine,
