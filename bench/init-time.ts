@@ -2,24 +2,30 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DOMAINS, platformBundling } from '@svc/api';
-import { build } from 'esbuild';
-import { BUNDLE_ENTRY, type BundleTime, bundleOptions, bytesAtInit } from '../infra/constructs/bundle';
+import {
+  BUNDLE_ENTRY,
+  type BundleTime,
+  buildFunction,
+  bytesAtInit,
+  type TracerPlacement,
+} from '../infra/constructs/bundle';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
 /**
- * Builds an entry as the CDK app builds a function's asset (`bundleOptions`: code splitting) and
- * answers its entry module and the bytes a cold start reads (the entry and its static chunks).
+ * Builds an entry as the CDK app builds a function's asset (`buildFunction`: code splitting;
+ * Tracer inside the code where the stage traces calls, beside it where not) and answers its entry
+ * module and the bytes a cold start reads (the entry and its static chunks).
  */
 async function bundle(
   entry: string,
   outdir: string,
-  bundleTime?: BundleTime,
+  bundleTime: BundleTime | undefined,
+  tracer: TracerPlacement,
 ): Promise<{ file: string; bytes: number }> {
   rmSync(outdir, { recursive: true, force: true });
-  const result = await build({ ...bundleOptions(entry, outdir, bundleTime), logLevel: 'silent' });
-  if (!result.metafile) throw new Error('esbuild gave no metafile');
-  return { file: join(outdir, BUNDLE_ENTRY), bytes: bytesAtInit(result.metafile, outdir) };
+  const metafile = await buildFunction(entry, outdir, bundleTime, tracer, { logLevel: 'silent' });
+  return { file: join(outdir, BUNDLE_ENTRY), bytes: bytesAtInit(metafile, outdir) };
 }
 
 /** Time to import a bundle in a fresh Node process (what a cold start pays for init), in ms. */
@@ -74,14 +80,16 @@ export async function measureInit(runs = 15): Promise<InitFigure[]> {
     bareEntry,
     "import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';\nconst client = new DynamoDBClient({});\nexport const handler = (e) => client.send(new GetItemCommand(e));\n",
   );
-  const bare = await bundle(bareEntry, join(dir, 'bare'));
-  const domains: { name: string; file: string; bytes: number }[] = [];
+  const bare = await bundle(bareEntry, join(dir, 'bare'), undefined, 'beside');
+  const domains: { name: string; file: string; bytes: number; tracedFile: string }[] = [];
   for (const [name, { entry }] of Object.entries(DOMAINS)) {
     // The platform bundle as the CDK app builds it: with its API description fixed at bundle time.
     // (Its description and the reference's static files go beside the bundle, not into the code:
     // left out here, as a cold start does not read them.)
     const atBundleTime = name === 'platform' ? platformBundling(ROOT) : undefined;
-    domains.push({ name, ...(await bundle(join(ROOT, entry), join(dir, name), atBundleTime)) });
+    const untraced = await bundle(join(ROOT, entry), join(dir, name), atBundleTime, 'beside');
+    const traced = await bundle(join(ROOT, entry), join(dir, `${name}-traced`), atBundleTime, 'bundled');
+    domains.push({ name, ...untraced, tracedFile: traced.file });
   }
   const bareMs: number[] = [];
   const samples = new Map(
@@ -97,7 +105,7 @@ export async function measureInit(runs = 15): Promise<InitFigure[]> {
       const figures = samples.get(domain.name);
       if (!figures) continue;
       const ms = importMs(domain.file);
-      const traced = importMs(domain.file, TRACED_ENV);
+      const traced = importMs(domain.tracedFile, TRACED_ENV);
       figures.ms.push(ms);
       figures.ratio.push(ms / base);
       figures.tracedMs.push(traced);

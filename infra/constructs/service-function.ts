@@ -4,8 +4,7 @@ import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Code, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { buildSync } from 'esbuild';
-import { type BundleTime, bundleOptions, copyBundleFiles } from './bundle';
+import { type BundleTime, buildFunctionSync, TRACE_CALLS_CONTEXT, type TracerPlacement } from './bundle';
 import { fromRepoRoot, REPO_ROOT } from './repo-paths';
 
 /**
@@ -44,6 +43,8 @@ export class ServiceFunction extends Construct {
   /** The handler's source file, relative to the repository root. */
   readonly entry: string;
   readonly bundleTime: ServiceFunctionProps['bundleTime'];
+  /** Where Powertools Tracer is in the asset (see TracerPlacement). */
+  readonly tracerPlacement: TracerPlacement;
   readonly function: LambdaFunction;
   readonly role: Role;
   readonly logGroup: LogGroup;
@@ -65,6 +66,9 @@ export class ServiceFunction extends Construct {
 
     const entry = fromRepoRoot(props.entry);
     const bundleTime = props.bundleTime;
+    // The stage's tracing (set on the stack before its functions, see TRACE_CALLS_CONTEXT).
+    const tracer: TracerPlacement = this.node.tryGetContext(TRACE_CALLS_CONTEXT) === true ? 'bundled' : 'beside';
+    this.tracerPlacement = tracer;
     this.function = new LambdaFunction(this, 'Function', {
       // Built by the local esbuild (never Docker, so synth works offline) with code splitting:
       // see `bundleOptions`. The asset is named for the hash of what was built.
@@ -78,14 +82,14 @@ export class ServiceFunction extends Construct {
           command: [
             'esbuild',
             props.entry,
+            `tracer-${tracer}`,
             createHash('sha256')
               .update(JSON.stringify(bundleTime ?? {}))
               .digest('hex'),
           ],
           local: {
             tryBundle(outputDir) {
-              buildSync(bundleOptions(entry, outputDir, bundleTime));
-              copyBundleFiles(outputDir, bundleTime);
+              buildFunctionSync(entry, outputDir, bundleTime, tracer);
               return true;
             },
           },

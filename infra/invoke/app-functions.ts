@@ -22,6 +22,7 @@ export interface AppFunction {
   /** The function's variables as the template sets them: a string, or a reference to a resource. */
   environment: Record<string, unknown>;
   bundleTime: ServiceFunction['bundleTime'];
+  tracerPlacement: ServiceFunction['tracerPlacement'];
   /** Seconds the function may run (the template's timeout). */
   timeoutSeconds: number;
   memoryMb: number;
@@ -159,6 +160,7 @@ export function appFunctions(stage: StageName): AppFunction[] {
         logicalId,
         entry: fn.entry,
         bundleTime: fn.bundleTime,
+        tracerPlacement: fn.tracerPlacement,
         environment: properties.Environment?.Variables ?? {},
         timeoutSeconds: properties.Timeout ?? 3,
         memoryMb: properties.MemorySize ?? 128,

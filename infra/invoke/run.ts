@@ -3,8 +3,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { build, type Plugin } from 'esbuild';
-import { BUNDLE, BUNDLE_ENTRY, bundleOptions, copyBundleFiles } from '../constructs/bundle';
+import type { Plugin } from 'esbuild';
+import { BUNDLE, BUNDLE_ENTRY, buildFunction } from '../constructs/bundle';
 import { REPO_ROOT } from '../constructs/repo-paths';
 import type { AppFunction } from './app-functions';
 
@@ -41,8 +41,9 @@ function localExternals(): Plugin {
 export async function bundleFunction(fn: AppFunction): Promise<string> {
   mkdirSync(CACHE, { recursive: true });
   const dir = mkdtempSync(join(CACHE, `${fn.logicalId}-`));
-  await build({ ...bundleOptions(join(REPO_ROOT, fn.entry), dir, fn.bundleTime), plugins: [localExternals()] });
-  copyBundleFiles(dir, fn.bundleTime);
+  await buildFunction(join(REPO_ROOT, fn.entry), dir, fn.bundleTime, fn.tracerPlacement, {
+    plugins: [localExternals()],
+  });
   return join(dir, BUNDLE_ENTRY);
 }
 

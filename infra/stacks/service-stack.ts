@@ -19,6 +19,7 @@ import type { Construct } from 'constructs';
 import { captchaSiteKeyContext, type StageConfig, StageConfigurationError } from '../config/stages';
 import { AlarmTopic } from '../constructs/alarm-topic';
 import { Billing } from '../constructs/billing';
+import { TRACE_CALLS_CONTEXT } from '../constructs/bundle';
 import { DomainFunction, domainNames } from '../constructs/domain-function';
 import { Events } from '../constructs/events';
 import { OperationsAlarms } from '../constructs/operations-alarms';
@@ -77,6 +78,8 @@ export class ServiceStack extends Stack {
     super(scope, id, props);
     const { stage } = props;
     this.config = stage;
+    // Before any function: each builds its code as it is created, Tracer inside where calls are traced.
+    this.node.setContext(TRACE_CALLS_CONTEXT, stage.traceCalls);
     Tags.of(this).add('service', 'svc-fundraising');
     Tags.of(this).add('stage', stage.name);
 

@@ -105,3 +105,41 @@ describe('every function’s asset', () => {
     expect(new Set(assetOf.values()).size).toBe(assetOf.size);
   });
 });
+
+describe('Tracer in every function’s asset', () => {
+  const assetDirs = (stage: 'dev' | 'prod') => {
+    const { outdir } = synthesizeAllStages();
+    return new Set(
+      Object.values(templateOf(stage).findResources('AWS::Lambda::Function')).flatMap((resource) => {
+        const parsed = lambdaFunction.safeParse(resource);
+        if (!parsed.success) return [];
+        const dir = join(outdir, `asset.${parsed.data.Properties.Code.S3Key.replace(/\.zip$/, '')}`);
+        return existsSync(join(dir, 'index.mjs')) ? [dir] : [];
+      }),
+    );
+  };
+  const inCode = (dir: string) =>
+    bundledSources(dir).some((source) => /aws-xray-sdk-core|powertools\/tracer\//.test(source));
+  const beside = (dir: string) =>
+    ['package.json', 'index.js', 'middleware.js'].every((file) =>
+      existsSync(join(dir, 'node_modules', '@aws-lambda-powertools', 'tracer', file)),
+    );
+
+  it('is a package beside the code where the stage does not trace (dev): an untraced cold start never reads it', () => {
+    const dirs = assetDirs('dev');
+    expect(dirs.size).toBeGreaterThan(10);
+    for (const dir of dirs) {
+      expect(inCode(dir), dir).toBe(false);
+      expect(beside(dir), dir).toBe(true);
+    }
+  });
+
+  it('is in the code where the stage traces (prod), where it loads fastest', () => {
+    const dirs = assetDirs('prod');
+    expect(dirs.size).toBeGreaterThan(10);
+    for (const dir of dirs) {
+      expect(inCode(dir), dir).toBe(true);
+      expect(beside(dir), dir).toBe(false);
+    }
+  });
+});

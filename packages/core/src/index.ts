@@ -15,6 +15,6 @@ export * from './sdk-client';
 export * from './secret-hash';
 export * from './service-key';
 export { handleSqsBatch, oneByOne } from './sqs-batch';
-export { traced, tracer } from './tracing';
+export { traced, tracer, tracerMiddleware } from './tracing';
 export { issuesToDetails, parseOrThrow } from './validation';
 export { workerHandler } from './worker-handler';

@@ -17,8 +17,9 @@ export const tracer: Tracer | undefined = process.env.SVC_TRACE_CALLS === 'true'
  * Loads Tracer synchronously: a top-level `await import()` would make every module that imports
  * this one initialise asynchronously in a bundle, and esbuild does not always wait for such a
  * module behind a re-export (the payments bundle then ran its repository before @svc/table had
- * initialised). In a bundle `require` is esbuild's (the package is bundled, evaluated only here);
- * under tsx or plain Node, the package is read from node_modules.
+ * initialised). In a function's bundle the package is not in the code but beside it, in the
+ * bundle's own node_modules (infra/constructs/bundle.ts), so only a traced function reads it;
+ * under tsx or plain Node, it is read from the repository's node_modules.
  */
 function loadTracer(): Tracer {
   const { Tracer: TracerClass } = (
@@ -27,6 +28,21 @@ function loadTracer(): Tracer {
       : createRequire(import.meta.url)('@aws-lambda-powertools/tracer')
   ) as typeof import('@aws-lambda-powertools/tracer');
   return new TracerClass({ captureHTTPsRequests: true });
+}
+
+/**
+ * Powertools' middy middleware that puts an HTTP handler in a subsegment of its own (cold start
+ * annotated, never the response), where calls are traced; loaded from beside the code with
+ * Tracer, as `loadTracer` does.
+ */
+export function tracerMiddleware() {
+  if (!tracer) return undefined;
+  const { captureLambdaHandler } = (
+    typeof require === 'function'
+      ? require('@aws-lambda-powertools/tracer/middleware')
+      : createRequire(import.meta.url)('@aws-lambda-powertools/tracer/middleware')
+  ) as typeof import('@aws-lambda-powertools/tracer/middleware');
+  return captureLambdaHandler(tracer, { captureResponse: false });
 }
 
 /**

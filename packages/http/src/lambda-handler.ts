@@ -1,8 +1,7 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
-import { logger, tracer, UnauthorizedError, withResourceNaming } from '@svc/core';
+import { logger, tracerMiddleware, UnauthorizedError, withResourceNaming } from '@svc/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { Authenticator } from './authenticator';
 import type { StackEvent, StackHandler } from './context';
@@ -40,7 +39,8 @@ export function createDomainHandler(routes: readonly AnyRoute[], authenticator: 
 function buildStack(route: AnyRoute, authenticator: Authenticator): StackHandler {
   const stack = middy<StackEvent, APIGatewayProxyStructuredResultV2, Error, Context>();
   // Where the stage traces calls: the handler's subsegment (cold start annotated), never the response.
-  if (tracer) stack.use(captureLambdaHandler(tracer, { captureResponse: false }));
+  const traced = tracerMiddleware();
+  if (traced) stack.use(traced);
   return stack
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(requestContext(route))
