@@ -77,16 +77,28 @@ describe('the embedded search engine’s warm-up', () => {
     expect(warmed?.[1]).toMatchObject({ warmed: expect.arrayContaining(['payments', 'subscriptions']) });
   });
 
-  it('does not open or warm Aurora: the Data API engine runs no warm-up', async () => {
+  it('does not warm Aurora: a query through the Data API engine runs no warm-up', async () => {
     let ran = 0;
     warmUpOnOpen('test-record', async () => {
       ran++;
     });
-    searchDb({
-      ...process.env,
-      SVC_SEARCH_CLUSTER_ARN: 'arn:aws:rds:eu-central-2:000000000000:cluster:svc-warm',
-      SVC_SEARCH_SECRET_ARN: 'arn:aws:secretsmanager:eu-central-2:000000000000:secret:svc-warm',
-    });
-    expect(ran).toBe(0);
+    const previous = process.env.AWS_ENDPOINT_URL_RDS_DATA;
+    // Nothing listens there: the Data API call is refused at once.
+    process.env.AWS_ENDPOINT_URL_RDS_DATA = 'http://127.0.0.1:9';
+    try {
+      const db = searchDb({
+        ...process.env,
+        SVC_SEARCH_CLUSTER_ARN: 'arn:aws:rds:eu-central-2:000000000000:cluster:svc-warm',
+        SVC_SEARCH_SECRET_ARN: 'arn:aws:secretsmanager:eu-central-2:000000000000:secret:svc-warm',
+      });
+      await expect(sql`SELECT 1`.execute(db)).rejects.toThrow();
+      expect(ran).toBe(0);
+      // The same registration does run where the engine is embedded: the check above can fail.
+      await sql`SELECT 1`.execute(freshEngine());
+      expect(ran).toBe(1);
+    } finally {
+      if (previous === undefined) delete process.env.AWS_ENDPOINT_URL_RDS_DATA;
+      else process.env.AWS_ENDPOINT_URL_RDS_DATA = previous;
+    }
   });
 });

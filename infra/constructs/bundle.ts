@@ -54,8 +54,8 @@ export const BUNDLE_ENTRY = 'index.mjs';
 
 /**
  * The function's code as `index.mjs` plus `chunks/`: code splitting, so what a module imports
- * with `import()` (the Stripe SDK, Tracer and the X-Ray SDK, …) is a chunk of its own, read and
- * compiled at its first use instead of at every cold start. Minified, with source maps (names and
+ * with `import()` (the Stripe SDK, the search engine's client and query builder, …) is a chunk of
+ * its own, read and compiled at its first use instead of at every cold start. Minified, with source maps (names and
  * lines for stack traces, not the sources).
  */
 export function bundleOptions(

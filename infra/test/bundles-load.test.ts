@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Stack } from 'aws-cdk-lib';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
@@ -19,6 +19,19 @@ const lambdaFunction = z.object({
     Environment: z.object({ Variables: z.record(z.string(), z.unknown()) }).optional(),
   }),
 });
+
+/**
+ * A script that imports the bundle's entry, then every chunk: what a cold start loads, then what
+ * `import()` loads at first use (the Stripe SDK, the search engine's client), so a chunk that
+ * needs a module the asset does not carry fails here too.
+ */
+function loadScript(dir: string): string {
+  const chunks = existsSync(join(dir, 'chunks'))
+    ? readdirSync(join(dir, 'chunks')).filter((file) => file.endsWith('.mjs'))
+    : [];
+  const files = [join(dir, 'index.mjs'), ...chunks.map((file) => join(dir, 'chunks', file))];
+  return files.map((file) => `await import(${JSON.stringify(`file://${file}`)});`).join('\n');
+}
 
 /**
  * Every function of the synthesised app, its bundle loaded as the Lambda runtime loads it: in a
@@ -52,23 +65,19 @@ describe('every bundle of the app', () => {
           ]),
         );
         try {
-          execFileSync(
-            process.execPath,
-            ['--input-type=module', '-e', `await import(${JSON.stringify(`file://${join(dir, 'index.mjs')}`)});`],
-            {
-              cwd: '/',
-              env: {
-                PATH: process.env.PATH ?? '',
-                AWS_REGION: 'eu-central-2',
-                AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
-                AWS_LAMBDA_FUNCTION_NAME: fn.logicalId,
-                ...variables,
-                NODE_OPTIONS: '',
-              },
-              encoding: 'utf8',
-              stdio: ['ignore', 'pipe', 'pipe'],
+          execFileSync(process.execPath, ['--input-type=module', '-e', loadScript(dir)], {
+            cwd: '/',
+            env: {
+              PATH: process.env.PATH ?? '',
+              AWS_REGION: 'eu-central-2',
+              AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
+              AWS_LAMBDA_FUNCTION_NAME: fn.logicalId,
+              ...variables,
+              NODE_OPTIONS: '',
             },
-          );
+            encoding: 'utf8',
+            stdio: ['ignore', 'pipe', 'pipe'],
+          });
         } catch (error) {
           const stderr = (error as { stderr?: string }).stderr ?? String(error);
           failures.push(
@@ -132,6 +141,44 @@ describe('Tracer in every function’s asset', () => {
       expect(inCode(dir), dir).toBe(false);
       expect(beside(dir), dir).toBe(true);
     }
+  });
+
+  it('is read from beside the code by a dev function switched to tracing by hand, code and middleware', () => {
+    const { outdir } = synthesizeAllStages();
+    const fn = Object.values(templateOf('dev').findResources('AWS::Lambda::Function'))
+      .map((resource) => lambdaFunction.safeParse(resource))
+      .flatMap((parsed) => (parsed.success ? [parsed.data.Properties] : []))
+      .find((properties) => properties.Environment?.Variables.POWERTOOLS_SERVICE_NAME === 'payments');
+    if (!fn) throw new Error('no dev payments function');
+    const dir = join(outdir, `asset.${fn.Code.S3Key.replace(/\.zip$/, '')}`);
+    const variables = Object.fromEntries(
+      Object.entries(fn.Environment?.Variables ?? {}).map(([name, value]) => [
+        name,
+        typeof value === 'string' ? value : `resolved-${name.toLowerCase()}`,
+      ]),
+    );
+    const entry = join(dir, 'index.mjs');
+    const script = `import { createRequire } from 'node:module';
+await import(${JSON.stringify(`file://${entry}`)});
+const cache = createRequire(${JSON.stringify(entry)}).cache;
+process.stdout.write(JSON.stringify(Object.keys(cache).filter((file) => file.includes('@aws-lambda-powertools/tracer'))));`;
+    const loaded = JSON.parse(
+      execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+        cwd: '/',
+        env: {
+          PATH: process.env.PATH ?? '',
+          AWS_REGION: 'eu-central-2',
+          AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
+          _X_AMZN_TRACE_ID: 'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1',
+          ...variables,
+          SVC_TRACE_CALLS: 'true',
+          NODE_OPTIONS: '',
+        },
+        encoding: 'utf8',
+      }),
+    ) as string[];
+    const beside = join(dir, 'node_modules', '@aws-lambda-powertools', 'tracer');
+    expect(loaded.sort()).toEqual([join(beside, 'index.js'), join(beside, 'middleware.js')]);
   });
 
   it('is in the code where the stage traces (prod), where it loads fastest', () => {

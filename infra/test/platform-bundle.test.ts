@@ -27,6 +27,43 @@ function platformAsset() {
   };
 }
 
+/**
+ * One request to the platform function's asset as Lambda runs it: in a fresh Node process outside
+ * the repo (cwd `/`), with only its template's environment.
+ */
+function callPlatform(
+  path: string,
+  routeKey = `GET ${path}`,
+  pathParameters?: Record<string, string>,
+): { statusCode: number; body: string } {
+  const { dir, environment } = platformAsset();
+  const event = {
+    version: '2.0',
+    routeKey,
+    rawPath: path,
+    rawQueryString: '',
+    headers: { host: 'api.example.org' },
+    ...(pathParameters ? { pathParameters } : {}),
+    requestContext: {
+      http: { method: 'GET', path, sourceIp: '203.0.113.1' },
+      requestId: 'r1',
+      routeKey,
+    },
+    isBase64Encoded: false,
+  };
+  const script = `const { handler } = await import(${JSON.stringify(`file://${join(dir, 'index.mjs')}`)});
+const out = await handler(${JSON.stringify(event)}, { awsRequestId: 'r1', functionName: 'svc-platform', getRemainingTimeInMillis: () => 10000 });
+process.stdout.write(JSON.stringify(out));`;
+  const output = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: '/',
+    env: { PATH: process.env.PATH ?? '', AWS_REGION: 'eu-central-2', ...environment, NODE_OPTIONS: '' },
+    encoding: 'utf8',
+    // Swagger UI's script is about 1.4 MB.
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  return JSON.parse(output) as { statusCode: number; body: string };
+}
+
 describe('the platform bundle', () => {
   it('carries the API description built at bundle time, and none of the domains’ code', () => {
     const { dir } = platformAsset();
@@ -48,30 +85,16 @@ describe('the platform bundle', () => {
   });
 
   it('serves that description at /openapi.json, equal to the route table’s, outside the repo with only its template’s environment', () => {
-    const { dir, environment } = platformAsset();
-    const event = {
-      version: '2.0',
-      routeKey: 'GET /openapi.json',
-      rawPath: '/openapi.json',
-      rawQueryString: '',
-      headers: { host: 'api.example.org' },
-      requestContext: {
-        http: { method: 'GET', path: '/openapi.json', sourceIp: '203.0.113.1' },
-        requestId: 'r1',
-        routeKey: 'GET /openapi.json',
-      },
-      isBase64Encoded: false,
-    };
-    const script = `const { handler } = await import(${JSON.stringify(`file://${join(dir, 'index.mjs')}`)});
-const out = await handler(${JSON.stringify(event)}, { awsRequestId: 'r1', functionName: 'svc-platform', getRemainingTimeInMillis: () => 10000 });
-process.stdout.write(JSON.stringify(out));`;
-    const output = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
-      cwd: '/',
-      env: { PATH: process.env.PATH ?? '', AWS_REGION: 'eu-central-2', ...environment, NODE_OPTIONS: '' },
-      encoding: 'utf8',
-    });
-    const response = JSON.parse(output) as { statusCode: number; body: string };
+    const response = callPlatform('/openapi.json');
     expect(response.statusCode).toBe(200);
     expect(JSON.parse(response.body)).toEqual(JSON.parse(JSON.stringify(describeApi())));
+  }, 60_000);
+
+  it('serves the reference’s assets from beside its code, outside the repo (no swagger-ui-dist to fall back on)', () => {
+    for (const file of DOCS_ASSETS) {
+      const response = callPlatform(`/docs/assets/${file}`, 'GET /docs/assets/{file}', { file });
+      expect(response.statusCode, file).toBe(200);
+      expect(response.body.length, file).toBeGreaterThan(10_000);
+    }
   }, 60_000);
 });

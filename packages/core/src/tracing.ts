@@ -17,9 +17,10 @@ export const tracer: Tracer | undefined = process.env.SVC_TRACE_CALLS === 'true'
  * Loads Tracer synchronously: a top-level `await import()` would make every module that imports
  * this one initialise asynchronously in a bundle, and esbuild does not always wait for such a
  * module behind a re-export (the payments bundle then ran its repository before @svc/table had
- * initialised). In a function's bundle the package is not in the code but beside it, in the
- * bundle's own node_modules (infra/constructs/bundle.ts), so only a traced function reads it;
- * under tsx or plain Node, it is read from the repository's node_modules.
+ * initialised). In a function's bundle the package is in the code where the stage traces calls,
+ * and beside it (the bundle's own node_modules) where not, so an untraced function never reads it
+ * (infra/constructs/bundle.ts); under tsx or plain Node, it is read from the repository's
+ * node_modules.
  */
 function loadTracer(): Tracer {
   const { Tracer: TracerClass } = (
