@@ -35,8 +35,11 @@ export const BUNDLE = {
   mainFields: ['module', 'main'],
   // The embedded search engine of the local runtime: never loaded in AWS (the Data API is).
   externalModules: ['@electric-sql/pglite'],
-  // CommonJS dependencies bundled into ESM still call require() for Node built-ins.
-  banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+  // CommonJS dependencies bundled into ESM still call require() for Node built-ins. The import
+  // is aliased: a module of ours importing createRequire into a chunk's scope would otherwise
+  // collide with the banner's (it did in an unminified build).
+  banner:
+    "import { createRequire as __svcCreateRequire } from 'node:module'; const require = __svcCreateRequire(import.meta.url);",
 } as const;
 
 /** Fixed at bundle time (the platform's API description and reference). */

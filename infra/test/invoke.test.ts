@@ -58,7 +58,9 @@ describe('pnpm invoke', () => {
     expect(functions.find((fn) => fn.kind === 'api' && fn.routes.includes('POST /payments'))?.path).toMatch(
       /Domain-payments$/,
     );
-  });
+    // The whole app's synth with every asset built: two builds per function (Tracer inside the
+    // code for the traced stages, beside it for dev), slow on a loaded machine.
+  }, 120_000);
 
   it('keeps one sample of each kind in events/, as the samples are built today', () => {
     const files = readdirSync(join(REPO_ROOT, 'events')).sort();
