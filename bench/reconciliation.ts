@@ -234,7 +234,7 @@ async function lookupOnly(client: DynamoDBClient, uuids: readonly string[], inFl
 }
 
 /** Wall time inside each SDK call of the processor's own clients (table and bucket), by command. */
-function meterCalls(): Record<string, { calls: number; ms: number }> {
+async function meterCalls(): Promise<Record<string, { calls: number; ms: number }>> {
   const calls: Record<string, { calls: number; ms: number }> = {};
   const meter =
     (service: string) =>
@@ -254,7 +254,7 @@ function meterCalls(): Record<string, { calls: number; ms: number }> {
   // biome-ignore lint/suspicious/noExplicitAny: one middleware for two clients' stacks
   db().middlewareStack.add(meter('dynamodb') as any, { step: 'initialize', name: 'benchReconciliationCalls' });
   // biome-ignore lint/suspicious/noExplicitAny: as above
-  s3().middlewareStack.add(meter('s3') as any, { step: 'initialize', name: 'benchReconciliationCalls' });
+  (await s3()).middlewareStack.add(meter('s3') as any, { step: 'initialize', name: 'benchReconciliationCalls' });
   return calls;
 }
 
@@ -265,7 +265,7 @@ async function runPhase(task: Task & { phase: Phase }): Promise<PhaseResult> {
   if (task.phase === 'parse') await parseOnly(task.warmKey);
   if (task.phase === 'lookup') await lookupOnly(client, uuids.slice(0, WARM_ROWS));
   if (task.phase === 'process') await processUploadedObject(task.warmKey, task.warmEtag);
-  const calls = task.phase === 'process' ? meterCalls() : undefined;
+  const calls = task.phase === 'process' ? await meterCalls() : undefined;
   const sampler = startSampler();
   const cpu = process.cpuUsage();
   const started = performance.now();
@@ -317,7 +317,7 @@ async function resultBytes(resultsKey: string): Promise<Buffer> {
   if (resultsKey.endsWith('/')) {
     let token: string | undefined;
     do {
-      const page: ListObjectsV2CommandOutput = await s3().send(
+      const page: ListObjectsV2CommandOutput = await (await s3()).send(
         new ListObjectsV2Command({ Bucket: bucket, Prefix: resultsKey, ContinuationToken: token }),
       );
       for (const object of page.Contents ?? []) if (object.Key) keys.push(object.Key);
@@ -329,7 +329,7 @@ async function resultBytes(resultsKey: string): Promise<Buffer> {
   }
   const parts: Buffer[] = [];
   for (const key of keys) {
-    const out = await s3().send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+    const out = await (await s3()).send(new GetObjectCommand({ Bucket: bucket, Key: key }));
     parts.push(Buffer.from((await out.Body?.transformToByteArray()) ?? []));
   }
   return Buffer.concat(parts);

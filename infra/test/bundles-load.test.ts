@@ -6,7 +6,7 @@ import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { ServiceFunction } from '../constructs/service-function';
-import { bundledSources } from './support/bundle-files';
+import { bundledSources, coldStartSources } from './support/bundle-files';
 import { synthesizeAllStages, templateOf } from './support/synth';
 
 beforeAll(() => {
@@ -189,4 +189,47 @@ process.stdout.write(JSON.stringify(Object.keys(cache).filter((file) => file.inc
       expect(beside(dir), dir).toBe(false);
     }
   });
+});
+
+describe('what a cold start reads', () => {
+  /** The asset of the prod function built from `entry`. */
+  const assetOf = (entry: string) => {
+    const { outdir, stacks } = synthesizeAllStages();
+    const stack = stacks.get('prod');
+    if (!stack) throw new Error('no prod stack');
+    const fn = stack.node
+      .findAll()
+      .find((node): node is ServiceFunction => node instanceof ServiceFunction && node.entry === entry);
+    if (!fn) throw new Error(`no function built from ${entry}`);
+    const logicalId = Stack.of(fn).getLogicalId(fn.function.node.defaultChild as CfnFunction);
+    const { S3Key } = lambdaFunction.parse(templateOf('prod').findResources('AWS::Lambda::Function')[logicalId])
+      .Properties.Code;
+    return join(outdir, `asset.${S3Key.replace(/\.zip$/, '')}`);
+  };
+
+  /**
+   * Code the function carries but loads at its first use, not at cold start: [entry, what, source
+   * pattern]. Each is in the asset (the test would pass vacuously otherwise) and outside the
+   * modules a cold start reads.
+   */
+  const loadedAtFirstUse: [string, string, RegExp][] = [
+    [
+      'apps/api/src/payments-lambda.ts',
+      'the subscriptions domain (a payment that starts one)',
+      /services\/subscriptions\/src\//,
+    ],
+    ['apps/api/src/payments-lambda.ts', 'luxon (subscription calendars)', /node_modules\/luxon\//],
+    ['apps/api/src/payments-lambda.ts', 'the Stripe SDK', /node_modules\/stripe\//],
+    ['apps/api/src/payments-lambda.ts', 'the search engine’s query builder', /node_modules\/kysely\//],
+    ['services/reconciliation/src/handlers/lambda.ts', 'the S3 SDK (uploads, results)', /@aws-sdk\/client-s3\//],
+    ['services/reconciliation/src/handlers/lambda.ts', 'the presigned POST', /@aws-sdk\/s3-presigned-post\//],
+  ];
+
+  for (const [entry, what, pattern] of loadedAtFirstUse) {
+    it(`${entry}: ${what}`, () => {
+      const dir = assetOf(entry);
+      expect(bundledSources(dir).some((source) => pattern.test(source))).toBe(true);
+      expect(coldStartSources(dir).filter((source) => pattern.test(source))).toEqual([]);
+    });
+  }
 });

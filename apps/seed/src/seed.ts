@@ -24,6 +24,7 @@ export const seedFileSchema = z
     partners: z
       .array(
         partnerProfileSchema
+          .unwrap()
           .extend({
             client_id: z.string().min(1),
             client_secret: z.string().min(12),

@@ -10,24 +10,47 @@ import { type Cidr6, cidr6, containsIPv6, ipv4At, parseIPv6 } from './ipv6';
 type ParsedAddress = { family: 4; value: number } | { family: 6; value: bigint; zone: boolean };
 
 /**
- * IPv6 forms that carry an IPv4 address the packet really goes to (the kernel, a NAT64 gateway
- * or a 6to4 relay unwraps it), so they are exactly as public as the embedded address.
+ * The IPv6 blocks the guard judges by, parsed at the first check rather than at module load (the
+ * first IPv6 parse compiles Node's address grammar: about 6 ms of every cold start otherwise, for
+ * functions that mostly never check an address).
  */
-const EMBEDDED_IPV4: readonly { block: Cidr6; offset: number }[] = [
-  { block: cidr6('::ffff:0:0/96'), offset: 96 }, // IPv4-mapped
-  { block: cidr6('::/96'), offset: 96 }, // IPv4-compatible (deprecated); also covers :: and ::1
-  { block: cidr6('64:ff9b::/96'), offset: 96 }, // NAT64 well-known prefix
-  { block: cidr6('2002::/16'), offset: 16 }, // 6to4
-];
+interface Ipv6Blocks {
+  /**
+   * IPv6 forms that carry an IPv4 address the packet really goes to (the kernel, a NAT64 gateway
+   * or a 6to4 relay unwraps it), so they are exactly as public as the embedded address.
+   */
+  embeddedIPv4: readonly { block: Cidr6; offset: number }[];
+  /**
+   * The only IPv6 space allocated for global unicast; anything outside it that is not an
+   * embedded-IPv4 form above is refused, so a future special-purpose block does not slip through.
+   */
+  globalUnicast: Cidr6;
+  /** Not publicly routable (IANA IPv6 special-purpose registry); some lie outside 2000::/3 and are listed for the record. */
+  nonPublic: readonly Cidr6[];
+  loopback: Cidr6;
+  mappedIPv4: Cidr6;
+}
 
-/**
- * The only IPv6 space allocated for global unicast; anything outside it that is not an
- * embedded-IPv4 form above is refused, so a future special-purpose block does not slip through.
- */
-const GLOBAL_UNICAST = cidr6('2000::/3');
+let blocks: Ipv6Blocks | undefined;
 
-/** Not publicly routable (IANA IPv6 special-purpose registry); some lie outside 2000::/3 and are listed for the record. */
-export const NON_PUBLIC_IPV6: readonly Cidr6[] = [
+function ipv6Blocks(): Ipv6Blocks {
+  blocks ??= {
+    embeddedIPv4: [
+      { block: cidr6('::ffff:0:0/96'), offset: 96 }, // IPv4-mapped
+      { block: cidr6('::/96'), offset: 96 }, // IPv4-compatible (deprecated); also covers :: and ::1
+      { block: cidr6('64:ff9b::/96'), offset: 96 }, // NAT64 well-known prefix
+      { block: cidr6('2002::/16'), offset: 16 }, // 6to4
+    ],
+    globalUnicast: cidr6('2000::/3'),
+    nonPublic: NON_PUBLIC_IPV6_BLOCKS.map(cidr6),
+    loopback: cidr6('::1/128'),
+    mappedIPv4: cidr6('::ffff:0:0/96'),
+  };
+  return blocks;
+}
+
+/** Not publicly routable (IANA IPv6 special-purpose registry), as written. */
+const NON_PUBLIC_IPV6_BLOCKS: readonly string[] = [
   '::/128', // unspecified
   '::1/128', // loopback
   '64:ff9b:1::/48', // local-use NAT64: the embedding depends on the operator's prefix length, so all of it
@@ -41,10 +64,7 @@ export const NON_PUBLIC_IPV6: readonly Cidr6[] = [
   'fe80::/10', // link-local
   'fec0::/10', // deprecated site-local
   'ff00::/8', // multicast
-].map(cidr6);
-
-const LOOPBACK_IPV6 = cidr6('::1/128');
-const MAPPED_IPV4 = cidr6('::ffff:0:0/96');
+];
 
 /**
  * Whether `ip` is a public unicast address. Accepts dotted-quad IPv4 and IPv6 in any spelling
@@ -67,15 +87,17 @@ export function isLoopbackAddress(ip: string): boolean {
   const address = parseAddress(ip);
   if (address === undefined) return false;
   if (address.family === 4) return isLoopbackIPv4(address.value);
-  if (containsIPv6(MAPPED_IPV4, address.value)) return isLoopbackIPv4(ipv4At(address.value, 96));
-  return containsIPv6(LOOPBACK_IPV6, address.value);
+  const { mappedIPv4, loopback } = ipv6Blocks();
+  if (containsIPv6(mappedIPv4, address.value)) return isLoopbackIPv4(ipv4At(address.value, 96));
+  return containsIPv6(loopback, address.value);
 }
 
 function isPublicIPv6(value: bigint): boolean {
-  const embedded = EMBEDDED_IPV4.find(({ block }) => containsIPv6(block, value));
+  const { embeddedIPv4, globalUnicast, nonPublic } = ipv6Blocks();
+  const embedded = embeddedIPv4.find(({ block }) => containsIPv6(block, value));
   if (embedded !== undefined) return isPublicIPv4(ipv4At(value, embedded.offset));
-  if (!containsIPv6(GLOBAL_UNICAST, value)) return false;
-  return !NON_PUBLIC_IPV6.some((block) => containsIPv6(block, value));
+  if (!containsIPv6(globalUnicast, value)) return false;
+  return !nonPublic.some((block) => containsIPv6(block, value));
 }
 
 /** Either family, tolerating URL brackets and an IPv6 zone id. */

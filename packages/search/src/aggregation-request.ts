@@ -1,3 +1,4 @@
+import { deferred } from '@svc/core';
 import * as z from 'zod';
 import { isRecord } from './field-path';
 import { type FieldType, fieldPathSchema, fieldTypeSchema } from './field-schemas';
@@ -16,19 +17,23 @@ export type Aggregation =
   | { readonly name: string; readonly type: 'sum'; readonly field: string };
 
 /** Read first, so an unknown type is reported as a wrong choice at `aggs.<name>.type`. */
-const aggregationType = z.looseObject({ type: z.enum(['term', 'sum']) });
-const termAggregation = z.strictObject({
-  type: z.literal('term'),
-  field: fieldPathSchema,
-  size: z.int().min(1).max(SEARCH_LIMITS.maxTermBuckets).default(SEARCH_LIMITS.defaultTermBuckets),
-  field_type: fieldTypeSchema.optional(),
-});
+const aggregationType = deferred(() => z.looseObject({ type: z.enum(['term', 'sum']) }));
+const termAggregation = deferred(() =>
+  z.strictObject({
+    type: z.literal('term'),
+    field: fieldPathSchema,
+    size: z.int().min(1).max(SEARCH_LIMITS.maxTermBuckets).default(SEARCH_LIMITS.defaultTermBuckets),
+    field_type: fieldTypeSchema.optional(),
+  }),
+);
 /** A sum is numeric by nature; `field_type` is accepted so clients may send it uniformly. */
-const sumAggregation = z.strictObject({
-  type: z.literal('sum'),
-  field: fieldPathSchema,
-  field_type: z.literal('numeric').optional(),
-});
+const sumAggregation = deferred(() =>
+  z.strictObject({
+    type: z.literal('sum'),
+    field: fieldPathSchema,
+    field_type: z.literal('numeric').optional(),
+  }),
+);
 
 /**
  * `aggs` maps names to definitions. Walked by hand rather than with `z.record`, which drops a

@@ -1,4 +1,4 @@
-import { ValidationError } from '@svc/core';
+import { deferred, ValidationError } from '@svc/core';
 import * as z from 'zod';
 import { type Aggregation, parseAggregations } from './aggregation-request';
 import { isRecord } from './field-path';
@@ -23,23 +23,26 @@ export interface SearchRequest {
   readonly searchAfter?: readonly SortValue[];
 }
 
-const projection = z.array(fieldPathSchema).max(SEARCH_LIMITS.maxProjectionPaths).nullish();
+const projection = () => z.array(fieldPathSchema).max(SEARCH_LIMITS.maxProjectionPaths).nullish();
 
 /**
  * The flat part of the body. `query` and `aggs` are only present here so that unknown keys can
  * be refused; they are parsed by hand (see query-parser.ts and aggregation-request.ts). Optional
- * fields take null as absent: JSON clients often send null for "not set".
+ * fields take null as absent: JSON clients often send null for "not set". Like every schema of
+ * the search language, `deferred`: built at the first search, not at a function's cold start.
  */
-const requestBody = z.strictObject({
-  query: z.unknown().optional(),
-  aggs: z.unknown().optional(),
-  sort: z.array(sortKeySchema).max(SEARCH_LIMITS.maxSortKeys).nullish(),
-  size: z.int().min(0).max(SEARCH_LIMITS.maxWindow).nullish(),
-  from: z.int().min(0).max(SEARCH_LIMITS.maxWindow).nullish(),
-  includes: projection,
-  excludes: projection,
-  search_after: z.array(z.unknown()).nullish(),
-});
+const requestBody = deferred(() =>
+  z.strictObject({
+    query: z.unknown().optional(),
+    aggs: z.unknown().optional(),
+    sort: z.array(sortKeySchema).max(SEARCH_LIMITS.maxSortKeys).nullish(),
+    size: z.int().min(0).max(SEARCH_LIMITS.maxWindow).nullish(),
+    from: z.int().min(0).max(SEARCH_LIMITS.maxWindow).nullish(),
+    includes: projection(),
+    excludes: projection(),
+    search_after: z.array(z.unknown()).nullish(),
+  }),
+);
 
 /**
  * Validates a search request body. Every fault is reported at

@@ -1,3 +1,4 @@
+import { deferred } from '@svc/core';
 import * as z from 'zod';
 import type { Scalar } from './query';
 import type { SortValue } from './sort-request';
@@ -30,25 +31,30 @@ export interface SearchResponse {
   aggregations: Record<string, AggregationResult>;
 }
 
-const scalar = z.union([z.string(), z.number(), z.boolean()]);
-
 /**
  * The response schema of a `POST /search/*` route whose hits are `hit` documents (each hit may
- * carry only some fields: `includes`/`excludes` choose them).
+ * carry only some fields: `includes`/`excludes` choose them). `deferred` like every response
+ * schema: only the API description builds it.
  */
-export function searchResponseSchema<Hit extends z.ZodObject>(hit: Hit) {
-  return z.object({
-    summary: z.object({
-      hits: z.number().int().describe('Every document the query matches, not the page size'),
-      last_sort_values: z.array(z.union([scalar, z.null()])).describe('Send back as `search_after` for the next page'),
-    }),
-    hits: z.array(hit.partial()),
-    aggregations: z.record(
-      z.string(),
-      z.union([
-        z.array(z.object({ key: scalar, doc_count: z.number().int() })),
-        z.array(z.object({ key: z.literal('sum'), value: z.union([z.number(), z.string()]) })),
-      ]),
-    ),
+export function searchResponseSchema<Hit extends z.ZodObject>(hit: Hit | z.ZodLazy<Hit>) {
+  return deferred(() => {
+    const scalar = z.union([z.string(), z.number(), z.boolean()]);
+    const hitObject = hit instanceof z.ZodLazy ? hit.unwrap() : hit;
+    return z.object({
+      summary: z.object({
+        hits: z.number().int().describe('Every document the query matches, not the page size'),
+        last_sort_values: z
+          .array(z.union([scalar, z.null()]))
+          .describe('Send back as `search_after` for the next page'),
+      }),
+      hits: z.array(hitObject.partial()),
+      aggregations: z.record(
+        z.string(),
+        z.union([
+          z.array(z.object({ key: scalar, doc_count: z.number().int() })),
+          z.array(z.object({ key: z.literal('sum'), value: z.union([z.number(), z.string()]) })),
+        ]),
+      ),
+    });
   });
 }

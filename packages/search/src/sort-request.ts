@@ -1,3 +1,4 @@
+import { deferred } from '@svc/core';
 import * as z from 'zod';
 import { type FieldType, fieldPathSchema, fieldTypeSchema } from './field-schemas';
 import { toNumber } from './numeric';
@@ -17,13 +18,15 @@ export type SortValue = string | number | boolean | null;
 /** Newest first, as lists are (contract: `created` is the service clock's timestamp). */
 export const DEFAULT_SORT: readonly SortKey[] = [{ field: 'created', fieldType: 'numeric', direction: 'desc' }];
 
-export const sortKeySchema = z
-  .strictObject({
-    field: fieldPathSchema,
-    field_type: fieldTypeSchema,
-    direction: z.enum(['asc', 'desc']).default('asc'),
-  })
-  .transform((key): SortKey => ({ field: key.field, fieldType: key.field_type, direction: key.direction }));
+export const sortKeySchema = deferred(() =>
+  z
+    .strictObject({
+      field: fieldPathSchema,
+      field_type: fieldTypeSchema,
+      direction: z.enum(['asc', 'desc']).default('asc'),
+    })
+    .transform((key): SortKey => ({ field: key.field, fieldType: key.field_type, direction: key.direction })),
+);
 
 /**
  * The cursor must have the shape this request's sort gives `last_sort_values`: a value of the

@@ -1,9 +1,10 @@
+import { deferred } from '@svc/core';
 import type { EventData, EventDataBuilders } from '@svc/events';
 import { processResponse, processShape } from './domain/shapes';
 import { processRecordSchema } from './repository/process-repository';
 
 /** The process in an event: without its token and the link that carries it. */
-const processEventData = processResponse.omit({ token: true, onboarding_url: true });
+const processEventData = deferred(() => processResponse.unwrap().omit({ token: true, onboarding_url: true }));
 
 /** The `data` of onboarding events: the process as its GET returns it, from the written item. */
 export const onboardingEventData: EventDataBuilders = {

@@ -1,5 +1,5 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { Grant } from '@svc/core';
+import { deferred, type Grant } from '@svc/core';
 import { db, getItem, isConditionFailure, key, queryAll, type TransactItem, tableName } from '@svc/table';
 import * as z from 'zod';
 import { PARTNER_LOGO_SIZES, partnerLogoProblems } from '../domain/partner-profile';
@@ -21,8 +21,8 @@ const logo = (size: { width: number; height: number }) =>
   z.string().superRefine((svg, context) => {
     for (const problem of partnerLogoProblems(svg, size)) context.addIssue({ code: 'custom', message: problem });
   });
-const description = z.string().trim().min(1).max(150);
-const httpsUrl = z.url({ protocol: /^https$/, hostname: z.regexes.domain });
+const description = () => z.string().trim().min(1).max(150);
+const httpsUrl = () => z.url({ protocol: /^https$/, hostname: z.regexes.domain });
 
 /**
  * A partner's registration data: both logos (SVG, horizontal 130x48 and
@@ -30,21 +30,23 @@ const httpsUrl = z.url({ protocol: /^https$/, hostname: z.regexes.domain });
  * base URL that dynamic redirects are checked against, and whether users may disconnect on
  * their own (if not, a support URL; the seed checks that rule).
  */
-export const partnerProfileSchema = z.object({
-  name: z.string().trim().min(1).max(200),
-  onboarding_configuration_uuid: z.string(),
-  base_url: httpsUrl,
-  return_label: z.string().trim().min(1).max(100),
-  allow_self_disconnect: z.boolean(),
-  support_url: httpsUrl.optional(),
-  logos: z.object({ horizontal: logo(PARTNER_LOGO_SIZES.horizontal), square: logo(PARTNER_LOGO_SIZES.square) }),
-  descriptions: z.object({ de: description, fr: description, it: description, en: description }),
-  /**
-   * The partner's own organisation, where it subscribes to onboarding events;
-   * the seed gives the partner a grant on it.
-   */
-  organisation_uuid: z.string().optional(),
-});
+export const partnerProfileSchema = deferred(() =>
+  z.object({
+    name: z.string().trim().min(1).max(200),
+    onboarding_configuration_uuid: z.string(),
+    base_url: httpsUrl(),
+    return_label: z.string().trim().min(1).max(100),
+    allow_self_disconnect: z.boolean(),
+    support_url: httpsUrl().optional(),
+    logos: z.object({ horizontal: logo(PARTNER_LOGO_SIZES.horizontal), square: logo(PARTNER_LOGO_SIZES.square) }),
+    descriptions: z.object({ de: description(), fr: description(), it: description(), en: description() }),
+    /**
+     * The partner's own organisation, where it subscribes to onboarding events;
+     * the seed gives the partner a grant on it.
+     */
+    organisation_uuid: z.string().optional(),
+  }),
+);
 export type PartnerProfile = z.infer<typeof partnerProfileSchema>;
 
 const clientItemSchema = z.object({

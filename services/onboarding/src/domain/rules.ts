@@ -1,4 +1,4 @@
-import { isValidIban, normaliseIban } from '@svc/core';
+import { deferred, isValidIban, normaliseIban } from '@svc/core';
 import * as z from 'zod';
 
 export { formatIban, isValidIban, normaliseIban } from '@svc/core';
@@ -26,6 +26,9 @@ const MCC_VALUES = MERCHANT_CATEGORY_CODES.map((entry) => entry.code) as [
 
 // ------------------------------------------------------------------------------------- schemas
 
+// The exported schemas are `deferred` (built at their first parse): of the onboarding function's
+// requests only creating a process and completing one read them.
+
 /** A trimmed text field with short English messages for a missing, blank or too long value. */
 function text(label: string, min: 0 | 1, max: number) {
   const trimmed = z
@@ -35,115 +38,128 @@ function text(label: string, min: 0 | 1, max: number) {
   return min === 1 ? trimmed.min(1, `${label} must not be blank.`) : trimmed;
 }
 
-const localeSchema = z.enum(ONBOARDING_LOCALES, {
-  error: (issue) =>
-    issue.input === undefined ? 'Locale is required.' : `Locale must be one of ${ONBOARDING_LOCALES.join(', ')}.`,
-});
+const localeSchema = () =>
+  z.enum(ONBOARDING_LOCALES, {
+    error: (issue) =>
+      issue.input === undefined ? 'Locale is required.' : `Locale must be one of ${ONBOARDING_LOCALES.join(', ')}.`,
+  });
 
-export const merchantCategoryCodeSchema = z.enum(MCC_VALUES, {
-  error: (issue) =>
-    issue.input === undefined
-      ? 'Merchant category code is required.'
-      : `Merchant category code must be one of ${MCC_VALUES.join(', ')}.`,
-});
+export const merchantCategoryCodeSchema = deferred(() =>
+  z.enum(MCC_VALUES, {
+    error: (issue) =>
+      issue.input === undefined
+        ? 'Merchant category code is required.'
+        : `Merchant category code must be one of ${MCC_VALUES.join(', ')}.`,
+  }),
+);
 
-const countrySchema = z
-  .string({ error: (issue) => (issue.input === undefined ? 'Country is required.' : 'Country must be a string.') })
-  .trim()
-  .toUpperCase()
-  .regex(/^[A-Z]{2}$/, 'Country must be an ISO 3166-1 alpha-2 code such as CH.');
+const countrySchema = () =>
+  z
+    .string({ error: (issue) => (issue.input === undefined ? 'Country is required.' : 'Country must be a string.') })
+    .trim()
+    .toUpperCase()
+    .regex(/^[A-Z]{2}$/, 'Country must be an ISO 3166-1 alpha-2 code such as CH.');
 
-const emailSchema = text('E-mail address', 1, 254)
-  .toLowerCase()
-  .pipe(z.email({ error: 'E-mail address is not valid.' }));
+const emailSchema = () =>
+  text('E-mail address', 1, 254)
+    .toLowerCase()
+    .pipe(z.email({ error: 'E-mail address is not valid.' }));
 
-const ibanSchema = z
-  .string({ error: (issue) => (issue.input === undefined ? 'IBAN is required.' : 'IBAN must be a string.') })
-  .refine(isValidIban, 'IBAN is not valid.')
-  .overwrite(normaliseIban);
+const ibanSchema = () =>
+  z
+    .string({ error: (issue) => (issue.input === undefined ? 'IBAN is required.' : 'IBAN must be a string.') })
+    .refine(isValidIban, 'IBAN is not valid.')
+    .overwrite(normaliseIban);
 
-const addressFields = {
+const addressFields = () => ({
   address_line1: text('Address line 1', 1, 200),
   address_line2: text('Address line 2', 0, 200),
   postal_code: text('Postal code', 1, 20),
   city: text('City', 1, 100),
-  country: countrySchema,
-};
+  country: countrySchema(),
+});
 
-const billingFields = {
-  iban: ibanSchema,
+const billingFields = () => ({
+  iban: ibanSchema(),
   bank_name: text('Bank name', 0, 200),
   account_holder: text('Account holder', 1, 200),
-};
+});
 
-const userFields = {
-  email: emailSchema,
+const userFields = () => ({
+  email: emailSchema(),
   first_name: text('First name', 1, 100),
   last_name: text('Last name', 1, 100),
-  locale: localeSchema,
-};
+  locale: localeSchema(),
+});
 
 /**
  * A partial address (creation data may be incomplete). `address_line2` gets no default here, so
  * that merging a partial address never blanks a line 2 given earlier; the complete schema defaults it.
  */
-export const onboardingAddressSchema = z.object(addressFields).partial().strict();
-export const billingInformationSchema = z.object(billingFields).partial().strict();
-export const onboardingUserSchema = z.object(userFields).partial().strict();
+export const onboardingAddressSchema = deferred(() => z.object(addressFields()).partial().strict());
+export const billingInformationSchema = deferred(() => z.object(billingFields()).partial().strict());
+export const onboardingUserSchema = deferred(() => z.object(userFields()).partial().strict());
 /** A whole address (line 2 may be empty). */
-const completeAddressSchema = z
-  .object({ ...addressFields, address_line2: addressFields.address_line2.default('') })
-  .strict();
+const completeAddressSchema = () => {
+  const fields = addressFields();
+  return z.object({ ...fields, address_line2: fields.address_line2.default('') }).strict();
+};
 
-export const onboardingOrganisationSchema = z
-  .object({
-    name: text('Organisation name', 1, 200),
-    merchant_category_code: merchantCategoryCodeSchema,
-    main_address: onboardingAddressSchema,
-    // Whole or absent: the hosted page shows no billing address, so a partial one could never be completed there.
-    billing_address: completeAddressSchema,
-    billing_information: billingInformationSchema,
-  })
-  .partial()
-  .strict();
+export const onboardingOrganisationSchema = deferred(() =>
+  z
+    .object({
+      name: text('Organisation name', 1, 200),
+      merchant_category_code: merchantCategoryCodeSchema,
+      main_address: onboardingAddressSchema,
+      // Whole or absent: the hosted page shows no billing address, so a partial one could never be completed there.
+      billing_address: completeAddressSchema(),
+      billing_information: billingInformationSchema,
+    })
+    .partial()
+    .strict(),
+);
 
-const passwordSchema = z
-  .string({ error: (issue) => (issue.input === undefined ? 'Password is required.' : 'Password must be a string.') })
-  .min(10, 'Password must have at least 10 characters.')
-  .max(200, 'Password must have at most 200 characters.');
+const passwordSchema = () =>
+  z
+    .string({ error: (issue) => (issue.input === undefined ? 'Password is required.' : 'Password must be a string.') })
+    .min(10, 'Password must have at least 10 characters.')
+    .max(200, 'Password must have at most 200 characters.');
 
 /** The user and organisation of a process, as given at creation (no password). */
-export const onboardingDataSchema = z
-  .object({ user: onboardingUserSchema, organisation: onboardingOrganisationSchema })
-  .partial()
-  .strict();
+export const onboardingDataSchema = deferred(() =>
+  z.object({ user: onboardingUserSchema, organisation: onboardingOrganisationSchema }).partial().strict(),
+);
 
 /** The body of the `onboard` operation: like the creation data, and the user may set a password. */
-export const onboardRequestSchema = z
-  .object({
-    user: onboardingUserSchema.extend({ password: passwordSchema.optional() }).strict(),
-    organisation: onboardingOrganisationSchema,
-  })
-  .partial()
-  .strict();
+export const onboardRequestSchema = deferred(() =>
+  z
+    .object({
+      user: onboardingUserSchema.unwrap().extend({ password: passwordSchema().optional() }).strict(),
+      organisation: onboardingOrganisationSchema,
+    })
+    .partial()
+    .strict(),
+);
 
 /**
  * What executing the onboarding needs, checked on the merge of the creation data and the
  * `onboard` body. Unknown keys beside `user` and `organisation` (e.g. `event_subscriptions`) are
  * dropped; inside them unknown keys are refused.
  */
-export const completeOnboardingSchema = z.object({
-  user: z.object({ ...userFields, password: passwordSchema }).strict(),
-  organisation: z
-    .object({
-      name: text('Organisation name', 1, 200),
-      merchant_category_code: merchantCategoryCodeSchema,
-      main_address: completeAddressSchema,
-      billing_address: completeAddressSchema.optional(),
-      billing_information: z.object({ ...billingFields, bank_name: billingFields.bank_name.optional() }).strict(),
-    })
-    .strict(),
-});
+export const completeOnboardingSchema = deferred(() =>
+  z.object({
+    user: z.object({ ...userFields(), password: passwordSchema() }).strict(),
+    organisation: z
+      .object({
+        name: text('Organisation name', 1, 200),
+        merchant_category_code: merchantCategoryCodeSchema,
+        main_address: completeAddressSchema(),
+        billing_address: completeAddressSchema().optional(),
+        billing_information: z.object({ ...billingFields(), bank_name: billingFields().bank_name.optional() }).strict(),
+      })
+      .strict(),
+  }),
+);
 
 export type OnboardingAddress = z.output<typeof onboardingAddressSchema>;
 export type BillingInformation = z.output<typeof billingInformationSchema>;

@@ -1,4 +1,4 @@
-import { type Assert, type Conforms, definedFields, now } from '@svc/core';
+import { type Assert, type Conforms, deferred, definedFields, now } from '@svc/core';
 import * as z from 'zod';
 import type { IntegrationRecord } from '../repository/integration-repository';
 import type { ProcessRecord } from '../repository/process-repository';
@@ -13,49 +13,53 @@ export function onboardingUrl(record: ProcessRecord, baseUrl: string | undefined
   return base ? `${base}?token=${encodeURIComponent(record.token)}` : undefined;
 }
 
-const freeJson = z.record(z.string(), z.unknown());
+const freeJson = () => z.record(z.string(), z.unknown());
 
-/** The schema of the process as the API returns it (see processShape). */
-export const processResponse = z.object({
-  uuid: z.string(),
-  onboarding_configuration_uuid: z.string(),
-  partner_integration_uuid: z.string(),
-  label: z.enum(['pending', 'succeeded', 'failed']),
-  status: z.enum(['pending', 'succeeded', 'failed']),
-  token: z.string(),
-  expires_at: z.number().int(),
-  expired: z.boolean(),
-  created: z.number().int(),
-  external_id: z.string().optional(),
-  initialisation_data: z.object({
-    organisation: freeJson.optional(),
-    user: freeJson.optional(),
-    event_subscriptions: z
-      .array(z.object({ event_name: z.string(), endpoint: z.string(), username: z.string().optional() }))
+/** The schema of the process as the API returns it (see processShape); `deferred`, like every response schema. */
+export const processResponse = deferred(() =>
+  z.object({
+    uuid: z.string(),
+    onboarding_configuration_uuid: z.string(),
+    partner_integration_uuid: z.string(),
+    label: z.enum(['pending', 'succeeded', 'failed']),
+    status: z.enum(['pending', 'succeeded', 'failed']),
+    token: z.string(),
+    expires_at: z.number().int(),
+    expired: z.boolean(),
+    created: z.number().int(),
+    external_id: z.string().optional(),
+    initialisation_data: z.object({
+      organisation: freeJson().optional(),
+      user: freeJson().optional(),
+      event_subscriptions: z
+        .array(z.object({ event_name: z.string(), endpoint: z.string(), username: z.string().optional() }))
+        .optional(),
+    }),
+    results: z
+      .object({
+        organisation: z.object({ uuid: z.string() }),
+        accounts: z.record(z.string(), z.object({ uuid: z.string() })),
+        user: z.object({ uuid: z.string() }),
+      })
       .optional(),
+    onboarding_url: z.string().optional(),
   }),
-  results: z
-    .object({
-      organisation: z.object({ uuid: z.string() }),
-      accounts: z.record(z.string(), z.object({ uuid: z.string() })),
-      user: z.object({ uuid: z.string() }),
-    })
-    .optional(),
-  onboarding_url: z.string().optional(),
-});
+);
 
 /** A partner integration: the partner's connection to an organisation it onboarded. */
-export const integrationResponse = z.object({
-  uuid: z.string(),
-  status: z.enum(['active', 'disabled']),
-  organisation_uuid: z.string(),
-  accounts: z.array(z.object({ uuid: z.string() })),
-  onboarding_configuration_uuid: z.string(),
-  onboarding_process_uuid: z.string(),
-  partner: z.object({ name: z.string() }),
-  created: z.number().int(),
-  disabled_at: z.number().int().optional(),
-});
+export const integrationResponse = deferred(() =>
+  z.object({
+    uuid: z.string(),
+    status: z.enum(['active', 'disabled']),
+    organisation_uuid: z.string(),
+    accounts: z.array(z.object({ uuid: z.string() })),
+    onboarding_configuration_uuid: z.string(),
+    onboarding_process_uuid: z.string(),
+    partner: z.object({ name: z.string() }),
+    created: z.number().int(),
+    disabled_at: z.number().int().optional(),
+  }),
+);
 
 type _Process = Assert<Conforms<ReturnType<typeof processShape>, z.output<typeof processResponse>>>;
 type _Integration = Assert<Conforms<ReturnType<typeof integrationShape>, z.output<typeof integrationResponse>>>;

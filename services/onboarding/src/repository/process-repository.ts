@@ -1,5 +1,5 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { derivedToken, keyedHash, sameHash } from '@svc/core';
+import { deferred, derivedToken, keyedHash, sameHash } from '@svc/core';
 import { EVENTS_ATTRIBUTE, type StoredEvent } from '@svc/events';
 import { db, getItem, isConditionFailure, key, type TransactItem, TTL_ATTRIBUTE, tableName } from '@svc/table';
 import * as z from 'zod';
@@ -31,37 +31,39 @@ const sealedWebhook = z.object({
   hmac_key: z.string().optional(),
 });
 
-export const processRecordSchema = z.object({
-  uuid: z.string(),
-  partner_client_id: z.string(),
-  /** Where the partner's onboarding events go (its own organisation), when it has one. */
-  partner_organisation_uuid: z.string().optional(),
-  onboarding_configuration_uuid: z.string(),
-  partner_integration_uuid: z.string(),
-  status: z.enum(PROCESS_STATUSES),
-  /** Never stored (see above); a process written before tokens were derived still holds its own. */
-  token: z.string(),
-  expires_at: z.number().int(),
-  created: z.number().int(),
-  updated: z.number().int(),
-  external_id: z.string().optional(),
-  initialisation_data: z.object({
-    user: z.record(z.string(), z.unknown()).optional(),
-    organisation: z.record(z.string(), z.unknown()).optional(),
-    event_subscriptions: z.array(sealedWebhook).optional(),
+export const processRecordSchema = deferred(() =>
+  z.object({
+    uuid: z.string(),
+    partner_client_id: z.string(),
+    /** Where the partner's onboarding events go (its own organisation), when it has one. */
+    partner_organisation_uuid: z.string().optional(),
+    onboarding_configuration_uuid: z.string(),
+    partner_integration_uuid: z.string(),
+    status: z.enum(PROCESS_STATUSES),
+    /** Never stored (see above); a process written before tokens were derived still holds its own. */
+    token: z.string(),
+    expires_at: z.number().int(),
+    created: z.number().int(),
+    updated: z.number().int(),
+    external_id: z.string().optional(),
+    initialisation_data: z.object({
+      user: z.record(z.string(), z.unknown()).optional(),
+      organisation: z.record(z.string(), z.unknown()).optional(),
+      event_subscriptions: z.array(sealedWebhook).optional(),
+    }),
+    results: z
+      .object({
+        organisation: z.object({ uuid: z.string() }),
+        accounts: z.record(z.string(), z.object({ uuid: z.string() })),
+        user: z.object({ uuid: z.string() }),
+      })
+      .optional(),
+    failure_reason: z.string().optional(),
+    /** Refused credentials and known-address refusals so far (execution.ts MAX_FAILED_ATTEMPTS). */
+    failed_attempts: z.number().int().optional(),
+    event_sequence: z.number().int(),
   }),
-  results: z
-    .object({
-      organisation: z.object({ uuid: z.string() }),
-      accounts: z.record(z.string(), z.object({ uuid: z.string() })),
-      user: z.object({ uuid: z.string() }),
-    })
-    .optional(),
-  failure_reason: z.string().optional(),
-  /** Refused credentials and known-address refusals so far (execution.ts MAX_FAILED_ATTEMPTS). */
-  failed_attempts: z.number().int().optional(),
-  event_sequence: z.number().int(),
-});
+);
 export type ProcessRecord = z.infer<typeof processRecordSchema>;
 
 /** Kept this long after expiry (or execution) for the partner's reads, then removed by TTL. */

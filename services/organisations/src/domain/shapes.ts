@@ -1,64 +1,80 @@
-import type { Assert, Conforms } from '@svc/core';
+import { type Assert, type Conforms, deferred } from '@svc/core';
 import * as z from 'zod';
 import type { Account, Address, Organisation } from '../repository/organisation-repository';
 
 /**
  * The response shapes of organisations, accounts and their parts, and the one schema of each
  * (`/openapi.json` publishes the schemas; the type checks below fail when a shape answers a field
- * its schema does not declare, or misses one). Stored fields never leak past these.
+ * its schema does not declare, or misses one). Stored fields never leak past these. The schemas
+ * are `deferred`: only the API description builds them.
  */
-export const addressResponse = z.object({
-  uuid: z.string(),
-  created: z.number().int(),
-  address_line1: z.string(),
-  address_line2: z.string(),
-  postal_code: z.string(),
-  city: z.string(),
-  country_code: z.string(),
-  type: z.string(),
-});
-export const organisationListResponse = z.object({
-  uuid: z.string(),
-  name: z.string(),
-  created: z.string(),
-  approval_status: z.string(),
-  active: z.boolean(),
-});
-export const organisationResponse = z.object({
-  uuid: z.string(),
-  name: z.string(),
-  created: z.number().int(),
-  active: z.boolean(),
-  approval_status: z.string(),
-  merchant_category_code: z.string(),
-  locale: z.string(),
-  accounts: z.array(z.object({ uuid: z.string() })),
-});
-export const accountListResponse = z.object({
-  uuid: z.string(),
-  name: z.string(),
-  created: z.number().int(),
-  active: z.boolean(),
-  organisation_uuid: z.string(),
-});
-export const accountResponse = accountListResponse.omit({ organisation_uuid: true }).extend({
-  organisation: z.object({ uuid: z.string(), name: z.string(), created: z.number().int(), active: z.boolean() }),
-});
-export const billingDataResponse = z.object({
-  organisation_name: z.string(),
-  account_name: z.string(),
-  account_holder: z.string(),
-  iban: z.string(),
-  vat_number: z.string(),
-  recipient_emails: z.array(z.string()),
-  address: addressResponse.pick({
-    address_line1: true,
-    address_line2: true,
-    postal_code: true,
-    city: true,
-    country_code: true,
+export const addressResponse = deferred(() =>
+  z.object({
+    uuid: z.string(),
+    created: z.number().int(),
+    address_line1: z.string(),
+    address_line2: z.string(),
+    postal_code: z.string(),
+    city: z.string(),
+    country_code: z.string(),
+    type: z.string(),
   }),
-});
+);
+export const organisationListResponse = deferred(() =>
+  z.object({
+    uuid: z.string(),
+    name: z.string(),
+    created: z.string(),
+    approval_status: z.string(),
+    active: z.boolean(),
+  }),
+);
+export const organisationResponse = deferred(() =>
+  z.object({
+    uuid: z.string(),
+    name: z.string(),
+    created: z.number().int(),
+    active: z.boolean(),
+    approval_status: z.string(),
+    merchant_category_code: z.string(),
+    locale: z.string(),
+    accounts: z.array(z.object({ uuid: z.string() })),
+  }),
+);
+export const accountListResponse = deferred(() =>
+  z.object({
+    uuid: z.string(),
+    name: z.string(),
+    created: z.number().int(),
+    active: z.boolean(),
+    organisation_uuid: z.string(),
+  }),
+);
+export const accountResponse = deferred(() =>
+  accountListResponse
+    .unwrap()
+    .omit({ organisation_uuid: true })
+    .extend({
+      organisation: z.object({ uuid: z.string(), name: z.string(), created: z.number().int(), active: z.boolean() }),
+    }),
+);
+export const billingDataResponse = deferred(() =>
+  z.object({
+    organisation_name: z.string(),
+    account_name: z.string(),
+    account_holder: z.string(),
+    iban: z.string(),
+    vat_number: z.string(),
+    recipient_emails: z.array(z.string()),
+    address: addressResponse.unwrap().pick({
+      address_line1: true,
+      address_line2: true,
+      postal_code: true,
+      city: true,
+      country_code: true,
+    }),
+  }),
+);
 type _OrganisationListed = Assert<
   Conforms<ReturnType<typeof organisationListShape>, z.output<typeof organisationListResponse>>
 >;

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { definedFields, now, uuidSchema } from '@svc/core';
+import { deferred, definedFields, now, uuidSchema } from '@svc/core';
 import { transactWrite } from '@svc/table';
 import * as z from 'zod';
 import {
@@ -30,37 +30,39 @@ const seedAddress = z.object({
   country_code: z.string().length(2),
 });
 
-export const organisationSeedSchema = z.object({
-  uuid: uuidSchema,
-  name: z.string().min(1),
-  locale: z.string().default('de_CH'),
-  merchant_category_code: z.string().default('8398'),
-  approval_status: z.enum(['approved', 'approval_pending', 'declined']).default('approved'),
-  active: z.boolean().default(true),
-  addresses: z.array(seedAddress).default([]),
-  metadata: z.record(z.string(), z.string()).default({}),
-  accounts: z
-    .array(
-      z.object({
-        uuid: uuidSchema,
-        name: z.string().min(1),
-        active: z.boolean().default(true),
-        addresses: z.array(seedAddress).default([]),
-        metadata: z.record(z.string(), z.string()).default({}),
-        billing_data: z
-          .object({
-            account_holder: z.string(),
-            iban: z.string(),
-            vat_number: z.string().default(''),
-            recipient_emails: z.array(z.email()).default([]),
-            address: billingAddressSchema,
-          })
-          .optional(),
-        payment_method_profiles: z.array(paymentMethodProfileSchema).optional(),
-      }),
-    )
-    .default([]),
-});
+export const organisationSeedSchema = deferred(() =>
+  z.object({
+    uuid: uuidSchema,
+    name: z.string().min(1),
+    locale: z.string().default('de_CH'),
+    merchant_category_code: z.string().default('8398'),
+    approval_status: z.enum(['approved', 'approval_pending', 'declined']).default('approved'),
+    active: z.boolean().default(true),
+    addresses: z.array(seedAddress).default([]),
+    metadata: z.record(z.string(), z.string()).default({}),
+    accounts: z
+      .array(
+        z.object({
+          uuid: uuidSchema,
+          name: z.string().min(1),
+          active: z.boolean().default(true),
+          addresses: z.array(seedAddress).default([]),
+          metadata: z.record(z.string(), z.string()).default({}),
+          billing_data: z
+            .object({
+              account_holder: z.string(),
+              iban: z.string(),
+              vat_number: z.string().default(''),
+              recipient_emails: z.array(z.email()).default([]),
+              address: billingAddressSchema,
+            })
+            .optional(),
+          payment_method_profiles: z.array(paymentMethodProfileSchema).optional(),
+        }),
+      )
+      .default([]),
+  }),
+);
 export type OrganisationSeed = z.infer<typeof organisationSeedSchema>;
 
 /**

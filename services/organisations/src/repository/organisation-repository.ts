@@ -1,3 +1,4 @@
+import { deferred } from '@svc/core';
 import { EVENTS_ATTRIBUTE, type StoredEvent } from '@svc/events';
 import { getItem, key, onItemsWritten, queryAll, type TransactItem } from '@svc/table';
 import * as z from 'zod';
@@ -15,50 +16,58 @@ import * as z from 'zod';
  *
  * The organisation item keeps its account uuids, so its single shape is one read.
  */
-export const addressSchema = z.object({
-  uuid: z.string(),
-  created: z.number(),
-  type: z.string(),
-  address_line1: z.string(),
-  address_line2: z.string(),
-  postal_code: z.string(),
-  city: z.string(),
-  country_code: z.string(),
-});
+export const addressSchema = deferred(() =>
+  z.object({
+    uuid: z.string(),
+    created: z.number(),
+    type: z.string(),
+    address_line1: z.string(),
+    address_line2: z.string(),
+    postal_code: z.string(),
+    city: z.string(),
+    country_code: z.string(),
+  }),
+);
 export type Address = z.infer<typeof addressSchema>;
 
-export const organisationSchema = z.object({
-  uuid: z.string(),
-  name: z.string(),
-  created: z.number(),
-  active: z.boolean(),
-  approval_status: z.enum(['approved', 'approval_pending', 'declined']),
-  merchant_category_code: z.string(),
-  locale: z.string(),
-  metadata: z.record(z.string(), z.string()),
-  account_uuids: z.array(z.string()),
-  /** Counts the organisation's events (approval); absent until its first. */
-  event_sequence: z.number().int().optional(),
-  /** Counts the item's writes (the search projection keeps the newest); absent on items from before it. */
-  version: z.number().int().optional(),
-});
+export const organisationSchema = deferred(() =>
+  z.object({
+    uuid: z.string(),
+    name: z.string(),
+    created: z.number(),
+    active: z.boolean(),
+    approval_status: z.enum(['approved', 'approval_pending', 'declined']),
+    merchant_category_code: z.string(),
+    locale: z.string(),
+    metadata: z.record(z.string(), z.string()),
+    account_uuids: z.array(z.string()),
+    /** Counts the organisation's events (approval); absent until its first. */
+    event_sequence: z.number().int().optional(),
+    /** Counts the item's writes (the search projection keeps the newest); absent on items from before it. */
+    version: z.number().int().optional(),
+  }),
+);
 export type Organisation = z.infer<typeof organisationSchema>;
 
-export const billingAddressSchema = z.object({
-  address_line1: z.string(),
-  address_line2: z.string(),
-  postal_code: z.string(),
-  city: z.string(),
-  country_code: z.string(),
-});
+export const billingAddressSchema = deferred(() =>
+  z.object({
+    address_line1: z.string(),
+    address_line2: z.string(),
+    postal_code: z.string(),
+    city: z.string(),
+    country_code: z.string(),
+  }),
+);
 
-export const billingDataSchema = z.object({
-  account_holder: z.string(),
-  iban: z.string(),
-  vat_number: z.string(),
-  recipient_emails: z.array(z.string()),
-  address: billingAddressSchema,
-});
+export const billingDataSchema = deferred(() =>
+  z.object({
+    account_holder: z.string(),
+    iban: z.string(),
+    vat_number: z.string(),
+    recipient_emails: z.array(z.string()),
+    address: billingAddressSchema,
+  }),
+);
 
 /**
  * A payment method profile: which provider takes the account's payments of a method. Real
@@ -66,28 +75,32 @@ export const billingDataSchema = z.object({
  * is made on, with the platform's key) and `raw_card_data` (the contract's raw card fields may be
  * forwarded to the provider; without it a card payment takes a provider payment method id).
  */
-export const paymentMethodProfileSchema = z.object({
-  name: z.string(),
-  payment_method: z.string(),
-  provider: z.string(),
-  stripe_account: z
-    .string()
-    .regex(/^acct_[A-Za-z0-9]{1,64}$/, 'A Stripe account id (acct_…)')
-    .optional(),
-  raw_card_data: z.boolean().optional(),
-});
+export const paymentMethodProfileSchema = deferred(() =>
+  z.object({
+    name: z.string(),
+    payment_method: z.string(),
+    provider: z.string(),
+    stripe_account: z
+      .string()
+      .regex(/^acct_[A-Za-z0-9]{1,64}$/, 'A Stripe account id (acct_…)')
+      .optional(),
+    raw_card_data: z.boolean().optional(),
+  }),
+);
 export type PaymentMethodProfile = z.infer<typeof paymentMethodProfileSchema>;
 
-export const accountSchema = z.object({
-  uuid: z.string(),
-  organisation_uuid: z.string(),
-  name: z.string(),
-  created: z.number(),
-  active: z.boolean(),
-  metadata: z.record(z.string(), z.string()),
-  billing_data: billingDataSchema.optional(),
-  payment_method_profiles: z.array(paymentMethodProfileSchema),
-});
+export const accountSchema = deferred(() =>
+  z.object({
+    uuid: z.string(),
+    organisation_uuid: z.string(),
+    name: z.string(),
+    created: z.number(),
+    active: z.boolean(),
+    metadata: z.record(z.string(), z.string()),
+    billing_data: billingDataSchema.optional(),
+    payment_method_profiles: z.array(paymentMethodProfileSchema),
+  }),
+);
 export type Account = z.infer<typeof accountSchema>;
 
 const orgKey = (uuid: string) => ({ pk: key('ORG', uuid), sk: 'ORG' });

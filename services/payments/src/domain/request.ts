@@ -1,39 +1,45 @@
-import { freeJsonObject, uuidSchema, ValidationError } from '@svc/core';
+import { deferred, freeJsonObject, uuidSchema, ValidationError } from '@svc/core';
 import * as z from 'zod';
 
 /** Money as the API takes it: a string of digits or a positive integer, in minor units. */
-export const moneyInput = z.object({
-  value: z.union([
-    z.string().regex(/^[1-9][0-9]{0,15}$/, 'A positive whole number of minor units'),
-    z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
-  ]),
-  currency: z.string().regex(/^[A-Z]{3}$/, 'An upper-case ISO 4217 code'),
-});
+export const moneyInput = deferred(() =>
+  z.object({
+    value: z.union([
+      z.string().regex(/^[1-9][0-9]{0,15}$/, 'A positive whole number of minor units'),
+      z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+    ]),
+    currency: z.string().regex(/^[A-Z]{3}$/, 'An upper-case ISO 4217 code'),
+  }),
+);
 
 /** Money as the API answers it: minor units as a string of digits, and the currency. */
-export const moneyOutput = z.object({ value: z.string().describe('Minor units, as a string'), currency: z.string() });
+export const moneyOutput = deferred(() =>
+  z.object({ value: z.string().describe('Minor units, as a string'), currency: z.string() }),
+);
 
 /** The request to initialise a payment and to create a payment source. */
-export const paymentRequestSchema = z
-  .object({
-    account_uuid: uuidSchema,
-    payment_method: z.enum(['card', 'twint', 'sepa_dd']),
-    profile: z.string().min(1).max(100),
-    locale: z.string().min(2).max(10).optional(),
-    amount: moneyInput,
-    payment_information: freeJsonObject().optional(),
-    create_payment_source: z.boolean().optional(),
-    subscription: freeJsonObject().optional(),
-    return_url: z
-      .url({ protocol: /^https?$/ })
-      .max(2000)
-      .optional(),
-    supporter: freeJsonObject().optional(),
-    create_supporter: z.boolean().optional(),
-    custom_parameters: freeJsonObject().optional(),
-    test_mode: z.boolean().optional(),
-  })
-  .strict();
+export const paymentRequestSchema = deferred(() =>
+  z
+    .object({
+      account_uuid: uuidSchema,
+      payment_method: z.enum(['card', 'twint', 'sepa_dd']),
+      profile: z.string().min(1).max(100),
+      locale: z.string().min(2).max(10).optional(),
+      amount: moneyInput,
+      payment_information: freeJsonObject().optional(),
+      create_payment_source: z.boolean().optional(),
+      subscription: freeJsonObject().optional(),
+      return_url: z
+        .url({ protocol: /^https?$/ })
+        .max(2000)
+        .optional(),
+      supporter: freeJsonObject().optional(),
+      create_supporter: z.boolean().optional(),
+      custom_parameters: freeJsonObject().optional(),
+      test_mode: z.boolean().optional(),
+    })
+    .strict(),
+);
 export type PaymentRequest = z.infer<typeof paymentRequestSchema>;
 
 export function minorUnits(amount: PaymentRequest['amount']): number {

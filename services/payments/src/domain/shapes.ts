@@ -1,4 +1,4 @@
-import { type Assert, type Conforms, definedFields } from '@svc/core';
+import { type Assert, type Conforms, deferred, definedFields } from '@svc/core';
 import * as z from 'zod';
 import type { PaymentRecord, RefundRecord } from '../repository/payment-repository';
 import type { PaymentSourceRecord } from '../repository/payment-source-repository';
@@ -7,66 +7,73 @@ import { moneyOutput } from './request';
 /**
  * The response shapes and the one schema of each (`/openapi.json` publishes the schemas; the
  * type checks below fail when a shape answers a field its schema does not declare, or misses
- * one). Stored internals (instrument tokens, approval hashes) never leave.
+ * one). Stored internals (instrument tokens, approval hashes) never leave. The schemas are
+ * `deferred`: only the API description builds them.
  */
-const freeJson = z.record(z.string(), z.unknown());
-const redirect = z.object({ action_type: z.literal('redirect'), url: z.string() });
+const freeJson = () => z.record(z.string(), z.unknown());
+const redirect = () => z.object({ action_type: z.literal('redirect'), url: z.string() });
 
-export const refundResponse = z.object({
-  uuid: z.string(),
-  payment_uuid: z.string(),
-  created: z.number().int(),
-  amount: moneyOutput,
-  status: z.enum(['succeeded', 'failed']),
-  failure_reason: z.string().optional(),
-});
+export const refundResponse = deferred(() =>
+  z.object({
+    uuid: z.string(),
+    payment_uuid: z.string(),
+    created: z.number().int(),
+    amount: moneyOutput,
+    status: z.enum(['succeeded', 'failed']),
+    failure_reason: z.string().optional(),
+  }),
+);
 
-export const paymentResponse = z.object({
-  uuid: z.string(),
-  organisation_uuid: z.string(),
-  account_uuid: z.string(),
-  created: z.number().int(),
-  status: z.enum(['pending', 'succeeded', 'failed', 'cancelled']),
-  status_reason: z.string().optional(),
-  test_mode: z.boolean(),
-  amount: moneyOutput,
-  refunded_amount: moneyOutput,
-  payment_method: z.enum(['card', 'twint', 'sepa_dd']),
-  profile: z.string(),
-  provider: z.string(),
-  locale: z.string().optional(),
-  return_url: z.string().optional(),
-  action: redirect.optional().describe('Where to send the donor while the payment is pending'),
-  payment_information: freeJson.optional(),
-  supporter_uuid: z.string().optional(),
-  supporter: freeJson.optional().describe('The supporter fields sent with the payment'),
-  created_payment_source_uuid: z.string().optional(),
-  charged_payment_source_uuid: z.string().optional(),
-  subscription_uuid: z.string().optional(),
-  invoice_uuid: z.string().optional(),
-  charge_attempt_uuid: z.string().optional(),
-  dispute: z.object({ status: z.string(), reason: z.string(), amount: moneyOutput }).optional(),
-  refunds: z.array(refundResponse),
-  custom_parameters: freeJson,
-  svc_parameters: freeJson,
-});
+export const paymentResponse = deferred(() =>
+  z.object({
+    uuid: z.string(),
+    organisation_uuid: z.string(),
+    account_uuid: z.string(),
+    created: z.number().int(),
+    status: z.enum(['pending', 'succeeded', 'failed', 'cancelled']),
+    status_reason: z.string().optional(),
+    test_mode: z.boolean(),
+    amount: moneyOutput,
+    refunded_amount: moneyOutput,
+    payment_method: z.enum(['card', 'twint', 'sepa_dd']),
+    profile: z.string(),
+    provider: z.string(),
+    locale: z.string().optional(),
+    return_url: z.string().optional(),
+    action: redirect().optional().describe('Where to send the donor while the payment is pending'),
+    payment_information: freeJson().optional(),
+    supporter_uuid: z.string().optional(),
+    supporter: freeJson().optional().describe('The supporter fields sent with the payment'),
+    created_payment_source_uuid: z.string().optional(),
+    charged_payment_source_uuid: z.string().optional(),
+    subscription_uuid: z.string().optional(),
+    invoice_uuid: z.string().optional(),
+    charge_attempt_uuid: z.string().optional(),
+    dispute: z.object({ status: z.string(), reason: z.string(), amount: moneyOutput }).optional(),
+    refunds: z.array(refundResponse),
+    custom_parameters: freeJson(),
+    svc_parameters: freeJson(),
+  }),
+);
 
-export const paymentSourceResponse = z.object({
-  uuid: z.string(),
-  organisation_uuid: z.string(),
-  account_uuid: z.string(),
-  created: z.number().int(),
-  status: z.enum(['pending', 'active', 'failed']),
-  status_reason: z.string().optional(),
-  test_mode: z.boolean(),
-  payment_method: z.enum(['card', 'twint', 'sepa_dd']),
-  profile: z.string(),
-  provider: z.string(),
-  action: redirect.optional(),
-  payment_information: freeJson,
-  supporter_uuid: z.string().optional(),
-  custom_parameters: freeJson,
-});
+export const paymentSourceResponse = deferred(() =>
+  z.object({
+    uuid: z.string(),
+    organisation_uuid: z.string(),
+    account_uuid: z.string(),
+    created: z.number().int(),
+    status: z.enum(['pending', 'active', 'failed']),
+    status_reason: z.string().optional(),
+    test_mode: z.boolean(),
+    payment_method: z.enum(['card', 'twint', 'sepa_dd']),
+    profile: z.string(),
+    provider: z.string(),
+    action: redirect().optional(),
+    payment_information: freeJson(),
+    supporter_uuid: z.string().optional(),
+    custom_parameters: freeJson(),
+  }),
+);
 
 type _Refund = Assert<Conforms<ReturnType<typeof refundShape>, z.output<typeof refundResponse>>>;
 type _Payment = Assert<Conforms<ReturnType<typeof paymentShape>, z.output<typeof paymentResponse>>>;

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { deferred } from '@svc/core';
 import { storedEventSchema } from '@svc/events';
 import { getItem, key, onItemsWritten, type TransactItem, timeKey } from '@svc/table';
 import * as z from 'zod';
@@ -16,77 +17,83 @@ import * as z from 'zod';
  * not the table: the payment item carries no index keys for them.
  */
 
-export const refundRecordSchema = z.object({
-  uuid: z.string(),
-  amount_minor: z.number().int(),
-  /** Recorded as succeeded when asked; a real provider may fail it later (its amount is then free again). */
-  status: z.enum(['succeeded', 'failed']),
-  failure_reason: z.string().optional(),
-  created: z.number(),
-});
+export const refundRecordSchema = deferred(() =>
+  z.object({
+    uuid: z.string(),
+    amount_minor: z.number().int(),
+    /** Recorded as succeeded when asked; a real provider may fail it later (its amount is then free again). */
+    status: z.enum(['succeeded', 'failed']),
+    failure_reason: z.string().optional(),
+    created: z.number(),
+  }),
+);
 
 /** A dispute the donor's bank opened on the payment, as the provider reports it. */
-export const disputeRecordSchema = z.object({
-  provider_reference: z.string(),
-  status: z.string(),
-  reason: z.string(),
-  amount_minor: z.number().int(),
-});
+export const disputeRecordSchema = deferred(() =>
+  z.object({
+    provider_reference: z.string(),
+    status: z.string(),
+    reason: z.string(),
+    amount_minor: z.number().int(),
+  }),
+);
 export type RefundRecord = z.infer<typeof refundRecordSchema>;
 
-const action = z.object({ action_type: z.literal('redirect'), url: z.string() });
+const action = () => z.object({ action_type: z.literal('redirect'), url: z.string() });
 
-export const paymentRecordSchema = z.object({
-  uuid: z.string(),
-  organisation_uuid: z.string(),
-  account_uuid: z.string(),
-  created: z.number(),
-  /** Service time of the last change. */
-  updated: z.number(),
-  status: z.enum(['pending', 'succeeded', 'failed', 'cancelled']),
-  status_reason: z.string().optional(),
-  test_mode: z.boolean(),
-  amount_minor: z.number().int(),
-  refunded_minor: z.number().int(),
-  currency: z.string(),
-  payment_method: z.enum(['card', 'twint', 'sepa_dd']),
-  profile: z.string(),
-  provider: z.string(),
-  locale: z.string().optional(),
-  return_url: z.string().optional(),
-  action: action.optional(),
-  payment_information: z.record(z.string(), z.unknown()).optional(),
-  supporter_uuid: z.string().optional(),
-  supporter: z.record(z.string(), z.unknown()).optional(),
-  create_payment_source: z.boolean().optional(),
-  created_payment_source_uuid: z.string().optional(),
-  charged_payment_source_uuid: z.string().optional(),
-  subscription_uuid: z.string().optional(),
-  invoice_uuid: z.string().optional(),
-  charge_attempt_uuid: z.string().optional(),
-  /** The `subscription` object of the request, kept until the pending payment is decided. */
-  subscription_request: z.unknown().optional(),
-  refunds: z.array(refundRecordSchema),
-  custom_parameters: z.record(z.string(), z.unknown()),
-  svc_parameters: z.record(z.string(), z.unknown()),
-  /** Counts every change; writes are guarded by the version they read. */
-  version: z.number().int(),
-  /** Counts the payment's events (1, 2, …): the `sequence` receivers order them by. */
-  event_sequence: z.number().int(),
-  /** The instrument to save as a payment source once a pending payment is approved. */
-  instrument_token: z.string().optional(),
-  /** The provider's own id of the payment (a Stripe PaymentIntent). */
-  provider_reference: z.string().optional(),
-  dispute: disputeRecordSchema.optional(),
-  /** Refunds the provider did not answer for: asked again by the resolver until it does. */
-  refunds_to_confirm: z.array(z.string()).optional(),
-  /** The provider account the payment was made on (a Stripe Connect account), if not the platform's. */
-  provider_account: z.string().optional(),
-  /** sha256 of the token that authorises the simulated approval page. */
-  approval_token_hash: z.string().optional(),
-  /** The events of the write that stored this version (see @svc/events). */
-  events: z.array(storedEventSchema),
-});
+export const paymentRecordSchema = deferred(() =>
+  z.object({
+    uuid: z.string(),
+    organisation_uuid: z.string(),
+    account_uuid: z.string(),
+    created: z.number(),
+    /** Service time of the last change. */
+    updated: z.number(),
+    status: z.enum(['pending', 'succeeded', 'failed', 'cancelled']),
+    status_reason: z.string().optional(),
+    test_mode: z.boolean(),
+    amount_minor: z.number().int(),
+    refunded_minor: z.number().int(),
+    currency: z.string(),
+    payment_method: z.enum(['card', 'twint', 'sepa_dd']),
+    profile: z.string(),
+    provider: z.string(),
+    locale: z.string().optional(),
+    return_url: z.string().optional(),
+    action: action().optional(),
+    payment_information: z.record(z.string(), z.unknown()).optional(),
+    supporter_uuid: z.string().optional(),
+    supporter: z.record(z.string(), z.unknown()).optional(),
+    create_payment_source: z.boolean().optional(),
+    created_payment_source_uuid: z.string().optional(),
+    charged_payment_source_uuid: z.string().optional(),
+    subscription_uuid: z.string().optional(),
+    invoice_uuid: z.string().optional(),
+    charge_attempt_uuid: z.string().optional(),
+    /** The `subscription` object of the request, kept until the pending payment is decided. */
+    subscription_request: z.unknown().optional(),
+    refunds: z.array(refundRecordSchema),
+    custom_parameters: z.record(z.string(), z.unknown()),
+    svc_parameters: z.record(z.string(), z.unknown()),
+    /** Counts every change; writes are guarded by the version they read. */
+    version: z.number().int(),
+    /** Counts the payment's events (1, 2, …): the `sequence` receivers order them by. */
+    event_sequence: z.number().int(),
+    /** The instrument to save as a payment source once a pending payment is approved. */
+    instrument_token: z.string().optional(),
+    /** The provider's own id of the payment (a Stripe PaymentIntent). */
+    provider_reference: z.string().optional(),
+    dispute: disputeRecordSchema.optional(),
+    /** Refunds the provider did not answer for: asked again by the resolver until it does. */
+    refunds_to_confirm: z.array(z.string()).optional(),
+    /** The provider account the payment was made on (a Stripe Connect account), if not the platform's. */
+    provider_account: z.string().optional(),
+    /** sha256 of the token that authorises the simulated approval page. */
+    approval_token_hash: z.string().optional(),
+    /** The events of the write that stored this version (see @svc/events). */
+    events: z.array(storedEventSchema),
+  }),
+);
 export type PaymentRecord = z.infer<typeof paymentRecordSchema>;
 
 export const paymentKey = (uuid: string) => ({ pk: key('PAYMENT', uuid), sk: 'PAYMENT' });

@@ -1,26 +1,35 @@
 import { createInterface } from 'node:readline';
-import { type Assert, assertWholeOrganisationGrant, type Conforms, NotFoundError, type Principal } from '@svc/core';
+import {
+  type Assert,
+  assertWholeOrganisationGrant,
+  type Conforms,
+  deferred,
+  NotFoundError,
+  type Principal,
+} from '@svc/core';
 import * as z from 'zod';
 import { findReport, type ReportRecord, reportsOf } from '../repository/report-repository';
 import { readObject } from '../storage/objects';
 import { partKey, ROWS_PER_PART } from './processing';
 
 /** The report as the API and its event show it (its schema and shape); rows come apart, page by page. */
-export const reportResponse = z.object({
-  uuid: z.string(),
-  organisation_uuid: z.string(),
-  source_configuration_uuid: z.string(),
-  file_type: z.enum(['camt054', 'csv']),
-  file: z.object({ name: z.string(), size: z.number().int() }),
-  created: z.number().int(),
-  summary: z.object({
-    rows: z.number().int(),
-    matched: z.number().int(),
-    unmatched: z.number().int(),
-    errors: z.number().int(),
-    matched_amounts: z.array(z.object({ value: z.string(), currency: z.string() })),
+export const reportResponse = deferred(() =>
+  z.object({
+    uuid: z.string(),
+    organisation_uuid: z.string(),
+    source_configuration_uuid: z.string(),
+    file_type: z.enum(['camt054', 'csv']),
+    file: z.object({ name: z.string(), size: z.number().int() }),
+    created: z.number().int(),
+    summary: z.object({
+      rows: z.number().int(),
+      matched: z.number().int(),
+      unmatched: z.number().int(),
+      errors: z.number().int(),
+      matched_amounts: z.array(z.object({ value: z.string(), currency: z.string() })),
+    }),
   }),
-});
+);
 
 type _Report = Assert<Conforms<ReturnType<typeof reportShape>, z.output<typeof reportResponse>>>;
 

@@ -1,4 +1,3 @@
-import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import { assertWholeOrganisationGrant, NotFoundError, newUuid, now, type Principal } from '@svc/core';
 import { findSourceConfiguration } from '../repository/source-configuration-repository';
 import { bucketName, s3, uploadPrefix } from '../storage/objects';
@@ -21,7 +20,8 @@ export async function uploadParameters(principal: Promise<Principal>, configurat
   const prefix = `${uploadPrefix(configuration.organisation_uuid, configuration.uuid)}${newUuid()}/`;
   const bucket = bucketName();
   // Signed at the service clock's time, like every time-dependent rule (the local runtime moves it).
-  const client = s3();
+  // The presigner is loaded here, the one operation that uses it (not at cold start).
+  const [client, { createPresignedPost }] = await Promise.all([s3(), import('@aws-sdk/s3-presigned-post')]);
   client.config.systemClockOffset = now() * 1000 - Date.now();
   const { url, fields } = await createPresignedPost(client, {
     Bucket: bucket,

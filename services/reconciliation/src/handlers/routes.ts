@@ -1,4 +1,4 @@
-import { uuidSchema } from '@svc/core';
+import { deferred, uuidSchema } from '@svc/core';
 import { type AnyRoute, defineRoute, type MultipartBody, uuidParams } from '@svc/http';
 import * as z from 'zod';
 import { BLUEPRINT_MAX_BYTES, BLUEPRINT_SUNSET, executeBlueprint } from '../domain/blueprint';
@@ -94,11 +94,13 @@ export const reconciliationRoutes: AnyRoute[] = [
     responses: {
       200: {
         description: 'Report with `rows`',
-        schema: reportResponse.extend({
-          rows: z
-            .array(z.record(z.string(), z.unknown()))
-            .describe('Result rows, each the row as read and how it matched'),
-        }),
+        schema: deferred(() =>
+          reportResponse.unwrap().extend({
+            rows: z
+              .array(z.record(z.string(), z.unknown()))
+              .describe('Result rows, each the row as read and how it matched'),
+          }),
+        ),
       },
     },
     handle: async ({ params, query, principal }) => {

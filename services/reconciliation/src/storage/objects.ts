@@ -1,17 +1,35 @@
 import type { Readable } from 'node:stream';
-import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { sdkClient } from '@svc/core';
 
 /**
  * The reconciliation bucket: uploaded files under `uploads/<organisation>/<configuration>/`,
  * report results under `reports/<organisation>/`. The bucket is `SVC_RECONCILIATION_BUCKET`;
  * the client finds S3 (or the local stand-in, through AWS_ENDPOINT_URL_S3) as every SDK client
  * does. The stand-in is addressed path-style, S3 itself virtual-hosted.
+ *
+ * The S3 SDK (about 190 KiB) is loaded at the first call that needs it, not at cold start: of
+ * the reconciliation API's operations only upload parameters and report results touch S3.
  */
-let client: S3Client | undefined;
+let client: Promise<S3Module & { client: S3Client }> | undefined;
 
-export function s3(): S3Client {
-  client ??= new S3Client({ forcePathStyle: Boolean(process.env.AWS_ENDPOINT_URL_S3) });
+type S3Module = typeof import('@aws-sdk/client-s3');
+
+function s3Sdk(): Promise<S3Module & { client: S3Client }> {
+  client ??= import('@aws-sdk/client-s3').then((sdk) => ({
+    ...sdk,
+    client: sdkClient(new sdk.S3Client({ forcePathStyle: Boolean(process.env.AWS_ENDPOINT_URL_S3) })),
+  }));
+  // A failed load is tried again at the next call, not remembered.
+  client.catch(() => {
+    client = undefined;
+  });
   return client;
+}
+
+/** The S3 client (made, and its SDK loaded, at the first call). */
+export async function s3(): Promise<S3Client> {
+  return (await s3Sdk()).client;
 }
 
 /** Forgets the client (the local runtime or a test changed the endpoint). */
@@ -50,8 +68,9 @@ export async function readObject(
   key: string,
   expect: { versionId?: string; etag?: string } = {},
 ): Promise<{ body: Readable; size: number; etag: string } | undefined> {
+  const { client, GetObjectCommand } = await s3Sdk();
   try {
-    const out = await s3().send(
+    const out = await client.send(
       new GetObjectCommand({
         Bucket: bucketName(),
         Key: key,
@@ -73,7 +92,8 @@ export async function readObject(
 
 /** Stores an object; its ETag (without quotes). */
 export async function writeObject(key: string, body: Buffer | string, contentType: string): Promise<string> {
-  const out = await s3().send(
+  const { client, PutObjectCommand } = await s3Sdk();
+  const out = await client.send(
     new PutObjectCommand({ Bucket: bucketName(), Key: key, Body: body, ContentType: contentType }),
   );
   return (out.ETag ?? '').replaceAll('"', '');

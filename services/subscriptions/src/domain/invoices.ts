@@ -1,5 +1,6 @@
 import {
   ConflictError,
+  deferred,
   definedFields,
   flatStringObject,
   freeJsonObject,
@@ -26,16 +27,18 @@ import {
 } from './billing';
 import { readSubscription } from './subscriptions';
 
-export const createInvoiceInput = z
-  .object({
-    amount: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional(),
-    custom_parameters: flatStringObject({ maxKeys: 256, maxKeyLength: 100, maxValueLength: 1000 }).optional(),
-    svc_parameters: freeJsonObject({ maxKeyLength: 100 }).optional(),
-  })
-  .strict();
+export const createInvoiceInput = deferred(() =>
+  z
+    .object({
+      amount: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional(),
+      custom_parameters: flatStringObject({ maxKeys: 256, maxKeyLength: 100, maxValueLength: 1000 }).optional(),
+      svc_parameters: freeJsonObject({ maxKeyLength: 100 }).optional(),
+    })
+    .strict(),
+);
 
 /** Any status is taken here; anything but `paid`/`cancelled` is refused with the contract's code. */
-export const closeInvoiceInput = z.object({ status: z.unknown() }).strict();
+export const closeInvoiceInput = deferred(() => z.object({ status: z.unknown() }).strict());
 
 const tooBusy = () => new ConflictError('Too many concurrent changes; try again');
 

@@ -5,6 +5,7 @@ import {
   ConflictError,
   type Conforms,
   coversAccount,
+  deferred,
   definedFields,
   ForbiddenError,
   isResumedRequest,
@@ -62,52 +63,60 @@ export const GLOBAL_DEFAULT_PLAN: GlobalPlan = {
 
 export type AnyPlan = PlanRecord | GlobalPlan;
 
-export const dunningInput = z
-  .object({
-    retry_delays_days: z.array(z.number().int().min(1).max(60)).max(10),
-    max_consecutive_failed_invoices: z.number().int().min(1).max(100),
-    on_max_failed: z.enum(['cancel', 'suspend']),
-  })
-  .partial()
-  .strict();
+export const dunningInput = deferred(() =>
+  z
+    .object({
+      retry_delays_days: z.array(z.number().int().min(1).max(60)).max(10),
+      max_consecutive_failed_invoices: z.number().int().min(1).max(100),
+      on_max_failed: z.enum(['cancel', 'suspend']),
+    })
+    .partial()
+    .strict(),
+);
 
-export const notificationInput = z
-  .object({
-    supporter_receipts: z.boolean(),
-    failure_recipient_emails: z.array(z.email().max(254)).max(10),
-  })
-  .partial()
-  .strict();
+export const notificationInput = deferred(() =>
+  z
+    .object({
+      supporter_receipts: z.boolean(),
+      failure_recipient_emails: z.array(z.email().max(254)).max(10),
+    })
+    .partial()
+    .strict(),
+);
 
-const planFields = {
+const planFields = () => ({
   account_uuid: uuidSchema.optional(),
   name: z.string().trim().min(1, 'This value should not be blank').max(200),
   is_default: z.boolean().optional(),
   dunning_configuration: dunningInput.optional(),
   notification_configuration: notificationInput.optional(),
-};
+});
 
-export const createPlanInput = z.object({ organisation_uuid: uuidSchema, ...planFields }).strict();
-export const updatePlanInput = z.object({ ...planFields, name: planFields.name.optional() }).strict();
+export const createPlanInput = deferred(() => z.object({ organisation_uuid: uuidSchema, ...planFields() }).strict());
+export const updatePlanInput = deferred(() =>
+  z.object({ ...planFields(), name: planFields().name.optional() }).strict(),
+);
 
 /** A plan as the API answers it (the global default plan has no organisation, account or created). */
-export const planResponse = z.object({
-  uuid: z.string(),
-  organisation_uuid: z.string().optional(),
-  account_uuid: z.string().optional(),
-  name: z.string(),
-  is_default: z.boolean(),
-  dunning_configuration: z.object({
-    retry_delays_days: z.array(z.number().int()),
-    max_consecutive_failed_invoices: z.number().int(),
-    on_max_failed: z.enum(['cancel', 'suspend']),
+export const planResponse = deferred(() =>
+  z.object({
+    uuid: z.string(),
+    organisation_uuid: z.string().optional(),
+    account_uuid: z.string().optional(),
+    name: z.string(),
+    is_default: z.boolean(),
+    dunning_configuration: z.object({
+      retry_delays_days: z.array(z.number().int()),
+      max_consecutive_failed_invoices: z.number().int(),
+      on_max_failed: z.enum(['cancel', 'suspend']),
+    }),
+    notification_configuration: z.object({
+      supporter_receipts: z.boolean(),
+      failure_recipient_emails: z.array(z.string()),
+    }),
+    created: z.number().int().optional(),
   }),
-  notification_configuration: z.object({
-    supporter_receipts: z.boolean(),
-    failure_recipient_emails: z.array(z.string()),
-  }),
-  created: z.number().int().optional(),
-});
+);
 
 type _Plan = Assert<Conforms<ReturnType<typeof planShape>, z.output<typeof planResponse>>>;
 

@@ -1,4 +1,4 @@
-import { type Assert, type Conforms, definedFields, now } from '@svc/core';
+import { type Assert, type Conforms, deferred, definedFields, now } from '@svc/core';
 import { findPayment } from '@svc/payments';
 import { localMidnight } from '@svc/schedule';
 import * as z from 'zod';
@@ -11,68 +11,76 @@ import { GLOBAL_DEFAULT_PLAN } from './plans';
 /**
  * The response shapes and the one schema of each (`/openapi.json` publishes the schemas; the type
  * checks below fail when a shape answers a field its schema does not declare, or misses one).
- * Calendar days become local-midnight Unix seconds; internals stay inside.
+ * Calendar days become local-midnight Unix seconds; internals stay inside. The schemas are
+ * `deferred`: only the API description builds them.
  */
-const freeJson = z.record(z.string(), z.unknown());
-const localMidnightSeconds = z.number().int().describe("Unix seconds of local midnight in the subscription's timezone");
+const freeJson = () => z.record(z.string(), z.unknown());
+const localMidnightSeconds = () =>
+  z.number().int().describe("Unix seconds of local midnight in the subscription's timezone");
 
-export const subscriptionResponse = z.object({
-  uuid: z.string(),
-  organisation_uuid: z.string(),
-  account_uuid: z.string(),
-  supporter_uuid: z.string().optional(),
-  subscription_plan: z.object({ uuid: z.string(), name: z.string() }),
-  payment_source_uuid: z.string(),
-  payment_provider: z.string(),
-  payment_method: z.string(),
-  created: z.number().int(),
-  currency: z.string(),
-  amount: z.number().int().describe('Minor units'),
-  timezone: z.string(),
-  charged_by: z.literal('svc'),
-  next_due_date: localMidnightSeconds.optional(),
-  subscription_status: z.enum(['pending', 'active', 'suspended', 'cancelled', 'finished']),
-  recurring_interval: z.string(),
-  planned_effective_from: localMidnightSeconds.optional(),
-  planned_since: z.number().int().optional(),
-  planned_end: localMidnightSeconds.optional(),
-  ended_at: z.number().int().optional(),
-  suspension_start: localMidnightSeconds.optional(),
-  suspension_end: localMidnightSeconds.optional(),
-  consecutive_failed_invoices: z.number().int(),
-  test_mode: z.boolean(),
-  custom_parameters: freeJson,
-  svc_parameters: freeJson,
-});
+export const subscriptionResponse = deferred(() =>
+  z.object({
+    uuid: z.string(),
+    organisation_uuid: z.string(),
+    account_uuid: z.string(),
+    supporter_uuid: z.string().optional(),
+    subscription_plan: z.object({ uuid: z.string(), name: z.string() }),
+    payment_source_uuid: z.string(),
+    payment_provider: z.string(),
+    payment_method: z.string(),
+    created: z.number().int(),
+    currency: z.string(),
+    amount: z.number().int().describe('Minor units'),
+    timezone: z.string(),
+    charged_by: z.literal('svc'),
+    next_due_date: localMidnightSeconds().optional(),
+    subscription_status: z.enum(['pending', 'active', 'suspended', 'cancelled', 'finished']),
+    recurring_interval: z.string(),
+    planned_effective_from: localMidnightSeconds().optional(),
+    planned_since: z.number().int().optional(),
+    planned_end: localMidnightSeconds().optional(),
+    ended_at: z.number().int().optional(),
+    suspension_start: localMidnightSeconds().optional(),
+    suspension_end: localMidnightSeconds().optional(),
+    consecutive_failed_invoices: z.number().int(),
+    test_mode: z.boolean(),
+    custom_parameters: freeJson(),
+    svc_parameters: freeJson(),
+  }),
+);
 
-export const invoiceResponse = z.object({
-  uuid: z.string(),
-  subscription: z.object({ uuid: z.string() }),
-  created: z.number().int(),
-  status: z.enum(['open', 'paid', 'cancelled']),
-  status_reason: z.string().optional(),
-  amount: z.number().int().describe('Minor units'),
-  refunded_amount: z.number().int(),
-  currency: z.string(),
-  next_attempt_date: localMidnightSeconds.optional(),
-  failed_payment_attempts: z.number().int(),
-  is_manually_created: z.boolean(),
-  charge_attempts: z.array(
-    z.object({ uuid: z.string(), status: z.enum(['pending', 'succeeded', 'failed']), created: z.number().int() }),
-  ),
-  custom_parameters: freeJson,
-  svc_parameters: freeJson,
-});
+export const invoiceResponse = deferred(() =>
+  z.object({
+    uuid: z.string(),
+    subscription: z.object({ uuid: z.string() }),
+    created: z.number().int(),
+    status: z.enum(['open', 'paid', 'cancelled']),
+    status_reason: z.string().optional(),
+    amount: z.number().int().describe('Minor units'),
+    refunded_amount: z.number().int(),
+    currency: z.string(),
+    next_attempt_date: localMidnightSeconds().optional(),
+    failed_payment_attempts: z.number().int(),
+    is_manually_created: z.boolean(),
+    charge_attempts: z.array(
+      z.object({ uuid: z.string(), status: z.enum(['pending', 'succeeded', 'failed']), created: z.number().int() }),
+    ),
+    custom_parameters: freeJson(),
+    svc_parameters: freeJson(),
+  }),
+);
 
-export const chargeAttemptResponse = z.object({
-  uuid: z.string(),
-  created: z.number().int(),
-  status: z.enum(['pending', 'succeeded', 'failed']),
-  status_reason: z.string().optional(),
-  payment_uuid: z.string(),
-  invoice: invoiceResponse,
-  subscription: subscriptionResponse,
-});
+export const chargeAttemptResponse = deferred(() =>
+  z.object({
+    uuid: z.string(),
+    created: z.number().int(),
+    status: z.enum(['pending', 'succeeded', 'failed']),
+    status_reason: z.string().optional(),
+    payment_uuid: z.string(),
+    invoice: invoiceResponse,
+    subscription: subscriptionResponse,
+  }),
+);
 
 type _Subscription = Assert<Conforms<ReturnType<typeof subscriptionShape>, z.output<typeof subscriptionResponse>>>;
 type _Invoice = Assert<Conforms<Awaited<ReturnType<typeof invoiceShape>>, z.output<typeof invoiceResponse>>>;

@@ -1,6 +1,7 @@
 import {
   assertAccountGrant,
   ConflictError,
+  deferred,
   definedFields,
   flatStringObject,
   freeJsonObject,
@@ -25,46 +26,50 @@ import { findSubscription, subscriptionPut } from '../repository/subscription-re
 import { checkPlannedDates, dateOrThrow, intervalOrThrow, nextDueFrom, today } from './calendar';
 import { resolvePlan } from './plans';
 
-const stringParameters = flatStringObject({ maxKeys: 256, maxKeyLength: 100, maxValueLength: 1000 });
-const svcParameters = freeJsonObject({ maxKeyLength: 100 });
-const localDateText = z.string().max(10);
+// The inputs are `deferred` (built at their first parse, not at the function's cold start).
+const stringParameters = () => flatStringObject({ maxKeys: 256, maxKeyLength: 100, maxValueLength: 1000 });
+const svcParameters = () => freeJsonObject({ maxKeyLength: 100 });
+const localDateText = () => z.string().max(10);
 
-const subscriptionFields = {
+const subscriptionFields = () => ({
   supporter_uuid: uuidSchema,
   subscription_plan_uuid: uuidSchema,
   payment_source_uuid: uuidSchema,
   amount: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
   timezone: z.string().max(100),
   recurring_interval: z.string().trim().min(1, 'This value should not be blank').max(200),
-  planned_effective_from: localDateText,
-  planned_end: localDateText,
-  custom_parameters: stringParameters,
-  svc_parameters: svcParameters,
-};
+  planned_effective_from: localDateText(),
+  planned_end: localDateText(),
+  custom_parameters: stringParameters(),
+  svc_parameters: svcParameters(),
+});
 
-export const createSubscriptionInput = z
-  .object({
-    ...subscriptionFields,
-    account_uuid: uuidSchema,
-    currency: z.string().regex(/^[A-Z]{3}$/, 'An upper-case ISO 4217 code'),
-    test_mode: z.boolean().optional(),
-    status: z.enum(['active', 'pending']).optional(),
-    subscription_plan_uuid: subscriptionFields.subscription_plan_uuid.optional(),
-    timezone: subscriptionFields.timezone.optional(),
-    planned_effective_from: localDateText.optional(),
-    planned_end: localDateText.optional(),
-    custom_parameters: stringParameters.optional(),
-    svc_parameters: svcParameters.optional(),
-  })
-  .strict();
+export const createSubscriptionInput = deferred(() => {
+  const fields = subscriptionFields();
+  return z
+    .object({
+      ...fields,
+      account_uuid: uuidSchema,
+      currency: z.string().regex(/^[A-Z]{3}$/, 'An upper-case ISO 4217 code'),
+      test_mode: z.boolean().optional(),
+      status: z.enum(['active', 'pending']).optional(),
+      subscription_plan_uuid: fields.subscription_plan_uuid.optional(),
+      timezone: fields.timezone.optional(),
+      planned_effective_from: localDateText().optional(),
+      planned_end: localDateText().optional(),
+      custom_parameters: stringParameters().optional(),
+      svc_parameters: svcParameters().optional(),
+    })
+    .strict();
+});
 export type CreateSubscriptionInput = z.infer<typeof createSubscriptionInput>;
 
-export const updateSubscriptionInput = z.object(subscriptionFields).partial().strict();
+export const updateSubscriptionInput = deferred(() => z.object(subscriptionFields()).partial().strict());
 export type UpdateSubscriptionInput = z.infer<typeof updateSubscriptionInput>;
 
-export const suspendInput = z
-  .object({ suspension_start: localDateText.optional(), suspension_end: localDateText.optional() })
-  .strict();
+export const suspendInput = deferred(() =>
+  z.object({ suspension_start: localDateText().optional(), suspension_end: localDateText().optional() }).strict(),
+);
 
 const conflict = (message: string) => new ConflictError(message, 'error.subscription.invalid_state');
 const tooBusy = () => new ConflictError('Too many concurrent changes; try again');

@@ -4,14 +4,20 @@ export type SortOrder = 'asc' | 'desc';
 
 /**
  * Text compares as people read it: case and accents only break ties, and digit runs compare as
- * numbers ("9" before "10", so postal codes and birth years sort naturally).
+ * numbers ("9" before "10", so postal codes and birth years sort naturally). Made at the first
+ * sort by a text field, not at module load: building an ICU collator costs a cold start about 6 ms.
  */
-const collator = new Intl.Collator('en', { numeric: true });
+let textCollator: Intl.Collator | undefined;
+
+function collator(): Intl.Collator {
+  textCollator ??= new Intl.Collator('en', { numeric: true });
+  return textCollator;
+}
 
 type Value = Supporter[SortableField];
 
 function compareValues(a: NonNullable<Value>, b: NonNullable<Value>): number {
-  if (typeof a === 'string' && typeof b === 'string') return collator.compare(a, b) || (a < b ? -1 : a > b ? 1 : 0);
+  if (typeof a === 'string' && typeof b === 'string') return collator().compare(a, b) || (a < b ? -1 : a > b ? 1 : 0);
   if (typeof a === 'number' && typeof b === 'number') return a - b;
   if (typeof a === 'boolean' && typeof b === 'boolean') return Number(a) - Number(b);
   // Objects (custom_parameters, svc_parameters) have no natural order: compare their JSON text.

@@ -2,6 +2,7 @@ import {
   type Assert,
   ConflictError,
   type Conforms,
+  deferred,
   definedFields,
   isResumedRequest,
   newResourceUuid,
@@ -85,22 +86,26 @@ const duplicate = () =>
  * An endpoint as the API answers it: the record's fields but the password (it never leaves) and
  * the bookkeeping; the hmac_key, opened, is shown to its managers.
  */
-export const endpointResponse = endpointRecordSchema.pick({
-  uuid: true,
-  organisation_uuid: true,
-  account_uuid: true,
-  alias: true,
-  endpoint: true,
-  username: true,
-  hmac_key: true,
-});
+export const endpointResponse = deferred(() =>
+  endpointRecordSchema.unwrap().pick({
+    uuid: true,
+    organisation_uuid: true,
+    account_uuid: true,
+    alias: true,
+    endpoint: true,
+    username: true,
+    hmac_key: true,
+  }),
+);
 /** An endpoint as a list shows it. */
-export const endpointListResponse = endpointResponse.pick({
-  uuid: true,
-  organisation_uuid: true,
-  account_uuid: true,
-  alias: true,
-});
+export const endpointListResponse = deferred(() =>
+  endpointResponse.unwrap().pick({
+    uuid: true,
+    organisation_uuid: true,
+    account_uuid: true,
+    alias: true,
+  }),
+);
 
 type _ListedEndpoint = Assert<Conforms<ReturnType<typeof endpointListShape>, z.output<typeof endpointListResponse>>>;
 type _Endpoint = Assert<Conforms<Awaited<ReturnType<typeof endpointShape>>, z.output<typeof endpointResponse>>>;

@@ -2,6 +2,7 @@ import {
   type Assert,
   ConflictError,
   type Conforms,
+  deferred,
   definedFields,
   isResumedRequest,
   newResourceUuid,
@@ -49,16 +50,18 @@ export const updateSubscriptionInput = replaceSubscriptionInput.partial();
 type SubscriptionInput = z.infer<typeof updateSubscriptionInput>;
 
 /** An event subscription as the API answers it. */
-export const eventSubscriptionResponse = z.object({
-  uuid: z.string(),
-  organisation_uuid: z.string(),
-  account_uuid: z.string().optional(),
-  action_configuration_uuid: z.string(),
-  action_type: z.literal('webhook'),
-  event_name: z.string(),
-  filter: z.string().optional(),
-  enabled: z.enum(['true', 'false']),
-});
+export const eventSubscriptionResponse = deferred(() =>
+  z.object({
+    uuid: z.string(),
+    organisation_uuid: z.string(),
+    account_uuid: z.string().optional(),
+    action_configuration_uuid: z.string(),
+    action_type: z.literal('webhook'),
+    event_name: z.string(),
+    filter: z.string().optional(),
+    enabled: z.enum(['true', 'false']),
+  }),
+);
 
 type _EventSubscription = Assert<
   Conforms<ReturnType<typeof eventSubscriptionShape>, z.output<typeof eventSubscriptionResponse>>

@@ -1,6 +1,7 @@
 import {
   type Assert,
   type Conforms,
+  deferred,
   definedFields,
   ForbiddenError,
   NotFoundError,
@@ -23,29 +24,33 @@ export const listResponsesQuery = z.object({
 });
 
 /** A delivery attempt as a list shows it. */
-export const webhookResponseSummary = z.object({
-  uuid: z.string(),
-  organisation_uuid: z.string(),
-  account_uuid: z.string().optional(),
-  webhook_configuration_uuid: z.string(),
-  event_uuid: z.string(),
-  object_uuid: z.string(),
-  sent_at: z.number().int(),
-  error: z.enum(['true', 'false']),
-  status_code: z.number().int().optional(),
-  reason_phrase: z.string().optional(),
-});
+export const webhookResponseSummary = deferred(() =>
+  z.object({
+    uuid: z.string(),
+    organisation_uuid: z.string(),
+    account_uuid: z.string().optional(),
+    webhook_configuration_uuid: z.string(),
+    event_uuid: z.string(),
+    object_uuid: z.string(),
+    sent_at: z.number().int(),
+    error: z.enum(['true', 'false']),
+    status_code: z.number().int().optional(),
+    reason_phrase: z.string().optional(),
+  }),
+);
 /** A delivery attempt in full: what was sent and what came back (bodies and headers as text). */
-export const webhookResponseDetail = webhookResponseSummary.extend({
-  attempt: z.number().int(),
-  response_time: z.number().int().optional().describe('Milliseconds'),
-  error_message: z.string().optional(),
-  do_not_retry: z.enum(['true', 'false']),
-  request_headers: z.string(),
-  request_body: z.string(),
-  response_headers: z.string(),
-  response_body: z.string(),
-});
+export const webhookResponseDetail = deferred(() =>
+  webhookResponseSummary.unwrap().extend({
+    attempt: z.number().int(),
+    response_time: z.number().int().optional().describe('Milliseconds'),
+    error_message: z.string().optional(),
+    do_not_retry: z.enum(['true', 'false']),
+    request_headers: z.string(),
+    request_body: z.string(),
+    response_headers: z.string(),
+    response_body: z.string(),
+  }),
+);
 
 type _Summary = Assert<Conforms<ReturnType<typeof responseListShape>, z.output<typeof webhookResponseSummary>>>;
 type _Detail = Assert<Conforms<ReturnType<typeof responseShape>, z.output<typeof webhookResponseDetail>>>;

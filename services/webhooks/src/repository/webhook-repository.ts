@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { definedFields } from '@svc/core';
+import { deferred, definedFields } from '@svc/core';
 import { getItem, key, queryAll, queryPages, type TransactItem, timeKey } from '@svc/table';
 import * as z from 'zod';
 
@@ -23,110 +23,120 @@ import * as z from 'zod';
 export const DELIVERY_SHARDS = 8;
 const shardOf = (uuid: string, shards: number) => (createHash('sha1').update(uuid).digest()[0] ?? 0) % shards;
 
-export const endpointRecordSchema = z.object({
-  uuid: z.string(),
-  organisation_uuid: z.string(),
-  account_uuid: z.string().optional(),
-  alias: z.string().optional(),
-  endpoint: z.string(),
-  username: z.string().optional(),
-  /** Sealed (see secrets.ts). */
-  password: z.string().optional(),
-  /** Sealed (see secrets.ts). */
-  hmac_key: z.string().optional(),
-  /** sha256 of the URL when the endpoint claimed it as unique in its organisation. */
-  unique_url: z.string().optional(),
-  created: z.number().int(),
-  updated: z.number().int(),
-  version: z.number().int(),
-});
+export const endpointRecordSchema = deferred(() =>
+  z.object({
+    uuid: z.string(),
+    organisation_uuid: z.string(),
+    account_uuid: z.string().optional(),
+    alias: z.string().optional(),
+    endpoint: z.string(),
+    username: z.string().optional(),
+    /** Sealed (see secrets.ts). */
+    password: z.string().optional(),
+    /** Sealed (see secrets.ts). */
+    hmac_key: z.string().optional(),
+    /** sha256 of the URL when the endpoint claimed it as unique in its organisation. */
+    unique_url: z.string().optional(),
+    created: z.number().int(),
+    updated: z.number().int(),
+    version: z.number().int(),
+  }),
+);
 export type EndpointRecord = z.infer<typeof endpointRecordSchema>;
 
-export const subscriptionRecordSchema = z.object({
-  uuid: z.string(),
-  organisation_uuid: z.string(),
-  account_uuid: z.string().optional(),
-  action_configuration_uuid: z.string(),
-  action_type: z.literal('webhook'),
-  /** As the client sent it (an alias stays an alias in responses). */
-  event_name: z.string(),
-  canonical_event_name: z.string(),
-  filter: z.string().optional(),
-  enabled: z.boolean(),
-  created: z.number().int(),
-  updated: z.number().int(),
-  version: z.number().int(),
-});
+export const subscriptionRecordSchema = deferred(() =>
+  z.object({
+    uuid: z.string(),
+    organisation_uuid: z.string(),
+    account_uuid: z.string().optional(),
+    action_configuration_uuid: z.string(),
+    action_type: z.literal('webhook'),
+    /** As the client sent it (an alias stays an alias in responses). */
+    event_name: z.string(),
+    canonical_event_name: z.string(),
+    filter: z.string().optional(),
+    enabled: z.boolean(),
+    created: z.number().int(),
+    updated: z.number().int(),
+    version: z.number().int(),
+  }),
+);
 export type EventSubscriptionRecord = z.infer<typeof subscriptionRecordSchema>;
 
-export const envelopeSchema = z.object({
-  uuid: z.string(),
-  name: z.string(),
-  created: z.number(),
-  object: z.string(),
-  object_uuid: z.string(),
-  organisation_uuid: z.string(),
-  account_uuid: z.string().optional(),
-  sequence: z.number().int(),
-  data: z.record(z.string(), z.unknown()),
-});
+export const envelopeSchema = deferred(() =>
+  z.object({
+    uuid: z.string(),
+    name: z.string(),
+    created: z.number(),
+    object: z.string(),
+    object_uuid: z.string(),
+    organisation_uuid: z.string(),
+    account_uuid: z.string().optional(),
+    sequence: z.number().int(),
+    data: z.record(z.string(), z.unknown()),
+  }),
+);
 export type Envelope = z.infer<typeof envelopeSchema>;
 
-export const deliveryRecordSchema = z.object({
-  uuid: z.string(),
-  organisation_uuid: z.string(),
-  account_uuid: z.string().optional(),
-  endpoint_uuid: z.string(),
-  /** The endpoint's account scope when the delivery was made (who may read its traffic). */
-  endpoint_account_uuid: z.string().optional(),
-  event: envelopeSchema,
-  /** Attempts started so far (the next one is attempts + 1). */
-  attempts: z.number().int(),
-  status: z.enum(['pending', 'delivered', 'failed', 'gone']),
-  /** When the next attempt is due (Unix seconds), while pending. */
-  next_attempt_at: z.number().int().optional(),
-  /** While an attempt is in flight: until when its worker owns it. */
-  lease_until: z.number().int().optional(),
-  /**
-   * Set on the claim of a first attempt carried in its queue message: that message stays in
-   * flight until the attempt ends, so the queue (not the due index) brings the delivery back if
-   * its worker stops, and an attempt that ends the delivery is recorded by its Webhook Response
-   * alone (see domain/delivery.ts).
-   */
-  held_by_message: z.boolean().optional(),
-  /** Sent to the queue: the sweeper leaves it alone until then. */
-  queued_until: z.number().int().optional(),
-  /** Once settled (or claimed while held by its message): when DynamoDB's TTL may remove it. */
-  expires_at: z.number().int().optional(),
-  created: z.number().int(),
-  updated: z.number().int(),
-  version: z.number().int(),
-});
+export const deliveryRecordSchema = deferred(() =>
+  z.object({
+    uuid: z.string(),
+    organisation_uuid: z.string(),
+    account_uuid: z.string().optional(),
+    endpoint_uuid: z.string(),
+    /** The endpoint's account scope when the delivery was made (who may read its traffic). */
+    endpoint_account_uuid: z.string().optional(),
+    event: envelopeSchema,
+    /** Attempts started so far (the next one is attempts + 1). */
+    attempts: z.number().int(),
+    status: z.enum(['pending', 'delivered', 'failed', 'gone']),
+    /** When the next attempt is due (Unix seconds), while pending. */
+    next_attempt_at: z.number().int().optional(),
+    /** While an attempt is in flight: until when its worker owns it. */
+    lease_until: z.number().int().optional(),
+    /**
+     * Set on the claim of a first attempt carried in its queue message: that message stays in
+     * flight until the attempt ends, so the queue (not the due index) brings the delivery back if
+     * its worker stops, and an attempt that ends the delivery is recorded by its Webhook Response
+     * alone (see domain/delivery.ts).
+     */
+    held_by_message: z.boolean().optional(),
+    /** Sent to the queue: the sweeper leaves it alone until then. */
+    queued_until: z.number().int().optional(),
+    /** Once settled (or claimed while held by its message): when DynamoDB's TTL may remove it. */
+    expires_at: z.number().int().optional(),
+    created: z.number().int(),
+    updated: z.number().int(),
+    version: z.number().int(),
+  }),
+);
 export type DeliveryRecord = z.infer<typeof deliveryRecordSchema>;
 
-export const responseRecordSchema = z.object({
-  uuid: z.string(),
-  organisation_uuid: z.string(),
-  account_uuid: z.string().optional(),
-  webhook_configuration_uuid: z.string(),
-  /** The endpoint's own account scope, if any: who may read its traffic. */
-  endpoint_account_uuid: z.string().optional(),
-  delivery_uuid: z.string(),
-  event_uuid: z.string(),
-  object_uuid: z.string(),
-  attempt: z.number().int(),
-  sent_at: z.number().int(),
-  error: z.boolean(),
-  status_code: z.number().int().optional(),
-  reason_phrase: z.string().optional(),
-  response_time: z.number().int().optional(),
-  error_message: z.string().optional(),
-  do_not_retry: z.boolean(),
-  request_headers: z.string(),
-  request_body: z.string(),
-  response_headers: z.string(),
-  response_body: z.string(),
-});
+export const responseRecordSchema = deferred(() =>
+  z.object({
+    uuid: z.string(),
+    organisation_uuid: z.string(),
+    account_uuid: z.string().optional(),
+    webhook_configuration_uuid: z.string(),
+    /** The endpoint's own account scope, if any: who may read its traffic. */
+    endpoint_account_uuid: z.string().optional(),
+    delivery_uuid: z.string(),
+    event_uuid: z.string(),
+    object_uuid: z.string(),
+    attempt: z.number().int(),
+    sent_at: z.number().int(),
+    error: z.boolean(),
+    status_code: z.number().int().optional(),
+    reason_phrase: z.string().optional(),
+    response_time: z.number().int().optional(),
+    error_message: z.string().optional(),
+    do_not_retry: z.boolean(),
+    request_headers: z.string(),
+    request_body: z.string(),
+    response_headers: z.string(),
+    response_body: z.string(),
+  }),
+);
 export type ResponseRecord = z.infer<typeof responseRecordSchema>;
 
 export const endpointKey = (uuid: string) => ({ pk: key('WEBHOOK', uuid), sk: 'WEBHOOK' });

@@ -1,4 +1,4 @@
-import { sdkClient } from '@svc/core';
+import { deferred, sdkClient } from '@svc/core';
 import type Stripe from 'stripe';
 import * as z from 'zod';
 
@@ -23,11 +23,13 @@ export interface StripeKeys {
   webhookSecret?: string | undefined;
 }
 
-const secretSchema = z.object({
-  test_secret_key: z.string().min(1).optional(),
-  live_secret_key: z.string().min(1).optional(),
-  webhook_secret: z.string().min(1).optional(),
-});
+const secretSchema = deferred(() =>
+  z.object({
+    test_secret_key: z.string().min(1).optional(),
+    live_secret_key: z.string().min(1).optional(),
+    webhook_secret: z.string().min(1).optional(),
+  }),
+);
 
 let fromSecret: Promise<StripeKeys> | undefined;
 

@@ -1,4 +1,4 @@
-import { isValidIban, parseOrThrow, ValidationError } from '@svc/core';
+import { deferred, isValidIban, parseOrThrow, ValidationError } from '@svc/core';
 import type Stripe from 'stripe';
 import * as z from 'zod';
 import { rawCardSchema } from '../card-rules';
@@ -26,17 +26,27 @@ export class ProviderUnavailableError extends Error {
   }
 }
 
-const paymentMethodId = z.string().regex(/^pm_[A-Za-z0-9_]{1,200}$/, 'A Stripe PaymentMethod id (pm_…)');
+// `deferred`: built at the first Stripe payment of each method, not at the function's cold start.
+const cardInput = deferred(() =>
+  z.union([
+    z
+      .object({
+        payment_method: z.string().regex(/^pm_[A-Za-z0-9_]{1,200}$/, 'A Stripe PaymentMethod id (pm_…)'),
+      })
+      .strict(),
+    rawCardSchema.strict(),
+  ]),
+);
 
-const cardInput = z.union([z.object({ payment_method: paymentMethodId }).strict(), rawCardSchema.strict()]);
-
-const sepaInput = z
-  .object({
-    iban: z.string().max(50),
-    account_holder: z.string().min(1).max(200),
-    email: z.email().max(254).optional(),
-  })
-  .strict();
+const sepaInput = deferred(() =>
+  z
+    .object({
+      iban: z.string().max(50),
+      account_holder: z.string().min(1).max(200),
+      email: z.email().max(254).optional(),
+    })
+    .strict(),
+);
 
 type CreateParams = Stripe.PaymentIntentCreateParams;
 
