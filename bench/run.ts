@@ -142,7 +142,7 @@ async function main() {
         `${f.bundle.padEnd(22)} ${(f.bytes / 1024).toFixed(0).padStart(6)} KiB  ${f.initMs.toFixed(1).padStart(7)} ms  ${f.ratio.toFixed(2)}x bare  ${f.ratio <= 2 ? '' : '(over the 2x goal)'}` +
           (f.tracedInitMs === undefined
             ? ''
-            : `  with calls traced (staging, prod) ${f.tracedInitMs.toFixed(1)} ms ${f.tracedRatio?.toFixed(2)}x`),
+            : `  with calls traced (staging, prod) ${f.tracedInitMs.toFixed(1)} ms ${f.tracedRatio?.toFixed(2)}x bare, ${f.tracedToTracedBare?.toFixed(2)}x traced bare`),
       );
     }
     results.init = init;
