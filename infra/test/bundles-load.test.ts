@@ -20,6 +20,25 @@ const lambdaFunction = z.object({
   }),
 });
 
+/** The directory the synthesised app keeps a function's asset in. */
+const assetDir = (outdir: string, s3Key: string) => join(outdir, `asset.${s3Key.replace(/\.zip$/, '')}`);
+
+/** A function's environment as its template sets it; a reference to a resource stands in as a plain string. */
+const variablesOf = (environment: { Variables: Record<string, unknown> } | undefined) =>
+  Object.fromEntries(
+    Object.entries(environment?.Variables ?? {}).map(([name, value]) => [
+      name,
+      typeof value === 'string' ? value : `resolved-${name.toLowerCase()}`,
+    ]),
+  );
+
+/** The S3 key of a ServiceFunction's asset in a stage's template. */
+function s3KeyOf(fn: ServiceFunction, stage: 'dev' | 'prod'): string {
+  const logicalId = Stack.of(fn).getLogicalId(fn.function.node.defaultChild as CfnFunction);
+  return lambdaFunction.parse(templateOf(stage).findResources('AWS::Lambda::Function')[logicalId]).Properties.Code
+    .S3Key;
+}
+
 /**
  * A script that imports the bundle's entry, then every chunk: what a cold start loads, then what
  * `import()` loads at first use (the Stripe SDK, the search engine's client), so a chunk that
@@ -48,7 +67,7 @@ describe('every bundle of the app', () => {
         ([logicalId, resource]) => {
           const parsed = lambdaFunction.safeParse(resource);
           if (!parsed.success) return [];
-          const dir = join(outdir, `asset.${parsed.data.Properties.Code.S3Key.replace(/\.zip$/, '')}`);
+          const dir = assetDir(outdir, parsed.data.Properties.Code.S3Key);
           // Functions the CDK brings along (custom resource providers) carry no bundle of ours.
           if (!existsSync(join(dir, 'index.mjs'))) return [];
           return [{ logicalId, dir, ...parsed.data.Properties }];
@@ -58,12 +77,7 @@ describe('every bundle of the app', () => {
       const failures: string[] = [];
       for (const fn of functions) {
         const { dir } = fn;
-        const variables = Object.fromEntries(
-          Object.entries(fn.Environment?.Variables ?? {}).map(([name, value]) => [
-            name,
-            typeof value === 'string' ? value : `resolved-${name.toLowerCase()}`,
-          ]),
-        );
+        const variables = variablesOf(fn.Environment);
         try {
           execFileSync(process.execPath, ['--input-type=module', '-e', loadScript(dir)], {
             cwd: '/',
@@ -95,14 +109,12 @@ describe('every function’s asset', () => {
     const { outdir, stacks } = synthesizeAllStages();
     const stack = stacks.get('prod');
     if (!stack) throw new Error('no prod stack');
-    const resources = templateOf('prod').findResources('AWS::Lambda::Function');
     const ours = stack.node.findAll().filter((node): node is ServiceFunction => node instanceof ServiceFunction);
     expect(ours.length).toBeGreaterThan(10);
     const assetOf = new Map<string, string>();
     for (const fn of ours) {
-      const logicalId = Stack.of(fn).getLogicalId(fn.function.node.defaultChild as CfnFunction);
-      const { S3Key } = lambdaFunction.parse(resources[logicalId]).Properties.Code;
-      const dir = join(outdir, `asset.${S3Key.replace(/\.zip$/, '')}`);
+      const S3Key = s3KeyOf(fn, 'prod');
+      const dir = assetDir(outdir, S3Key);
       // The entry is the module the bundle starts from; a build of another entry would not hold it.
       expect(
         bundledSources(dir).some((source) => source.endsWith(`/${fn.entry}`)),
@@ -122,7 +134,7 @@ describe('Tracer in every function’s asset', () => {
       Object.values(templateOf(stage).findResources('AWS::Lambda::Function')).flatMap((resource) => {
         const parsed = lambdaFunction.safeParse(resource);
         if (!parsed.success) return [];
-        const dir = join(outdir, `asset.${parsed.data.Properties.Code.S3Key.replace(/\.zip$/, '')}`);
+        const dir = assetDir(outdir, parsed.data.Properties.Code.S3Key);
         return existsSync(join(dir, 'index.mjs')) ? [dir] : [];
       }),
     );
@@ -150,13 +162,8 @@ describe('Tracer in every function’s asset', () => {
       .flatMap((parsed) => (parsed.success ? [parsed.data.Properties] : []))
       .find((properties) => properties.Environment?.Variables.POWERTOOLS_SERVICE_NAME === 'payments');
     if (!fn) throw new Error('no dev payments function');
-    const dir = join(outdir, `asset.${fn.Code.S3Key.replace(/\.zip$/, '')}`);
-    const variables = Object.fromEntries(
-      Object.entries(fn.Environment?.Variables ?? {}).map(([name, value]) => [
-        name,
-        typeof value === 'string' ? value : `resolved-${name.toLowerCase()}`,
-      ]),
-    );
+    const dir = assetDir(outdir, fn.Code.S3Key);
+    const variables = variablesOf(fn.Environment);
     const entry = join(dir, 'index.mjs');
     const script = `import { createRequire } from 'node:module';
 await import(${JSON.stringify(`file://${entry}`)});
@@ -201,10 +208,7 @@ describe('what a cold start reads', () => {
       .findAll()
       .find((node): node is ServiceFunction => node instanceof ServiceFunction && node.entry === entry);
     if (!fn) throw new Error(`no function built from ${entry}`);
-    const logicalId = Stack.of(fn).getLogicalId(fn.function.node.defaultChild as CfnFunction);
-    const { S3Key } = lambdaFunction.parse(templateOf('prod').findResources('AWS::Lambda::Function')[logicalId])
-      .Properties.Code;
-    return join(outdir, `asset.${S3Key.replace(/\.zip$/, '')}`);
+    return assetDir(outdir, s3KeyOf(fn, 'prod'));
   };
 
   /**
