@@ -1,17 +1,19 @@
-import { NotFoundError } from '@svc/core';
+import { deferred, NotFoundError } from '@svc/core';
 import { type AnyRoute, defineRoute } from '@svc/http';
 import * as z from 'zod';
 import { DOCS_HEADERS, DOCS_PAGE, docsAsset } from './docs-page';
 
 const health = z.object({ status: z.literal('ok') });
-const openApiDocument = z.object({
-  openapi: z.literal('3.1.0'),
-  info: z.object({ title: z.string(), version: z.string(), description: z.string().optional() }),
-  tags: z.array(z.object({ name: z.string(), description: z.string() })).optional(),
-  paths: z.record(z.string(), z.record(z.string(), z.unknown())),
-  webhooks: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
-  components: z.record(z.string(), z.record(z.string(), z.unknown())),
-});
+const openApiDocument = deferred(() =>
+  z.object({
+    openapi: z.literal('3.1.0'),
+    info: z.object({ title: z.string(), version: z.string(), description: z.string().optional() }),
+    tags: z.array(z.object({ name: z.string(), description: z.string() })).optional(),
+    paths: z.record(z.string(), z.record(z.string(), z.unknown())),
+    webhooks: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
+    components: z.record(z.string(), z.record(z.string(), z.unknown())),
+  }),
+);
 
 /**
  * Health, the API description, and the fallback that answers unknown paths in our shape.

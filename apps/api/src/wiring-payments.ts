@@ -8,11 +8,14 @@ let loaded: Promise<SubscriptionsPort> | undefined;
  * subscriptions, its calendar (luxon) and its schemas for them.
  */
 function subscriptionsPort(): Promise<SubscriptionsPort> {
-  loaded ??= import('@svc/subscriptions/payments-port').then((module) => module.subscriptionsForPayments);
-  // A failed load is tried again at the next call, not remembered.
-  loaded.catch(() => {
-    loaded = undefined;
-  });
+  if (!loaded) {
+    const started = import('@svc/subscriptions/payments-port').then((module) => module.subscriptionsForPayments);
+    loaded = started;
+    // A failed load is tried again at the next call, not remembered.
+    started.catch(() => {
+      if (loaded === started) loaded = undefined;
+    });
+  }
   return loaded;
 }
 

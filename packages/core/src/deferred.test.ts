@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { deferred } from './schemas';
+import { deferred, isBuilt } from './schemas';
 
 /** A schema with the parts the service's schemas use: refinements, transforms, defaults, nesting. */
 const build = () =>
@@ -26,13 +26,15 @@ describe('deferred schemas', () => {
     });
     const parent = z.object({ child: schema.optional() });
     expect(builds).toBe(0);
-    // The first parse of a schema that holds it builds it (zod reads its child's traits).
+    expect(isBuilt(schema)).toBe(false);
+    // A schema that holds it may build it at its own first parse (zod reads its child's traits).
     expect(parent.parse({})).toEqual({});
-    expect(builds).toBe(1);
+    expect(builds).toBeLessThanOrEqual(1);
     schema.parse({ name: 'x', amount: 1 });
     schema.parse({ name: 'y', amount: '2' });
     parent.parse({ child: { name: 'z', amount: 3 } });
     expect(builds).toBe(1);
+    expect(isBuilt(schema)).toBe(true);
   });
 
   it('accept, refuse and transform exactly as the schema they build', () => {

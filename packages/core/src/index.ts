@@ -10,7 +10,7 @@ export { logger } from './logger';
 export * from './metrics';
 export * from './money';
 export * from './principal';
-export { deferred, uuidSchema } from './schemas';
+export { deferred, isBuilt, uuidSchema } from './schemas';
 export * from './sdk-client';
 export * from './secret-hash';
 export * from './service-key';

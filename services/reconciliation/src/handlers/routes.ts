@@ -18,15 +18,17 @@ export const reconciliationRoutes: AnyRoute[] = [
     responses: {
       200: {
         description: 'Upload parameters: post `inputs` as form fields, then the file, to `attributes.action`',
-        schema: z.object({
-          inputs: z.record(z.string(), z.string()),
-          attributes: z.object({
-            action: z.string(),
-            method: z.literal('POST'),
-            enctype: z.literal('multipart/form-data'),
+        schema: deferred(() =>
+          z.object({
+            inputs: z.record(z.string(), z.string()),
+            attributes: z.object({
+              action: z.string(),
+              method: z.literal('POST'),
+              enctype: z.literal('multipart/form-data'),
+            }),
+            expires: z.number().int(),
           }),
-          expires: z.number().int(),
-        }),
+        ),
       },
     },
     handle: async ({ params, principal }) => ({
@@ -50,11 +52,13 @@ export const reconciliationRoutes: AnyRoute[] = [
     responses: {
       202: {
         description: 'The files are stored; each is processed into a report',
-        schema: z.object({
-          files: z.array(
-            z.object({ key: z.string(), name: z.string(), size: z.number().int(), report_uuid: z.string() }),
-          ),
-        }),
+        schema: deferred(() =>
+          z.object({
+            files: z.array(
+              z.object({ key: z.string(), name: z.string(), size: z.number().int(), report_uuid: z.string() }),
+            ),
+          }),
+        ),
       },
     },
     handle: async ({ params, body, principal }) => ({

@@ -8,23 +8,27 @@ import { sdkClient } from '@svc/core';
  * the client finds S3 (or the local stand-in, through AWS_ENDPOINT_URL_S3) as every SDK client
  * does. The stand-in is addressed path-style, S3 itself virtual-hosted.
  *
- * The S3 SDK (about 190 KiB) is loaded at the first call that needs it, not at cold start: of
- * the reconciliation API's operations only upload parameters and report results touch S3.
+ * The S3 SDK is loaded at the first call that needs it, not at cold start: of the reconciliation
+ * API's operations only upload parameters, a blueprint's execution and report results touch S3.
+ * The client goes through `sdkClient` like every other: traced where the stage traces calls.
  */
-let client: Promise<S3Module & { client: S3Client }> | undefined;
+type S3Sdk = typeof import('./s3-sdk') & { client: S3Client };
 
-type S3Module = typeof import('@aws-sdk/client-s3');
+let loading: Promise<S3Sdk> | undefined;
 
-function s3Sdk(): Promise<S3Module & { client: S3Client }> {
-  client ??= import('@aws-sdk/client-s3').then((sdk) => ({
-    ...sdk,
-    client: sdkClient(new sdk.S3Client({ forcePathStyle: Boolean(process.env.AWS_ENDPOINT_URL_S3) })),
-  }));
-  // A failed load is tried again at the next call, not remembered.
-  client.catch(() => {
-    client = undefined;
-  });
-  return client;
+function s3Sdk(): Promise<S3Sdk> {
+  if (!loading) {
+    const started = import('./s3-sdk').then((sdk) => ({
+      ...sdk,
+      client: sdkClient(new sdk.S3Client({ forcePathStyle: Boolean(process.env.AWS_ENDPOINT_URL_S3) })),
+    }));
+    loading = started;
+    // A failed load is tried again at the next call, not remembered (unless a newer one started).
+    started.catch(() => {
+      if (loading === started) loading = undefined;
+    });
+  }
+  return loading;
 }
 
 /** The S3 client (made, and its SDK loaded, at the first call). */
@@ -34,7 +38,7 @@ export async function s3(): Promise<S3Client> {
 
 /** Forgets the client (the local runtime or a test changed the endpoint). */
 export function resetObjectClient(): void {
-  client = undefined;
+  loading = undefined;
 }
 
 export function bucketName(): string {
