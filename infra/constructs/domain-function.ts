@@ -1,4 +1,5 @@
 import { DOMAINS, type DomainName, platformBundling } from '@svc/api';
+import { Duration } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { Construct } from 'constructs';
 import type { StageConfig } from '../config/stages';
@@ -12,6 +13,15 @@ import { grantTableAccess, type TableAccess, type TableGrant, tableAccessFor, ta
  */
 const BUNDLE_TIME: Partial<Record<DomainName, () => ReturnType<typeof platformBundling>>> = {
   platform: () => platformBundling(REPO_ROOT),
+};
+
+/**
+ * Functions that wait on a payment provider get the most an HTTP API integration allows (30 s):
+ * the Stripe calls' budget (payments' stripe-config.ts, STRIPE_CONFIRM_TIMEOUT_MS) is sized to
+ * end inside 29 s. The others keep ServiceFunction's default.
+ */
+export const DOMAIN_TIMEOUTS: Partial<Record<DomainName, Duration>> = {
+  payments: Duration.seconds(29),
 };
 
 export interface DomainFunctionProps {
@@ -50,6 +60,7 @@ export class DomainFunction extends ServiceFunction {
       logRetention: stage.logRetention,
       removalPolicy: stage.removalPolicy,
       ...(BUNDLE_TIME[domain] ? { bundleTime: BUNDLE_TIME[domain]() } : {}),
+      ...(DOMAIN_TIMEOUTS[domain] ? { timeout: DOMAIN_TIMEOUTS[domain] } : {}),
     });
     this.domain = domain;
     this.tableAccess = tableAccessFor(domain);

@@ -160,6 +160,22 @@ export class OperationsAlarms extends Construct {
         props.alarms.chargeFailureRate,
         'Billing-run charge attempts failing',
       ),
+      // Each one needs a person at once: a donor paid for a payment we had failed (refund or keep,
+      // and tell them), or Stripe refused our key or a connected account (no payment can be taken).
+      ...(['succeeded_after_failure', 'access_refused'] as const).map(
+        (kind) =>
+          new Alarm(this, `ProviderAnomaly-${kind}`, {
+            metric: businessMetric(BUSINESS_METRICS.providerAnomalies, { kind }, PERIOD),
+            threshold: 1,
+            evaluationPeriods: 1,
+            comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            treatMissingData: TreatMissingData.NOT_BREACHING,
+            alarmDescription:
+              kind === 'succeeded_after_failure'
+                ? 'A payment recorded as failed was paid at the provider after all (recorded as succeeded): check with the donor'
+                : 'The payment provider refused the platform’s key or a connected account: payments on it fail',
+          }),
+      ),
       new Alarm(this, 'BillingRunHeartbeat', {
         metric: props.billingRun.metricInvocations({ period: BILLING_HEARTBEAT, statistic: 'Sum' }),
         threshold: 1,

@@ -20,6 +20,13 @@ export const BUSINESS_METRICS = {
   paymentOutcomesByMethod: 'PaymentOutcomesByMethod',
   /** Refunds that succeeded. */
   refunds: 'Refunds',
+  /**
+   * What a provider did that should never happen and needs a person; dimension `kind`:
+   * `succeeded_after_failure` (a payment we had failed was paid after all: the money is recorded,
+   * the donor may have paid twice), `access_refused` (the provider refused our key or a connected
+   * account).
+   */
+  providerAnomalies: 'ProviderAnomalies',
   /** Charge attempts of the billing run that failed (the dunning starts or goes on). */
   chargeAttemptsFailed: 'ChargeAttemptsFailed',
   /** Invoices paid (by a charge attempt, or a payment that settled one). */

@@ -9,6 +9,11 @@ export const EVENT_NAMES = [
   // A donor's bank disputed the payment, and the dispute's end (won or lost).
   'svc.payments.payment.disputed',
   'svc.payments.payment.dispute_closed',
+  // The provider took the disputed amount from the account, or gave it back (after a won dispute).
+  'svc.payments.payment.dispute_funds_withdrawn',
+  'svc.payments.payment.dispute_funds_reinstated',
+  // A saved instrument the provider no longer charges (a SEPA mandate revoked by the donor's bank).
+  'svc.payments.payment_source.deactivated',
   'svc.subscriptions.subscription.created',
   'svc.subscriptions.subscription.activated',
   'svc.subscriptions.subscription.suspended',
@@ -31,6 +36,7 @@ export type EventName = (typeof EVENT_NAMES)[number];
 export const EVENT_OBJECTS = [
   'payment',
   'refund',
+  'payment_source',
   'subscription',
   'invoice',
   'charge_attempt',

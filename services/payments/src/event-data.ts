@@ -1,8 +1,16 @@
 import type { EventData, EventDataBuilders } from '@svc/events';
-import { paymentResponse, paymentShape, refundResponse, refundShape } from './domain/shapes';
+import {
+  paymentResponse,
+  paymentShape,
+  paymentSourceResponse,
+  paymentSourceShape,
+  refundResponse,
+  refundShape,
+} from './domain/shapes';
 import { paymentFromItem } from './repository/payment-repository';
+import { paymentSourceRecordSchema } from './repository/payment-source-repository';
 
-/** The `data` of payment and refund events: the payment, or the refund, as GET returns it. */
+/** The `data` of payment, refund and payment source events: the object as GET returns it. */
 export const paymentEventData: EventDataBuilders = {
   payment: {
     schema: paymentResponse,
@@ -17,4 +25,8 @@ export const paymentEventData: EventDataBuilders = {
       return refundShape(refund, payment);
     },
   } satisfies EventData<typeof refundResponse>,
+  payment_source: {
+    schema: paymentSourceResponse,
+    build: async (_event, item) => paymentSourceShape(paymentSourceRecordSchema.parse(item)),
+  } satisfies EventData<typeof paymentSourceResponse>,
 };

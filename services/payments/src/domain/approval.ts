@@ -81,8 +81,9 @@ export async function settlePending(payment: PaymentRecord, outcome: Outcome): P
     action: _action,
     instrument_token: instrumentToken,
     subscription_request: subscriptionRequest,
-    // Why it was pending (processing, provider_unavailable) ends with the wait.
+    // Why it was pending (processing, provider_unavailable) ends with the wait, and so do its checks.
     status_reason: _pendingReason,
+    next_check: _nextCheck,
     ...rest
   } = payment;
   const succeeded = outcome.status === 'succeeded';
@@ -145,7 +146,13 @@ export function decideSource(uuid: string, token: string, approved: boolean): Pr
  */
 export async function settlePendingSource(source: PaymentSourceRecord, outcome: Outcome): Promise<PaymentSourceRecord> {
   if (source.status !== 'pending' || outcome.status === 'pending') return source;
-  const { action: _action, instrument_token: instrumentToken, status_reason: _pendingReason, ...rest } = source;
+  const {
+    action: _action,
+    instrument_token: instrumentToken,
+    status_reason: _pendingReason,
+    next_check: _nextCheck,
+    ...rest
+  } = source;
   const next: PaymentSourceRecord =
     outcome.status === 'succeeded'
       ? { ...rest, status: 'active', ...(instrumentToken ? { instrument_token: instrumentToken } : {}) }

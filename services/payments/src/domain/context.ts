@@ -9,7 +9,7 @@ import {
   ValidationError,
 } from '@svc/core';
 import { type Account, findAccount } from '@svc/organisations';
-import type { ProviderContext } from '../providers/provider';
+import type { DonorDetails, ProviderContext } from '../providers/provider';
 import { providerFor } from '../providers/registry';
 import { minorUnits, type PaymentRequest, refuseSubscription } from './request';
 import { linkSupporter } from './supporter-link';
@@ -18,7 +18,12 @@ import { linkSupporter } from './supporter-link';
  * Resolves what a payment request points at: the account (granted to the caller), the payment
  * method profile on that account, and the provider behind it.
  */
-export async function resolveAccountAndProvider(principal: Promise<Principal>, request: PaymentRequest) {
+export async function resolveAccountAndProvider(
+  principal: Promise<Principal>,
+  request: PaymentRequest,
+  /** Whether the instrument is kept for later charges (a provider may not be able to). */
+  saving: boolean,
+) {
   const [caller, account] = await Promise.all([principal, findAccount(request.account_uuid)]);
   if (!account) throw new NotFoundError('Account not found');
   assertAccountGrant(caller, account.organisation_uuid, account.uuid);
@@ -27,7 +32,7 @@ export async function resolveAccountAndProvider(principal: Promise<Principal>, r
   }
   const profile = findProfile(account, request);
   const context: ProviderContext = { profile, testMode: request.test_mode ?? false };
-  return { caller, account, profile, context, provider: await providerFor(context, request.payment_method) };
+  return { caller, account, profile, context, provider: await providerFor(context, request.payment_method, saving) };
 }
 
 function findProfile(account: Account, request: PaymentRequest) {
@@ -73,14 +78,31 @@ export function storedContext(stored: {
   };
 }
 
-export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+/** What the linked supporter tells a provider about the donor. */
+function donorDetails(link: { supporter_uuid?: string; supporter?: Record<string, unknown> }): DonorDetails {
+  const s = link.supporter ?? {};
+  const text = (field: string) => (typeof s[field] === 'string' && s[field] !== '' ? (s[field] as string) : undefined);
+  const name = [text('first_name'), text('last_name')].filter(Boolean).join(' ') || text('legal_entity');
+  const street = [text('street'), text('house_number')].filter(Boolean).join(' ');
+  return {
+    ...definedFields({ supporterUuid: link.supporter_uuid, email: text('email'), name }),
+    ...(street || text('postal_code') || text('city') || text('country')
+      ? {
+          address: {
+            ...definedFields({
+              line1: street || undefined,
+              postalCode: text('postal_code'),
+              city: text('city'),
+              country: text('country'),
+            }),
+          },
+        }
+      : {}),
+  };
 }
 
-/** Where the request came from, as a provider may record it (a SEPA mandate's acceptance). */
-export interface DonorConnection {
-  ipAddress?: string | undefined;
-  userAgent?: string | undefined;
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
 }
 
 /**
@@ -95,12 +117,15 @@ export async function authoriseNew(
   request: PaymentRequest,
   uuid: string,
   approvalPage: (uuid: string, token: string, providerName: string) => string,
-  donor: DonorConnection,
   /** Whether the instrument is kept for later charges: a payment that saves one, or only a source. */
   saving: 'none' | 'with_payment' | 'source_only',
   beforeAuthorising: (account: Account) => Promise<void> = async () => refuseSubscription(request),
 ) {
-  const { account, profile, provider, context } = await resolveAccountAndProvider(principal, request);
+  const { account, profile, provider, context } = await resolveAccountAndProvider(
+    principal,
+    request,
+    saving !== 'none',
+  );
   await beforeAuthorising(account);
   const supporter = await linkSupporter(request, account.organisation_uuid);
   const approvalToken = await derivedToken('approval', uuid);
@@ -115,7 +140,7 @@ export async function authoriseNew(
     saveInstrument: saving !== 'none',
     sourceOnly: saving === 'source_only',
     metadata: { svc_reference: uuid, svc_organisation_uuid: account.organisation_uuid, svc_account_uuid: account.uuid },
-    donor,
+    donor: donorDetails(supporter),
   });
   return {
     account,

@@ -34,7 +34,11 @@ function eventOfPayment(payment: PaymentRecord, name: EventName): StoredEvent {
  */
 export function paymentEvent(
   payment: PaymentRecord,
-  name: 'svc.payments.payment.disputed' | 'svc.payments.payment.dispute_closed',
+  name:
+    | 'svc.payments.payment.disputed'
+    | 'svc.payments.payment.dispute_closed'
+    | 'svc.payments.payment.dispute_funds_withdrawn'
+    | 'svc.payments.payment.dispute_funds_reinstated',
 ): StoredEvent {
   payment.event_sequence += 1;
   return eventOfPayment(payment, name);

@@ -3,8 +3,9 @@ import { type GuardedWrite, type TransactItem, transactWrite } from '@svc/table'
 import type { Authorisation, Outcome } from '../providers/provider';
 import { findPayment, newPaymentWrite, type PaymentRecord } from '../repository/payment-repository';
 import { newPaymentSourceWrite, type PaymentSourceRecord } from '../repository/payment-source-repository';
-import { approvalPath, authoriseNew, type DonorConnection } from './context';
+import { approvalPath, authoriseNew } from './context';
 import { paymentStatusEvents } from './events';
+import { FIRST_CHECK_SECONDS } from './recheck';
 import { type PaymentRequest, requireSourceForSubscription } from './request';
 import { parsePaymentSubscription, subscriptions } from './subscriptions-port';
 
@@ -20,7 +21,6 @@ export async function initialisePayment(
   principal: Promise<Principal>,
   request: PaymentRequest,
   baseUrl: string,
-  donor: DonorConnection = {},
 ): Promise<PaymentRecord> {
   requireSourceForSubscription(request);
   const uuid = newResourceUuid('payment');
@@ -31,7 +31,6 @@ export async function initialisePayment(
     request,
     uuid,
     (id, token, providerName) => `${baseUrl}${approvalPath(providerName, 'payments', id)}?token=${token}`,
-    donor,
     request.create_payment_source ? 'with_payment' : 'none',
     async (account) => {
       if (request.subscription === undefined) return;
@@ -79,6 +78,9 @@ export async function initialisePayment(
     ...(outcome.status === 'pending' ? pendingFields(outcome, approvalTokenHash) : {}),
     ...definedFields({ provider_reference: authorisation.providerReference }),
     ...definedFields({ provider_account: profile.stripe_account }),
+    ...definedFields({ provider_customer: authorisation.providerCustomer }),
+    // Waiting on the donor or the provider: asked about in the background too, not only by events.
+    ...(outcome.status === 'pending' && provider.outcomeOf ? { next_check: created + FIRST_CHECK_SECONDS } : {}),
     ...(Object.keys(authorisation.maskedInformation).length > 0
       ? { payment_information: authorisation.maskedInformation }
       : {}),

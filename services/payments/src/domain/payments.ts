@@ -11,8 +11,8 @@ import {
 import { providerNamed } from '../providers/registry';
 import { findPayment, type PaymentRecord, type RefundRecord } from '../repository/payment-repository';
 import { storedContext } from './context';
-import { paymentStatusEvents, refundEvents } from './events';
-import { failRefund, refundToConfirm } from './provider-updates';
+import { paymentStatusEvents } from './events';
+import { applyProviderRefunds, refundToConfirm } from './provider-updates';
 import { retryOnConflict, savePaymentVersion } from './versioned';
 
 export async function getPayment(principal: Promise<Principal>, uuid: string): Promise<PaymentRecord> {
@@ -25,11 +25,13 @@ export async function getPayment(principal: Promise<Principal>, uuid: string): P
 /**
  * Refunds all that is left (no amount) or part of it. The refunded total is guarded by the
  * payment's version, so concurrent refunds are re-checked against what the others took and can
- * never exceed the amount. The refund is recorded (with its event) before the provider is asked,
- * so the provider is never asked for more than the payment holds. The refund's uuid is the
- * provider's idempotency reference: a re-run of a request that died (same Idempotency-Key, same
- * body) names the same refund, finds it recorded and only asks the provider again, which
- * answers a repeated reference without refunding twice.
+ * never exceed the amount. The refund is recorded `pending` before the provider is asked, so the
+ * provider is never asked for more than the payment holds, and announced only once the provider
+ * has answered: `succeeded` (`svc.payments.refund.succeeded`), `failed` (`…refund.failed`, its
+ * amount free again), or still `pending` (a SEPA refund, settled by the provider's events). The
+ * refund's uuid is the provider's idempotency reference: a re-run of a request that died (same
+ * Idempotency-Key, same body) names the same refund, finds it recorded and only asks the provider
+ * again, which answers a repeated reference without refunding twice.
  */
 export async function refundPayment(
   principal: Promise<Principal>,
@@ -67,12 +69,12 @@ export async function refundPayment(
         `At most ${residual} minor units are left to refund`,
       );
     }
-    const refund: RefundRecord = { uuid: refundUuid, amount_minor: amount, status: 'succeeded', created: now() };
+    const refund: RefundRecord = { uuid: refundUuid, amount_minor: amount, status: 'pending', created: now() };
     const next = {
       ...payment,
       refunded_minor: payment.refunded_minor + amount,
       refunds: [...payment.refunds, refund],
-      events: refundEvents(payment, refund),
+      events: [],
     };
     const saved = await savePaymentVersion(payment, next);
     return { payment: saved, refund };
@@ -91,10 +93,13 @@ export async function refundPayment(
       await refundToConfirm(recorded.payment.uuid, refundUuid);
       return undefined;
     });
-  if (outcome?.status !== 'failed') return recorded;
-  // Refused at once: the refund is kept as failed (announced) and its amount is free again.
-  const failed = (await failRefund(recorded.payment.uuid, refundUuid, outcome.reason)) ?? recorded.payment;
-  return { payment: failed, refund: failed.refunds.find((r) => r.uuid === refundUuid) ?? recorded.refund };
+  if (!outcome) return recorded;
+  // Applied as the provider answered (a refusal is kept as failed, its amount free again).
+  const answered =
+    (await applyProviderRefunds(recorded.payment.uuid, [
+      { uuid: refundUuid, amountMinor: recorded.refund.amount_minor, outcome },
+    ])) ?? recorded.payment;
+  return { payment: answered, refund: answered.refunds.find((r) => r.uuid === refundUuid) ?? recorded.refund };
 }
 
 /**

@@ -1,6 +1,6 @@
-import { derivedUuid, now } from '@svc/core';
+import { BUSINESS_METRICS, logger, now, recordMetric } from '@svc/core';
 import { newEvent } from '@svc/events';
-import type { Outcome, RefundOutcome } from '../providers/provider';
+import type { FoundOutcome, Outcome, RefundOutcome } from '../providers/provider';
 import { findPayment, type PaymentRecord, type RefundRecord } from '../repository/payment-repository';
 import { settlePending } from './approval';
 import { paymentEvent, refundEvents } from './events';
@@ -15,19 +15,27 @@ import { retryOnConflict, savePaymentVersion } from './versioned';
  * failed, a dispute's status only follows the provider's latest.
  */
 
+/** Logged (with the ProviderAnomalies metric, kind succeeded_after_failure, alarmed) when a failed payment was paid. */
+export const SUCCEEDED_AFTER_FAILURE = 'A payment recorded as failed was paid at the provider';
+
 /**
  * Applies a provider's current answer about a payment. `outcomeNow` asks the provider where the
  * payment stands (never trusting an event's copy, which may be older than another already
- * applied), and is asked only while the payment is still pending.
+ * applied), and is asked only while the payment is still pending, or, with `reviveFailed` (the
+ * provider said it succeeded), while it is failed: money the donor paid is recorded whatever we
+ * had concluded before (the payment becomes `succeeded`, announced), and a person is alerted.
  */
 export function settleFromProvider(
   uuid: string,
-  outcomeNow: (payment: PaymentRecord) => Promise<Outcome & { providerReference?: string; instrumentToken?: string }>,
+  outcomeNow: (payment: PaymentRecord) => Promise<FoundOutcome>,
+  options: { reviveFailed?: boolean } = {},
 ): Promise<PaymentRecord | undefined> {
   return retryOnConflict(async () => {
     const read = await findPayment(uuid);
-    if (read?.status !== 'pending') return read;
-    const { providerReference, instrumentToken, ...outcome } = await outcomeNow(read);
+    if (!read) return read;
+    const revivable = options.reviveFailed === true && read.status === 'failed';
+    if (read.status !== 'pending' && !revivable) return read;
+    const { providerReference, instrumentToken, absent: _absent, ...outcome } = await outcomeNow(read);
     // What only this answer told (a creation whose answer was lost): the provider's id, and the
     // instrument it saved for a payment that creates a payment source.
     const payment: PaymentRecord = {
@@ -37,11 +45,17 @@ export function settleFromProvider(
         ? { instrument_token: instrumentToken }
         : {}),
     };
+    if (read.status === 'failed') {
+      if (outcome.status !== 'succeeded') return read;
+      recordMetric(BUSINESS_METRICS.providerAnomalies, 1, { kind: 'succeeded_after_failure' });
+      logger.error(SUCCEEDED_AFTER_FAILURE, { payment: read.uuid, failed_for: read.status_reason });
+      return settlePending({ ...payment, status: 'pending' }, outcome);
+    }
     if (outcome.status === 'pending' && 'action' in outcome) {
       // The donor must act (3-D Secure, TWINT) but never got the link: the answer to the creation
       // was lost. The action is recorded, so the client sees it on the payment and can send the
-      // donor there; the payment then waits like any other for the donor's return or Stripe's
-      // event, and is no longer asked about.
+      // donor there; the payment then waits like any other for the donor's return, Stripe's
+      // event or the resolver's next check.
       if (read.action) return read;
       const { status_reason: _unknown, ...waiting } = payment;
       return savePaymentVersion(read, { ...waiting, action: outcome.action, events: [] });
@@ -73,24 +87,65 @@ export async function settleRecurringFromProvider(
   return findPayment(payment.uuid);
 }
 
+type Refund = PaymentRecord['refunds'][number];
+
 /**
- * A refund the provider failed after accepting it: marked failed with the reason, its amount
- * free to refund again, announced as `svc.payments.refund.failed`.
+ * A refund as the provider reports it: one of ours (by its uuid), or one made at the provider
+ * without us (Stripe's dashboard: a uuid derived from the provider's id, and its amount).
  */
-export function failRefund(
+export interface ProviderRefund {
+  uuid: string;
+  providerReference?: string | undefined;
+  amountMinor: number;
+  outcome: RefundOutcome;
+}
+
+/**
+ * Applies what the provider says of refunds, each moving forward only: pending → succeeded
+ * (announced `svc.payments.refund.succeeded`), pending or succeeded → failed (announced
+ * `…refund.failed`, its amount free again); a failed refund stays failed. A refund made at the
+ * provider without us is recorded once, pending or succeeded as the provider says (never beyond
+ * what is left of the payment), and announced when it has succeeded.
+ */
+export function applyProviderRefunds(
   paymentUuid: string,
-  refundUuid: string,
-  reason: string,
+  refunds: readonly ProviderRefund[],
 ): Promise<PaymentRecord | undefined> {
   return retryOnConflict(async () => {
     const payment = await findPayment(paymentUuid);
-    const refund = payment?.refunds.find((r) => r.uuid === refundUuid);
-    if (!payment || !refund || refund.status === 'failed') return payment;
-    return savePaymentVersion(payment, withFailedRefund({ ...payment, events: [] }, refund, reason));
+    if (!payment) return payment;
+    let next: PaymentRecord = { ...payment, refunds: [...payment.refunds], events: [] };
+    for (const update of refunds) next = withRefund(next, update);
+    return next.refunds.every((r, i) => r === payment.refunds[i]) && next.refunds.length === payment.refunds.length
+      ? payment
+      : savePaymentVersion(payment, next);
   });
 }
 
-type Refund = PaymentRecord['refunds'][number];
+function withRefund(payment: PaymentRecord, update: ProviderRefund): PaymentRecord {
+  const known = payment.refunds.find((r) => r.uuid === update.uuid);
+  const { outcome } = update;
+  if (!known) {
+    const left = payment.amount_minor - payment.refunded_minor;
+    const amount = Math.min(update.amountMinor, left);
+    if (payment.status !== 'succeeded' || outcome.status === 'failed' || amount <= 0) return payment;
+    const refund: RefundRecord = {
+      uuid: update.uuid,
+      amount_minor: amount,
+      status: outcome.status,
+      created: now(),
+      ...(update.providerReference ? { provider_reference: update.providerReference } : {}),
+    };
+    const next = { ...payment, refunds: [...payment.refunds, refund], refunded_minor: payment.refunded_minor + amount };
+    return outcome.status === 'succeeded' ? { ...next, events: [...next.events, ...refundEvents(next, refund)] } : next;
+  }
+  if (known.status === 'failed' || known.status === outcome.status) return payment;
+  if (outcome.status === 'failed') return withFailedRefund(payment, known, outcome.reason);
+  if (outcome.status === 'pending') return payment;
+  const succeeded: Refund = { ...known, status: 'succeeded' };
+  const next = { ...payment, refunds: payment.refunds.map((r) => (r.uuid === known.uuid ? succeeded : r)) };
+  return { ...next, events: [...next.events, ...refundEvents(next, succeeded)] };
+}
 
 /** The payment with one refund failed: its amount free again, its failure announced. */
 function withFailedRefund(payment: PaymentRecord, refund: Refund, reason: string): PaymentRecord {
@@ -127,8 +182,8 @@ export function refundToConfirm(paymentUuid: string, refundUuid: string): Promis
 }
 
 /**
- * The provider's answers to refunds it had not answered: confirmed ones leave the list, refused
- * ones are marked failed (announced, amount free again), still unanswered ones (undefined) stay.
+ * The provider's answers to refunds it had not answered: each answered one leaves the list and is
+ * applied (applyProviderRefunds' rules); still unanswered ones (undefined) stay.
  */
 export function confirmRefunds(
   paymentUuid: string,
@@ -141,10 +196,10 @@ export function confirmRefunds(
     const left: string[] = [];
     for (const refundUuid of payment.refunds_to_confirm) {
       const refund = payment.refunds.find((r) => r.uuid === refundUuid);
-      if (refund?.status !== 'succeeded') continue;
+      if (!refund || refund.status === 'failed') continue;
       const outcome = await answer(payment, refund);
       if (!outcome) left.push(refundUuid);
-      else if (outcome.status === 'failed') next = withFailedRefund(next, refund, outcome.reason);
+      else next = withRefund(next, { uuid: refundUuid, amountMinor: refund.amount_minor, outcome });
     }
     const { refunds_to_confirm: _list, ...rest } = next;
     return savePaymentVersion(payment, left.length > 0 ? { ...rest, refunds_to_confirm: left } : rest);
@@ -153,15 +208,20 @@ export function confirmRefunds(
 
 export interface DisputeUpdate {
   providerReference: string;
+  /** The dispute's status as the provider has it now (read from the provider, not an event's copy). */
   status: string;
   reason: string;
   amountMinor: number;
-  closed: boolean;
+  /** The provider took the disputed amount from the account, or gave it back. */
+  funds?: 'withdrawn' | 'reinstated' | undefined;
 }
 
 /**
- * A dispute opened (`svc.payments.payment.disputed`) or closed (`…dispute_closed`) on a payment.
- * A closed dispute is not reopened by a late copy of its opening.
+ * A dispute on a payment as the provider reports it, each change announced once: opened
+ * (`svc.payments.payment.disputed`), closed (`…dispute_closed`, on reaching a final status by
+ * whichever update brings it, e.g. `won` before the `closed` event), funds withdrawn or reinstated
+ * (`…dispute_funds_withdrawn`, `…dispute_funds_reinstated`; funds may move after the close). A
+ * closed dispute is not reopened by a late copy of an earlier status.
  */
 export function recordDispute(paymentUuid: string, update: DisputeUpdate): Promise<PaymentRecord | undefined> {
   return retryOnConflict(async () => {
@@ -169,49 +229,27 @@ export function recordDispute(paymentUuid: string, update: DisputeUpdate): Promi
     if (!payment) return undefined;
     const known = payment.dispute?.provider_reference === update.providerReference ? payment.dispute : undefined;
     const wasClosed = known !== undefined && CLOSED.has(known.status);
-    if (wasClosed || (known && known.status === update.status)) return payment;
+    const status = wasClosed ? known.status : update.status;
+    const funds = update.funds ?? known?.funds;
+    if (known && known.status === status && known.funds === funds) return payment;
     const next: PaymentRecord = {
       ...payment,
       dispute: {
         provider_reference: update.providerReference,
-        status: update.status,
+        status,
         reason: update.reason,
         amount_minor: update.amountMinor,
+        ...(funds ? { funds } : {}),
       },
       events: [],
     };
     if (!known) next.events.push(paymentEvent(next, 'svc.payments.payment.disputed'));
-    if (update.closed) next.events.push(paymentEvent(next, 'svc.payments.payment.dispute_closed'));
+    if (!wasClosed && CLOSED.has(status)) next.events.push(paymentEvent(next, 'svc.payments.payment.dispute_closed'));
+    if (funds && funds !== known?.funds)
+      next.events.push(paymentEvent(next, `svc.payments.payment.dispute_funds_${funds}`));
     return savePaymentVersion(payment, next);
   });
 }
 
-/** Dispute statuses after which nothing changes any more. */
+/** Dispute statuses after which the dispute is over (https://docs.stripe.com/api/disputes/object#dispute_object-status). */
 const CLOSED = new Set(['won', 'lost', 'warning_closed', 'prevented']);
-
-/**
- * Refunds made at the provider without us (Stripe's dashboard): each recorded once, under a uuid
- * derived from the provider's id, its amount counted as refunded (never beyond the payment), and
- * announced as `svc.payments.refund.succeeded`.
- */
-export function recordProviderRefunds(
-  paymentUuid: string,
-  refunds: ReadonlyArray<{ providerReference: string; amountMinor: number }>,
-): Promise<PaymentRecord | undefined> {
-  return retryOnConflict(async () => {
-    const payment = await findPayment(paymentUuid);
-    if (payment?.status !== 'succeeded') return payment;
-    const next: PaymentRecord = { ...payment, refunds: [...payment.refunds], events: [] };
-    for (const made of refunds) {
-      const uuid = derivedUuid('refund', made.providerReference);
-      if (next.refunds.some((refund) => refund.uuid === uuid)) continue;
-      const amount = Math.min(made.amountMinor, next.amount_minor - next.refunded_minor);
-      if (amount <= 0) continue;
-      const refund: RefundRecord = { uuid, amount_minor: amount, status: 'succeeded', created: now() };
-      next.refunds.push(refund);
-      next.refunded_minor += amount;
-      next.events.push(...refundEvents(next, refund));
-    }
-    return next.events.length === 0 ? payment : savePaymentVersion(payment, next);
-  });
-}

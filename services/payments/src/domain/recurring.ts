@@ -114,7 +114,9 @@ function processingRecurringPayment(payment: PaymentRecord, outcome: ChargeOutco
  * charged without the donor present, so an answer that needs the donor's approval is a failure.
  *
  * A charge the provider already took (its payment carries the provider's id: a SEPA debit it is
- * still processing) is not charged again: the provider is asked where it stands.
+ * still processing) is not charged again: the provider is asked where it stands. A retry of an
+ * attempt whose first charge got no answer tells the provider when it was first tried, so the
+ * provider looks for that charge before it charges (and never re-uses an expired key).
  */
 export async function chargeSavedSource(
   source: PaymentSourceRecord | undefined,
@@ -122,6 +124,7 @@ export async function chargeSavedSource(
   currency: string,
   reference: string,
   payment?: PaymentRecord,
+  retry = false,
 ): Promise<ChargeOutcome> {
   const provider = payment ? providerNamed(payment.provider) : undefined;
   if (payment?.provider_reference && provider?.outcomeOf) {
@@ -140,5 +143,6 @@ export async function chargeSavedSource(
     money(amountMinor, currency),
     reference,
     storedContext(source),
+    retry && payment ? payment.created : undefined,
   );
 }

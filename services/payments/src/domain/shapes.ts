@@ -19,7 +19,9 @@ export const refundResponse = deferred(() =>
     payment_uuid: z.string(),
     created: z.number().int(),
     amount: moneyOutput,
-    status: z.enum(['succeeded', 'failed']),
+    status: z
+      .enum(['pending', 'succeeded', 'failed'])
+      .describe('pending until the provider has answered (a SEPA refund for days); failed frees its amount again'),
     failure_reason: z.string().optional(),
   }),
 );
@@ -49,7 +51,17 @@ export const paymentResponse = deferred(() =>
     subscription_uuid: z.string().optional(),
     invoice_uuid: z.string().optional(),
     charge_attempt_uuid: z.string().optional(),
-    dispute: z.object({ status: z.string(), reason: z.string(), amount: moneyOutput }).optional(),
+    dispute: z
+      .object({
+        status: z.string(),
+        reason: z.string(),
+        amount: moneyOutput,
+        funds: z
+          .enum(['withdrawn', 'reinstated'])
+          .optional()
+          .describe('Whether the provider took the disputed amount from the account, or gave it back'),
+      })
+      .optional(),
     refunds: z.array(refundResponse),
     custom_parameters: freeJson(),
     svc_parameters: freeJson(),
@@ -62,7 +74,9 @@ export const paymentSourceResponse = deferred(() =>
     organisation_uuid: z.string(),
     account_uuid: z.string(),
     created: z.number().int(),
-    status: z.enum(['pending', 'active', 'failed']),
+    status: z
+      .enum(['pending', 'active', 'failed', 'inactive'])
+      .describe('inactive: the provider no longer charges it (a SEPA mandate revoked)'),
     status_reason: z.string().optional(),
     test_mode: z.boolean(),
     payment_method: z.enum(['card', 'twint', 'sepa_dd']),
@@ -120,6 +134,7 @@ export function paymentShape(p: PaymentRecord) {
         status: p.dispute.status,
         reason: p.dispute.reason,
         amount: { value: String(p.dispute.amount_minor), currency: p.currency },
+        ...definedFields({ funds: p.dispute.funds }),
       },
     }),
     refunds: p.refunds.map((r) => refundShape(r, p)),

@@ -13,37 +13,34 @@ import {
   newPaymentSourceWrite,
   type PaymentSourceRecord,
 } from '../repository/payment-source-repository';
-import { approvalPath, authoriseNew, type DonorConnection } from './context';
+import { approvalPath, authoriseNew } from './context';
 import { newSource, pendingFields } from './initialise';
+import { FIRST_CHECK_SECONDS } from './recheck';
 import type { PaymentRequest } from './request';
 import { retryOnConflict, saveSourceVersion } from './versioned';
 
 /**
- * Saves an instrument for later charges. Where the method needs it (cards), the provider
- * verifies it with a charge of the requested amount that is refunded at once.
+ * Saves an instrument for later charges, without charging it: the provider sets it up for
+ * off-session use (Stripe: a SetupIntent). One that waits for the donor (3-D Secure, TWINT) is
+ * pending with the provider's action, and is settled by the donor's return, the provider's event
+ * or the resolver's check; it fails after SOURCE_APPROVAL_SECONDS (resolution.ts).
  */
 export async function createPaymentSource(
   principal: Promise<Principal>,
   request: PaymentRequest,
   baseUrl: string,
-  donor: DonorConnection = {},
 ): Promise<PaymentSourceRecord> {
   const uuid = newResourceUuid('payment_source');
   // A re-run of a request that died after storing its source returns that source.
   if (isResumedRequest() && (await findPaymentSource(uuid))) return getPaymentSource(principal, uuid);
-  const { account, profile, provider, context, supporter, amount, authorisation, approvalTokenHash } =
-    await authoriseNew(
-      principal,
-      request,
-      uuid,
-      (id, token, providerName) => `${baseUrl}${approvalPath(providerName, 'payment-sources', id)}?token=${token}`,
-      donor,
-      'source_only',
-    );
+  const { account, profile, provider, supporter, authorisation, approvalTokenHash } = await authoriseNew(
+    principal,
+    request,
+    uuid,
+    (id, token, providerName) => `${baseUrl}${approvalPath(providerName, 'payment-sources', id)}?token=${token}`,
+    'source_only',
+  );
   const { outcome } = authorisation;
-  if (outcome.status === 'succeeded' && request.payment_method === 'card') {
-    await provider.refund(uuid, amount, { context, providerReference: authorisation.providerReference });
-  }
   const base = newSource({
     request: { ...request, profile: profile.name },
     organisationUuid: account.organisation_uuid,
@@ -58,7 +55,14 @@ export async function createPaymentSource(
     ...base,
     custom_parameters: request.custom_parameters ?? {},
     ...(outcome.status === 'failed' ? { status: 'failed', status_reason: outcome.reason } : {}),
-    ...(outcome.status === 'pending' ? { status: 'pending', ...pendingFields(outcome, approvalTokenHash) } : {}),
+    ...(outcome.status === 'pending'
+      ? {
+          status: 'pending',
+          ...pendingFields(outcome, approvalTokenHash),
+          // Asked about in the background too, where the provider can be asked.
+          ...(provider.sourceOutcomeOf ? { next_check: now() + FIRST_CHECK_SECONDS } : {}),
+        }
+      : {}),
     ...definedFields({ provider_reference: authorisation.providerReference }),
     ...definedFields({ provider_account: profile.stripe_account }),
   };

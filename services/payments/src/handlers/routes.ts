@@ -32,11 +32,9 @@ export const paymentsRoutes: AnyRoute[] = [
     description: 'Card, TWINT or SEPA direct debit through the account profile. Honours Idempotency-Key.',
     body: paymentRequestSchema,
     responses: { 201: { description: 'Payment', schema: paymentResponse } },
-    handle: async ({ body, principal, baseUrl, sourceIp, headers }) => ({
+    handle: async ({ body, principal, baseUrl }) => ({
       status: 201,
-      body: paymentShape(
-        await initialisePayment(principal(), body, baseUrl, { ipAddress: sourceIp, userAgent: headers['user-agent'] }),
-      ),
+      body: paymentShape(await initialisePayment(principal(), body, baseUrl)),
     }),
   }),
   defineRoute({
@@ -130,17 +128,13 @@ export const paymentsRoutes: AnyRoute[] = [
     auth: 'token',
     operationId: 'createPaymentSource',
     summary: 'Create a payment source',
-    description: 'Same request as a payment; cards are verified with a charge refunded at once.',
+    description:
+      'Same request as a payment. Nothing is charged: a provider that verifies instruments does so without a charge (Stripe: a SetupIntent; 3-D Secure and TWINT leave the source pending with an action until the donor approves).',
     body: paymentRequestSchema,
     responses: { 201: { description: 'Payment source', schema: paymentSourceResponse } },
-    handle: async ({ body, principal, baseUrl, sourceIp, headers }) => ({
+    handle: async ({ body, principal, baseUrl }) => ({
       status: 201,
-      body: paymentSourceShape(
-        await createPaymentSource(principal(), body, baseUrl, {
-          ipAddress: sourceIp,
-          userAgent: headers['user-agent'],
-        }),
-      ),
+      body: paymentSourceShape(await createPaymentSource(principal(), body, baseUrl)),
     }),
   }),
   defineRoute({

@@ -58,19 +58,16 @@ export const stripeRoutes: AnyRoute[] = [
         const found = await findPendingSource(params.payment_source_uuid, query.token);
         if (found.provider !== 'stripe') throw new NotFoundError('Payment source not found');
         if (found.status !== 'pending') return found;
-        const outcome = await stripeProvider.outcomeOf(found.uuid, {
+        // The SetupIntent as Stripe has it now (nothing was charged to save the instrument).
+        const outcome = await stripeProvider.sourceOutcomeOf({
           context: storedContext(found),
           providerReference: found.provider_reference,
         });
-        const settled = await settlePendingSource(found, outcome);
-        // A card is verified with a charge that is refunded at once, also after 3-D Secure.
-        if (settled.status === 'active' && settled.payment_method === 'card') {
-          await stripeProvider.refundVerification(settled.uuid, {
-            context: storedContext(settled),
-            providerReference: settled.provider_reference,
-          });
-        }
-        return settled;
+        const withInstrument =
+          outcome.instrumentToken && !found.instrument_token
+            ? { ...found, instrument_token: outcome.instrumentToken }
+            : found;
+        return settlePendingSource(withInstrument, outcome);
       });
       return {
         status: 200,

@@ -24,8 +24,21 @@ export interface ProviderContext {
     provider: string;
     stripe_account?: string | undefined;
     raw_card_data?: boolean | undefined;
+    /** A platform fee on Connect charges: basis points of the amount, plus a fixed part in minor units. */
+    platform_fee_basis_points?: number | undefined;
+    platform_fee_fixed?: number | undefined;
+    /** Appended to the account's statement descriptor on the donor's card statement. */
+    statement_descriptor_suffix?: string | undefined;
   };
   testMode: boolean;
+}
+
+/** What the payment knows of its donor (the linked supporter), for providers that need it (SEPA). */
+export interface DonorDetails {
+  supporterUuid?: string | undefined;
+  email?: string | undefined;
+  name?: string | undefined;
+  address?: { line1?: string; postalCode?: string; city?: string; country?: string } | undefined;
 }
 
 export interface AuthoriseRequest {
@@ -41,14 +54,13 @@ export interface AuthoriseRequest {
   /** Whether the instrument is kept for later charges (a payment source). */
   saveInstrument: boolean;
   /**
-   * No payment is asked for, only a saved instrument (`POST /payment-sources`). A provider may
-   * verify a card with a charge that is refunded at once; a SEPA mandate is set up without a debit.
+   * No payment is asked for, only a saved instrument (`POST /payment-sources`): the provider
+   * sets the instrument up for later charges without charging anything.
    */
   sourceOnly?: boolean;
   /** Our identifiers, for the provider's records (Stripe metadata). */
   metadata: Record<string, string>;
-  /** The donor's connection, for mandates that record their acceptance (SEPA). */
-  donor?: { ipAddress?: string | undefined; userAgent?: string | undefined };
+  donor?: DonorDetails;
 }
 
 export type Outcome =
@@ -66,6 +78,8 @@ export interface Authorisation {
   instrumentToken?: string;
   /** The provider's own id of the payment (a Stripe PaymentIntent), for later calls. */
   providerReference?: string;
+  /** The provider's customer the payment was made for (a Stripe Customer), to find it again. */
+  providerCustomer?: string;
 }
 
 /** What a later call about a payment needs besides our reference. */
@@ -74,7 +88,17 @@ export interface PaymentAtProvider {
   providerReference?: string | undefined;
   /** Our payment's uuid (a refund's metadata names it, for the provider's later events). */
   paymentUuid?: string | undefined;
+  /** When we asked the provider (service time): where a lost creation is looked for. */
+  created?: number | undefined;
+  /** The provider's customer the payment was made for, if any. */
+  providerCustomer?: string | undefined;
 }
+
+/**
+ * Where a payment stands at the provider. `absent`: the provider's own consistent records show
+ * no payment of ours (never said on a mere lack of answer).
+ */
+export type FoundOutcome = Outcome & { providerReference?: string; instrumentToken?: string; absent?: true };
 
 export type RefundOutcome = { status: 'succeeded' } | { status: 'pending' } | { status: 'failed'; reason: string };
 
@@ -83,17 +107,22 @@ export interface PaymentProvider {
   readonly methods: readonly PaymentMethod[];
   /**
    * Why this provider cannot take payments under the profile (a missing key, an unsupported
-   * method or currency), or undefined when it can.
+   * method or currency, a method it cannot save for later charges), or undefined when it can.
    */
-  unusableFor?(context: ProviderContext, method: PaymentMethod): Promise<string | undefined>;
+  unusableFor?(context: ProviderContext, method: PaymentMethod, saving: boolean): Promise<string | undefined>;
   /** Charges a new instrument (card details, an IBAN mandate, a TWINT approval). */
   authorise(request: AuthoriseRequest): Promise<Authorisation>;
-  /** Charges a saved instrument (recurring payments), without the donor present. */
+  /**
+   * Charges a saved instrument (recurring payments), without the donor present. `firstTried`:
+   * when this charge was first asked for (service time), if this is a retry: the provider looks
+   * for the first try's charge before it charges.
+   */
   chargeInstrument(
     instrumentToken: string,
     amount: Money,
     reference: string,
     context?: ProviderContext,
+    firstTried?: number,
   ): Promise<Outcome & { providerReference?: string }>;
   /** Settles a pending authorisation after the donor's decision on the provider's page. */
   completeApproval(instrumentToken: string | undefined, approved: boolean): Promise<Outcome>;
@@ -102,10 +131,15 @@ export interface PaymentProvider {
    * came); `provider_unavailable` while the provider cannot tell. Providers that always answer at
    * once (the simulated one) need none.
    */
-  outcomeOf?(
-    reference: string,
-    payment: PaymentAtProvider,
-  ): Promise<Outcome & { providerReference?: string; instrumentToken?: string }>;
-  refund(reference: string, amount: Money, payment?: PaymentAtProvider): Promise<RefundOutcome>;
+  outcomeOf?(reference: string, payment: PaymentAtProvider): Promise<FoundOutcome>;
+  /** Where a pending payment source's set-up stands (the donor's 3-D Secure or TWINT approval). */
+  sourceOutcomeOf?(source: PaymentAtProvider): Promise<Outcome & { instrumentToken?: string }>;
+  /** Gives up a set-up the donor never finished (nothing was charged); its final outcome. */
+  abandonSource?(reference: string, source: PaymentAtProvider): Promise<Outcome & { instrumentToken?: string }>;
+  /**
+   * Refunds part or all of a payment. `firstTried`: when this refund was first asked for, if this
+   * is a retry of one the provider did not answer: it is looked for before it is asked again.
+   */
+  refund(reference: string, amount: Money, payment?: PaymentAtProvider, firstTried?: number): Promise<RefundOutcome>;
   cancel(reference: string, payment?: PaymentAtProvider): Promise<void>;
 }

@@ -23,13 +23,17 @@ export function providerNamed(name: string): PaymentProvider {
  * unknown provider, a method it does not support or a key it lacks is a 400 on `profile` that
  * says which.
  */
-export async function providerFor(context: ProviderContext, method: PaymentMethod): Promise<PaymentProvider> {
+export async function providerFor(
+  context: ProviderContext,
+  method: PaymentMethod,
+  saving = false,
+): Promise<PaymentProvider> {
   const provider = PROVIDERS[context.profile.provider];
   const refuse = (message: string) => ValidationError.field('profile', 'error.validation.not_valid', message);
   if (!provider) throw refuse(`The profile names ${context.profile.provider}, which is not a payment provider here`);
   if (!provider.methods.includes(method))
     throw refuse(`The ${provider.name} provider does not take ${method} payments`);
-  const unusable = await provider.unusableFor?.(context, method);
+  const unusable = await provider.unusableFor?.(context, method, saving);
   if (unusable) throw refuse(unusable);
   return provider;
 }

@@ -11,7 +11,7 @@ import * as z from 'zod';
  * | pattern                               | index | key                                                        |
  * |---------------------------------------|-------|------------------------------------------------------------|
  * | payment by uuid (get, refund, cancel) | table | pk = PAYMENT#<uuid>, sk = PAYMENT                          |
- * | payments (or their refunds) whose provider's answer is unknown, by when to ask again | due | duepk = PAYMENT_DUE#<shard 0-3>, duesk = <unix 12 digits>#<uuid> |
+ * | payments (or their refunds) whose provider's answer is unknown or who wait on the provider, by when to ask again | due | duepk = PAYMENT_DUE#<shard 0-3>, duesk = <unix 12 digits>#<uuid> |
  *
  * Searches and lists of an organisation's payments read the search engine (search/payment-search.ts),
  * not the table: the payment item carries no index keys for them.
@@ -21,8 +21,13 @@ export const refundRecordSchema = deferred(() =>
   z.object({
     uuid: z.string(),
     amount_minor: z.number().int(),
-    /** Recorded as succeeded when asked; a real provider may fail it later (its amount is then free again). */
-    status: z.enum(['succeeded', 'failed']),
+    /**
+     * `pending` from the moment it is asked for until the provider answers (its amount counts as
+     * refunded meanwhile); a real provider may fail a refund later (its amount is then free again).
+     */
+    status: z.enum(['pending', 'succeeded', 'failed']),
+    /** The provider's own id of the refund (one made at the provider without us, e.g. in Stripe's dashboard). */
+    provider_reference: z.string().optional(),
     failure_reason: z.string().optional(),
     created: z.number(),
   }),
@@ -35,8 +40,11 @@ export const disputeRecordSchema = deferred(() =>
     status: z.string(),
     reason: z.string(),
     amount_minor: z.number().int(),
+    /** Whether the disputed amount was taken from the account (`withdrawn`) or given back (`reinstated`). */
+    funds: z.enum(['withdrawn', 'reinstated']).optional(),
   }),
 );
+export type DisputeRecord = z.infer<typeof disputeRecordSchema>;
 export type RefundRecord = z.infer<typeof refundRecordSchema>;
 
 const action = () => z.object({ action_type: z.literal('redirect'), url: z.string() });
@@ -88,6 +96,10 @@ export const paymentRecordSchema = deferred(() =>
     refunds_to_confirm: z.array(z.string()).optional(),
     /** The provider account the payment was made on (a Stripe Connect account), if not the platform's. */
     provider_account: z.string().optional(),
+    /** The provider's customer the payment was made for (a Stripe Customer), where its intent is looked for. */
+    provider_customer: z.string().optional(),
+    /** When the resolver asks the provider about this pending payment next (domain/recheck.ts). */
+    next_check: z.number().optional(),
     /** sha256 of the token that authorises the simulated approval page. */
     approval_token_hash: z.string().optional(),
     /** The events of the write that stored this version (see @svc/events). */
@@ -109,17 +121,25 @@ export const ASK_AGAIN_SECONDS = 60;
 
 export const unknownOutcomePartition = (shard: number) => key('PAYMENT_DUE', shard);
 
+/** The due index's keys of something the resolver asks about at `at` (a payment or a source). */
+export function recheckKeys(uuid: string, at: number) {
+  return {
+    duepk: unknownOutcomePartition(shardOf(uuid, UNKNOWN_OUTCOME_SHARDS)),
+    duesk: `${timeKey(at)}#${uuid}`,
+  };
+}
+
 /**
- * Sparse: only a payment pending with `provider_unavailable`, or with refunds to confirm, is in
- * the due index, so the resolver reads just those; a later version without either leaves it.
+ * Sparse: only a payment pending with `provider_unavailable`, with refunds to confirm, or with a
+ * next check (it waits on the provider) is in the due index, so the resolver reads just those; a
+ * later version without any leaves it.
  */
 function unknownOutcomeKeys(payment: PaymentRecord) {
   const unknownPayment = payment.status === 'pending' && payment.status_reason === 'provider_unavailable';
-  if (!unknownPayment && !payment.refunds_to_confirm?.length) return {};
-  return {
-    duepk: unknownOutcomePartition(shardOf(payment.uuid, UNKNOWN_OUTCOME_SHARDS)),
-    duesk: `${timeKey(payment.updated + ASK_AGAIN_SECONDS)}#${payment.uuid}`,
-  };
+  const soon = unknownPayment || payment.refunds_to_confirm?.length ? payment.updated + ASK_AGAIN_SECONDS : undefined;
+  const planned = payment.status === 'pending' ? payment.next_check : undefined;
+  const at = soon !== undefined && planned !== undefined ? Math.min(soon, planned) : (soon ?? planned);
+  return at === undefined ? {} : recheckKeys(payment.uuid, at);
 }
 
 export async function findPayment(uuid: string): Promise<PaymentRecord | undefined> {

@@ -1,6 +1,8 @@
 import { deferred } from '@svc/core';
+import { storedEventSchema } from '@svc/events';
 import { getItem, key, type TransactItem } from '@svc/table';
 import * as z from 'zod';
+import { recheckKeys } from './payment-repository';
 
 /**
  * Payment sources: saved instruments that can be charged again. The instrument is the
@@ -9,6 +11,7 @@ import * as z from 'zod';
  * | pattern                | index | key                                                 |
  * |------------------------|-------|-----------------------------------------------------|
  * | source by uuid         | table | pk = PAYMENT_SOURCE#<uuid>, sk = PAYMENT_SOURCE     |
+ * | pending sources by when to ask the provider again | due | duepk = PAYMENT_DUE#<shard 0-3>, duesk = <unix 12 digits>#<uuid> |
  */
 export const paymentSourceRecordSchema = deferred(() =>
   z.object({
@@ -16,7 +19,8 @@ export const paymentSourceRecordSchema = deferred(() =>
     organisation_uuid: z.string(),
     account_uuid: z.string(),
     created: z.number(),
-    status: z.enum(['pending', 'active', 'failed']),
+    /** `inactive`: the provider no longer charges it (a SEPA mandate revoked by the donor's bank). */
+    status: z.enum(['pending', 'active', 'failed', 'inactive']),
     status_reason: z.string().optional(),
     test_mode: z.boolean(),
     payment_method: z.enum(['card', 'twint', 'sepa_dd']),
@@ -32,6 +36,10 @@ export const paymentSourceRecordSchema = deferred(() =>
     provider_reference: z.string().optional(),
     /** The provider account the instrument lives on (a Stripe Connect account), if not the platform's. */
     provider_account: z.string().optional(),
+    /** When the resolver asks the provider about this pending source next (domain/recheck.ts). */
+    next_check: z.number().optional(),
+    /** The events of the write that stored this version (see @svc/events), when it had any. */
+    events: z.array(storedEventSchema).optional(),
     version: z.number().int(),
   }),
 );
@@ -44,10 +52,22 @@ export async function findPaymentSource(uuid: string): Promise<PaymentSourceReco
   return item ? paymentSourceRecordSchema.parse(item) : undefined;
 }
 
+/** The stored item; a pending source with a next check is in the due index (as payments are). */
+function sourceItem(source: PaymentSourceRecord): Record<string, unknown> {
+  return {
+    ...paymentSourceKey(source.uuid),
+    entity: 'payment_source',
+    ...(source.status === 'pending' && source.next_check !== undefined
+      ? recheckKeys(source.uuid, source.next_check)
+      : {}),
+    ...source,
+  };
+}
+
 export function newPaymentSourceWrite(source: PaymentSourceRecord): TransactItem {
   return {
     Put: {
-      Item: { ...paymentSourceKey(source.uuid), entity: 'payment_source', ...source },
+      Item: sourceItem(source),
       ConditionExpression: 'attribute_not_exists(pk)',
     },
   };
@@ -56,7 +76,7 @@ export function newPaymentSourceWrite(source: PaymentSourceRecord): TransactItem
 export function paymentSourceUpdateWrite(source: PaymentSourceRecord, readVersion: number): TransactItem {
   return {
     Put: {
-      Item: { ...paymentSourceKey(source.uuid), entity: 'payment_source', ...source },
+      Item: sourceItem(source),
       ConditionExpression: 'version = :read',
       ExpressionAttributeValues: { ':read': readVersion },
     },

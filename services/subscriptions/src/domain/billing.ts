@@ -192,6 +192,8 @@ export interface OpenedAttempt {
   invoice: InvoiceRecord;
   attempt: ChargeAttemptRecord;
   source: PaymentSourceRecord;
+  /** An attempt taken up again: its first charge may have been made with its answer lost. */
+  retry?: boolean;
 }
 
 /**
@@ -282,7 +284,7 @@ export async function retryInvoice(subscriptionUuid: string, invoiceUuid: string
       pending.lease_until = at + LEASE_SECONDS;
       await save();
       const source = await sourceOf(pending.payment_source_uuid);
-      return { subscriptionUuid, invoice: next, attempt: pending, source, isNew: false };
+      return { subscriptionUuid, invoice: next, attempt: pending, source, isNew: false, retry: true };
     }
     if (
       invoice.status !== 'open' ||
@@ -320,7 +322,14 @@ export async function chargeAndSettle(opened: OpenedAttempt): Promise<BillingOut
   const { invoice, attempt, source } = opened;
   // A charge the provider took already (still processing) is asked about, not made again.
   const payment = await findPayment(attempt.payment_uuid);
-  const outcome = await chargeSavedSource(source, invoice.amount, invoice.currency, attempt.uuid, payment);
+  const outcome = await chargeSavedSource(
+    source,
+    invoice.amount,
+    invoice.currency,
+    attempt.uuid,
+    payment,
+    opened.retry === true,
+  );
   return settle(opened.subscriptionUuid, invoice.uuid, attempt.uuid, outcome);
 }
 

@@ -137,7 +137,7 @@ export async function createChargeAttempt(
     // A re-run of a request that died after opening its attempt continues that attempt: the
     // provider is asked again under the attempt's uuid and answers without charging twice.
     const earlier = isResumedRequest() ? read.charge_attempts.find((a) => a.request_ref === requestRef) : undefined;
-    if (earlier) return { subscriptionUuid: subscription.uuid, invoice: read, attempt: earlier, source };
+    if (earlier) return { subscriptionUuid: subscription.uuid, invoice: read, attempt: earlier, source, retry: true };
     if (read.status === 'paid') {
       throw new ConflictError('The invoice is paid', 'error.invoice.paid');
     }

@@ -66,12 +66,34 @@ export function keyName(testMode: boolean): string {
 }
 
 /**
- * Timeout of one Stripe call, and the SDK's retries of it: together well inside the Lambda's 15 s,
- * so an answer that does not come is handled (an unknown outcome, resolved later) instead of the
- * function being killed mid-call.
+ * The API version every call and our webhook endpoint are pinned to: the one stripe-node 23.1.0
+ * was generated for (`ApiVersion` in the SDK's apiVersion.js). Behaviour that depends on it:
+ * automatic payment methods are on by default (since 2023-08-16), so a confirmation without the
+ * donor names its `payment_method_types`; TWINT can be set up for off-session use (since
+ * 2026-05-27). Upgrading the SDK means re-reading both and changing this constant.
  */
-export const STRIPE_TIMEOUT_MS = 6_000;
+export const STRIPE_API_VERSION = '2026-10-28.endive';
+
+/**
+ * Time budget of one request to the payments function, in milliseconds. API Gateway's HTTP APIs
+ * end an integration after 30 s at most (a hard quota, "Integration timeout: 30 seconds"), so the
+ * function's timeout is 29 s (infra: PAYMENTS_FUNCTION_TIMEOUT) and the slowest path, a
+ * Customer then a confirmed PaymentIntent, must end inside it with room for the table's writes:
+ *
+ * | call                                   | timeout | SDK retries | worst case           |
+ * |----------------------------------------|---------|-------------|----------------------|
+ * | customer, setup intent, list, retrieve | 4 s     | 1           | 2 × 4 s + ≤ 2 s wait |
+ * | PaymentIntent / SetupIntent confirm    | 18 s    | 0           | 18 s (+ one re-send of a closed socket, which the SDK always makes) |
+ *
+ * 10 s + 18 s = 28 s < 29 s. A card authorisation may take Stripe up to 80 s (the SDK's own
+ * default timeout is 80 s for that reason): one slower than 18 s is an unknown outcome, the
+ * payment stays pending (`provider_unavailable`) and the resolver finds Stripe's result by the
+ * intent's id or a list of intents, never by creating another.
+ */
+export const STRIPE_TIMEOUT_MS = 4_000;
 export const STRIPE_RETRIES = 1;
+export const STRIPE_CONFIRM_TIMEOUT_MS = 18_000;
+export const STRIPE_CONFIRM_RETRIES = 0;
 
 const clients = new Map<string, Stripe>();
 
@@ -96,6 +118,7 @@ export async function stripeClient(testMode: boolean): Promise<Stripe | undefine
     // The SDK retries connection failures and 409/429/5xx itself, with the same idempotency key.
     client = new StripeSdk(key, {
       ...location,
+      apiVersion: STRIPE_API_VERSION,
       maxNetworkRetries: STRIPE_RETRIES,
       timeout: STRIPE_TIMEOUT_MS,
       telemetry: false,

@@ -2,24 +2,33 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { derivedUuid, logger, now, ValidationError } from '@svc/core';
 import { db, getItem, key, TTL_ATTRIBUTE, tableName } from '@svc/table';
 import type Stripe from 'stripe';
+import { settlePendingSource } from '../../domain/approval';
 import { storedContext } from '../../domain/context';
 import {
-  failRefund,
+  applyProviderRefunds,
   recordDispute,
-  recordProviderRefunds,
   settleFromProvider,
   settleRecurringFromProvider,
 } from '../../domain/provider-updates';
+import { deactivateSource } from '../../domain/source-updates';
+import { retryOnConflict } from '../../domain/versioned';
 import { findPayment, type PaymentRecord } from '../../repository/payment-repository';
+import { findPaymentSource } from '../../repository/payment-source-repository';
 import { stripeClient, stripeKeys, stripeWebhooks } from './stripe-config';
+import { refundOutcome } from './stripe-mapping';
 import { stripeProvider } from './stripe-provider';
 
 /**
  * Stripe's event deliveries (`POST /providers/stripe/events`): verified with the SDK's signature
  * check on the raw body (5-minute tolerance, judged by the service clock), applied once per event
- * id, and each only moving our records forward. For a payment the event's copy of the intent is
- * not trusted (events arrive late, twice and out of order): the intent is retrieved and its
- * current status applied.
+ * id, and each only moving our records forward. The event's copy of an object is not trusted
+ * (events arrive late, twice and out of order): the object is retrieved and its current state
+ * applied. `pnpm ops stripe:events` feeds missed events from Stripe's Events API through
+ * `applyStripeEvent`, the same code.
+ *
+ * Every event finds its payment the same way (`paymentOfIntent`): our uuid in the intent's
+ * metadata names the payment, or, for a recurring charge, the charge attempt whose payment's uuid
+ * is derived from it.
  *
  * | pattern                         | index | key                                                     |
  * |---------------------------------|-------|---------------------------------------------------------|
@@ -28,6 +37,33 @@ import { stripeProvider } from './stripe-provider';
 const TOLERANCE_SECONDS = 300;
 /** Stripe retries a delivery for up to three days; a marker outlives that. */
 const MARKER_SECONDS = 30 * 86_400;
+
+/** The events the endpoint is subscribed to (`pnpm ops stripe:webhook-endpoint` registers these). */
+export const HANDLED_STRIPE_EVENTS = [
+  'payment_intent.succeeded',
+  'payment_intent.payment_failed',
+  'payment_intent.processing',
+  'payment_intent.canceled',
+  'payment_intent.requires_action',
+  'setup_intent.succeeded',
+  'setup_intent.setup_failed',
+  'setup_intent.canceled',
+  'setup_intent.requires_action',
+  'refund.created',
+  'refund.updated',
+  'refund.failed',
+  'charge.refund.updated',
+  'charge.refunded',
+  'charge.dispute.created',
+  'charge.dispute.updated',
+  'charge.dispute.closed',
+  'charge.dispute.funds_withdrawn',
+  'charge.dispute.funds_reinstated',
+  'mandate.updated',
+] as const;
+
+/** Logged when a thin event (an event destination's `v2.core.event` notification) arrives. */
+export const STRIPE_THIN_EVENT_REFUSED = 'Stripe thin event refused: this endpoint takes snapshot events';
 
 const markerKey = (eventId: string) => ({ pk: key('PROVIDER_EVENT', 'stripe', eventId), sk: 'PROVIDER_EVENT' });
 
@@ -45,8 +81,17 @@ export async function receiveStripeEvent(rawBody: string, signature: string | un
     try {
       event = webhooks.constructEvent(rawBody, signature, secret, TOLERANCE_SECONDS, undefined, now() * 1000);
       break;
-    } catch {
+    } catch (error) {
       // Another configured secret may match (a Connect endpoint's, or the one being rolled to).
+      if ((error as { type?: string }).type === 'StripeSignatureVerificationError') continue;
+      // The signature held, but the SDK will not build a snapshot event from this body: a thin
+      // event (`v2.core.event`, from an event destination), which carries no object to apply.
+      logger.warn(STRIPE_THIN_EVENT_REFUSED, { reason: error instanceof Error ? error.message : String(error) });
+      throw ValidationError.field(
+        'body',
+        'error.validation.not_supported',
+        'Thin events are not handled: register this endpoint for snapshot events (pnpm ops stripe:webhook-endpoint)',
+      );
     }
   }
   if (!event) {
@@ -54,8 +99,13 @@ export async function receiveStripeEvent(rawBody: string, signature: string | un
     logger.warn('Stripe event refused: bad signature');
     throw refuse('The Stripe-Signature does not match the body, or is older than 5 minutes');
   }
+  return applyOnce(event);
+}
+
+/** Applies an event unless one of the same id was applied before; the marker is written after. */
+export async function applyOnce(event: Stripe.Event): Promise<EventResult> {
   if (await getItem(markerKey(event.id))) return { received: true, applied: false, duplicate: true };
-  const applied = await applyEvent(event);
+  const applied = await applyStripeEvent(event);
   await db().send(
     new PutCommand({
       TableName: tableName(),
@@ -70,108 +120,172 @@ export async function receiveStripeEvent(rawBody: string, signature: string | un
   return { received: true, applied };
 }
 
-async function applyEvent(event: Stripe.Event): Promise<boolean> {
+/** Whether the event changed or confirmed something of ours. */
+export async function applyStripeEvent(event: Stripe.Event): Promise<boolean> {
+  const on = connection(event);
   switch (event.type) {
     case 'payment_intent.succeeded':
     case 'payment_intent.payment_failed':
     case 'payment_intent.processing':
     case 'payment_intent.canceled':
     case 'payment_intent.requires_action':
-      return settleIntent(event.data.object);
+      return settleIntent(event.data.object, event.type === 'payment_intent.succeeded');
+    case 'setup_intent.succeeded':
+    case 'setup_intent.setup_failed':
+    case 'setup_intent.canceled':
+    case 'setup_intent.requires_action':
+      return settleSetup(event.data.object);
+    case 'refund.created':
     case 'refund.updated':
     case 'refund.failed':
     case 'charge.refund.updated':
-      return refundUpdated(event.data.object);
+      return refundsOfIntent(on, idOf(event.data.object.payment_intent));
+    case 'charge.refunded':
+      return refundsOfIntent(on, idOf(event.data.object.payment_intent));
     case 'charge.dispute.created':
     case 'charge.dispute.updated':
     case 'charge.dispute.closed':
-      return disputeUpdated(event, event.data.object);
-    case 'charge.refunded':
-      return chargeRefunded(event, event.data.object);
-    // Acknowledged: mandates and setup intents need nothing of ours.
-    case 'setup_intent.succeeded':
+    case 'charge.dispute.funds_withdrawn':
+    case 'charge.dispute.funds_reinstated':
+      return disputeUpdated(on, event.type, event.data.object);
     case 'mandate.updated':
-      return true;
+      return mandateUpdated(on, event.data.object);
     default:
       return false;
   }
 }
 
-async function settleIntent(intent: Stripe.PaymentIntent): Promise<boolean> {
-  const uuid = intent.metadata?.svc_reference;
-  if (!uuid) return false;
-  const current = (stored: PaymentRecord) =>
-    stripeProvider.outcomeOf(uuid, {
-      context: storedContext(stored),
-      providerReference: stored.provider_reference ?? intent.id,
-      paymentUuid: stored.uuid,
-    });
-  const payment = await settleFromProvider(uuid, current);
-  if (payment) return true;
-  // A recurring charge: its reference is the charge attempt's uuid, its payment's derived from it.
-  const recurring = await findPayment(derivedUuid('payment', uuid));
-  if (recurring?.charge_attempt_uuid !== uuid) return false;
-  return (await settleRecurringFromProvider(recurring, current)) !== undefined;
+/** The client and account an event's objects are read with: its mode's key, its connected account. */
+interface Connection {
+  stripe: () => Promise<Stripe | undefined>;
+  options: Stripe.RequestOptions;
 }
 
-async function refundUpdated(refund: Stripe.Refund): Promise<boolean> {
-  const refundUuid = refund.metadata?.svc_reference;
-  const paymentUuid = refund.metadata?.svc_payment_uuid;
-  if (!refundUuid || !paymentUuid) return false;
-  if (refund.status !== 'failed' && refund.status !== 'canceled') return true;
-  await failRefund(paymentUuid, refundUuid, refund.failure_reason ?? refund.status);
-  return true;
+function connection(event: Stripe.Event): Connection {
+  return {
+    stripe: () => stripeClient(!event.livemode),
+    options: event.account ? { stripeAccount: event.account } : {},
+  };
 }
 
-/**
- * A charge refunded: refunds we asked for are recorded already; one made at Stripe without us (in
- * its dashboard) is recorded now. Stripe is asked for the intent's refunds rather than trusting
- * the event's copy.
- */
-async function chargeRefunded(event: Stripe.Event, charge: Stripe.Charge): Promise<boolean> {
-  const intentId = typeof charge.payment_intent === 'string' ? charge.payment_intent : charge.payment_intent?.id;
-  const stripe = intentId ? await stripeClient(!event.livemode) : undefined;
-  if (!intentId || !stripe) return false;
-  const options = event.account ? { stripeAccount: event.account } : {};
-  const intent = await stripe.paymentIntents.retrieve(intentId, {}, options);
-  const payment = await paymentOfIntent(intent.metadata?.svc_reference);
-  if (!payment) return false;
-  const listed = await stripe.refunds.list({ payment_intent: intentId, limit: 100 }, options);
-  const theirs = listed.data.filter(
-    (refund) => !refund.metadata?.svc_reference && (refund.status === 'succeeded' || refund.status === 'pending'),
-  );
-  await recordProviderRefunds(
-    payment.uuid,
-    theirs.map((refund) => ({ providerReference: refund.id, amountMinor: refund.amount })),
-  );
-  return true;
+function idOf(value: string | { id: string } | null | undefined): string | undefined {
+  if (!value) return undefined;
+  return typeof value === 'string' ? value : value.id;
 }
 
 /** Our payment of an intent: by our reference, or a recurring charge's (derived from its attempt). */
-async function paymentOfIntent(reference: string | undefined): Promise<PaymentRecord | undefined> {
+export async function paymentOfIntent(
+  intent: Pick<Stripe.PaymentIntent, 'metadata'> | undefined,
+): Promise<PaymentRecord | undefined> {
+  const reference = intent?.metadata?.svc_reference;
   if (!reference) return undefined;
   return (await findPayment(reference)) ?? (await findPayment(derivedUuid('payment', reference)));
 }
 
-async function disputeUpdated(event: Stripe.Event, dispute: Stripe.Dispute): Promise<boolean> {
-  const intentId = typeof dispute.payment_intent === 'string' ? dispute.payment_intent : dispute.payment_intent?.id;
-  if (!intentId) return false;
-  // The dispute names the intent; our uuid is in the intent's metadata.
-  const stripe = await stripeClient(!event.livemode);
-  if (!stripe) return false;
-  const intent = await stripe.paymentIntents.retrieve(
-    intentId,
-    {},
-    event.account ? { stripeAccount: event.account } : {},
-  );
-  const uuid = intent.metadata?.svc_reference;
+async function settleIntent(intent: Stripe.PaymentIntent, succeeded: boolean): Promise<boolean> {
+  const payment = await paymentOfIntent(intent);
+  if (!payment) return false;
+  const current = (stored: PaymentRecord) =>
+    stripeProvider.outcomeOf(stored.uuid, {
+      context: storedContext(stored),
+      providerReference: stored.provider_reference ?? intent.id,
+      paymentUuid: stored.uuid,
+    });
+  if (payment.charge_attempt_uuid) {
+    return (await settleRecurringFromProvider(payment, current)) !== undefined;
+  }
+  // Money Stripe says it took is recorded, also on a payment we had failed.
+  return (await settleFromProvider(payment.uuid, current, { reviveFailed: succeeded })) !== undefined;
+}
+
+async function settleSetup(setup: Stripe.SetupIntent): Promise<boolean> {
+  const uuid = setup.metadata?.svc_reference;
   if (!uuid) return false;
-  const payment = await recordDispute(uuid, {
+  const settled = await retryOnConflict(async () => {
+    const source = await findPaymentSource(uuid);
+    if (source?.status !== 'pending') return source;
+    const outcome = await stripeProvider.sourceOutcomeOf({
+      context: storedContext(source),
+      providerReference: source.provider_reference ?? setup.id,
+    });
+    return settlePendingSource(source, outcome);
+  });
+  return settled !== undefined;
+}
+
+/**
+ * The refunds of an intent as Stripe has them now (`refunds.list`): ours settle (pending →
+ * succeeded or failed), and ones made in Stripe's dashboard are recorded, pending until Stripe
+ * has settled them.
+ */
+async function refundsOfIntent(on: Connection, intentId: string | undefined): Promise<boolean> {
+  const stripe = await on.stripe();
+  if (!intentId || !stripe) return false;
+  const intent = await stripe.paymentIntents.retrieve(intentId, {}, on.options);
+  const payment = await paymentOfIntent(intent);
+  if (!payment) return false;
+  const refunds: Parameters<typeof applyProviderRefunds>[1][number][] = [];
+  for await (const made of stripe.refunds.list({ payment_intent: intentId, limit: 100 }, on.options)) {
+    const ours = made.metadata?.svc_reference;
+    refunds.push({
+      uuid: ours ?? derivedUuid('refund', made.id),
+      providerReference: made.id,
+      amountMinor: made.amount,
+      outcome: refundOutcome(made),
+    });
+  }
+  await applyProviderRefunds(payment.uuid, refunds);
+  return true;
+}
+
+/**
+ * A dispute's change: its status read from Stripe now (an event's copy may be older than one
+ * applied already), and the funds as the event says they moved. A SEPA debit returned after it
+ * succeeded arrives the same way: a dispute that is final at once (`lost`, funds withdrawn).
+ */
+async function disputeUpdated(on: Connection, type: string, copy: Stripe.Dispute): Promise<boolean> {
+  const stripe = await on.stripe();
+  if (!stripe) return false;
+  const dispute = await stripe.disputes.retrieve(copy.id, {}, on.options);
+  const intentId = idOf(dispute.payment_intent);
+  if (!intentId) return false;
+  const intent = await stripe.paymentIntents.retrieve(intentId, {}, on.options);
+  const payment = await paymentOfIntent(intent);
+  if (!payment) return false;
+  const funds =
+    type === 'charge.dispute.funds_withdrawn'
+      ? 'withdrawn'
+      : type === 'charge.dispute.funds_reinstated'
+        ? 'reinstated'
+        : undefined;
+  const recorded = await recordDispute(payment.uuid, {
     providerReference: dispute.id,
     status: dispute.status,
     reason: dispute.reason,
     amountMinor: dispute.amount,
-    closed: event.type === 'charge.dispute.closed',
+    funds,
   });
-  return payment !== undefined;
+  return recorded !== undefined;
+}
+
+/**
+ * A mandate no longer active (the donor revoked it at their bank): the source saved with its
+ * payment method is deactivated and announced. The payment method's metadata names the source
+ * (or the payment that saved it).
+ */
+async function mandateUpdated(on: Connection, copy: Stripe.Mandate): Promise<boolean> {
+  const stripe = await on.stripe();
+  if (!stripe) return false;
+  const mandate = await stripe.mandates.retrieve(copy.id, {}, on.options);
+  if (mandate.status !== 'inactive') return true;
+  const methodId = idOf(mandate.payment_method);
+  if (!methodId) return false;
+  const method = await stripe.paymentMethods.retrieve(methodId, {}, on.options);
+  const reference = method.metadata?.svc_reference;
+  if (!reference) return false;
+  const sourceUuid = (await findPaymentSource(reference))
+    ? reference
+    : (await findPayment(reference))?.created_payment_source_uuid;
+  if (!sourceUuid) return false;
+  return (await deactivateSource(sourceUuid, 'mandate_inactive')) !== undefined;
 }

@@ -73,6 +73,14 @@ export type StripeFailure =
   | { kind: 'declined'; reason: string; intent?: Stripe.PaymentIntent | undefined }
   /** Our request was wrong in a way the client can fix (an unknown payment method id). */
   | { kind: 'invalid'; param: string | undefined; message: string }
+  /**
+   * Stripe refused our credentials: a revoked or rolled key (401 `authentication_error`), or a
+   * connected account that no longer grants the platform access (403 `permission_error`, or
+   * `account_invalid`). Stripe authenticates before it processes anything, so nothing was done;
+   * it stays so until an operator acts.
+   * https://docs.stripe.com/api/errors (authentication_error, permission_error)
+   */
+  | { kind: 'refused'; message: string }
   /** No answer, or Stripe failed: the outcome is unknown until retrieved again. */
   | { kind: 'unknown'; message: string };
 
@@ -84,6 +92,7 @@ interface ErrorLike {
   param?: string;
   message?: string;
   payment_intent?: Stripe.PaymentIntent;
+  setup_intent?: Stripe.SetupIntent;
 }
 
 export function classifyError(error: unknown): StripeFailure {
@@ -95,9 +104,14 @@ export function classifyError(error: unknown): StripeFailure {
     case 'StripeInvalidRequestError':
       // An idempotency key reused with other parameters is our bug, never the client's input.
       if (e.code === 'idempotency_key_in_use') return { kind: 'unknown', message };
+      // A connected account the platform lost access to (disconnected from the platform).
+      if (e.code === 'account_invalid') return { kind: 'refused', message };
       return { kind: 'invalid', param: e.param, message };
     case 'StripeIdempotencyError':
       return { kind: 'unknown', message };
+    case 'StripeAuthenticationError':
+    case 'StripePermissionError':
+      return { kind: 'refused', message };
     default:
       // StripeConnectionError, StripeAPIError (5xx), rate limits and anything unexpected.
       return { kind: 'unknown', message };
