@@ -1,125 +1,23 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { advanceClock, derivedUuid, freezeClock, newUuid, now } from '@svc/core';
-import { applySeed, DEMO_SEED, parseSeed } from '@svc/seed';
+import { advanceClock, derivedUuid, freezeClock, newUuid } from '@svc/core';
 import { db, tableName } from '@svc/table';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ApiResponse, call, DEMO, seedDemo, tokenFor } from './support/api';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { call, DEMO, tokenFor } from './support/api';
 import { streamEvents } from './support/stream';
-import { type StripeStandIn, startStripeStandIn } from './support/stripe-stand-in';
+import { ACCOUNT, CONNECTED, DONOR_MANDATE, stripeCalls, useStripe } from './support/stripe-harness';
+import type { StripeStandIn } from './support/stripe-stand-in';
 
 /**
- * Payments on Stripe, end to end through the service, against a server speaking Stripe's
- * protocol (test/support/stripe-stand-in.ts) that the SDK reaches through SVC_STRIPE_API_BASE.
+ * Payments on Stripe, end to end through the service, against the Stripe stand-in
+ * (test/support/stripe-harness.ts).
  */
+const harness = useStripe();
+const { pay, intentOf, setupOf, deliver, saveCard, getPayment, subscribe } = stripeCalls(harness);
 let stripe: StripeStandIn;
 let token: string;
-const ACCOUNT = DEMO.secondAccount;
-const CONNECTED = 'acct_1Connected0001';
-
-beforeAll(async () => {
-  stripe = await startStripeStandIn();
-  process.env.SVC_STRIPE_API_BASE = stripe.url;
-  process.env.SVC_STRIPE_TEST_SECRET_KEY = stripe.secretKey;
-  process.env.SVC_STRIPE_WEBHOOK_SECRET = stripe.webhookSecret;
-  delete process.env.SVC_STRIPE_LIVE_SECRET_KEY;
-  await seedDemo();
-  const seed = structuredClone(DEMO_SEED) as {
-    organisations: Array<{ accounts: Array<{ uuid: string; payment_method_profiles?: unknown[] }> }>;
-  };
-  for (const organisation of seed.organisations) {
-    for (const account of organisation.accounts) {
-      if (account.uuid !== ACCOUNT) continue;
-      account.payment_method_profiles = [
-        { name: 'card', payment_method: 'card', provider: 'simulated' },
-        { name: 'card-stripe', payment_method: 'card', provider: 'stripe' },
-        { name: 'card-stripe-raw', payment_method: 'card', provider: 'stripe', raw_card_data: true },
-        { name: 'card-connect', payment_method: 'card', provider: 'stripe', stripe_account: CONNECTED },
-        { name: 'twint-stripe', payment_method: 'twint', provider: 'stripe' },
-        { name: 'sepa-stripe', payment_method: 'sepa_dd', provider: 'stripe' },
-        { name: 'card-unknown', payment_method: 'card', provider: 'adyen' },
-      ];
-    }
-  }
-  await applySeed(parseSeed(seed));
-  token = await tokenFor(DEMO.client);
+beforeAll(() => {
+  ({ stripe, token } = harness);
 });
-
-afterAll(async () => {
-  await stripe.close();
-  for (const name of ['SVC_STRIPE_API_BASE', 'SVC_STRIPE_TEST_SECRET_KEY', 'SVC_STRIPE_WEBHOOK_SECRET']) {
-    delete process.env[name];
-  }
-});
-
-function pay(fields: Record<string, unknown>, headers: Record<string, string> = {}): Promise<ApiResponse> {
-  return call('POST', '/payments', {
-    token,
-    headers: { 'user-agent': 'donor-browser/1.0', ...headers },
-    body: {
-      account_uuid: ACCOUNT,
-      payment_method: 'card',
-      profile: 'card-stripe',
-      amount: { value: '2500', currency: 'CHF' },
-      test_mode: true,
-      return_url: 'https://charity.example.org/thanks',
-      ...fields,
-    },
-  });
-}
-
-const intentOf = (payment: { uuid: string }) =>
-  [...stripe.intents.values()].find(
-    (intent) => (intent.metadata as Record<string, string>).svc_reference === payment.uuid,
-  );
-
-function deliver(type: string, object: Record<string, unknown>, options: { id?: string; signature?: string } = {}) {
-  // Signed at the service clock's time, as Stripe would sign it now.
-  const event = stripe.event(type, object, { createdAt: now(), ...(options.id ? { id: options.id } : {}) });
-  return call('POST', '/providers/stripe/events', {
-    rawBody: event.body,
-    headers: { 'content-type': 'application/json', 'stripe-signature': options.signature ?? event.signature },
-  });
-}
-
-/** A payment source on the Stripe card profile, saving the given payment method. */
-function saveCard(paymentMethod: string): Promise<ApiResponse> {
-  return call('POST', '/payment-sources', {
-    token,
-    body: {
-      account_uuid: ACCOUNT,
-      payment_method: 'card',
-      profile: 'card-stripe',
-      amount: { value: '100', currency: 'CHF' },
-      payment_information: { payment_method: paymentMethod },
-      test_mode: true,
-    },
-  });
-}
-
-const getPayment = async (uuid: string) => (await call('GET', `/payments/${uuid}`, { token })).json;
-
-/** A supporter and an active monthly subscription charged from the source. */
-async function subscribe(sourceUuid: string, amount: number, currency: string): Promise<ApiResponse> {
-  const supporter = await call('POST', '/supporters', {
-    token,
-    body: { organisation_uuid: DEMO.org, first_name: 'Ada' },
-  });
-  const subscription = await call('POST', '/subscriptions', {
-    token,
-    body: {
-      account_uuid: ACCOUNT,
-      payment_source_uuid: sourceUuid,
-      supporter_uuid: supporter.json.uuid,
-      currency,
-      amount,
-      recurring_interval: 'monthly',
-      status: 'active',
-      test_mode: true,
-    },
-  });
-  expect(subscription.status, subscription.text).toBe(201);
-  return subscription;
-}
 
 describe('card payments on Stripe', () => {
   it('charges a Stripe PaymentMethod: succeeded, masked from Stripe, one idempotent intent with our metadata', async () => {
@@ -246,7 +144,7 @@ describe('TWINT and SEPA Direct Debit on Stripe', () => {
         payment_method: 'sepa_dd',
         profile: 'sepa-stripe',
         amount: { value: '5000', currency: 'EUR' },
-        payment_information: { iban: 'DE89370400440532013000', account_holder: 'Ada Donor', email: 'ada@example.org' },
+        payment_information: { ...DONOR_MANDATE, iban: 'DE89370400440532013000', account_holder: 'Ada Donor' },
         custom_parameters: { marker },
       });
     const good = await sepa('good');
@@ -258,8 +156,9 @@ describe('TWINT and SEPA Direct Debit on Stripe', () => {
     });
     expect(good.json.action).toBeUndefined();
     const created = stripe.requests.find((r) => r.idempotencyKey === `${good.json.uuid}:payment_intent`);
+    // The mandate's acceptance is the donor's own (given by the client), not our caller's.
     expect(created?.params.mandate_data).toEqual({
-      customer_acceptance: { type: 'online', online: { ip_address: '127.0.0.1', user_agent: 'donor-browser/1.0' } },
+      customer_acceptance: { type: 'online', online: { ip_address: '203.0.113.7', user_agent: 'donor-browser/1.0' } },
     });
 
     const intent = intentOf(good.json) as Record<string, unknown>;
@@ -397,13 +296,20 @@ describe('saved instruments and recurring charges on Stripe', () => {
     const source = await saveCard('pm_card_visa');
     expect(source.status, source.text).toBe(201);
     expect(source.json).toMatchObject({ status: 'active', provider: 'stripe', payment_information: { last4: '4242' } });
-    const verification = stripe.requests.find((r) => r.idempotencyKey === `${source.json.uuid}:payment_intent`);
+    // Saved with a SetupIntent for off-session use: nothing charged, nothing to refund.
+    const verification = stripe.requests.find((r) => r.idempotencyKey === `${source.json.uuid}:setup_intent`);
     expect(verification?.params).toMatchObject({
-      setup_future_usage: 'off_session',
+      usage: 'off_session',
+      confirm: 'true',
       customer: expect.stringMatching(/^cus_/),
     });
-    // The verification charge is refunded at once.
-    expect(stripe.requests.find((r) => r.idempotencyKey === `${source.json.uuid}:refund`)).toBeDefined();
+    expect(stripe.requests.filter((r) => r.path === '/v1/payment_intents' || r.path === '/v1/refunds')).toEqual(
+      stripe.requests.filter(
+        (r) =>
+          (r.path === '/v1/payment_intents' || r.path === '/v1/refunds') &&
+          !r.idempotencyKey?.startsWith(source.json.uuid),
+      ),
+    );
 
     const subscription = await subscribe(source.json.uuid, 1800, 'CHF');
     const run = await call('POST', '/_local/billing-run');
@@ -418,12 +324,15 @@ describe('saved instruments and recurring charges on Stripe', () => {
       confirm: 'true',
       customer: verification?.params.customer,
       metadata: { svc_reference: attempt },
+      // Confirmed without the donor: automatic payment methods that never redirect.
+      automatic_payment_methods: { enabled: 'true', allow_redirects: 'never' },
     });
+    expect(charge?.params.payment_method_types).toBeUndefined();
   });
 });
 
 describe('recurring SEPA Direct Debit on Stripe', () => {
-  const IBAN = { iban: 'DE89370400440532013000', account_holder: 'Ada Donor' };
+  const IBAN = { ...DONOR_MANDATE, iban: 'DE89370400440532013000', account_holder: 'Ada Donor' };
 
   async function sepaSubscription(amount: number) {
     const charged = stripe.charges().length;
@@ -448,7 +357,7 @@ describe('recurring SEPA Direct Debit on Stripe', () => {
       usage: 'off_session',
       customer: expect.stringMatching(/^cus_/),
       mandate_data: {
-        customer_acceptance: { type: 'online', online: { ip_address: '127.0.0.1', user_agent: 'donor-browser/1.0' } },
+        customer_acceptance: { type: 'online', online: { ip_address: '203.0.113.7', user_agent: 'donor-browser/1.0' } },
       },
     });
     expect(source.json).toMatchObject({
@@ -619,8 +528,7 @@ describe('recurring charges on a connected account', () => {
     const saved = stripe.requests.filter((r) => r.idempotencyKey?.startsWith(`${source.json.uuid}:`));
     expect(saved.map((r) => [r.path, r.stripeAccount])).toEqual([
       ['/v1/customers', CONNECTED],
-      ['/v1/payment_intents', CONNECTED],
-      ['/v1/refunds', CONNECTED],
+      ['/v1/setup_intents', CONNECTED],
     ]);
     const subscription = await subscribe(source.json.uuid, 1500, 'CHF');
     await call('POST', '/_local/billing-run');
@@ -640,18 +548,19 @@ describe('recurring charges on a connected account', () => {
 
 describe('a payment source that needs 3-D Secure on Stripe', () => {
   it('stays pending until the donor comes back from Stripe, then becomes active', async () => {
+    const charges = stripe.charges().length;
     const source = await saveCard('pm_card_threeDSecure2Required');
     expect(source.json).toMatchObject({ status: 'pending', action: { action_type: 'redirect' } });
-    const intent = intentOf(source.json) as { id: string; return_url: string };
-    expect(intent.return_url).toContain(`/providers/stripe/return/payment-sources/${source.json.uuid}?token=`);
-    stripe.decide(intent.id, true);
-    const back = await call('GET', intent.return_url.replace(/^https?:\/\/[^/]+/, ''));
+    const setup = setupOf(source.json) as { id: string; next_action: { redirect_to_url: { return_url: string } } };
+    const returnUrl = setup.next_action.redirect_to_url.return_url;
+    expect(returnUrl).toContain(`/providers/stripe/return/payment-sources/${source.json.uuid}?token=`);
+    stripe.decideSetup(setup.id, true);
+    const back = await call('GET', returnUrl.replace(/^https?:\/\/[^/]+/, ''));
     expect(back.status).toBe(200);
     expect(back.text).toContain('Payment method active');
     expect((await call('GET', `/payment-sources/${source.json.uuid}`, { token })).json.status).toBe('active');
-    // The verification charge is refunded in full once the card is saved.
-    const refunds = [...stripe.refunds.values()].filter((r) => r.payment_intent === intent.id);
-    expect(refunds.map((r) => r.amount)).toEqual([100]);
+    // Nothing was charged to save the card, so nothing is refunded either.
+    expect(stripe.charges().length).toBe(charges);
   });
 });
 
@@ -716,7 +625,7 @@ describe('profiles and keys', () => {
 });
 
 describe('an answer that never comes', () => {
-  const settle = () => call('POST', '/_local/settle');
+  const { settle } = stripeCalls(harness);
 
   it('leaves the payment pending as provider_unavailable until background work finds Stripe’s result: one charge', async () => {
     freezeClock(Math.floor(Date.now() / 1000));

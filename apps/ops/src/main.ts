@@ -15,7 +15,7 @@ import {
   DLQ_PULL_VISIBILITY_SECONDS,
   runDlqPull,
 } from './dlq-pull';
-import { configureStripe } from './stripe';
+import { configureStripe, configureWebhookEndpoint, replayEvents } from './stripe';
 import { openTarget } from './target';
 
 const USAGE = `Usage:
@@ -25,6 +25,12 @@ const USAGE = `Usage:
   pnpm ops stripe configure --stage <stage>
       puts SVC_STRIPE_TEST_SECRET_KEY, SVC_STRIPE_LIVE_SECRET_KEY and SVC_STRIPE_WEBHOOK_SECRET from the
       environment (keys never on the command line) into the stage's Stripe secret; unset ones are kept
+  pnpm ops stripe:webhook-endpoint --url https://<api host>/providers/stripe/events [--stage <stage>] [--mode test|live] [--connect]
+      creates (or updates) Stripe's webhook endpoint at the pinned API version with the handled event
+      list; a new endpoint's signing secret is added to the stage's Stripe secret (printed once locally)
+  pnpm ops stripe:events --since <unix seconds|ISO time> [--stage <stage>] [--mode test|live] [--account acct_…]
+      replays Stripe's events since then (Stripe keeps 30 days) through the same handler as
+      deliveries; ones applied before are skipped. --account reads a connected account's events
   pnpm ops captcha configure --stage <stage>
       puts SVC_CAPTCHA_SECRET from the environment (the reCAPTCHA secret key) into the stage's CaptchaSecret
 
@@ -66,6 +72,11 @@ export async function runOps(argv: string[], out: (line: string) => void = conso
       'queue-url': { type: 'string' },
       out: { type: 'string' },
       max: { type: 'string' },
+      since: { type: 'string' },
+      mode: { type: 'string' },
+      account: { type: 'string' },
+      url: { type: 'string' },
+      connect: { type: 'boolean' },
       help: { type: 'boolean' },
     },
   });
@@ -77,6 +88,14 @@ export async function runOps(argv: string[], out: (line: string) => void = conso
   }
   if (command === 'stripe configure') {
     out(await configureStripe(values.stage));
+    return;
+  }
+  if (command === 'stripe:events') {
+    out(await replayEvents(values));
+    return;
+  }
+  if (command === 'stripe:webhook-endpoint') {
+    for (const line of await configureWebhookEndpoint(values)) out(line);
     return;
   }
   if (command === 'captcha configure') {
@@ -153,6 +172,8 @@ const COMMANDS = [
   'clients create',
   'source-configurations create',
   'stripe configure',
+  'stripe:events',
+  'stripe:webhook-endpoint',
   'captcha configure',
   'search:rebuild',
   'dlq:pull',

@@ -18,6 +18,9 @@ export {
 } from './domain/subscriptions-port';
 export { paymentEventData } from './event-data';
 export { paymentsRoutes } from './handlers/routes';
+export { STRIPE_API_VERSION, stripeClient } from './providers/stripe/stripe-config';
+export { HANDLED_STRIPE_EVENTS } from './providers/stripe/stripe-events';
+export { ensureWebhookEndpoint, replayStripeEvents } from './providers/stripe/stripe-operations';
 export {
   findPayment,
   newPaymentWrite,

@@ -76,16 +76,42 @@ export const billingDataSchema = deferred(() =>
  * forwarded to the provider; without it a card payment takes a provider payment method id).
  */
 export const paymentMethodProfileSchema = deferred(() =>
-  z.object({
-    name: z.string(),
-    payment_method: z.string(),
-    provider: z.string(),
-    stripe_account: z
-      .string()
-      .regex(/^acct_[A-Za-z0-9]{1,64}$/, 'A Stripe account id (acct_…)')
-      .optional(),
-    raw_card_data: z.boolean().optional(),
-  }),
+  z
+    .object({
+      name: z.string(),
+      payment_method: z.string(),
+      provider: z.string(),
+      stripe_account: z
+        .string()
+        .regex(/^acct_[A-Za-z0-9]{1,64}$/, 'A Stripe account id (acct_…)')
+        .optional(),
+      raw_card_data: z.boolean().optional(),
+      /**
+       * A platform fee taken from each charge on the connected account (Stripe's
+       * `application_fee_amount`): basis points of the amount plus a fixed part in minor units.
+       */
+      platform_fee_basis_points: z.number().int().min(0).max(10_000).optional(),
+      platform_fee_fixed: z.number().int().min(0).optional(),
+      /**
+       * The organisation's suffix of the card statement descriptor (Stripe: at most 22 characters,
+       * none of < > \ ' " *, https://docs.stripe.com/get-started/account/statement-descriptors).
+       */
+      statement_descriptor_suffix: z
+        .string()
+        .min(1)
+        .max(22)
+        .regex(/^[^<>\\'"*]+$/, 'None of < > \\ \' " *')
+        .optional(),
+    })
+    .refine(
+      (profile) =>
+        profile.stripe_account !== undefined ||
+        (profile.platform_fee_basis_points === undefined && profile.platform_fee_fixed === undefined),
+      {
+        message: 'A platform fee is taken on a connected account: set stripe_account',
+        path: ['platform_fee_basis_points'],
+      },
+    ),
 );
 export type PaymentMethodProfile = z.infer<typeof paymentMethodProfileSchema>;
 

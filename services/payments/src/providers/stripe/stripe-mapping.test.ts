@@ -111,12 +111,21 @@ describe('SDK errors', () => {
     expect(classifyError({ type: 'StripeIdempotencyError', message: 'reused' }).kind).toBe('unknown');
   });
 
-  it.each(['StripeConnectionError', 'StripeAPIError', 'StripeRateLimitError', 'StripeAuthenticationError', undefined])(
+  it.each(['StripeConnectionError', 'StripeAPIError', 'StripeRateLimitError', undefined])(
     '%s leaves the outcome unknown',
     (type) => {
       expect(classifyError({ type, message: 'x' }).kind).toBe('unknown');
     },
   );
+
+  // Stripe authenticates before it processes anything: a refused key or account did nothing.
+  it.each([
+    [{ type: 'StripeAuthenticationError', message: 'Invalid API Key provided: sk_test_****' }],
+    [{ type: 'StripePermissionError', message: "The provided key does not have access to account 'acct_1'" }],
+    [{ type: 'StripeInvalidRequestError', code: 'account_invalid', message: 'x' }],
+  ])('%o is a refusal of our credentials, not an unknown outcome', (error) => {
+    expect(classifyError(error).kind).toBe('refused');
+  });
 });
 
 describe('refunds', () => {

@@ -533,10 +533,29 @@ async function findIntent(
   return undefined;
 }
 
-/** The key a retry sends under: the first one within Stripe's window, else a new one. */
-function retryKey(base: string, firstTried: number | undefined): string {
-  if (firstTried === undefined || now() - firstTried < KEY_REUSE_SECONDS) return base;
-  return `${base}:${now()}`;
+/**
+ * Sends a creation again that Stripe did not answer before, once Stripe's records showed it was
+ * not made. The key is the first one within KEY_REUSE_SECONDS of the first try, and past that one
+ * per window (Stripe may have forgotten the first, so it is never re-used then). Stripe keeps a
+ * 500 under its key and answers it again ("Retries with the same key return the saved response,
+ * including 500 errors"; the answer says `Idempotent-Replayed: true`): such a key did nothing
+ * (its creation is not in the records) and can do nothing more, so the next key is derived from
+ * it. Every key is derived, never random: two resolvers that race send under the same key and
+ * Stripe makes one.
+ */
+async function sendAgain<T>(base: string, firstTried: number, create: (key: string) => Promise<T>): Promise<T> {
+  const window = Math.floor((now() - firstTried) / KEY_REUSE_SECONDS);
+  let key = window === 0 ? base : `${base}:w${window}`;
+  for (let replays = 1; ; replays += 1) {
+    try {
+      return await create(key);
+    } catch (error) {
+      const e = error as { statusCode?: number; headers?: Record<string, string> };
+      const keptFailure = (e.statusCode ?? 0) >= 500 && e.headers?.['idempotent-replayed'] === 'true';
+      if (!keptFailure || replays > 3) throw error;
+      key = `${key}:r${replays}`;
+    }
+  }
 }
 
 async function chargeInstrument(
@@ -555,9 +574,8 @@ async function chargeInstrument(
       firstTried !== undefined
         ? await findIntent(stripe, reference, { context, providerCustomer: customer })
         : undefined;
-    const intent =
-      earlier ??
-      (await stripe.paymentIntents.create(
+    const charge = (key: string) =>
+      stripe.paymentIntents.create(
         {
           amount: amount.minor,
           currency: amount.currency.toLowerCase(),
@@ -569,8 +587,10 @@ async function chargeInstrument(
           metadata: { svc_reference: reference },
           ...connectParams(context, context.profile.payment_method as PaymentMethod, amount.minor),
         },
-        requestOptions(context, retryKey(`${reference}:payment_intent`, firstTried), true),
-      ));
+        requestOptions(context, key, true),
+      );
+    const base = `${reference}:payment_intent`;
+    const intent = earlier ?? (await (firstTried === undefined ? charge(base) : sendAgain(base, firstTried, charge)));
     const outcome = intentOutcome(intent);
     // Off session nobody can follow a redirect: a charge that needs the donor has failed.
     if (outcome.status === 'pending' && 'action' in outcome) {
@@ -616,18 +636,20 @@ async function refund(
       const earlier = await findRefund(stripe, reference, payment);
       if (earlier) return refundOutcome(earlier);
     }
-    const made = await stripe.refunds.create(
-      {
-        payment_intent: payment.providerReference,
-        amount: amount.minor,
-        metadata: {
-          svc_reference: reference,
-          ...(payment.paymentUuid ? { svc_payment_uuid: payment.paymentUuid } : {}),
+    const send = (key: string) =>
+      stripe.refunds.create(
+        {
+          payment_intent: payment.providerReference,
+          amount: amount.minor,
+          metadata: {
+            svc_reference: reference,
+            ...(payment.paymentUuid ? { svc_payment_uuid: payment.paymentUuid } : {}),
+          },
         },
-      },
-      requestOptions(payment.context, retryKey(`${reference}:refund`, firstTried)),
-    );
-    return refundOutcome(made);
+        requestOptions(payment.context, key),
+      );
+    const base = `${reference}:refund`;
+    return refundOutcome(await (firstTried === undefined ? send(base) : sendAgain(base, firstTried, send)));
   } catch (error) {
     const failure = classifyError(error);
     if (failure.kind === 'unknown') throw new ProviderUnavailableError(failure.message, { cause: error });
