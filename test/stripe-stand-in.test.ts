@@ -477,12 +477,23 @@ describe('SetupIntents', () => {
       metadata: { ref: 'a' },
       payment_method: { customer: customer.id },
     });
+    const method = await stripe.paymentMethods.retrieve((setup.payment_method as Stripe.PaymentMethod).id);
+    expect(method).toMatchObject({ object: 'payment_method', type: 'card', customer: customer.id });
+    // payment_method_data[metadata] is kept on the PaymentMethod it creates
+    // (https://docs.stripe.com/api/setup_intents/create#create_setup_intent-payment_method_data-metadata).
     const raw = await setUp({
       customer: customer.id,
-      payment_method_data: { type: 'card', card: { number: '5555555555554444', exp_month: 12, exp_year: 2034 } },
+      payment_method_data: {
+        type: 'card',
+        card: { number: '5555555555554444', exp_month: 12, exp_year: 2034 },
+        metadata: { svc_reference: 'r-1' },
+      },
       expand: ['payment_method'],
     });
-    expect(raw).toMatchObject({ status: 'succeeded', payment_method: { card: { brand: 'mastercard' } } });
+    expect(raw).toMatchObject({
+      status: 'succeeded',
+      payment_method: { card: { brand: 'mastercard' }, metadata: { svc_reference: 'r-1' } },
+    });
   });
 
   it('redirects for 3-D Secure, then settles on the donor’s decision', async () => {
@@ -929,13 +940,20 @@ describe('refunds', () => {
 
   it('keeps a SEPA refund pending until it reaches the donor, dashboard refunds too', async () => {
     // Refund `status`: "pending, requires_action, succeeded, failed, or canceled"
-    // (https://docs.stripe.com/api/refunds/object); SEPA refunds take days to reach the customer and
-    // one made while the debit is processing waits for it, and is canceled if the debit fails
-    // (https://docs.stripe.com/payments/sepa-debit#refunds).
+    // (https://docs.stripe.com/api/refunds/object); SEPA refunds take days to reach the customer
+    // (https://support.stripe.com/topics/refunds). A debit still processing has no successful charge
+    // to refund yet: Stripe's Sources-era SEPA guide let such a refund wait for the debit
+    // (web.archive.org/web/20190710133342/https://stripe.com/docs/sources/sepa-debit); the current
+    // guides do not say, so the stand-in refuses it, the stricter reading (its message and code,
+    // `charge_not_refundable`, are the stand-in's).
     const debit = await sepaPayment();
+    expect(await failure(stripe.refunds.create({ payment_intent: debit.id }))).toMatchObject({
+      statusCode: 400,
+      code: 'charge_not_refundable',
+    });
+    standIn.settle(debit.id, true);
     const early = await stripe.refunds.create({ payment_intent: debit.id, amount: 500 });
     expect(early.status).toBe('pending');
-    standIn.settle(debit.id, true);
     standIn.settleRefund(early.id);
     expect((await stripe.refunds.retrieve(early.id)).status).toBe('succeeded');
     expect(standIn.events.at(-1)).toMatchObject({ type: 'refund.updated', data: { object: { status: 'succeeded' } } });
@@ -947,9 +965,11 @@ describe('refunds', () => {
       metadata: {},
     });
     const failing = await sepaPayment();
-    const waiting = await stripe.refunds.create({ payment_intent: failing.id });
     standIn.settle(failing.id, false);
-    expect((await stripe.refunds.retrieve(waiting.id)).status).toBe('canceled');
+    expect(await stripe.paymentIntents.retrieve(failing.id)).toMatchObject({
+      status: 'requires_payment_method',
+      last_payment_error: { code: 'debit_not_authorized' },
+    });
   });
 
   it('reports a refund that fails later', async () => {

@@ -74,9 +74,21 @@ export function useStripe(options: StripeStandInOptions = {}): StripeHarness {
 
 /** Calls made with the harness's token and stand-in. */
 export function stripeCalls(harness: StripeHarness) {
-  const pay = (fields: Record<string, unknown>, headers: Record<string, string> = {}): Promise<ApiResponse> =>
+  // A token lasts an hour of service time: tests that move the clock by days get a new one.
+  let issuedAt = Number.NEGATIVE_INFINITY;
+  const bearer = async () => {
+    if (now() - issuedAt > 3000 || now() < issuedAt) {
+      harness.token = await tokenFor(DEMO.client);
+      issuedAt = now();
+    }
+    return harness.token;
+  };
+  /** An API call with a current token. */
+  const api = async (method: string, path: string, body?: unknown): Promise<ApiResponse> =>
+    call(method, path, { token: await bearer(), ...(body === undefined ? {} : { body }) });
+  const pay = async (fields: Record<string, unknown>, headers: Record<string, string> = {}): Promise<ApiResponse> =>
     call('POST', '/payments', {
-      token: harness.token,
+      token: await bearer(),
       headers: { 'user-agent': 'donor-browser/1.0', ...headers },
       body: {
         account_uuid: ACCOUNT,
@@ -105,9 +117,9 @@ export function stripeCalls(harness: StripeHarness) {
     });
   };
   /** A payment source on a Stripe card profile, saving the given payment method. */
-  const saveCard = (paymentMethod: string, fields: Record<string, unknown> = {}): Promise<ApiResponse> =>
+  const saveCard = async (paymentMethod: string, fields: Record<string, unknown> = {}): Promise<ApiResponse> =>
     call('POST', '/payment-sources', {
-      token: harness.token,
+      token: await bearer(),
       body: {
         account_uuid: ACCOUNT,
         payment_method: 'card',
@@ -119,16 +131,12 @@ export function stripeCalls(harness: StripeHarness) {
       },
     });
   // biome-ignore lint/suspicious/noExplicitAny: tests read response bodies freely
-  const getPayment = async (uuid: string): Promise<any> =>
-    (await call('GET', `/payments/${uuid}`, { token: harness.token })).json;
+  const getPayment = async (uuid: string): Promise<any> => (await api('GET', `/payments/${uuid}`)).json;
   /** A supporter and an active monthly subscription charged from the source. */
   const subscribe = async (sourceUuid: string, amount: number, currency: string): Promise<ApiResponse> => {
-    const supporter = await call('POST', '/supporters', {
-      token: harness.token,
-      body: { organisation_uuid: DEMO.org, first_name: 'Ada' },
-    });
+    const supporter = await api('POST', '/supporters', { organisation_uuid: DEMO.org, first_name: 'Ada' });
     const subscription = await call('POST', '/subscriptions', {
-      token: harness.token,
+      token: await bearer(),
       body: {
         account_uuid: ACCOUNT,
         payment_source_uuid: sourceUuid,
@@ -144,5 +152,5 @@ export function stripeCalls(harness: StripeHarness) {
     return subscription;
   };
   const settle = () => call('POST', '/_local/settle');
-  return { pay, intentOf, setupOf, deliver, saveCard, getPayment, subscribe, settle };
+  return { api, pay, intentOf, setupOf, deliver, saveCard, getPayment, subscribe, settle };
 }

@@ -425,7 +425,9 @@ export async function startStripeStandIn(options: StripeStandInOptions = {}): Pr
 
   // Payment methods and mandates.
 
-  function newMethod(type: string, details: Params, billing: Params, owner: string): Params {
+  /** A payment method of `type` from its details and the rest of `payment_method_data` (billing details, metadata). */
+  function newMethod(type: string, details: Params, data: Params, owner: string): Params {
+    const billing = asParams(data.billing_details);
     return store(
       methods,
       {
@@ -442,13 +444,13 @@ export async function startStripeStandIn(options: StripeStandInOptions = {}): Pr
         created: clock(),
         customer: null,
         livemode: false,
-        metadata: {},
+        metadata: data.metadata ?? {},
       },
       owner,
     );
   }
 
-  function cardMethod(number: string, billing: Params, owner: string, month = 12, year = 2034): Params {
+  function cardMethod(number: string, data: Params, owner: string, month = 12, year = 2034): Params {
     const behaviour = CARDS[number] ?? { brand: 'visa', last4: number.slice(-4), outcome: 'succeed' as const };
     const method = newMethod(
       'card',
@@ -461,7 +463,7 @@ export async function startStripeStandIn(options: StripeStandInOptions = {}): Pr
         funding: 'credit',
         last4: behaviour.last4,
       },
-      billing,
+      data,
       owner,
     );
     cardNumbers.set(String(method.id), number);
@@ -536,12 +538,11 @@ export async function startStripeStandIn(options: StripeStandInOptions = {}): Pr
     }
     if (params.payment_method_data === undefined) return undefined;
     const data = asParams(params.payment_method_data);
-    const billing = asParams(data.billing_details);
     if (data.type === 'card') {
       const card = asParams(data.card);
-      return cardMethod(String(card.number), billing, context.account, Number(card.exp_month), Number(card.exp_year));
+      return cardMethod(String(card.number), data, context.account, Number(card.exp_month), Number(card.exp_year));
     }
-    if (data.type === 'twint') return newMethod('twint', {}, billing, context.account);
+    if (data.type === 'twint') return newMethod('twint', {}, data, context.account);
     const iban = String(asParams(data.sepa_debit).iban).replace(/\s/g, '').toUpperCase();
     return newMethod(
       'sepa_debit',
@@ -553,7 +554,7 @@ export async function startStripeStandIn(options: StripeStandInOptions = {}): Pr
         generated_from: null,
         last4: iban.slice(-4),
       },
-      billing,
+      data,
       context.account,
     );
   }
@@ -1065,9 +1066,9 @@ export async function startStripeStandIn(options: StripeStandInOptions = {}): Pr
   }
 
   /**
-   * A refund of a succeeded intent, or of a SEPA debit still processing (it waits for the debit);
-   * never of a disputed charge nor beyond what is left. SEPA refunds stay pending until they reach
-   * the donor.
+   * A refund of a succeeded intent only (Stripe's Sources-era SEPA guide let a refund of a pending
+   * debit wait for it; the current guides do not say, so the stand-in is the stricter), never of a
+   * disputed charge nor beyond what is left. SEPA refunds stay pending until they reach the donor.
    */
   function createRefund(params: Params, context: Context): Params {
     const intent = params.payment_intent
@@ -1078,8 +1079,7 @@ export async function startStripeStandIn(options: StripeStandInOptions = {}): Pr
         ? noSuch('payment_intent', String(params.payment_intent), 'payment_intent')
         : noSuch('charge', String(params.charge), 'charge');
     }
-    const refundable = intent.status === 'succeeded' || (intent.status === 'processing' && isSepa(intent));
-    if (!refundable) {
+    if (intent.status !== 'succeeded') {
       throw failed(400, {
         type: 'invalid_request_error',
         code: 'charge_not_refundable',
@@ -1334,6 +1334,7 @@ export async function startStripeStandIn(options: StripeStandInOptions = {}): Pr
     },
     { method: 'GET', path: /^\/v1\/disputes\/(\w+)$/, run: retrieve(disputes, 'dispute') },
     { method: 'GET', path: /^\/v1\/mandates\/(\w+)$/, run: retrieve(mandates, 'mandate') },
+    { method: 'GET', path: /^\/v1\/payment_methods\/(\w+)$/, run: retrieve(methods, 'PaymentMethod') },
     {
       method: 'POST',
       path: /^\/v1\/webhook_endpoints$/,
@@ -1584,14 +1585,15 @@ export async function startStripeStandIn(options: StripeStandInOptions = {}): Pr
     },
     settle(intentId, succeeded) {
       const intent = inStatus(found(intents, intentId, 'intent'), 'processing');
-      if (succeeded) return succeed(intent);
+      if (succeeded) {
+        succeed(intent);
+        return;
+      }
       failIntent(intent, {
         type: 'card_error',
         code: 'debit_not_authorized',
         message: 'The debit was not authorised.',
       });
-      // A refund made while the debit was processing is canceled with it.
-      for (const refund of liveRefunds(intent)) setRefundStatus(refund, 'canceled');
     },
     dashboardRefund(intentId, amount, status) {
       const intent = found(intents, intentId, 'intent');
