@@ -22,9 +22,8 @@ import type { StripeStandIn } from './support/stripe-stand-in';
 const harness = useStripe({ searchLagSeconds: 3600 });
 const { api, pay, intentOf, setupOf, deliver, saveCard, getPayment, subscribe, settle } = stripeCalls(harness);
 let stripe: StripeStandIn;
-let _token: string;
 beforeAll(() => {
-  ({ stripe, _token } = harness);
+  ({ stripe } = harness);
 });
 beforeEach(() => {
   freezeClock(Math.floor(Date.now() / 1000));
