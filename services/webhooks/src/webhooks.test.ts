@@ -603,12 +603,16 @@ describe('delivery', () => {
 
   it('delivers every event name the payments and subscriptions capabilities emit', async () => {
     const webhook = await endpoint();
-    // Every name the two capabilities emit with the simulated provider (a failed refund and
-    // disputes come from a real provider's events: test/stripe.test.ts delivers those).
+    // Every name the two capabilities emit with the simulated provider (a failed refund,
+    // disputes and revoked mandates come from a real provider's events: test/stripe.test.ts and
+    // test/stripe-money-safety.test.ts deliver those).
     const fromRealProviders = new Set([
       'svc.payments.refund.failed',
       'svc.payments.payment.disputed',
       'svc.payments.payment.dispute_closed',
+      'svc.payments.payment.dispute_funds_withdrawn',
+      'svc.payments.payment.dispute_funds_reinstated',
+      'svc.payments.payment_source.deactivated',
     ]);
     const names = EVENT_NAMES.filter(
       (name) => /^svc\.(payments|subscriptions)\./.test(name) && !fromRealProviders.has(name),
