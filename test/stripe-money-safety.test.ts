@@ -7,7 +7,6 @@ import {
   stripeClient,
 } from '@svc/payments';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { saveableOffSession } from '../services/payments/src/providers/stripe/stripe-provider';
 import { call, DEMO } from './support/api';
 import { streamEvents } from './support/stream';
 import { ACCOUNT, DONOR_MANDATE, stripeCalls, useStripe } from './support/stripe-harness';
@@ -86,12 +85,6 @@ describe('1. saving a payment source charges nothing', () => {
       status_reason: 'approval_expired',
     });
     expect(setupOf(source.json)?.status).toBe('canceled');
-  });
-
-  it('knows which methods Stripe can save for later at which API version', () => {
-    expect(saveableOffSession('twint', STRIPE_API_VERSION)).toBe(true);
-    expect(saveableOffSession('twint', '2026-04-22.dahlia')).toBe(false);
-    expect(saveableOffSession('card', '2020-08-27')).toBe(true);
   });
 
   it('keeps one Stripe Customer per supporter across the sources saved for them', async () => {

@@ -116,6 +116,7 @@ const SCOPES: Partial<Record<DomainName, Required<TableGrant>>> = {
       'PAYMENT#*',
       'PAYMENT_SOURCE#*',
       'PROVIDER_EVENT#*',
+      'PROVIDER_CUSTOMER#*',
       'SUPPORTER#*',
       'SUBSCRIPTION#*',
     ],

@@ -1,4 +1,5 @@
 import { STRIPE_SECRET_OUTPUT } from '@svc/api';
+import { STRIPE_CONFIRM_RETRIES, STRIPE_CONFIRM_TIMEOUT_MS, STRIPE_RETRIES, STRIPE_TIMEOUT_MS } from '@svc/payments';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { STAGE_NAMES, STAGES } from '../config/stages';
 import { synthesizeAllStages, templateOf } from './support/synth';
@@ -54,5 +55,24 @@ describe.each(STAGE_NAMES)('Stripe in the %s stage', (stage) => {
       String(alarm.Properties?.AlarmDescription).includes('Stripe event deliveries were refused'),
     );
     expect(alarms).toHaveLength(STAGES[stage].alarms.enabled ? 1 : 0);
+  });
+});
+
+describe.each(STAGE_NAMES)('Stripe’s time budget in the %s stage', (stage) => {
+  it('gives the payments function 29 s (an HTTP API waits 30 s at most), more than the slowest Stripe path takes', () => {
+    const fn = functionsByService(templateOf(stage)).get('payments');
+    expect(fn?.properties.Timeout).toBe(29);
+    // Customer (or a list) with the SDK's retry and its longest back-off, then the confirmation.
+    const slowest =
+      STRIPE_TIMEOUT_MS * (STRIPE_RETRIES + 1) + 2_000 + STRIPE_CONFIRM_TIMEOUT_MS * (STRIPE_CONFIRM_RETRIES + 1);
+    expect(slowest).toBeLessThan(29_000);
+  });
+
+  it('alarms on a payment paid after we failed it, and on Stripe refusing our key, where the stage has alarms', () => {
+    const descriptions = Object.values(templateOf(stage).findResources('AWS::CloudWatch::Alarm')).map((alarm) =>
+      String(alarm.Properties?.AlarmDescription),
+    );
+    const anomalies = descriptions.filter((d) => /paid at the provider after all|refused the platform’s key/.test(d));
+    expect(anomalies).toHaveLength(STAGES[stage].alarms.enabled ? 2 : 0);
   });
 });

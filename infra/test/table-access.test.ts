@@ -77,6 +77,7 @@ describe('the table grant of a domain function', () => {
         'PAYMENT#*',
         'PAYMENT_SOURCE#*',
         'PROVIDER_EVENT#*',
+        'PROVIDER_CUSTOMER#*',
         'SUPPORTER#*',
         'SUBSCRIPTION#*',
         ...AUTHENTICATOR,

@@ -432,7 +432,7 @@ export interface paths {
         put?: never;
         /**
          * Create a payment source
-         * @description Same request as a payment; cards are verified with a charge refunded at once.
+         * @description Same request as a payment. Nothing is charged: a provider that verifies instruments does so without a charge (Stripe: a SetupIntent; 3-D Secure and TWINT leave the source pending with an action until the donor approves).
          */
         post: operations["createPaymentSource"];
         delete?: never;
@@ -1355,6 +1355,66 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "svc.payments.payment.dispute_funds_withdrawn": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * svc.payments.payment.dispute_funds_withdrawn
+         * @description The payment as its GET returns it is the event's `data`. See the webhooks introduction for signatures and retries.
+         */
+        post: operations["event:svc.payments.payment.dispute_funds_withdrawn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "svc.payments.payment.dispute_funds_reinstated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * svc.payments.payment.dispute_funds_reinstated
+         * @description The payment as its GET returns it is the event's `data`. See the webhooks introduction for signatures and retries.
+         */
+        post: operations["event:svc.payments.payment.dispute_funds_reinstated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "svc.payments.payment_source.deactivated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * svc.payments.payment_source.deactivated
+         * @description The payment source as its GET returns it is the event's `data`. See the webhooks introduction for signatures and retries.
+         */
+        post: operations["event:svc.payments.payment_source.deactivated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "svc.subscriptions.subscription.created": {
         parameters: {
             query?: never;
@@ -1726,6 +1786,11 @@ export interface components {
                     value: string;
                     currency: string;
                 };
+                /**
+                 * @description Whether the provider took the disputed amount from the account, or gave it back
+                 * @enum {string}
+                 */
+                funds?: "withdrawn" | "reinstated";
             };
             refunds: {
                 uuid: string;
@@ -1736,8 +1801,11 @@ export interface components {
                     value: string;
                     currency: string;
                 };
-                /** @enum {string} */
-                status: "succeeded" | "failed";
+                /**
+                 * @description pending until the provider has answered (a SEPA refund for days); failed frees its amount again
+                 * @enum {string}
+                 */
+                status: "pending" | "succeeded" | "failed";
                 failure_reason?: string;
             }[];
             custom_parameters: {
@@ -1756,9 +1824,41 @@ export interface components {
                 value: string;
                 currency: string;
             };
-            /** @enum {string} */
-            status: "succeeded" | "failed";
+            /**
+             * @description pending until the provider has answered (a SEPA refund for days); failed frees its amount again
+             * @enum {string}
+             */
+            status: "pending" | "succeeded" | "failed";
             failure_reason?: string;
+        };
+        PaymentSource: {
+            uuid: string;
+            organisation_uuid: string;
+            account_uuid: string;
+            created: number;
+            /**
+             * @description inactive: the provider no longer charges it (a SEPA mandate revoked)
+             * @enum {string}
+             */
+            status: "pending" | "active" | "failed" | "inactive";
+            status_reason?: string;
+            test_mode: boolean;
+            /** @enum {string} */
+            payment_method: "card" | "twint" | "sepa_dd";
+            profile: string;
+            provider: string;
+            action?: {
+                /** @constant */
+                action_type: "redirect";
+                url: string;
+            };
+            payment_information: {
+                [key: string]: unknown;
+            };
+            supporter_uuid?: string;
+            custom_parameters: {
+                [key: string]: unknown;
+            };
         };
         Subscription: {
             uuid: string;
@@ -4010,6 +4110,11 @@ export interface operations {
                                 value: string;
                                 currency: string;
                             };
+                            /**
+                             * @description Whether the provider took the disputed amount from the account, or gave it back
+                             * @enum {string}
+                             */
+                            funds?: "withdrawn" | "reinstated";
                         };
                         refunds: {
                             uuid: string;
@@ -4020,8 +4125,11 @@ export interface operations {
                                 value: string;
                                 currency: string;
                             };
-                            /** @enum {string} */
-                            status: "succeeded" | "failed";
+                            /**
+                             * @description pending until the provider has answered (a SEPA refund for days); failed frees its amount again
+                             * @enum {string}
+                             */
+                            status: "pending" | "succeeded" | "failed";
                             failure_reason?: string;
                         }[];
                         custom_parameters: {
@@ -4284,6 +4392,11 @@ export interface operations {
                                 value: string;
                                 currency: string;
                             };
+                            /**
+                             * @description Whether the provider took the disputed amount from the account, or gave it back
+                             * @enum {string}
+                             */
+                            funds?: "withdrawn" | "reinstated";
                         };
                         refunds: {
                             uuid: string;
@@ -4294,8 +4407,11 @@ export interface operations {
                                 value: string;
                                 currency: string;
                             };
-                            /** @enum {string} */
-                            status: "succeeded" | "failed";
+                            /**
+                             * @description pending until the provider has answered (a SEPA refund for days); failed frees its amount again
+                             * @enum {string}
+                             */
+                            status: "pending" | "succeeded" | "failed";
                             failure_reason?: string;
                         }[];
                         custom_parameters: {
@@ -4483,6 +4599,11 @@ export interface operations {
                                 value: string;
                                 currency: string;
                             };
+                            /**
+                             * @description Whether the provider took the disputed amount from the account, or gave it back
+                             * @enum {string}
+                             */
+                            funds?: "withdrawn" | "reinstated";
                         };
                         refunds: {
                             uuid: string;
@@ -4493,8 +4614,11 @@ export interface operations {
                                 value: string;
                                 currency: string;
                             };
-                            /** @enum {string} */
-                            status: "succeeded" | "failed";
+                            /**
+                             * @description pending until the provider has answered (a SEPA refund for days); failed frees its amount again
+                             * @enum {string}
+                             */
+                            status: "pending" | "succeeded" | "failed";
                             failure_reason?: string;
                         }[];
                         custom_parameters: {
@@ -4637,8 +4761,11 @@ export interface operations {
                             value: string;
                             currency: string;
                         };
-                        /** @enum {string} */
-                        status: "succeeded" | "failed";
+                        /**
+                         * @description pending until the provider has answered (a SEPA refund for days); failed frees its amount again
+                         * @enum {string}
+                         */
+                        status: "pending" | "succeeded" | "failed";
                         failure_reason?: string;
                     };
                 };
@@ -4824,6 +4951,11 @@ export interface operations {
                                 value: string;
                                 currency: string;
                             };
+                            /**
+                             * @description Whether the provider took the disputed amount from the account, or gave it back
+                             * @enum {string}
+                             */
+                            funds?: "withdrawn" | "reinstated";
                         };
                         refunds: {
                             uuid: string;
@@ -4834,8 +4966,11 @@ export interface operations {
                                 value: string;
                                 currency: string;
                             };
-                            /** @enum {string} */
-                            status: "succeeded" | "failed";
+                            /**
+                             * @description pending until the provider has answered (a SEPA refund for days); failed frees its amount again
+                             * @enum {string}
+                             */
+                            status: "pending" | "succeeded" | "failed";
                             failure_reason?: string;
                         }[];
                         custom_parameters: {
@@ -5039,6 +5174,11 @@ export interface operations {
                                 value: string;
                                 currency: string;
                             };
+                            /**
+                             * @description Whether the provider took the disputed amount from the account, or gave it back
+                             * @enum {string}
+                             */
+                            funds?: "withdrawn" | "reinstated";
                         };
                         refunds: {
                             uuid: string;
@@ -5049,8 +5189,11 @@ export interface operations {
                                 value: string;
                                 currency: string;
                             };
-                            /** @enum {string} */
-                            status: "succeeded" | "failed";
+                            /**
+                             * @description pending until the provider has answered (a SEPA refund for days); failed frees its amount again
+                             * @enum {string}
+                             */
+                            status: "pending" | "succeeded" | "failed";
                             failure_reason?: string;
                         }[];
                         custom_parameters: {
@@ -5234,6 +5377,11 @@ export interface operations {
                                     value: string;
                                     currency: string;
                                 };
+                                /**
+                                 * @description Whether the provider took the disputed amount from the account, or gave it back
+                                 * @enum {string}
+                                 */
+                                funds?: "withdrawn" | "reinstated";
                             };
                             refunds?: {
                                 uuid: string;
@@ -5244,8 +5392,11 @@ export interface operations {
                                     value: string;
                                     currency: string;
                                 };
-                                /** @enum {string} */
-                                status: "succeeded" | "failed";
+                                /**
+                                 * @description pending until the provider has answered (a SEPA refund for days); failed frees its amount again
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "succeeded" | "failed";
                                 failure_reason?: string;
                             }[];
                             custom_parameters?: {
@@ -5427,8 +5578,11 @@ export interface operations {
                         organisation_uuid: string;
                         account_uuid: string;
                         created: number;
-                        /** @enum {string} */
-                        status: "pending" | "active" | "failed";
+                        /**
+                         * @description inactive: the provider no longer charges it (a SEPA mandate revoked)
+                         * @enum {string}
+                         */
+                        status: "pending" | "active" | "failed" | "inactive";
                         status_reason?: string;
                         test_mode: boolean;
                         /** @enum {string} */
@@ -5542,8 +5696,11 @@ export interface operations {
                         organisation_uuid: string;
                         account_uuid: string;
                         created: number;
-                        /** @enum {string} */
-                        status: "pending" | "active" | "failed";
+                        /**
+                         * @description inactive: the provider no longer charges it (a SEPA mandate revoked)
+                         * @enum {string}
+                         */
+                        status: "pending" | "active" | "failed" | "inactive";
                         status_reason?: string;
                         test_mode: boolean;
                         /** @enum {string} */
@@ -5671,8 +5828,11 @@ export interface operations {
                         organisation_uuid: string;
                         account_uuid: string;
                         created: number;
-                        /** @enum {string} */
-                        status: "pending" | "active" | "failed";
+                        /**
+                         * @description inactive: the provider no longer charges it (a SEPA mandate revoked)
+                         * @enum {string}
+                         */
+                        status: "pending" | "active" | "failed" | "inactive";
                         status_reason?: string;
                         test_mode: boolean;
                         /** @enum {string} */
@@ -13969,6 +14129,207 @@ export interface operations {
                         /** @description Counts the object's events: 1, 2, … */
                         sequence: number;
                         data: components["schemas"]["Payment"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: no more deliveries of this event to the endpoint */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Delivered */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: retried on the schedule above */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "event:svc.payments.payment.dispute_funds_withdrawn": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event, the same on every attempt: de-duplicate on it */
+                "X-Svc-Event-Uuid": string;
+                /** @description 1 for the first attempt, then one higher for each retry */
+                "X-Svc-Delivery-Attempt": string;
+                /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`, when the endpoint has an hmac_key */
+                "X-Svc-Signature"?: string;
+                /** @description Hex HMAC-SHA256 of the body, when the endpoint has an hmac_key */
+                "X-Hmac"?: string;
+                /** @description HTTP Basic, when the endpoint has a username and password */
+                Authorization?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    event: {
+                        /** Format: uuid */
+                        uuid: string;
+                        /** @constant */
+                        name: "svc.payments.payment.dispute_funds_withdrawn";
+                        /** @description Unix seconds */
+                        created: number;
+                        /** @constant */
+                        object: "payment";
+                        /** Format: uuid */
+                        object_uuid: string;
+                        /** Format: uuid */
+                        organisation_uuid: string;
+                        /** Format: uuid */
+                        account_uuid?: string;
+                        /** @description Counts the object's events: 1, 2, … */
+                        sequence: number;
+                        data: components["schemas"]["Payment"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: no more deliveries of this event to the endpoint */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Delivered */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: retried on the schedule above */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "event:svc.payments.payment.dispute_funds_reinstated": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event, the same on every attempt: de-duplicate on it */
+                "X-Svc-Event-Uuid": string;
+                /** @description 1 for the first attempt, then one higher for each retry */
+                "X-Svc-Delivery-Attempt": string;
+                /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`, when the endpoint has an hmac_key */
+                "X-Svc-Signature"?: string;
+                /** @description Hex HMAC-SHA256 of the body, when the endpoint has an hmac_key */
+                "X-Hmac"?: string;
+                /** @description HTTP Basic, when the endpoint has a username and password */
+                Authorization?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    event: {
+                        /** Format: uuid */
+                        uuid: string;
+                        /** @constant */
+                        name: "svc.payments.payment.dispute_funds_reinstated";
+                        /** @description Unix seconds */
+                        created: number;
+                        /** @constant */
+                        object: "payment";
+                        /** Format: uuid */
+                        object_uuid: string;
+                        /** Format: uuid */
+                        organisation_uuid: string;
+                        /** Format: uuid */
+                        account_uuid?: string;
+                        /** @description Counts the object's events: 1, 2, … */
+                        sequence: number;
+                        data: components["schemas"]["Payment"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: no more deliveries of this event to the endpoint */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Delivered */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: retried on the schedule above */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "event:svc.payments.payment_source.deactivated": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event, the same on every attempt: de-duplicate on it */
+                "X-Svc-Event-Uuid": string;
+                /** @description 1 for the first attempt, then one higher for each retry */
+                "X-Svc-Delivery-Attempt": string;
+                /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`, when the endpoint has an hmac_key */
+                "X-Svc-Signature"?: string;
+                /** @description Hex HMAC-SHA256 of the body, when the endpoint has an hmac_key */
+                "X-Hmac"?: string;
+                /** @description HTTP Basic, when the endpoint has a username and password */
+                Authorization?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    event: {
+                        /** Format: uuid */
+                        uuid: string;
+                        /** @constant */
+                        name: "svc.payments.payment_source.deactivated";
+                        /** @description Unix seconds */
+                        created: number;
+                        /** @constant */
+                        object: "payment_source";
+                        /** Format: uuid */
+                        object_uuid: string;
+                        /** Format: uuid */
+                        organisation_uuid: string;
+                        /** Format: uuid */
+                        account_uuid?: string;
+                        /** @description Counts the object's events: 1, 2, … */
+                        sequence: number;
+                        data: components["schemas"]["PaymentSource"];
                     };
                 };
             };

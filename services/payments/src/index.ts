@@ -18,7 +18,14 @@ export {
 } from './domain/subscriptions-port';
 export { paymentEventData } from './event-data';
 export { paymentsRoutes } from './handlers/routes';
-export { STRIPE_API_VERSION, stripeClient } from './providers/stripe/stripe-config';
+export {
+  STRIPE_API_VERSION,
+  STRIPE_CONFIRM_RETRIES,
+  STRIPE_CONFIRM_TIMEOUT_MS,
+  STRIPE_RETRIES,
+  STRIPE_TIMEOUT_MS,
+  stripeClient,
+} from './providers/stripe/stripe-config';
 export { HANDLED_STRIPE_EVENTS } from './providers/stripe/stripe-events';
 export { ensureWebhookEndpoint, replayStripeEvents } from './providers/stripe/stripe-operations';
 export {
