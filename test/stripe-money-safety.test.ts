@@ -472,8 +472,18 @@ describe('Connect: the platform fee and the organisation’s statement descripto
   });
 });
 
-// Last: the key stays revoked for the rest of the file.
-describe('a revoked key', () => {
+// Last: the account stays disconnected and the key revoked for the rest of the file.
+describe('refused credentials', () => {
+  it('fails a payment on a connected account that disconnected from the platform at once', async () => {
+    stripe.disconnectAccount('acct_1Connected0001');
+    const refused = await pay({ profile: 'card-connect', payment_information: { payment_method: 'pm_card_visa' } });
+    expect(refused.json).toMatchObject({ status: 'failed', status_reason: 'provider_unavailable' });
+    // Not an unknown outcome: nothing for the resolver to ask about.
+    advanceClock(61);
+    await settle();
+    expect((await getPayment(refused.json.uuid)).status).toBe('failed');
+  });
+
   it('fails a payment at once, with an alarm, when Stripe refuses our key; nothing is left unknown', async () => {
     stripe.revokeKey();
     const refused = await pay({ payment_information: { payment_method: 'pm_card_visa' } });

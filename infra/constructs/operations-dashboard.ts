@@ -148,6 +148,13 @@ export class OperationsDashboard extends Construct {
         ),
         width: 8,
       }),
+      new GraphWidget({
+        title: 'Provider anomalies (each needs a person)',
+        left: ['succeeded_after_failure', 'access_refused'].map((kind) =>
+          labelled(kind, businessMetric(BUSINESS_METRICS.providerAnomalies, { kind })),
+        ),
+        width: 8,
+      }),
     );
     const queues = Object.entries(props.queues);
     this.dashboard.addWidgets(
