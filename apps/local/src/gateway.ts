@@ -12,7 +12,7 @@ import {
   PayloadTooLargeError,
   ValidationError,
 } from '@svc/core';
-import { errorResult, internalErrorResult, type LambdaHandler } from '@svc/http';
+import { errorResult, internalErrorResult, JSON_TYPE, type LambdaHandler } from '@svc/http';
 import type { APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { type IncomingRequest, toApiGatewayEvent } from './api-gateway-event';
 import { handleControl } from './control';
@@ -75,7 +75,7 @@ function fromLambda(result: APIGatewayProxyStructuredResultV2): GatewayResponse 
 function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): GatewayResponse {
   return {
     status,
-    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+    headers: { 'content-type': JSON_TYPE, ...headers },
     body: Buffer.from(JSON.stringify(body)),
   };
 }

@@ -2681,7 +2681,14 @@ export interface operations {
                      *         "name": "Demo Foundation",
                      *         "created": "1795732123",
                      *         "approval_status": "approved",
-                     *         "active": true
+                     *         "active": true,
+                     *         "merchant_category_code": "8398",
+                     *         "locale": "de_CH",
+                     *         "accounts": [
+                     *           {
+                     *             "uuid": "9c405f6d-7e8b-4c93-9da4-ce5f60718293"
+                     *           }
+                     *         ]
                      *       }
                      *     ]
                      */
@@ -2691,6 +2698,11 @@ export interface operations {
                         created: string;
                         approval_status: string;
                         active: boolean;
+                        merchant_category_code: string;
+                        locale: string;
+                        accounts: {
+                            uuid: string;
+                        }[];
                     }[];
                 };
             };
@@ -3376,7 +3388,13 @@ export interface operations {
                      *         "name": "Partner account",
                      *         "created": 1795732144,
                      *         "active": true,
-                     *         "organisation_uuid": "0a0b0c0d-0e0f-4a1b-8c2d-3e4f5a6b7c8d"
+                     *         "organisation_uuid": "0a0b0c0d-0e0f-4a1b-8c2d-3e4f5a6b7c8d",
+                     *         "organisation": {
+                     *           "uuid": "0a0b0c0d-0e0f-4a1b-8c2d-3e4f5a6b7c8d",
+                     *           "name": "Demo Partner CRM AG",
+                     *           "created": 1795732144,
+                     *           "active": true
+                     *         }
                      *       }
                      *     ]
                      */
@@ -3385,6 +3403,12 @@ export interface operations {
                         name: string;
                         created: number;
                         active: boolean;
+                        organisation: {
+                            uuid: string;
+                            name: string;
+                            created: number;
+                            active: boolean;
+                        };
                         organisation_uuid: string;
                     }[];
                 };
@@ -10054,11 +10078,13 @@ export interface operations {
                      *       {
                      *         "uuid": "6d0930bf-0f00-4a79-8c30-cd3c8aa085c3",
                      *         "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
-                     *         "alias": "CRM"
+                     *         "alias": "CRM",
+                     *         "endpoint": "https://crm.example.org/hooks/1"
                      *       },
                      *       {
                      *         "uuid": "bbd931e8-7a12-4b65-9473-cc3c64cd3097",
-                     *         "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60"
+                     *         "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *         "endpoint": "https://crm.example.org/hooks/2"
                      *       }
                      *     ]
                      */
@@ -10067,6 +10093,8 @@ export interface operations {
                         organisation_uuid: string;
                         account_uuid?: string;
                         alias?: string;
+                        endpoint: string;
+                        username?: string;
                     }[];
                 };
             };
@@ -11489,7 +11517,10 @@ export interface operations {
                      *         "sent_at": 1795731464,
                      *         "error": "false",
                      *         "status_code": 200,
-                     *         "reason_phrase": "OK"
+                     *         "reason_phrase": "OK",
+                     *         "attempt": 1,
+                     *         "do_not_retry": "false",
+                     *         "response_time": 42
                      *       }
                      *     ]
                      */
@@ -11505,6 +11536,12 @@ export interface operations {
                         error: "true" | "false";
                         status_code?: number;
                         reason_phrase?: string;
+                        attempt: number;
+                        /** @description Milliseconds */
+                        response_time?: number;
+                        error_message?: string;
+                        /** @enum {string} */
+                        do_not_retry: "true" | "false";
                     }[];
                 };
             };

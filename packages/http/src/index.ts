@@ -4,6 +4,6 @@ export { MAX_BODY_BYTES } from './middleware/body-parser';
 export { UNHANDLED_ERROR_MESSAGE } from './middleware/error-mapper';
 export { MAX_KEY_LENGTH as MAX_IDEMPOTENCY_KEY_LENGTH } from './middleware/idempotency';
 export * from './openapi';
-export { errorResult, internalErrorResult, toLambdaResult } from './responses';
+export { errorResult, internalErrorResult, JSON_TYPE, toLambdaResult } from './responses';
 export * from './route';
 export * from './schemas';

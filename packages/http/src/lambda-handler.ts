@@ -12,7 +12,7 @@ import { idempotency, replayedResponse, resourceNaming } from './middleware/idem
 import { requestContext } from './middleware/request-context';
 import { validate } from './middleware/validate';
 import { toLambdaResult } from './responses';
-import { type AnyRoute, routeKey } from './route';
+import { type AnyRoute, type HttpResult, routeKey } from './route';
 
 export type LambdaHandler = (
   event: APIGatewayProxyEventV2,
@@ -27,13 +27,43 @@ export type LambdaHandler = (
  */
 export function createDomainHandler(routes: readonly AnyRoute[], authenticator: Authenticator): LambdaHandler {
   const stacks = new Map<string, StackHandler>();
-  for (const route of routes) stacks.set(routeKey(route), buildStack(route, authenticator));
+  for (const route of routes) {
+    const location = createdLocation(route, routes);
+    if (location) LOCATIONS.set(route, location);
+    stacks.set(routeKey(route), buildStack(route, authenticator));
+  }
   const fallback = stacks.get('$default');
   return async (event, context) => {
     const stack = stacks.get(event.routeKey) ?? fallback;
     if (!stack) throw new Error(`No route ${event.routeKey} in this function`);
     return stack(event as StackEvent, context);
   };
+}
+
+/**
+ * Where a resource a POST created is read: the GET route one `{uuid}` segment below the POST's
+ * path (`POST /payments` → `/payments/{payment_uuid}`). A 201 answer names it in `Location`, as
+ * HTTP says a 201 does (RFC 9110, 15.3.2), relative to the API's base.
+ */
+const LOCATIONS = new WeakMap<AnyRoute, string>();
+
+function createdLocation(route: AnyRoute, routes: readonly AnyRoute[]): string | undefined {
+  if (route.method !== 'POST') return undefined;
+  const single = routes.find(
+    (other) =>
+      other.method === 'GET' &&
+      /^\{[a-z_]+\}$/.test(other.path.slice(route.path.length + 1)) &&
+      other.path.startsWith(`${route.path}/`),
+  );
+  return single?.path;
+}
+
+function withLocation(route: AnyRoute, result: HttpResult): HttpResult {
+  const template = LOCATIONS.get(route);
+  const uuid = (result.body as { uuid?: unknown } | undefined)?.uuid;
+  if (result.status !== 201 || !template || typeof uuid !== 'string') return result;
+  const location = template.replace(/\{[a-z_]+\}/, encodeURIComponent(uuid));
+  return { ...result, headers: { location, ...(result.headers ?? {}) } };
 }
 
 function buildStack(route: AnyRoute, authenticator: Authenticator): StackHandler {
@@ -92,5 +122,5 @@ async function dispatch(event: StackEvent): Promise<APIGatewayProxyStructuredRes
     // whatever the handler found.
     if (principal) await principal;
   });
-  return toLambdaResult(result);
+  return toLambdaResult(withLocation(svc.route, result));
 }

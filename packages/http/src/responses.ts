@@ -2,7 +2,12 @@ import { AppError } from '@svc/core';
 import type { StackResult } from './context';
 import type { HttpResult } from './route';
 
-const JSON_TYPE = 'application/json; charset=utf-8';
+/**
+ * JSON answers say `application/json` and nothing more: RFC 8259 defines no charset parameter
+ * for it ("No 'charset' parameter is defined for this registration", section 11; JSON text is
+ * UTF-8, section 8.1), and published clients of this interface compare the header exactly.
+ */
+export const JSON_TYPE = 'application/json';
 
 export function toLambdaResult(result: HttpResult): StackResult {
   const headers: Record<string, string> = { ...(result.headers ?? {}) };

@@ -23,6 +23,10 @@ describe('organisations', () => {
         created: expect.stringMatching(/^\d+$/),
         approval_status: 'approved',
         active: true,
+        // Beyond the interface's list fields: what the single answer shows (issue 34).
+        merchant_category_code: expect.any(String),
+        locale: expect.any(String),
+        accounts: expect.arrayContaining([{ uuid: DEMO.account }]),
       },
     ]);
   });
@@ -166,6 +170,7 @@ describe('accounts', () => {
       created: expect.any(Number),
       active: true,
       organisation_uuid: DEMO.org,
+      organisation: { uuid: DEMO.org, name: 'Demo Foundation', created: expect.any(Number), active: true },
     });
     const filtered = await call('GET', `/accounts?organisation_uuid=${DEMO.org}`, { token });
     expect(filtered.json).toEqual(all.json);

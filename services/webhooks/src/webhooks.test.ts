@@ -176,7 +176,16 @@ describe('webhook endpoints', () => {
     expect(second.hmac_key).toBe('my-key');
     expect(JSON.stringify(await ok('GET', `/webhooks/${created.uuid}`))).not.toContain('secret-pass');
     const list = await ok('GET', `/webhooks?organisation_uuid=${DEMO.org}`);
-    expect(list).toContainEqual({ uuid: created.uuid, organisation_uuid: DEMO.org, alias: 'CRM' });
+    // The list shows what GET shows but the HMAC key (issue 34: clients find their endpoint by URL).
+    const listed = list.find((item: { uuid: string }) => item.uuid === created.uuid);
+    expect(listed).toMatchObject({
+      uuid: created.uuid,
+      organisation_uuid: DEMO.org,
+      alias: 'CRM',
+      endpoint: created.endpoint,
+    });
+    expect(listed).not.toHaveProperty('hmac_key');
+    expect(JSON.stringify(list)).not.toContain('secret-pass');
     for (const [body, property] of [
       [{ endpoint: 'http://example.org/' }, 'endpoint'],
       [{ endpoint: '' }, 'endpoint'],
@@ -365,6 +374,9 @@ describe('delivery', () => {
         error: 'false',
         status_code: 200,
         reason_phrase: 'OK',
+        attempt: 1,
+        response_time: expect.any(Number),
+        do_not_retry: 'false',
       },
     ]);
     const single = await ok('GET', `/webhook-responses/${responses[0].uuid}`);

@@ -28,10 +28,28 @@ export async function getOrganisation(principal: Promise<Principal>, uuid: strin
   const [caller, organisation] = await Promise.all([principal, findOrganisation(uuid)]);
   if (!organisation) throw new NotFoundError('Organisation not found');
   assertOrganisationGrant(caller, uuid);
-  const visibleAccounts = coversOrganisation(caller, uuid)
+  return { organisation, visibleAccounts: visibleAccountsOf(caller, organisation) };
+}
+
+/** The accounts of an organisation the caller's grants cover. */
+export function visibleAccountsOf(caller: Principal, organisation: Organisation): string[] {
+  return coversOrganisation(caller, organisation.uuid)
     ? organisation.account_uuids
-    : organisation.account_uuids.filter((accountUuid) => coversAccount(caller, uuid, accountUuid));
-  return { organisation, visibleAccounts };
+    : organisation.account_uuids.filter((accountUuid) => coversAccount(caller, organisation.uuid, accountUuid));
+}
+
+/** Each account with its organisation (a list shows both, as the single answer does). */
+export async function withOrganisations(
+  accounts: readonly Account[],
+): Promise<Array<{ account: Account; organisation: Organisation }>> {
+  const uuids = [...new Set(accounts.map((a) => a.organisation_uuid))];
+  const organisations = new Map(
+    (await Promise.all(uuids.map((uuid) => findOrganisation(uuid)))).flatMap((o) => (o ? [[o.uuid, o] as const] : [])),
+  );
+  return accounts.flatMap((account) => {
+    const organisation = organisations.get(account.organisation_uuid);
+    return organisation ? [{ account, organisation }] : [];
+  });
 }
 
 /** Addresses and metadata belong to the whole organisation: an account grant is not enough. */

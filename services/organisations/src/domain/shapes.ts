@@ -20,6 +20,10 @@ export const addressResponse = deferred(() =>
     type: z.string(),
   }),
 );
+/**
+ * An organisation as the list shows it: the interface's list fields (`created` as a string of
+ * digits, as the interface's list answers it) and every other field of the single answer.
+ */
 export const organisationListResponse = deferred(() =>
   z.object({
     uuid: z.string(),
@@ -27,6 +31,9 @@ export const organisationListResponse = deferred(() =>
     created: z.string(),
     approval_status: z.string(),
     active: z.boolean(),
+    merchant_category_code: z.string(),
+    locale: z.string(),
+    accounts: z.array(z.object({ uuid: z.string() })),
   }),
 );
 export const organisationResponse = deferred(() =>
@@ -41,23 +48,17 @@ export const organisationResponse = deferred(() =>
     accounts: z.array(z.object({ uuid: z.string() })),
   }),
 );
-export const accountListResponse = deferred(() =>
+export const accountResponse = deferred(() =>
   z.object({
     uuid: z.string(),
     name: z.string(),
     created: z.number().int(),
     active: z.boolean(),
-    organisation_uuid: z.string(),
+    organisation: z.object({ uuid: z.string(), name: z.string(), created: z.number().int(), active: z.boolean() }),
   }),
 );
-export const accountResponse = deferred(() =>
-  accountListResponse
-    .unwrap()
-    .omit({ organisation_uuid: true })
-    .extend({
-      organisation: z.object({ uuid: z.string(), name: z.string(), created: z.number().int(), active: z.boolean() }),
-    }),
-);
+/** An account as the list shows it: the single answer, and its organisation's uuid at the top (the interface's list field). */
+export const accountListResponse = deferred(() => accountResponse.unwrap().extend({ organisation_uuid: z.string() }));
 export const billingDataResponse = deferred(() =>
   z.object({
     organisation_name: z.string(),
@@ -84,14 +85,8 @@ type _AccountListed = Assert<Conforms<ReturnType<typeof accountListShape>, z.out
 type _Account = Assert<Conforms<ReturnType<typeof accountShape>, z.output<typeof accountResponse>>>;
 type _BillingData = Assert<Conforms<ReturnType<typeof billingDataShape>, z.output<typeof billingDataResponse>>>;
 
-export function organisationListShape(o: Organisation) {
-  return {
-    uuid: o.uuid,
-    name: o.name,
-    created: String(o.created),
-    approval_status: o.approval_status,
-    active: o.active,
-  };
+export function organisationListShape(o: Organisation, accountUuids: readonly string[]) {
+  return { ...organisationShape(o, accountUuids), created: String(o.created) };
 }
 
 export function organisationShape(o: Organisation, accountUuids: readonly string[]) {
@@ -120,8 +115,8 @@ export function addressShape(a: Address) {
   };
 }
 
-export function accountListShape(a: Account) {
-  return { uuid: a.uuid, name: a.name, created: a.created, active: a.active, organisation_uuid: a.organisation_uuid };
+export function accountListShape(a: Account, o: Organisation) {
+  return { ...accountShape(a, o), organisation_uuid: a.organisation_uuid };
 }
 
 export function accountShape(a: Account, o: Organisation) {

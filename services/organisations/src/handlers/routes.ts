@@ -12,6 +12,8 @@ import {
   listAccounts,
   listOrganisations,
   searchOrganisations,
+  visibleAccountsOf,
+  withOrganisations,
 } from '../domain/organisations';
 import {
   accountListResponse,
@@ -70,10 +72,11 @@ export const organisationsRoutes: AnyRoute[] = [
     operationId: 'listOrganisations',
     summary: 'List the organisations your grants cover (at most 500)',
     responses: { 200: { description: 'Organisations (list shape)', schema: z.array(organisationListResponse) } },
-    handle: async ({ principal }) => ({
-      status: 200,
-      body: (await listOrganisations(await principal())).map(organisationListShape),
-    }),
+    handle: async ({ principal }) => {
+      const caller = await principal();
+      const organisations = await listOrganisations(caller);
+      return { status: 200, body: organisations.map((o) => organisationListShape(o, visibleAccountsOf(caller, o))) };
+    },
   }),
   defineRoute({
     method: 'POST',
@@ -153,7 +156,9 @@ export const organisationsRoutes: AnyRoute[] = [
     responses: { 200: { description: 'Accounts (list shape)', schema: z.array(accountListResponse) } },
     handle: async ({ query, principal }) => ({
       status: 200,
-      body: (await listAccounts(await principal(), query.organisation_uuid)).map(accountListShape),
+      body: (await withOrganisations(await listAccounts(await principal(), query.organisation_uuid))).map(
+        ({ account, organisation }) => accountListShape(account, organisation),
+      ),
     }),
   }),
   defineRoute({

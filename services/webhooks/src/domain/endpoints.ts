@@ -97,15 +97,12 @@ export const endpointResponse = deferred(() =>
     hmac_key: true,
   }),
 );
-/** An endpoint as a list shows it. */
-export const endpointListResponse = deferred(() =>
-  endpointResponse.unwrap().pick({
-    uuid: true,
-    organisation_uuid: true,
-    account_uuid: true,
-    alias: true,
-  }),
-);
+/**
+ * An endpoint as a list shows it: every field of the single answer but the HMAC key, so a client
+ * finds its own endpoint by its URL (`endpoint`) instead of registering it again. The interface
+ * lists uuid, organisation_uuid, account_uuid and alias; the rest is a superset clients ignore.
+ */
+export const endpointListResponse = deferred(() => endpointResponse.unwrap().omit({ hmac_key: true }));
 
 type _ListedEndpoint = Assert<Conforms<ReturnType<typeof endpointListShape>, z.output<typeof endpointListResponse>>>;
 type _Endpoint = Assert<Conforms<Awaited<ReturnType<typeof endpointShape>>, z.output<typeof endpointResponse>>>;
@@ -116,14 +113,14 @@ export function endpointListShape(endpoint: EndpointRecord) {
     organisation_uuid: endpoint.organisation_uuid,
     ...definedFields({ account_uuid: endpoint.account_uuid }),
     ...definedFields({ alias: endpoint.alias }),
+    endpoint: endpoint.endpoint,
+    ...definedFields({ username: endpoint.username }),
   };
 }
 
 export async function endpointShape(endpoint: EndpointRecord) {
   return {
     ...endpointListShape(endpoint),
-    endpoint: endpoint.endpoint,
-    ...definedFields({ username: endpoint.username }),
     ...(endpoint.hmac_key === undefined
       ? {}
       : { hmac_key: await open(endpoint.hmac_key, { endpoint: endpoint.uuid, field: 'hmac_key' }) }),

@@ -36,15 +36,15 @@ export const webhookResponseSummary = deferred(() =>
     error: z.enum(['true', 'false']),
     status_code: z.number().int().optional(),
     reason_phrase: z.string().optional(),
+    attempt: z.number().int(),
+    response_time: z.number().int().optional().describe('Milliseconds'),
+    error_message: z.string().optional(),
+    do_not_retry: z.enum(['true', 'false']),
   }),
 );
 /** A delivery attempt in full: what was sent and what came back (bodies and headers as text). */
 export const webhookResponseDetail = deferred(() =>
   webhookResponseSummary.unwrap().extend({
-    attempt: z.number().int(),
-    response_time: z.number().int().optional().describe('Milliseconds'),
-    error_message: z.string().optional(),
-    do_not_retry: z.enum(['true', 'false']),
     request_headers: z.string(),
     request_body: z.string(),
     response_headers: z.string(),
@@ -67,16 +67,21 @@ export function responseListShape(r: ResponseRecord) {
     error: booleanText(r.error),
     ...definedFields({ status_code: r.status_code }),
     ...definedFields({ reason_phrase: r.reason_phrase }),
-  };
-}
-
-export function responseShape(r: ResponseRecord) {
-  return {
-    ...responseListShape(r),
     attempt: r.attempt,
     ...definedFields({ response_time: r.response_time }),
     ...definedFields({ error_message: r.error_message }),
     do_not_retry: booleanText(r.do_not_retry),
+  };
+}
+
+/**
+ * The single answer adds the request's and the answer's headers and bodies: up to 16 KiB each
+ * (RECORD_LIMIT), so a list page of up to 500 would pass Lambda's 6 MB response limit; a list
+ * shows everything else.
+ */
+export function responseShape(r: ResponseRecord) {
+  return {
+    ...responseListShape(r),
     request_headers: r.request_headers,
     request_body: r.request_body,
     response_headers: r.response_headers,
