@@ -142,5 +142,7 @@ describe('Stripe under faults (property)', () => {
       }),
       { numRuns: 12 },
     );
-  });
+    // Twelve scenarios of up to three payments and five background passes each: about 30 s on an
+    // idle 2-core machine, more beside the rest of the suite.
+  }, 240_000);
 });
