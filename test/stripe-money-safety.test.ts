@@ -470,6 +470,18 @@ describe('Connect: the platform fee and the organisation’s statement descripto
     });
     expect(created?.stripeAccount).toBe('acct_1Connected0001');
   });
+
+  it('takes the platform fee on recurring charges from the source’s profile too', async () => {
+    const source = await saveCard('pm_card_visa', { profile: 'card-connect-fee' });
+    expect(source.status, source.text).toBe(201);
+    const subscription = await subscribe(source.json.uuid, 2000, 'CHF');
+    await api('POST', '/_local/billing-run');
+    const [invoice] = (await api('GET', `/subscriptions/${subscription.json.uuid}/invoices`)).json;
+    const attempt = invoice.charge_attempts[0].uuid as string;
+    const charge = stripe.requests.find((r) => r.idempotencyKey === `${attempt}:payment_intent`);
+    // 2.5 % of 20.00 plus 0.30: 0.80.
+    expect(charge?.params).toMatchObject({ application_fee_amount: '80', off_session: 'true' });
+  });
 });
 
 // Last: the account stays disconnected and the key revoked for the rest of the file.
@@ -484,8 +496,19 @@ describe('refused credentials', () => {
     expect((await getPayment(refused.json.uuid)).status).toBe('failed');
   });
 
-  it('fails a payment at once, with an alarm, when Stripe refuses our key; nothing is left unknown', async () => {
+  it('fails a payment at once, with an alarm, when Stripe refuses our key; a refund it never answered stays unknown', async () => {
+    const paid = await pay({ payment_information: { payment_method: 'pm_card_visa' } });
+    stripe.failNextMatching((r) => r.path === '/v1/refunds' && r.method === 'POST', 'drop', 2);
+    const refund = await api('POST', `/payments/${paid.json.uuid}/refunds`, {});
+    expect(refund.json.status).toBe('pending');
     stripe.revokeKey();
+    // The refund was made (its answer lost); with the key refused nobody can see it: still pending,
+    // its amount still taken, never failed (a second refund would follow).
+    advanceClock(61);
+    await settle();
+    const after = await getPayment(paid.json.uuid);
+    expect(after.refunds).toMatchObject([{ status: 'pending' }]);
+    expect(after.refunded_amount.value).toBe('2500');
     const refused = await pay({ payment_information: { payment_method: 'pm_card_visa' } });
     expect(refused.json).toMatchObject({ status: 'failed', status_reason: 'provider_unavailable' });
   });

@@ -42,7 +42,7 @@ export async function refundPayment(
   const recorded = await retryOnConflict(async () => {
     const payment = await getPayment(principal, uuid);
     const earlier = payment.refunds.find((refund) => refund.uuid === refundUuid);
-    if (earlier) return { payment, refund: earlier };
+    if (earlier) return { payment, refund: earlier, resumed: true };
     if (payment.status !== 'succeeded') {
       throw ValidationError.field(
         'status',
@@ -70,22 +70,31 @@ export async function refundPayment(
       );
     }
     const refund: RefundRecord = { uuid: refundUuid, amount_minor: amount, status: 'pending', created: now() };
+    // Listed to confirm in the same write: should this request die before the provider answers,
+    // the resolver asks the provider (looking for it first) and settles it.
     const next = {
       ...payment,
       refunded_minor: payment.refunded_minor + amount,
       refunds: [...payment.refunds, refund],
+      refunds_to_confirm: [...(payment.refunds_to_confirm ?? []), refund.uuid],
       events: [],
     };
     const saved = await savePaymentVersion(payment, next);
-    return { payment: saved, refund };
+    return { payment: saved, refund, resumed: false };
   });
   const provider = providerNamed(recorded.payment.provider);
   const outcome = await provider
-    .refund(refundUuid, money(recorded.refund.amount_minor, recorded.payment.currency), {
-      context: storedContext(recorded.payment),
-      providerReference: recorded.payment.provider_reference,
-      paymentUuid: recorded.payment.uuid,
-    })
+    .refund(
+      refundUuid,
+      money(recorded.refund.amount_minor, recorded.payment.currency),
+      {
+        context: storedContext(recorded.payment),
+        providerReference: recorded.payment.provider_reference,
+        paymentUuid: recorded.payment.uuid,
+        // A re-run of this request: the provider looks for the first run's refund before sending.
+      },
+      recorded.resumed ? recorded.refund.created : undefined,
+    )
     .catch(async (error: unknown) => {
       // No answer: the refund stays recorded and the resolver asks the provider again under the
       // same reference until it answers (a refused one is then marked failed).

@@ -62,8 +62,11 @@ export function settleFromProvider(
     }
     if (outcome.status === 'pending' && 'reason' in outcome) {
       if (read.status_reason === 'provider_unavailable' || read.status_reason !== outcome.reason) {
-        // Still waiting: for a known reason now, or (still unknown) to be asked again later.
-        return savePaymentVersion(read, { ...payment, status_reason: outcome.reason, events: [] });
+        // Still waiting: for a known reason now (the donor's action is done once it is processing),
+        // or (still unknown) to be asked again later.
+        const { action: _done, ...waiting } = payment;
+        const next = outcome.reason === 'processing' ? waiting : payment;
+        return savePaymentVersion(read, { ...next, status_reason: outcome.reason, events: [] });
       }
       return read;
     }
@@ -115,10 +118,20 @@ export function applyProviderRefunds(
     const payment = await findPayment(paymentUuid);
     if (!payment) return payment;
     let next: PaymentRecord = { ...payment, refunds: [...payment.refunds], events: [] };
-    for (const update of refunds) next = withRefund(next, update);
-    return next.refunds.every((r, i) => r === payment.refunds[i]) && next.refunds.length === payment.refunds.length
-      ? payment
-      : savePaymentVersion(payment, next);
+    // Refunds we hold first (a failure frees its amount), then ones made at the provider.
+    const known = new Set(payment.refunds.map((r) => r.uuid));
+    const ordered = [...refunds].sort((a, b) => Number(known.has(b.uuid)) - Number(known.has(a.uuid)));
+    for (const update of ordered) next = withRefund(next, update);
+    // The provider has answered these: nothing left to confirm of them.
+    const answered = new Set(refunds.map((r) => r.uuid));
+    const toConfirm = (payment.refunds_to_confirm ?? []).filter((uuid) => !answered.has(uuid));
+    const { refunds_to_confirm: _list, ...rest } = next;
+    next = toConfirm.length > 0 ? { ...rest, refunds_to_confirm: toConfirm } : rest;
+    const unchanged =
+      next.refunds.length === payment.refunds.length &&
+      next.refunds.every((r, i) => r === payment.refunds[i]) &&
+      toConfirm.length === (payment.refunds_to_confirm ?? []).length;
+    return unchanged ? payment : savePaymentVersion(payment, next);
   });
 }
 

@@ -1,5 +1,6 @@
 import { definedFields, money, now } from '@svc/core';
-import type { Outcome } from '../providers/provider';
+import { findAccount } from '@svc/organisations';
+import type { Outcome, ProviderContext } from '../providers/provider';
 import { providerNamed } from '../providers/registry';
 import type { PaymentRecord } from '../repository/payment-repository';
 import type { PaymentSourceRecord } from '../repository/payment-source-repository';
@@ -136,13 +137,48 @@ export async function chargeSavedSource(
     return offSession({ ...found, providerReference: found.providerReference ?? payment.provider_reference });
   }
   if (source?.status !== 'active' || !source.instrument_token) {
+    // A retry whose first charge's answer was lost: that charge may land though the source is
+    // gone since (a mandate revoked); it is looked for before the attempt is failed.
+    if (retry && payment && provider?.outcomeOf) {
+      const found = await provider.outcomeOf(reference, {
+        context: storedContext(payment),
+        paymentUuid: payment.uuid,
+        created: payment.created,
+      });
+      if (!found.absent) return offSession(found);
+    }
     return { status: 'failed', reason: 'payment_source_unavailable' };
   }
   return providerNamed(source.provider).chargeInstrument(
     source.instrument_token,
     money(amountMinor, currency),
     reference,
-    storedContext(source),
+    await chargeContext(source),
     retry && payment ? payment.created : undefined,
   );
+}
+
+/**
+ * The provider settings a saved source is charged under: where it lives (stored with it), and
+ * the profile's current platform fee and statement descriptor suffix (a fee changed on the
+ * profile applies to the next charges).
+ */
+async function chargeContext(source: PaymentSourceRecord): Promise<ProviderContext> {
+  const context = storedContext(source);
+  const account = await findAccount(source.account_uuid);
+  const profile = account?.payment_method_profiles.find(
+    (p) => p.name === source.profile && p.payment_method === source.payment_method,
+  );
+  if (!profile) return context;
+  return {
+    ...context,
+    profile: {
+      ...context.profile,
+      ...definedFields({
+        platform_fee_basis_points: profile.platform_fee_basis_points,
+        platform_fee_fixed: profile.platform_fee_fixed,
+        statement_descriptor_suffix: profile.statement_descriptor_suffix,
+      }),
+    },
+  };
 }

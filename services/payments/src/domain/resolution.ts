@@ -121,9 +121,9 @@ async function outcomeNow(payment: PaymentRecord, at: number): Promise<FoundOutc
   return found;
 }
 
+/** The provider refused our key or the connected account (not a lack of answer). */
 function isAccessRefusal(error: unknown): boolean {
-  const cause = (error as { cause?: { type?: string } }).cause;
-  return cause?.type === 'StripeAuthenticationError' || cause?.type === 'StripePermissionError';
+  return (error as { accessRefused?: unknown }).accessRefused === true;
 }
 
 /**
@@ -136,7 +136,11 @@ async function planNextCheck(uuid: string, at: number): Promise<void> {
     const payment = await findPayment(uuid);
     if (payment?.status !== 'pending' || payment.next_check === undefined || payment.next_check > at) return;
     if (payment.status_reason === 'provider_unavailable') return;
-    const next = nextCheck(payment.created, at, payment.action ? 'donor' : 'provider');
+    const waitingFor = payment.action && payment.status_reason !== 'processing' ? 'donor' : 'provider';
+    const planned = nextCheck(payment.created, at, waitingFor);
+    // Past the donor's window but still pending (its cancel failed, or it is processing now):
+    // asked again daily until the provider's end, never left to events alone.
+    const next = planned ?? (waitingFor === 'donor' ? nextCheck(payment.created, at, 'provider') : undefined);
     if (next === undefined) {
       logger.error('A payment is still pending at its provider after the last planned check', {
         payment: payment.uuid,

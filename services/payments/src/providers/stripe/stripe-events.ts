@@ -1,5 +1,5 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { derivedUuid, logger, now, ValidationError } from '@svc/core';
+import { BUSINESS_METRICS, derivedUuid, logger, now, recordMetric, ValidationError } from '@svc/core';
 import { db, getItem, key, TTL_ATTRIBUTE, tableName } from '@svc/table';
 import type Stripe from 'stripe';
 import { settlePendingSource } from '../../domain/approval';
@@ -7,6 +7,7 @@ import { storedContext } from '../../domain/context';
 import {
   applyProviderRefunds,
   recordDispute,
+  SUCCEEDED_AFTER_FAILURE,
   settleFromProvider,
   settleRecurringFromProvider,
 } from '../../domain/provider-updates';
@@ -192,6 +193,13 @@ async function settleIntent(intent: Stripe.PaymentIntent, succeeded: boolean): P
       paymentUuid: stored.uuid,
     });
   if (payment.charge_attempt_uuid) {
+    if (payment.status === 'failed' && succeeded && (await current(payment)).status === 'succeeded') {
+      // A charge attempt we had failed was paid after all (its invoice may have been charged
+      // again by dunning): a person decides which to refund; the alarm says so.
+      recordMetric(BUSINESS_METRICS.providerAnomalies, 1, { kind: 'succeeded_after_failure' });
+      logger.error(SUCCEEDED_AFTER_FAILURE, { payment: payment.uuid, charge_attempt: payment.charge_attempt_uuid });
+      return true;
+    }
     return (await settleRecurringFromProvider(payment, current)) !== undefined;
   }
   // Money Stripe says it took is recorded, also on a payment we had failed.

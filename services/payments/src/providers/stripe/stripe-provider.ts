@@ -61,9 +61,12 @@ import {
  * nothing re-sends under its first key only within KEY_REUSE_SECONDS, and otherwise under a new one.
  */
 export class ProviderUnavailableError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
+  /** Stripe answered, refusing our key or the connected account (not a lack of answer). */
+  readonly accessRefused: boolean;
+  constructor(message: string, options?: { cause?: unknown; accessRefused?: boolean }) {
     super(`Stripe did not answer: ${message}`, options);
     this.name = 'ProviderUnavailableError';
+    this.accessRefused = options?.accessRefused ?? false;
   }
 }
 
@@ -611,7 +614,9 @@ async function chargeInstrument(
     if (failure.kind === 'invalid') return { status: 'failed', reason: 'payment_source_unavailable' };
     if (failure.kind === 'refused') {
       refusedAccess(failure, context);
-      return { status: 'failed', reason: 'provider_unavailable' };
+      // A first try refused did nothing. A retry refused cannot see whether its first try, whose
+      // answer was lost, charged: the outcome stays unknown, never failed (dunning would charge again).
+      if (firstTried === undefined) return { status: 'failed', reason: 'provider_unavailable' };
     }
     // Unknown: the charge attempt stays pending; its retry looks for this charge first.
     throw new ProviderUnavailableError(failure.message, { cause: error });
@@ -652,7 +657,9 @@ async function refund(
     return refundOutcome(await (firstTried === undefined ? send(base) : sendAgain(base, firstTried, send)));
   } catch (error) {
     const failure = classifyError(error);
-    if (failure.kind === 'unknown') throw new ProviderUnavailableError(failure.message, { cause: error });
+    // A retry refused its credentials cannot see whether the first try refunded: still unknown.
+    if (failure.kind === 'unknown' || (failure.kind === 'refused' && firstTried !== undefined))
+      throw unavailable(error, payment.context);
     if (failure.kind === 'refused') refusedAccess(failure, payment.context);
     return { status: 'failed', reason: failure.kind === 'declined' ? failure.reason : 'refund_refused' };
   }
@@ -687,7 +694,10 @@ type Outcome = ReturnType<typeof intentOutcome>;
 function unavailable(error: unknown, context: ProviderContext): ProviderUnavailableError {
   const failure = classifyError(error);
   if (failure.kind === 'refused') refusedAccess(failure, context);
-  return new ProviderUnavailableError(error instanceof Error ? error.message : String(error), { cause: error });
+  return new ProviderUnavailableError(error instanceof Error ? error.message : String(error), {
+    cause: error,
+    accessRefused: failure.kind === 'refused',
+  });
 }
 
 export const stripeProvider: PaymentProvider &
