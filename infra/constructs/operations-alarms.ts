@@ -190,13 +190,21 @@ export class OperationsAlarms extends Construct {
 }
 
 /**
+ * The failing share, each input filled with 0 where it has no data: in a total outage the
+ * successes have no data at all, and `f / (f + o)` over a missing `o` would be missing too, so
+ * the alarm could never fire when it matters most (metric math: "FILL(m, value) fills the missing
+ * values of a time series", https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/using-metric-math.html).
+ */
+export const RATE_EXPRESSION = `IF((FILL(f, 0) + FILL(o, 0)) >= ${RATE_MINIMUM}, FILL(f, 0) / (FILL(f, 0) + FILL(o, 0)), 0)`;
+
+/**
  * `failed / (failed + other)` over RATE_WINDOW at or above `rate`, judged only once RATE_MINIMUM
  * outcomes happened in the window (a quiet hour with two declines out of three pages nobody).
  */
 function rateAlarm(scope: Construct, id: string, failed: Metric, other: Metric, rate: number, what: string): Alarm {
   return new Alarm(scope, id, {
     metric: new MathExpression({
-      expression: `IF((f + o) >= ${RATE_MINIMUM}, f / (f + o), 0)`,
+      expression: RATE_EXPRESSION,
       usingMetrics: { f: failed, o: other },
       period: RATE_WINDOW,
       label: `${what} (share)`,

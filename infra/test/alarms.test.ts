@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { STAGE_NAMES, STAGES } from '../config/stages';
 import { AlarmTopic } from '../constructs/alarm-topic';
 import { domainNames } from '../constructs/domain-function';
-import { BILLING_HEARTBEAT, QUEUE_AGE_ALARM, RATE_MINIMUM, STREAM_AGE_ALARM } from '../constructs/operations-alarms';
+import { BILLING_HEARTBEAT, QUEUE_AGE_ALARM, RATE_EXPRESSION, STREAM_AGE_ALARM } from '../constructs/operations-alarms';
 import { synthesizeAllStages, templateOf } from './support/synth';
 import { functionsByService } from './support/template-model';
 
@@ -129,7 +129,7 @@ describe.each(STAGE_NAMES.filter((name) => STAGES[name].alarms.enabled))(
       const declines = rate('Live payments failing');
       expect(declines.Threshold).toBe(STAGES[stage].alarms.declineRate);
       const expression = declines.Metrics.find((m) => m.Expression)?.Expression;
-      expect(expression).toBe(`IF((f + o) >= ${RATE_MINIMUM}, f / (f + o), 0)`);
+      expect(expression).toBe(RATE_EXPRESSION);
       const inputs = Object.fromEntries(
         declines.Metrics.filter((m) => m.MetricStat).map((m) => [
           m.Id,
