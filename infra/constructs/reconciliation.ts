@@ -187,6 +187,10 @@ export class Reconciliation extends Construct {
       new PolicyStatement({ actions: [...FILE_PROCESSOR_TABLE_ACTIONS], resources: [table.tableArn] }),
     );
     this.allowObjects(this.processor, 's3:GetObject', UPLOADS_PREFIX);
+    // The bucket is versioned, so S3's notifications name the version, and the processor reads
+    // exactly that one: "To return a different version, you need s3:GetObjectVersion" (GetObject
+    // with versionId, https://docs.aws.amazon.com/AmazonS3/latest/API/API_GetObject.html).
+    this.allowObjects(this.processor, 's3:GetObjectVersion', UPLOADS_PREFIX);
     this.allowObjects(this.processor, 's3:PutObject', REPORTS_PREFIX);
     // Grants the consume actions on the files queue (receive, delete, visibility); no send.
     this.processor.function.addEventSource(
@@ -245,7 +249,11 @@ export class Reconciliation extends Construct {
    * One object action on the keys under one prefix of the bucket, and nothing bucket-wide. The
    * finding is acknowledged for exactly that resource: a prefix can only be granted with `*`.
    */
-  private allowObjects(fn: ServiceFunction, action: 's3:GetObject' | 's3:PutObject', prefix: string): void {
+  private allowObjects(
+    fn: ServiceFunction,
+    action: 's3:GetObject' | 's3:GetObjectVersion' | 's3:PutObject',
+    prefix: string,
+  ): void {
     fn.role.addToPrincipalPolicy(
       new PolicyStatement({ actions: [action], resources: [this.bucket.arnForObjects(`${prefix}*`)] }),
     );

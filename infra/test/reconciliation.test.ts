@@ -448,11 +448,13 @@ describe.each(STAGE_NAMES)('the %s file processor', (stage) => {
     });
   });
 
-  it('may GetObject under uploads/ and PutObject under reports/, and no other S3 action', () => {
+  it('may GetObject (also the version a notification names) under uploads/ and PutObject under reports/, and no other S3 action', () => {
     const { template, processor, bucketId } = filesOf(stage);
     const statements = statementsOf(template, processor.roleId);
-    expect(actionsOf(statements, 's3:')).toEqual(new Set(['s3:GetObject', 's3:PutObject']));
+    expect(actionsOf(statements, 's3:')).toEqual(new Set(['s3:GetObject', 's3:GetObjectVersion', 's3:PutObject']));
     expect(resourcesGranting(statements, 's3:GetObject')).toEqual([objectsArn(bucketId, UPLOADS_PREFIX)]);
+    // The bucket is versioned: S3's notifications carry versionId, which GetObject then reads.
+    expect(resourcesGranting(statements, 's3:GetObjectVersion')).toEqual([objectsArn(bucketId, UPLOADS_PREFIX)]);
     expect(resourcesGranting(statements, 's3:PutObject')).toEqual([objectsArn(bucketId, REPORTS_PREFIX)]);
   });
 

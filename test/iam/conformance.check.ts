@@ -63,4 +63,21 @@ describe('IAM conformance of the test run', () => {
       ['nobody', 'Get'],
     ]);
   });
+
+  it('maps a call with its parameters to the action IAM checks: GetObject of a version needs s3:GetObjectVersion', () => {
+    const versioned = (fn: string, key: string) => ({
+      fn,
+      service: 'S3',
+      command: 'GetObject',
+      resources: [{ variable: 'SVC_RECONCILIATION_BUCKET', objectKey: key }],
+      parameters: ['VersionId'],
+    });
+    const { findings } = checkCalls(template, functions, [
+      // The file processor reads the version S3's notification names, under uploads/.
+      versioned('file-processor', 'uploads/org/file.xml'),
+      // The reconciliation API may read reports, but never a named version of them.
+      versioned('reconciliation', 'reports/org/report.csv'),
+    ]);
+    expect(findings.map((f) => [f.fn, f.action])).toEqual([['reconciliation', 's3:GetObjectVersion']]);
+  });
 });

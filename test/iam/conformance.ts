@@ -71,6 +71,7 @@ export function loadCalls(dir = latestRun()): RecordedCall[] {
         call.fn,
         call.command,
         call.itemActions,
+        call.parameters,
         call.resources.map((r) => [r.variable, r.index, r.objectKey?.split('/')[0], r.partitionKeys?.map(prefixOf)]),
       ]);
       if (seen.has(key)) continue;
@@ -84,8 +85,20 @@ export function loadCalls(dir = latestRun()): RecordedCall[] {
 /** A partition key's entity prefix (`DELIVERY#…` → `DELIVERY#`), enough to tell access patterns apart. */
 const prefixOf = (pk: string) => pk.replace(/#.*$/, '#');
 
+/**
+ * The IAM action a call needs, with its parameters: IAM checks another action for some of them.
+ * GetObject and HeadObject of a named version need `s3:GetObjectVersion` ("To return a different
+ * version, you need the s3:GetObjectVersion permission",
+ * https://docs.aws.amazon.com/AmazonS3/latest/API/API_GetObject.html and API_HeadObject.html).
+ */
 export function actionsOf(call: RecordedCall): string[] {
   const prefix = PREFIX[call.service] ?? call.service.toLowerCase();
+  if (
+    call.service === 'S3' &&
+    (call.command === 'GetObject' || call.command === 'HeadObject') &&
+    call.parameters?.includes('VersionId')
+  )
+    return ['s3:GetObjectVersion'];
   if (call.command === 'TransactWrite' || call.command === 'TransactWriteItems')
     return [...new Set(call.itemActions ?? [])].map((a) => `dynamodb:${a}`);
   if (call.command === 'TransactGet' || call.command === 'TransactGetItems') return ['dynamodb:GetItem'];

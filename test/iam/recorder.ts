@@ -54,6 +54,8 @@ export interface RecordedCall {
   resources: Array<{ variable: string; index?: string; objectKey?: string; partitionKeys?: string[] }>;
   /** For a transaction or a batch: the actions it makes on each item. */
   itemActions?: string[];
+  /** Parameters that change which IAM action the call needs (an object's `VersionId`). */
+  parameters?: string[];
 }
 
 type Input = Record<string, unknown>;
@@ -81,7 +83,7 @@ function queriedPartitionKey(input: Input): string[] {
   return typeof value === 'string' ? [value] : [];
 }
 
-function describe(input: Input): Pick<RecordedCall, 'resources' | 'itemActions'> {
+function describe(input: Input): Pick<RecordedCall, 'resources' | 'itemActions' | 'parameters'> {
   const resources: RecordedCall['resources'] = [];
   const add = (name: unknown, extra: Omit<RecordedCall['resources'][number], 'variable'> = {}) => {
     const variable = variableHolding(name) ?? `literal:${String(name)}`;
@@ -97,6 +99,7 @@ function describe(input: Input): Pick<RecordedCall, 'resources' | 'itemActions'>
   }
   if ('QueueUrl' in input) add(input.QueueUrl);
   if ('Bucket' in input) add(input.Bucket, typeof input.Key === 'string' ? { objectKey: input.Key } : {});
+  const parameters = typeof input.VersionId === 'string' ? ['VersionId'] : [];
   if ('SecretId' in input) add(input.SecretId);
   if ('KeyId' in input) add(input.KeyId);
   let itemActions: string[] | undefined;
@@ -128,7 +131,11 @@ function describe(input: Input): Pick<RecordedCall, 'resources' | 'itemActions'>
       add(table, { partitionKeys: keys });
     }
   }
-  return { resources, ...(itemActions ? { itemActions } : {}) };
+  return {
+    resources,
+    ...(itemActions ? { itemActions } : {}),
+    ...(parameters.length > 0 ? { parameters } : {}),
+  };
 }
 
 type Send = ((...args: unknown[]) => unknown) & { original?: Send };
