@@ -123,7 +123,8 @@ describe('business metrics (EMF)', () => {
     await ok('POST', '/_local/settle');
 
     const seen = metrics();
-    expect(seen.every((m) => m.namespace === 'svc' && m.dimensions.service === 'svc')).toBe(true);
+    // The stage's own namespace (locally `svc/local`): another stage never feeds its alarms.
+    expect(seen.every((m) => m.namespace === 'svc/local' && m.dimensions.service === 'svc')).toBe(true);
     const find = (name: string, dimensions: Record<string, string> = {}) =>
       seen.filter(
         (m) => m.name === name && Object.entries(dimensions).every(([key, value]) => m.dimensions[key] === value),

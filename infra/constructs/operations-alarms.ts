@@ -1,4 +1,4 @@
-import { BUSINESS_METRICS, type BusinessMetric, METRICS_NAMESPACE, METRICS_SERVICE } from '@svc/core';
+import { BUSINESS_METRICS, type BusinessMetric, METRICS_SERVICE, metricsNamespace } from '@svc/core';
 import { Duration } from 'aws-cdk-lib';
 import type { IHttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import { Alarm, ComparisonOperator, MathExpression, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
@@ -10,6 +10,8 @@ import type { AlarmConfig } from '../config/stages';
 import { thresholdAlarm } from './service-alarms';
 
 export interface OperationsAlarmsProps {
+  /** The stage: its business metrics' namespace (`svc/<stage>`). */
+  stage: string;
   alarms: AlarmConfig;
   api: IHttpApi;
   table: ITable;
@@ -32,15 +34,16 @@ export const STREAM_AGE_ALARM = Duration.minutes(5);
 export const RATE_WINDOW = Duration.minutes(30);
 export const RATE_MINIMUM = 20;
 
-/** A business metric the functions print as EMF (@svc/core metrics), summed over `period`. */
+/** A business metric a stage's functions print as EMF (@svc/core metrics), summed over `period`. */
 export function businessMetric(
+  stage: string,
   name: BusinessMetric,
   dimensions: Record<string, string> = {},
   period: Duration = PERIOD,
   statistic = 'Sum',
 ): Metric {
   return new Metric({
-    namespace: METRICS_NAMESPACE,
+    namespace: metricsNamespace(stage),
     metricName: name,
     dimensionsMap: { service: METRICS_SERVICE, ...dimensions },
     period,
@@ -147,16 +150,21 @@ export class OperationsAlarms extends Construct {
       rateAlarm(
         this,
         'LivePaymentDeclineRate',
-        businessMetric(BUSINESS_METRICS.paymentOutcomes, { outcome: 'failed', mode: 'live' }, RATE_WINDOW),
-        businessMetric(BUSINESS_METRICS.paymentOutcomes, { outcome: 'succeeded', mode: 'live' }, RATE_WINDOW),
+        businessMetric(props.stage, BUSINESS_METRICS.paymentOutcomes, { outcome: 'failed', mode: 'live' }, RATE_WINDOW),
+        businessMetric(
+          props.stage,
+          BUSINESS_METRICS.paymentOutcomes,
+          { outcome: 'succeeded', mode: 'live' },
+          RATE_WINDOW,
+        ),
         props.alarms.declineRate,
         'Live payments failing',
       ),
       rateAlarm(
         this,
         'ChargeAttemptFailureRate',
-        businessMetric(BUSINESS_METRICS.chargeAttemptsFailed, {}, RATE_WINDOW),
-        businessMetric(BUSINESS_METRICS.invoicesPaid, {}, RATE_WINDOW),
+        businessMetric(props.stage, BUSINESS_METRICS.chargeAttemptsFailed, {}, RATE_WINDOW),
+        businessMetric(props.stage, BUSINESS_METRICS.invoicesPaid, {}, RATE_WINDOW),
         props.alarms.chargeFailureRate,
         'Billing-run charge attempts failing',
       ),
@@ -165,7 +173,7 @@ export class OperationsAlarms extends Construct {
       ...(['succeeded_after_failure', 'access_refused'] as const).map(
         (kind) =>
           new Alarm(this, `ProviderAnomaly-${kind}`, {
-            metric: businessMetric(BUSINESS_METRICS.providerAnomalies, { kind }, PERIOD),
+            metric: businessMetric(props.stage, BUSINESS_METRICS.providerAnomalies, { kind }, PERIOD),
             threshold: 1,
             evaluationPeriods: 1,
             comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,

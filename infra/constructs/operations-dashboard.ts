@@ -1,4 +1,4 @@
-import { BUSINESS_METRICS, METRICS_NAMESPACE, METRICS_SERVICE } from '@svc/core';
+import { BUSINESS_METRICS, METRICS_SERVICE, metricsNamespace } from '@svc/core';
 import { Duration } from 'aws-cdk-lib';
 import type { IHttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import {
@@ -100,7 +100,7 @@ export class OperationsDashboard extends Construct {
       new GraphWidget({
         title: 'Live payments by outcome',
         left: outcomes.map((outcome) =>
-          labelled(outcome, businessMetric(BUSINESS_METRICS.paymentOutcomes, { outcome, mode: 'live' })),
+          labelled(outcome, businessMetric(props.stage, BUSINESS_METRICS.paymentOutcomes, { outcome, mode: 'live' })),
         ),
         width: 8,
       }),
@@ -108,7 +108,7 @@ export class OperationsDashboard extends Construct {
         title: 'Live payments by method and outcome',
         left: [
           new MathExpression({
-            expression: `SEARCH('{${METRICS_NAMESPACE},service,outcome,mode,payment_method} MetricName="${BUSINESS_METRICS.paymentOutcomesByMethod}" service="${METRICS_SERVICE}" mode="live"', 'Sum', 300)`,
+            expression: `SEARCH('{${metricsNamespace(props.stage)},service,outcome,mode,payment_method} MetricName="${BUSINESS_METRICS.paymentOutcomesByMethod}" service="${METRICS_SERVICE}" mode="live"', 'Sum', 300)`,
             label: '',
             period: PERIOD,
           }),
@@ -118,10 +118,10 @@ export class OperationsDashboard extends Construct {
       new GraphWidget({
         title: 'Refunds, billing and dunning',
         left: [
-          labelled('refunds', businessMetric(BUSINESS_METRICS.refunds)),
-          labelled('invoices paid', businessMetric(BUSINESS_METRICS.invoicesPaid)),
-          labelled('charge attempts failed', businessMetric(BUSINESS_METRICS.chargeAttemptsFailed)),
-          labelled('subscriptions suspended', businessMetric(BUSINESS_METRICS.subscriptionsSuspended)),
+          labelled('refunds', businessMetric(props.stage, BUSINESS_METRICS.refunds)),
+          labelled('invoices paid', businessMetric(props.stage, BUSINESS_METRICS.invoicesPaid)),
+          labelled('charge attempts failed', businessMetric(props.stage, BUSINESS_METRICS.chargeAttemptsFailed)),
+          labelled('subscriptions suspended', businessMetric(props.stage, BUSINESS_METRICS.subscriptionsSuspended)),
         ],
         width: 8,
       }),
@@ -130,28 +130,28 @@ export class OperationsDashboard extends Construct {
       new GraphWidget({
         title: 'Webhook deliveries by outcome',
         left: ['delivered', 'failed', 'gone'].map((outcome) =>
-          labelled(outcome, businessMetric(BUSINESS_METRICS.webhookDeliveries, { outcome })),
+          labelled(outcome, businessMetric(props.stage, BUSINESS_METRICS.webhookDeliveries, { outcome })),
         ),
         width: 8,
       }),
       new GraphWidget({
         title: 'Event to delivery (s), first attempts',
         left: ['p50', 'p99'].map((statistic) =>
-          labelled(statistic, businessMetric(BUSINESS_METRICS.eventToDeliveryLag, {}, PERIOD, statistic)),
+          labelled(statistic, businessMetric(props.stage, BUSINESS_METRICS.eventToDeliveryLag, {}, PERIOD, statistic)),
         ),
         width: 8,
       }),
       new GraphWidget({
         title: 'Reconciliation rows',
         left: ['matched', 'unmatched', 'error'].map((result) =>
-          labelled(result, businessMetric(BUSINESS_METRICS.reconciliationRows, { result })),
+          labelled(result, businessMetric(props.stage, BUSINESS_METRICS.reconciliationRows, { result })),
         ),
         width: 8,
       }),
       new GraphWidget({
         title: 'Provider anomalies (each needs a person)',
         left: ['succeeded_after_failure', 'access_refused'].map((kind) =>
-          labelled(kind, businessMetric(BUSINESS_METRICS.providerAnomalies, { kind })),
+          labelled(kind, businessMetric(props.stage, BUSINESS_METRICS.providerAnomalies, { kind })),
         ),
         width: 8,
       }),

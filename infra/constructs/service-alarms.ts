@@ -1,3 +1,4 @@
+import { metricsNamespace } from '@svc/core';
 import { UNHANDLED_ERROR_MESSAGE } from '@svc/http';
 import { Duration } from 'aws-cdk-lib';
 import type { IHttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
@@ -8,6 +9,8 @@ import { Construct } from 'constructs';
 import type { AlarmConfig } from '../config/stages';
 
 export interface ServiceAlarmsProps {
+  /** The stage: its metrics' namespace (`svc/<stage>`). */
+  stage: string;
   alarms: AlarmConfig;
   api: IHttpApi;
   /** Functions to watch, by a readable name (the domain). */
@@ -47,7 +50,7 @@ export class ServiceAlarms extends Construct {
     const refused = new MetricFilter(this, 'StripeSignatureFailuresFilter', {
       logGroup: props.paymentsLogs,
       filterPattern: FilterPattern.stringValue('$.message', '=', STRIPE_SIGNATURE_REFUSED),
-      metricNamespace: 'svc',
+      metricNamespace: metricsNamespace(props.stage),
       metricName: 'StripeSignatureFailures',
       metricValue: '1',
     });
@@ -63,7 +66,7 @@ export class ServiceAlarms extends Construct {
       const unhandled = new MetricFilter(this, `UnhandledErrorsFilter-${group}`, {
         logGroup: logs,
         filterPattern: FilterPattern.stringValue('$.message', '=', UNHANDLED_ERROR_MESSAGE),
-        metricNamespace: 'svc',
+        metricNamespace: metricsNamespace(props.stage),
         metricName: 'UnhandledErrors',
         dimensions: { route_group: '$.service' },
         metricValue: '1',

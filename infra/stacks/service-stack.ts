@@ -249,6 +249,7 @@ export class ServiceStack extends Stack {
       const payments = functions.get('payments');
       if (!payments) throw new Error('DOMAINS lists no payments domain');
       new ServiceAlarms(this, 'Alarms', {
+        stage: stage.name,
         alarms: stage.alarms,
         api: this.api.api,
         functions: watched,
@@ -258,6 +259,7 @@ export class ServiceStack extends Stack {
         ),
       });
       new OperationsAlarms(this, 'OperationsAlarms', {
+        stage: stage.name,
         alarms: stage.alarms,
         api: this.api.api,
         table: this.table.table,

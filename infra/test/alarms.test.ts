@@ -96,7 +96,11 @@ describe.each(STAGE_NAMES.filter((name) => STAGES[name].alarms.enabled))(
       for (const [, filter] of filters) {
         expect(filter.Properties?.FilterPattern).toBe(`{ $.message = "${UNHANDLED_ERROR_MESSAGE}" }`);
         expect(filter.Properties?.MetricTransformations).toEqual([
-          expect.objectContaining({ MetricNamespace: 'svc', Dimensions: [{ Key: 'route_group', Value: '$.service' }] }),
+          // The stage's own namespace: another stage in the account never feeds these alarms.
+          expect.objectContaining({
+            MetricNamespace: `svc/${stage}`,
+            Dimensions: [{ Key: 'route_group', Value: '$.service' }],
+          }),
         ]);
       }
       for (const domain of domainNames()) {
@@ -137,7 +141,7 @@ describe.each(STAGE_NAMES.filter((name) => STAGES[name].alarms.enabled))(
         ]),
       );
       expect(inputs.f).toEqual({
-        Namespace: 'svc',
+        Namespace: `svc/${stage}`,
         MetricName: 'PaymentOutcomes',
         Dimensions: expect.arrayContaining([
           { Name: 'service', Value: 'svc' },
@@ -233,6 +237,21 @@ describe.each(STAGE_NAMES)('the %s dashboard', (stage) => {
     for (const name of Object.values(BUSINESS_METRICS)) expect(body, name).toContain(name);
     for (const fn of functionsByService(templateOf(stage)).values())
       expect(body, fn.logicalId).toContain(`{"Ref":"${fn.logicalId}"}`);
+  });
+
+  it('reads only its own stage’s metrics, as its alarms do', () => {
+    const body = dashboardBody();
+    for (const other of STAGE_NAMES.filter((name) => name !== stage)) expect(body).not.toContain(`svc/${other}`);
+    expect(body).toContain(`svc/${stage}`);
+    const namespaces = resourcesOfType(templateOf(stage), 'AWS::CloudWatch::Alarm').flatMap(([, alarm]) => {
+      const properties = alarm.Properties as {
+        Namespace?: string;
+        Metrics?: Array<{ MetricStat?: { Metric: { Namespace: string } } }>;
+      };
+      return [properties.Namespace, ...(properties.Metrics ?? []).map((m) => m.MetricStat?.Metric.Namespace)];
+    });
+    const ours = namespaces.filter((namespace): namespace is string => namespace?.startsWith('svc') ?? false);
+    expect(new Set(ours)).toEqual(new Set(STAGES[stage].alarms.enabled ? [`svc/${stage}`] : []));
   });
 
   it(STAGES[stage].alarms.enabled ? "shows every alarm's state" : 'has no alarms to show', () => {

@@ -3,14 +3,21 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 /**
  * Business metrics as CloudWatch embedded metric format (EMF) lines, through Powertools Metrics:
  * each `recordMetric` writes one JSON line to stdout at once, which CloudWatch Logs turns into a
- * metric in AWS and which the local runtime simply prints. Every metric is in the `svc` namespace
+ * metric in AWS and which the local runtime simply prints. Every metric is in its stage's namespace
  * with the dimension `service: svc` (whichever function emits it, so dashboards and alarms name one
  * series) plus its own dimensions. The names are the contract with infra/constructs
  * (dashboard, alarms): change them together.
  *
  * `POWERTOOLS_METRICS_DISABLED=true` turns them off.
  */
-export const METRICS_NAMESPACE = 'svc';
+/**
+ * Each stage's metrics in a namespace of its own (`svc/<stage>`, `svc/local` locally), so a dev
+ * stage in the same account never feeds prod's alarms or dashboard. The functions read their
+ * stage from `SVC_STAGE`, which the template sets.
+ */
+export function metricsNamespace(stage: string = process.env.SVC_STAGE ?? 'local'): string {
+  return `svc/${stage}`;
+}
 export const METRICS_SERVICE = 'svc';
 
 export const BUSINESS_METRICS = {
@@ -43,7 +50,7 @@ export const BUSINESS_METRICS = {
 
 export type BusinessMetric = (typeof BUSINESS_METRICS)[keyof typeof BUSINESS_METRICS];
 
-const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: METRICS_SERVICE });
+const metrics = new Metrics({ namespace: metricsNamespace(), serviceName: METRICS_SERVICE });
 
 export function recordMetric(
   name: BusinessMetric,
