@@ -114,6 +114,13 @@ export type CaptchaConfig = { verifier: 'recaptcha'; siteKey?: string } | { veri
 /** The synth-time context key that gives a stage its reCAPTCHA site key (StageConfig.captcha). */
 export const captchaSiteKeyContext = (stage: StageName) => `captchaSiteKey.${stage}`;
 
+/**
+ * The synth-time context key that gives a stage with alarms whom they notify: e-mail addresses
+ * and SNS topic ARNs, comma-separated (`-c alarmsNotify.prod=ops@example.org,arn:aws:sns:…`),
+ * added to `alarms.notify`.
+ */
+export const alarmsNotifyContext = (stage: StageName) => `alarmsNotify.${stage}`;
+
 export const STAGES: Readonly<Record<StageName, StageConfig>> = {
   dev: {
     name: 'dev',

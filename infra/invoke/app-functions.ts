@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Stack } from 'aws-cdk-lib';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import * as z from 'zod';
-import { captchaSiteKeyContext, STAGE_NAMES, type StageName } from '../config/stages';
+import { alarmsNotifyContext, captchaSiteKeyContext, STAGE_NAMES, type StageName } from '../config/stages';
 import { REPO_ROOT } from '../constructs/repo-paths';
 import { ServiceFunction } from '../constructs/service-function';
 import { createServiceApp } from '../stacks/service-app';
@@ -129,6 +129,7 @@ export function appFunctions(stage: StageName): AppFunction[] {
       'aws:cdk:bundling-stacks': [],
       // The stages that need site keys at synth get a stand-in: the template's other parts do not depend on it.
       [captchaSiteKeyContext(stage)]: 'invoke-local',
+      [alarmsNotifyContext(stage)]: 'invoke-local@example.org',
     },
     outdir,
   });

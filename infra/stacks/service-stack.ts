@@ -16,7 +16,12 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { captchaSiteKeyContext, type StageConfig, StageConfigurationError } from '../config/stages';
+import {
+  alarmsNotifyContext,
+  captchaSiteKeyContext,
+  type StageConfig,
+  StageConfigurationError,
+} from '../config/stages';
 import { AlarmTopic } from '../constructs/alarm-topic';
 import { Billing } from '../constructs/billing';
 import { TRACE_CALLS_CONTEXT } from '../constructs/bundle';
@@ -273,7 +278,7 @@ export class ServiceStack extends Stack {
         streamPublisher: this.events.streamPublisher.function,
       });
       // Last, so it finds every alarm of the stack.
-      this.alarmTopic = new AlarmTopic(this, 'AlarmTopic', { stage });
+      this.alarmTopic = new AlarmTopic(this, 'AlarmTopic', { stage: withAlarmRecipients(this, stage) });
       alarms = this.alarmTopic.notifyFrom(this);
     }
     // Every stage, alarms or not: the alarms' states (where there are any), the API, the
@@ -352,6 +357,31 @@ export class ServiceStack extends Stack {
     });
     return secret;
   }
+}
+
+/**
+ * The stage with whom its alarms notify: the config's `alarms.notify` and the synth context's
+ * (`-c alarmsNotify.<stage>=…`). A stage with alarms that would reach nobody fails synth, as a
+ * reCAPTCHA stage without a site key does: alarms nobody reads are no alarms.
+ */
+function withAlarmRecipients(scope: Construct, stage: StageConfig): StageConfig {
+  const contextKey = alarmsNotifyContext(stage.name);
+  const given: unknown = scope.node.tryGetContext(contextKey);
+  const entries = (typeof given === 'string' ? given.split(',') : []).map((e) => e.trim()).filter(Boolean);
+  const bad = entries.filter((e) => !/^arn:aws[\w-]*:sns:/.test(e) && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(e));
+  if (bad.length > 0) {
+    throw new StageConfigurationError(
+      `-c ${contextKey}: neither an e-mail address nor an SNS topic ARN: ${bad.join(', ')}`,
+    );
+  }
+  const emails = [...(stage.alarms.notify?.emails ?? []), ...entries.filter((e) => !e.startsWith('arn:'))];
+  const topicArns = [...(stage.alarms.notify?.topicArns ?? []), ...entries.filter((e) => e.startsWith('arn:'))];
+  if (emails.length + topicArns.length === 0) {
+    throw new StageConfigurationError(
+      `Stage ${stage.name} has alarms that would notify nobody: give -c ${contextKey}=<e-mail or SNS topic ARN>[,…] or set alarms.notify in infra/config/stages.ts`,
+    );
+  }
+  return { ...stage, alarms: { ...stage.alarms, notify: { emails, topicArns } } };
 }
 
 type ResolvedCaptcha = { verifier: 'recaptcha'; siteKey: string } | { verifier: 'off' };

@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Template } from 'aws-cdk-lib/assertions';
 import { FLAGS } from 'aws-cdk-lib/cx-api';
 import { describe, expect, it } from 'vitest';
-import { STAGE_NAMES } from '../config/stages';
+import { alarmsNotifyContext, STAGE_NAMES } from '../config/stages';
 import { REPO_ROOT } from '../constructs/repo-paths';
 import { createServiceApp } from '../stacks/service-app';
 import { appProps, SKIP_BUNDLING } from './support/app-props';
@@ -41,5 +42,41 @@ describe('cdk.json', () => {
       .map(([name]) => name)
       .filter((name) => !(name in context));
     expect(unconfigured).toEqual([]);
+  });
+});
+
+describe('whom a stage’s alarms notify', () => {
+  /** The test's app props without the recipients the suite gives, and with `extra`. */
+  const withoutRecipients = (stage: string, extra: Record<string, unknown> = {}) => {
+    const props = appProps({ ...SKIP_BUNDLING, stage });
+    const context = props.context as Record<string, unknown>;
+    delete context[alarmsNotifyContext(stage as 'prod')];
+    Object.assign(context, extra);
+    return props;
+  };
+
+  it('refuses to synthesize a stage whose alarms would notify nobody, naming the context key', () => {
+    expect(() => createServiceApp(withoutRecipients('prod'))).toThrow(/notify nobody.*alarmsNotify\.prod/);
+    expect(() => createServiceApp(withoutRecipients('staging'))).toThrow(/alarmsNotify\.staging/);
+    // Dev has no alarms: nothing to notify.
+    expect(() => createServiceApp(withoutRecipients('dev'))).not.toThrow();
+  });
+
+  it('subscribes the given e-mail addresses and sends the alarms to the given topics', () => {
+    const { stacks } = createServiceApp(
+      withoutRecipients('prod', {
+        [alarmsNotifyContext('prod')]: 'ops@example.org, arn:aws:sns:eu-central-2:123456789012:pager',
+      }),
+    );
+    const template = Template.fromStack(stacks[0] as never);
+    template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.org' });
+    const actions = Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((alarm) =>
+      JSON.stringify(alarm.Properties?.AlarmActions),
+    );
+    expect(actions.length).toBeGreaterThan(0);
+    expect(actions.every((a) => a.includes('arn:aws:sns:eu-central-2:123456789012:pager'))).toBe(true);
+    expect(() =>
+      createServiceApp(withoutRecipients('prod', { [alarmsNotifyContext('prod')]: 'not an address' })),
+    ).toThrow(/neither an e-mail address nor an SNS topic ARN/);
   });
 });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AppProps } from 'aws-cdk-lib';
 import * as z from 'zod';
-import { captchaSiteKeyContext } from '../../config/stages';
+import { alarmsNotifyContext, captchaSiteKeyContext } from '../../config/stages';
 import { REPO_ROOT } from '../../constructs/repo-paths';
 
 const cdkJsonSchema = z.object({ context: z.record(z.string(), z.unknown()).default({}) });
@@ -15,6 +15,9 @@ const cdkJsonSchema = z.object({ context: z.record(z.string(), z.unknown()).defa
 export const TEST_CAPTCHA_SITE_KEYS: Readonly<Record<string, string>> = {
   [captchaSiteKeyContext('staging')]: 'test-site-key-staging',
   [captchaSiteKeyContext('prod')]: 'test-site-key-prod',
+  // Whom the alarms of staging and prod notify: without it those stages do not synthesize either.
+  [alarmsNotifyContext('staging')]: 'ops-staging@example.org',
+  [alarmsNotifyContext('prod')]: 'ops@example.org,arn:aws:sns:eu-central-2:123456789012:pager',
 };
 
 /**
