@@ -11,7 +11,7 @@ import * as z from 'zod';
  * | pattern                               | index | key                                                        |
  * |---------------------------------------|-------|------------------------------------------------------------|
  * | payment by uuid (get, refund, cancel) | table | pk = PAYMENT#<uuid>, sk = PAYMENT                          |
- * | payments (or their refunds) whose provider's answer is unknown or who wait on the provider, by when to ask again | due | duepk = PAYMENT_DUE#<shard 0-3>, duesk = <unix 12 digits>#<uuid> |
+ * | payments (or their refunds) whose provider's answer is unknown or who wait on the provider, by when to ask again | due | duepk = PAYMENT_DUE#<shard 0-15>, duesk = <unix 12 digits>#<uuid> |
  *
  * Searches and lists of an organisation's payments read the search engine (search/payment-search.ts),
  * not the table: the payment item carries no index keys for them.
@@ -114,8 +114,14 @@ function shardOf(uuid: string, shards: number): number {
   return (createHash('sha1').update(uuid).digest()[0] ?? 0) % shards;
 }
 
-/** Payments whose outcome is unknown are spread over this many due partitions. */
-export const UNKNOWN_OUTCOME_SHARDS = 4;
+/**
+ * What the resolver asks about is spread over this many due partitions. Every pending Stripe
+ * payment (3-D Secure, TWINT, SEPA) is in the index until it settles, not only unknown outcomes,
+ * so at a peak this is written about as often as payments are made: 16 keeps each partition far
+ * below DynamoDB's 1,000 writes/s per key, and the resolver reads 16 small partitions a pass.
+ * (Items written when there were 4 sit in partitions 0–3, which are among the 16 read.)
+ */
+export const UNKNOWN_OUTCOME_SHARDS = 16;
 /** A payment whose provider did not answer is asked about again this long after its last change. */
 export const ASK_AGAIN_SECONDS = 60;
 

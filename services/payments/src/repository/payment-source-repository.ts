@@ -11,7 +11,7 @@ import { recheckKeys } from './payment-repository';
  * | pattern                | index | key                                                 |
  * |------------------------|-------|-----------------------------------------------------|
  * | source by uuid         | table | pk = PAYMENT_SOURCE#<uuid>, sk = PAYMENT_SOURCE     |
- * | pending sources by when to ask the provider again | due | duepk = PAYMENT_DUE#<shard 0-3>, duesk = <unix 12 digits>#<uuid> |
+ * | pending sources by when to ask the provider again | due | duepk = PAYMENT_DUE#<shard 0-15>, duesk = <unix 12 digits>#<uuid> |
  */
 export const paymentSourceRecordSchema = deferred(() =>
   z.object({
