@@ -7,6 +7,7 @@ import {
   compareKeys,
   isValidBucketName,
   KeyedLock,
+  newVersionId,
   type ObjectInfo,
   type ObjectStorage,
   type PutOptions,
@@ -20,6 +21,8 @@ import {
  * (`../x`, an absolute path, `%2e%2e%2f`, any UTF-8) can reach outside the bucket's directory;
  * bucket names pass S3's naming rules before they name a directory. A body is written to a new
  * file and the metadata swapped in by rename, so a reader sees the old object or the new one.
+ * Every version's metadata is kept too (`<sha256 of key>.<version id>.version.json`), with its
+ * body: an overwrite or a delete leaves older versions readable by id, as a versioned bucket does.
  */
 const StoredInfo = z.object({
   bucket: z.string(),
@@ -29,6 +32,11 @@ const StoredInfo = z.object({
   contentType: z.string(),
   lastModified: z.number(),
   metadata: z.record(z.string(), z.string()),
+  // Objects stored before versions were kept have S3's id for them: "null".
+  versionId: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .default('null'),
   blob: z.string().regex(/^[0-9a-f]{64}\.[0-9a-f-]{36}\.body$/),
 });
 type StoredInfo = z.infer<typeof StoredInfo>;
@@ -48,6 +56,16 @@ export function createDiskStorage(directory: string): ObjectStorage {
   };
   const keyName = (key: string) => createHash('sha256').update(key, 'utf8').digest('hex');
   const metaPath = (bucket: string, key: string) => join(bucketDir(bucket), `${keyName(key)}.json`);
+  const versionPath = (bucket: string, key: string, versionId: string) =>
+    join(bucketDir(bucket), `${keyName(key)}.${versionId}.version.json`);
+
+  /** The current version's metadata, or that of the version named (which may be current). */
+  async function findInfo(bucket: string, key: string, versionId: string | undefined) {
+    const current = await readInfo(metaPath(bucket, key));
+    if (versionId === undefined || current?.versionId === versionId) return current;
+    if (!/^[A-Za-z0-9_-]+$/.test(versionId)) return undefined;
+    return readInfo(versionPath(bucket, key, versionId));
+  }
 
   async function readInfo(path: string): Promise<StoredInfo | undefined> {
     try {
@@ -87,17 +105,18 @@ export function createDiskStorage(directory: string): ObjectStorage {
       contentType: options.contentType,
       lastModified: options.lastModified,
       metadata: { ...options.metadata },
+      versionId: newVersionId(),
       blob,
     };
     return {
       info: withoutBlob(stored),
       commit: () =>
         locks.run(`${bucket}/${name}`, async () => {
-          const previous = await readInfo(join(dir, `${name}.json`));
+          // The version first, then the swap: a version named in a notification is always readable.
+          await writeFile(join(dir, `${name}.${stored.versionId}.version.json`), JSON.stringify(stored));
           const staged = join(dir, `${name}.${randomUUID()}.tmp`);
           await writeFile(staged, JSON.stringify(stored));
           await rename(staged, join(dir, `${name}.json`));
-          if (previous && previous.blob !== blob) await rm(join(dir, previous.blob), { force: true });
           return withoutBlob(stored);
         }),
       discard: () => rm(join(dir, blob), { force: true }),
@@ -115,14 +134,14 @@ export function createDiskStorage(directory: string): ObjectStorage {
     },
     stage,
     put: async (bucket, key, body, options) => (await stage(bucket, key, body, options)).commit(),
-    head: async (bucket, key) => {
-      const info = await readInfo(metaPath(bucket, key));
+    head: async (bucket, key, versionId) => {
+      const info = await findInfo(bucket, key, versionId);
       return info && withoutBlob(info);
     },
-    get: async (bucket, key) => {
-      // An overwrite may remove the body between reading the metadata and opening it: read again.
+    get: async (bucket, key, versionId) => {
+      // An object stored before versions were kept loses its body on overwrite: read again.
       for (let attempt = 0; attempt < 3; attempt += 1) {
-        const info = await readInfo(metaPath(bucket, key));
+        const info = await findInfo(bucket, key, versionId);
         if (!info) return undefined;
         try {
           const handle = await open(join(bucketDir(bucket), info.blob), 'r');
@@ -137,10 +156,8 @@ export function createDiskStorage(directory: string): ObjectStorage {
       const name = keyName(key);
       const dir = bucketDir(bucket);
       return locks.run(`${bucket}/${name}`, async () => {
-        const info = await readInfo(join(dir, `${name}.json`));
-        if (!info) return;
+        // A delete marker: the key is gone from listings and plain reads; its versions stay.
         await rm(join(dir, `${name}.json`), { force: true });
-        await rm(join(dir, info.blob), { force: true });
       });
     },
     list: async (bucket, prefix) => {

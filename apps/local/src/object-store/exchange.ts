@@ -63,6 +63,7 @@ export function objectHeaders(info: ObjectInfo): Record<string, string | number>
     etag: `"${info.md5}"`,
     'last-modified': new Date(info.lastModified).toUTCString(),
     'accept-ranges': 'bytes',
+    'x-amz-version-id': info.versionId,
   };
   for (const [name, value] of Object.entries(info.metadata)) headers[`x-amz-meta-${name}`] = headerSafe(value);
   return headers;

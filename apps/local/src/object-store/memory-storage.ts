@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import {
   compareKeys,
+  newVersionId,
   type ObjectInfo,
   type ObjectStorage,
   type PutOptions,
@@ -10,12 +11,19 @@ import {
 
 /** Objects held in memory (`:memory:`): for tests and throwaway runs. */
 export function createMemoryStorage(): ObjectStorage {
-  const buckets = new Map<string, Map<string, { info: ObjectInfo; body: Buffer }>>();
+  type Stored = { info: ObjectInfo; body: Buffer };
+  /** Per key: the current version (none after a delete) and every version by id. */
+  const buckets = new Map<string, Map<string, { current?: Stored; versions: Map<string, Stored> }>>();
   const bucketOf = (bucket: string) => {
     const objects = buckets.get(bucket);
     if (!objects) throw new Error(`Unknown bucket ${bucket}`);
     return objects;
   };
+
+  function find(bucket: string, key: string, versionId: string | undefined): Stored | undefined {
+    const entry = bucketOf(bucket).get(key);
+    return versionId === undefined ? entry?.current : entry?.versions.get(versionId);
+  }
 
   async function stage(
     bucket: string,
@@ -34,11 +42,16 @@ export function createMemoryStorage(): ObjectStorage {
       contentType: options.contentType,
       lastModified: options.lastModified,
       metadata: { ...options.metadata },
+      versionId: newVersionId(),
     };
     return {
       info,
       commit: async () => {
-        objects.set(key, { info, body: Buffer.concat(chunks) });
+        const stored = { info, body: Buffer.concat(chunks) };
+        const entry = objects.get(key) ?? { versions: new Map<string, Stored>() };
+        entry.versions.set(info.versionId, stored);
+        entry.current = stored;
+        objects.set(key, entry);
         return info;
       },
       discard: async () => {
@@ -56,17 +69,18 @@ export function createMemoryStorage(): ObjectStorage {
     },
     stage,
     put: async (bucket, key, body, options) => (await stage(bucket, key, body, options)).commit(),
-    head: async (bucket, key) => bucketOf(bucket).get(key)?.info,
-    get: async (bucket, key) => {
-      const stored = bucketOf(bucket).get(key);
+    head: async (bucket, key, versionId) => find(bucket, key, versionId)?.info,
+    get: async (bucket, key, versionId) => {
+      const stored = find(bucket, key, versionId);
       return stored && { info: stored.info, body: Readable.from([stored.body]) };
     },
     delete: async (bucket, key) => {
-      bucketOf(bucket).delete(key);
+      const entry = bucketOf(bucket).get(key);
+      if (entry) delete entry.current;
     },
     list: async (bucket, prefix) =>
       [...bucketOf(bucket).values()]
-        .map((stored) => stored.info)
+        .flatMap((entry) => (entry.current ? [entry.current.info] : []))
         .filter((info) => info.key.startsWith(prefix))
         .sort((a, b) => compareKeys(a.key, b.key)),
   };

@@ -55,7 +55,16 @@ export function objectCreatedRecord(created: CreatedObject, sequencer: string): 
       s3SchemaVersion: '1.0',
       configurationId: 'local-object-created',
       bucket: { name: info.bucket, ownerIdentity: { principalId: 'local' }, arn: `arn:aws:s3:::${info.bucket}` },
-      object: { key: encodeNotificationKey(info.key), size: info.size, eTag: info.md5, sequencer },
+      // A versioned bucket's notifications name the version ("versionId: object version if bucket
+      // is versioning-enabled, otherwise null", Event message structure,
+      // https://docs.aws.amazon.com/AmazonS3/latest/userguide/notification-content-structure.html).
+      object: {
+        key: encodeNotificationKey(info.key),
+        size: info.size,
+        eTag: info.md5,
+        versionId: info.versionId,
+        sequencer,
+      },
     },
   };
 }

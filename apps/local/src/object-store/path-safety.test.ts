@@ -59,7 +59,9 @@ function expectEverythingInsideTheBucket(): void {
   for (const file of filesUnder(base)) {
     const [top, bucket, name, ...rest] = file.split(sep);
     expect({ top, bucket, rest }).toEqual({ top: 'store', bucket: 'uploads', rest: [] });
-    expect(name).toMatch(/^[0-9a-f]{64}\.(json|[0-9a-f-]{36}\.body)$/);
+    // Names the store made: the key's hash, then the current metadata, a version's (its id is
+    // ours, never the caller's) or a body.
+    expect(name).toMatch(/^[0-9a-f]{64}\.(json|[A-Za-z0-9_-]{32}\.version\.json|[0-9a-f-]{36}\.body)$/);
   }
 }
 

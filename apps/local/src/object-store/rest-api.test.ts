@@ -90,6 +90,32 @@ describe.each(['memory', 'disk'])('the object store REST API (%s)', (kind) => {
     expect(records[0]?.s3.object).toMatchObject({ key: 'org/a+b.csv', size: 8, eTag: put.ETag?.replaceAll('"', '') });
   });
 
+  it('keeps every version, as a versioned bucket does: each write has an id, which its notification names, and old versions stay readable', async () => {
+    const first = await s3.send(new PutObjectCommand({ Bucket: 'reconciliation', Key: 'v/file.csv', Body: 'one' }));
+    const second = await s3.send(new PutObjectCommand({ Bucket: 'reconciliation', Key: 'v/file.csv', Body: 'two!' }));
+    expect(first.VersionId).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    expect(second.VersionId).not.toBe(first.VersionId);
+    // S3's notification names the version it announces (s3.object.versionId).
+    expect(records.map((record) => record.s3.object.versionId)).toEqual([first.VersionId, second.VersionId]);
+
+    const read = async (VersionId?: string) => {
+      const got = await s3.send(new GetObjectCommand({ Bucket: 'reconciliation', Key: 'v/file.csv', VersionId }));
+      return { body: await got.Body?.transformToString(), version: got.VersionId };
+    };
+    expect(await read()).toEqual({ body: 'two!', version: second.VersionId });
+    expect(await read(first.VersionId)).toEqual({ body: 'one', version: first.VersionId });
+    const head = await s3.send(
+      new HeadObjectCommand({ Bucket: 'reconciliation', Key: 'v/file.csv', VersionId: first.VersionId }),
+    );
+    expect({ length: head.ContentLength, version: head.VersionId }).toEqual({ length: 3, version: first.VersionId });
+
+    // A delete hides the key; its versions stay readable by id. An unknown version is 404 NoSuchVersion.
+    await s3.send(new DeleteObjectCommand({ Bucket: 'reconciliation', Key: 'v/file.csv' }));
+    expect((await failure(read())).name).toBe('NoSuchKey');
+    expect(await read(second.VersionId)).toEqual({ body: 'two!', version: second.VersionId });
+    expect(await failure(read('no-such-version'))).toEqual({ name: 'NoSuchVersion', status: 404 });
+  });
+
   it('accepts a streamed body, which the SDK sends aws-chunked', async () => {
     const body = Readable.from([Buffer.from('first,'), Buffer.from('second')]);
     await s3.send(new PutObjectCommand({ Bucket: 'reconciliation', Key: 'stream.txt', Body: body, ContentLength: 12 }));

@@ -49,20 +49,36 @@ export async function putObject(context: StoreContext, exchange: Exchange, bucke
     contentMd5: header(req.headers['content-md5']),
   });
   context.objectCreated('ObjectCreated:Put', info, principalOf(req.headers.authorization), exchange);
-  send(exchange, 200, { etag: `"${info.md5}"` });
+  send(exchange, 200, { etag: `"${info.md5}"`, 'x-amz-version-id': info.versionId });
 }
 
-export async function getObject(context: StoreContext, exchange: Exchange, bucket: string, key: string) {
-  const found = await context.storage.get(bucket, key);
-  if (!found) throw noSuchKey(key);
+/**
+ * GetObject and HeadObject of the current version, or of `?versionId=` (a version that does not
+ * exist is S3's 404 NoSuchVersion, https://docs.aws.amazon.com/AmazonS3/latest/API/ErrorResponses.html).
+ */
+export async function getObject(
+  context: StoreContext,
+  exchange: Exchange,
+  bucket: string,
+  key: string,
+  versionId?: string,
+) {
+  const found = await context.storage.get(bucket, key, versionId);
+  if (!found) throw versionId === undefined ? noSuchKey(key) : noSuchVersion(key, versionId);
   const { res, requestId } = exchange;
   res.writeHead(200, { 'x-amz-request-id': requestId, 'x-amz-id-2': requestId, ...objectHeaders(found.info) });
   await pipeline(found.body, res);
 }
 
-export async function headObject(context: StoreContext, exchange: Exchange, bucket: string, key: string) {
-  const info = await context.storage.head(bucket, key);
-  if (!info) throw noSuchKey(key);
+export async function headObject(
+  context: StoreContext,
+  exchange: Exchange,
+  bucket: string,
+  key: string,
+  versionId?: string,
+) {
+  const info = await context.storage.head(bucket, key, versionId);
+  if (!info) throw versionId === undefined ? noSuchKey(key) : noSuchVersion(key, versionId);
   send(exchange, 200, objectHeaders(info));
 }
 
@@ -129,6 +145,10 @@ function decodeToken(token: string): string {
     throw invalidArgument('continuation-token', token, 'The continuation token provided is incorrect');
   }
   return Buffer.from(token, 'base64url').toString('utf8');
+}
+
+function noSuchVersion(key: string, versionId: string): S3Error {
+  return new S3Error('NoSuchVersion', 404, 'The specified version does not exist.', { Key: key, VersionId: versionId });
 }
 
 function header(value: string | string[] | undefined): string | undefined {

@@ -44,6 +44,8 @@ export interface ObjectStore {
 }
 
 const BUCKET_QUERY = new Set(['list-type', 'prefix', 'delimiter', 'max-keys', 'continuation-token', 'start-after']);
+/** GetObject and HeadObject of a version. */
+const OBJECT_READ_QUERY = new Set(['versionId']);
 const SHARED_QUERY = new Set(['x-id', 'encoding-type', 'fetch-owner']);
 
 export async function startObjectStore(options: ObjectStoreOptions): Promise<ObjectStore> {
@@ -121,10 +123,11 @@ async function route(context: StoreContext, exchange: Exchange): Promise<void> {
     if (method === 'POST') return browserUpload(context, exchange, bucket);
     throw methodNotAllowed(method, 'BUCKET');
   }
-  refuseQuery(query, new Set());
+  refuseQuery(query, method === 'GET' || method === 'HEAD' ? OBJECT_READ_QUERY : new Set());
+  const versionId = query.get('versionId') ?? undefined;
   if (method === 'PUT') return rest.putObject(context, exchange, bucket, key);
-  if (method === 'GET') return rest.getObject(context, exchange, bucket, key);
-  if (method === 'HEAD') return rest.headObject(context, exchange, bucket, key);
+  if (method === 'GET') return rest.getObject(context, exchange, bucket, key, versionId);
+  if (method === 'HEAD') return rest.headObject(context, exchange, bucket, key, versionId);
   if (method === 'DELETE') return rest.deleteObject(context, exchange, bucket, key);
   throw methodNotAllowed(method, 'OBJECT');
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { entityTooLarge, entityTooSmall, S3Error } from './s3-error';
 
@@ -18,6 +18,21 @@ export interface ObjectInfo {
   lastModified: number;
   /** User metadata (`x-amz-meta-*`) by lower-cased name without the prefix. */
   metadata: Record<string, string>;
+  /**
+   * Every bucket here is versioned, as the reconciliation bucket is in AWS: each write is a new
+   * version with an id of its own, older versions stay readable by id, and S3's notifications
+   * name the version (`s3.object.versionId`).
+   */
+  versionId: string;
+}
+
+/**
+ * A new version id: opaque, URL-safe, 32 characters. S3's are opaque strings of up to 1,024 bytes
+ * ("Version IDs are Unicode, UTF-8 encoded, URL-ready, opaque strings that are no more than 1,024
+ * bytes long", https://docs.aws.amazon.com/AmazonS3/latest/userguide/versioning-workflows.html).
+ */
+export function newVersionId(): string {
+  return randomBytes(24).toString('base64url');
 }
 
 export interface PutOptions {
@@ -46,8 +61,10 @@ export interface ObjectStorage {
   stage(bucket: string, key: string, body: AsyncIterable<Uint8Array>, options: PutOptions): Promise<StagedObject>;
   /** stage + commit. */
   put(bucket: string, key: string, body: AsyncIterable<Uint8Array>, options: PutOptions): Promise<ObjectInfo>;
-  head(bucket: string, key: string): Promise<ObjectInfo | undefined>;
-  get(bucket: string, key: string): Promise<{ info: ObjectInfo; body: Readable } | undefined>;
+  /** The current version, or with `versionId` that version (current or not). */
+  head(bucket: string, key: string, versionId?: string): Promise<ObjectInfo | undefined>;
+  get(bucket: string, key: string, versionId?: string): Promise<{ info: ObjectInfo; body: Readable } | undefined>;
+  /** Hides the key (S3's delete marker in a versioned bucket): its versions stay readable by id. */
   delete(bucket: string, key: string): Promise<void>;
   /** Objects whose key starts with `prefix`, in S3's order (UTF-8 bytes). */
   list(bucket: string, prefix: string): Promise<ObjectInfo[]>;
