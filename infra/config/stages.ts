@@ -42,7 +42,14 @@ export interface CustomDomainConfig {
 export interface StageConfig {
   name: StageName;
   logRetention: RetentionDays;
-  /** Applies to the table, the signing-key secret, the reconciliation buckets and every log group. */
+  /**
+   * Applies to the table, the secrets, the keys, the reconciliation buckets, the queues and every
+   * log group (the search cluster is snapshotted instead: see search-engine.ts). Where data is
+   * kept it is RETAIN_ON_UPDATE_OR_DELETE (CloudFormation's `RetainExceptOnCreate`): kept when the
+   * stack is deleted or the resource replaced, but removed when the create that made it rolls
+   * back, so a failed first deploy leaves no named leftovers and can simply be run again.
+   * infra/test/retention.test.ts lists what each stage keeps and why.
+   */
   removalPolicy: RemovalPolicy;
   pointInTimeRecovery: boolean;
   deletionProtection: boolean;
@@ -151,7 +158,7 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     logRetention: RetentionDays.ONE_MONTH,
     // Staging holds the data a release is rehearsed on: kept on stack deletion and recoverable
     // like prod's; only prod refuses deletion outright.
-    removalPolicy: RemovalPolicy.RETAIN,
+    removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
     pointInTimeRecovery: true,
     deletionProtection: false,
     alarms: {
@@ -174,7 +181,7 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
   prod: {
     name: 'prod',
     logRetention: RetentionDays.ONE_YEAR,
-    removalPolicy: RemovalPolicy.RETAIN,
+    removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
     pointInTimeRecovery: true,
     deletionProtection: true,
     alarms: {

@@ -1,5 +1,4 @@
 import { WORKERS } from '@svc/api';
-import { INDEXES } from '@svc/table';
 import { Duration, Validations } from 'aws-cdk-lib';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
@@ -12,15 +11,10 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { RateExpression, StageConfig } from '../config/stages';
-import {
-  DEAD_LETTER_RETENTION,
-  encryptedQueue,
-  indexArn,
-  queueWithDeadLetters,
-  schedulerRole,
-} from './background-parts';
+import { DEAD_LETTER_RETENTION, encryptedQueue, queueWithDeadLetters, schedulerRole } from './background-parts';
 import { thresholdAlarm } from './service-alarms';
 import { ServiceFunction } from './service-function';
+import { grantTableAccess, type TableGrant } from './table-access';
 
 export interface BillingProps {
   stage: StageConfig;
@@ -53,19 +47,25 @@ export const BILLING_RUN_RETRIES = 2;
 const SEND_MESSAGE = 'sqs:SendMessage';
 
 /**
- * The worker's table access: reads by key, and the writes of an invoice and a charge attempt. IAM
- * checks a TransactWriteItems call per operation (Put, ConditionCheck), so these cover it; there
- * is no Query (of the table or an index), UpdateItem, DeleteItem, BatchWriteItem or Scan.
+ * The worker's table access: reads by key, and the writes of an invoice (in the subscription's
+ * partition) and a charge attempt (a payment). IAM checks a TransactWriteItems call per operation
+ * (Put, ConditionCheck), so these cover it; there is no Query (of the table or an index),
+ * UpdateItem, DeleteItem, BatchWriteItem or Scan.
  */
-export const BILLING_WORKER_TABLE_ACTIONS = [
-  'dynamodb:GetItem',
-  'dynamodb:BatchGetItem',
-  'dynamodb:PutItem',
-  'dynamodb:ConditionCheckItem',
-] as const;
+export const BILLING_WORKER_TABLE_GRANT: TableGrant = {
+  reads: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem'],
+  indexes: [],
+  writes: ['dynamodb:PutItem'],
+  writeKeys: ['SUBSCRIPTION#*', 'PAYMENT#*'],
+};
 
 /** The run reads single items on the table and queries the due index only (no table Query, no write). */
-export const BILLING_RUN_TABLE_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem'] as const;
+export const BILLING_RUN_TABLE_GRANT: TableGrant = {
+  reads: ['dynamodb:GetItem', 'dynamodb:BatchGetItem'],
+  indexes: ['due'],
+  writes: [],
+  writeKeys: [],
+};
 
 /**
  * Recurring billing: EventBridge Scheduler starts the billing run at the stage's rate; the run
@@ -144,12 +144,7 @@ export class Billing extends Construct {
       logRetention: stage.logRetention,
       removalPolicy: stage.removalPolicy,
     });
-    this.run.role.addToPrincipalPolicy(
-      new PolicyStatement({ actions: [...BILLING_RUN_TABLE_ACTIONS], resources: [table.tableArn] }),
-    );
-    this.run.role.addToPrincipalPolicy(
-      new PolicyStatement({ actions: ['dynamodb:Query'], resources: [indexArn(table, INDEXES.due.name)] }),
-    );
+    grantTableAccess(table, this.run.role, BILLING_RUN_TABLE_GRANT);
     this.run.role.addToPrincipalPolicy(
       new PolicyStatement({ actions: [SEND_MESSAGE], resources: [this.queue.queueArn] }),
     );
@@ -177,9 +172,7 @@ export class Billing extends Construct {
       removalPolicy: stage.removalPolicy,
     });
     props.stripeSecret.grantRead(this.worker.role);
-    this.worker.role.addToPrincipalPolicy(
-      new PolicyStatement({ actions: [...BILLING_WORKER_TABLE_ACTIONS], resources: [table.tableArn] }),
-    );
+    grantTableAccess(table, this.worker.role, BILLING_WORKER_TABLE_GRANT);
     // Nothing else: the worker reads and writes items by key (no index) and sends no messages (the
     // run enqueues; a charge's retry is found again in the due index by a later run).
     // Grants the worker's role the consume actions on the billing queue (receive, delete, visibility).

@@ -1,5 +1,4 @@
 import { WORKERS } from '@svc/api';
-import { INDEXES } from '@svc/table';
 import {
   DELIVERY_MAX_RECEIVES,
   DELIVERY_PARTITION_PREFIX,
@@ -20,15 +19,10 @@ import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { RateExpression, StageConfig } from '../config/stages';
-import {
-  DEAD_LETTER_RETENTION,
-  encryptedQueue,
-  indexArn,
-  queueWithDeadLetters,
-  schedulerRole,
-} from './background-parts';
+import { DEAD_LETTER_RETENTION, encryptedQueue, queueWithDeadLetters, schedulerRole } from './background-parts';
 import { thresholdAlarm } from './service-alarms';
 import { ServiceFunction, type ServiceFunctionProps, TRACING_WILDCARD_REASON } from './service-function';
+import { grantTableAccess, type TableGrant } from './table-access';
 
 export interface EventsProps {
   stage: StageConfig;
@@ -121,33 +115,49 @@ export const STREAM_ITERATOR_AGE_ALARM = Duration.minutes(5);
 export const WEBHOOK_SECRET_CONTEXT = { purpose: 'webhook-secret' } as const;
 
 /** Point reads: the stream publisher shapes a charge attempt's event from its subscription. */
-export const STREAM_PUBLISHER_TABLE_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem'] as const;
-/** Reads endpoints, writes a delivery too large to travel in its message (conditional put); Query on gsi2 only (below). */
-export const FAN_OUT_TABLE_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem'] as const;
+export const STREAM_PUBLISHER_TABLE_GRANT: TableGrant = {
+  reads: ['dynamodb:GetItem', 'dynamodb:BatchGetItem'],
+  indexes: [],
+  writes: [],
+  writeKeys: [],
+};
+/**
+ * Reads endpoints (Query on gsi2, by URL), writes a delivery too large to travel in its message
+ * (conditional put, in the delivery's partition only).
+ */
+export const FAN_OUT_TABLE_GRANT: TableGrant = {
+  reads: ['dynamodb:GetItem', 'dynamodb:BatchGetItem'],
+  indexes: ['gsi2'],
+  writes: ['dynamodb:PutItem'],
+  writeKeys: [`${DELIVERY_PARTITION_PREFIX}*`],
+};
 /**
  * Reads the delivery and its endpoint; writes the delivery (puts, alone or as a TransactWriteItems,
- * which IAM checks per operation). No update, delete, query or scan.
+ * which IAM checks per operation). The Webhook Responses of a batch, with the deliveries that
+ * ended, go out in one BatchWriteItem; IAM sees one action for its puts and deletes alike, so
+ * every write is held to Webhook Response and delivery partitions: it can write (or delete)
+ * nothing else. No update, query or scan.
  */
-export const DELIVERY_WORKER_TABLE_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem'] as const;
-/**
- * The Webhook Responses of a batch, with the deliveries that ended, go out in one BatchWriteItem.
- * IAM sees one action for its puts and deletes alike, so the grant is limited to Webhook Response
- * and delivery partitions (which the worker may put anyway): it can write (or delete) nothing else
- * that way.
- */
-export const DELIVERY_WORKER_BATCH_WRITE = {
-  action: 'dynamodb:BatchWriteItem',
-  leadingKeys: WORKER_BATCH_WRITE_PREFIXES.map((prefix) => `${prefix}*`),
-} as const;
+export const DELIVERY_WORKER_TABLE_GRANT: TableGrant = {
+  reads: ['dynamodb:GetItem', 'dynamodb:BatchGetItem'],
+  indexes: [],
+  writes: ['dynamodb:PutItem', 'dynamodb:BatchWriteItem'],
+  writeKeys: WORKER_BATCH_WRITE_PREFIXES.map((prefix) => `${prefix}*`),
+};
 
 /**
- * The sweeper re-reads each due delivery and writes it back marked queued (guarded by its
- * version) before sending it: reads and puts of delivery items only (dynamodb:LeadingKeys).
+ * The sweeper pages the due index, re-reads each due delivery and writes it back marked queued
+ * (guarded by its version) before sending it: reads and puts of delivery items only.
  */
-export const SWEEPER_TABLE_GRANT = {
-  actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem'],
-  leadingKeys: [`${DELIVERY_PARTITION_PREFIX}*`],
-} as const;
+export const SWEEPER_TABLE_GRANT: TableGrant = {
+  reads: ['dynamodb:GetItem', 'dynamodb:BatchGetItem'],
+  readKeys: [`${DELIVERY_PARTITION_PREFIX}*`],
+  indexes: ['due'],
+  // A due-index partition is a shard of due work, named by no entity.
+  indexKeys: 'any',
+  writes: ['dynamodb:PutItem'],
+  writeKeys: [`${DELIVERY_PARTITION_PREFIX}*`],
+};
 
 const SEND_MESSAGE = 'sqs:SendMessage';
 
@@ -277,9 +287,7 @@ export class Events extends Construct {
       },
       ...common,
     });
-    fn.role.addToPrincipalPolicy(
-      new PolicyStatement({ actions: [...STREAM_PUBLISHER_TABLE_ACTIONS], resources: [table.tableArn] }),
-    );
+    grantTableAccess(table, fn.role, STREAM_PUBLISHER_TABLE_GRANT);
     fn.role.addToPrincipalPolicy(
       new PolicyStatement({ actions: ['events:PutEvents'], resources: [this.bus.eventBusArn] }),
     );
@@ -323,12 +331,7 @@ export class Events extends Construct {
       },
       ...common,
     });
-    fn.role.addToPrincipalPolicy(
-      new PolicyStatement({ actions: [...FAN_OUT_TABLE_ACTIONS], resources: [table.tableArn] }),
-    );
-    fn.role.addToPrincipalPolicy(
-      new PolicyStatement({ actions: ['dynamodb:Query'], resources: [indexArn(table, INDEXES.gsi2.name)] }),
-    );
+    grantTableAccess(table, fn.role, FAN_OUT_TABLE_GRANT);
     fn.role.addToPrincipalPolicy(
       new PolicyStatement({ actions: [SEND_MESSAGE], resources: [this.deliveryQueue.queueArn] }),
     );
@@ -374,18 +377,7 @@ export class Events extends Construct {
       environment: { ...base, POWERTOOLS_SERVICE_NAME: 'delivery-worker' },
       ...common,
     });
-    fn.role.addToPrincipalPolicy(
-      new PolicyStatement({ actions: [...DELIVERY_WORKER_TABLE_ACTIONS], resources: [table.tableArn] }),
-    );
-    fn.role.addToPrincipalPolicy(
-      new PolicyStatement({
-        actions: [DELIVERY_WORKER_BATCH_WRITE.action],
-        resources: [table.tableArn],
-        conditions: {
-          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...DELIVERY_WORKER_BATCH_WRITE.leadingKeys] },
-        },
-      }),
-    );
+    grantTableAccess(table, fn.role, DELIVERY_WORKER_TABLE_GRANT);
     // Opens sealed secrets; the ciphertext names the key, so the worker needs no key id.
     this.grantSecrets(fn.role, ['kms:Decrypt']);
     // Grants the consume actions on the delivery queue (receive, delete, visibility); no send.
@@ -414,16 +406,7 @@ export class Events extends Construct {
       },
       ...common,
     });
-    fn.role.addToPrincipalPolicy(
-      new PolicyStatement({ actions: ['dynamodb:Query'], resources: [indexArn(table, INDEXES.due.name)] }),
-    );
-    fn.role.addToPrincipalPolicy(
-      new PolicyStatement({
-        actions: [...SWEEPER_TABLE_GRANT.actions],
-        resources: [table.tableArn],
-        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...SWEEPER_TABLE_GRANT.leadingKeys] } },
-      }),
-    );
+    grantTableAccess(table, fn.role, SWEEPER_TABLE_GRANT);
     fn.role.addToPrincipalPolicy(
       new PolicyStatement({ actions: [SEND_MESSAGE], resources: [this.deliveryQueue.queueArn] }),
     );

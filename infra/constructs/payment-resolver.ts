@@ -1,5 +1,4 @@
 import { WORKERS } from '@svc/api';
-import { INDEXES } from '@svc/table';
 import { Duration } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
@@ -8,8 +7,9 @@ import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { RateExpression, StageConfig } from '../config/stages';
-import { indexArn, schedulerRole } from './background-parts';
+import { schedulerRole } from './background-parts';
 import { ServiceFunction } from './service-function';
+import { grantTableAccess, type TableGrant } from './table-access';
 
 export interface PaymentResolverProps {
   stage: StageConfig;
@@ -25,13 +25,13 @@ export const RESOLVE_SCHEDULE: RateExpression = 'rate(5 minutes)';
  * subscription's plan and account), and the guarded writes that settle one (the payment, a new
  * source, a new subscription, in one TransactWriteItems, which IAM checks per operation).
  */
-export const PAYMENT_RESOLVER_TABLE_ACTIONS = [
-  'dynamodb:GetItem',
-  'dynamodb:BatchGetItem',
-  'dynamodb:PutItem',
-  'dynamodb:UpdateItem',
-  'dynamodb:ConditionCheckItem',
-] as const;
+export const PAYMENT_RESOLVER_TABLE_GRANT: TableGrant = {
+  reads: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem'],
+  // The due index for its work; gsi1 for the plans of a subscription a settled payment starts.
+  indexes: ['due', 'gsi1'],
+  writes: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
+  writeKeys: ['PAYMENT#*', 'PAYMENT_SOURCE#*', 'SUBSCRIPTION#*'],
+};
 
 /**
  * The payment resolver: scheduled every five minutes, it reads the due index's payments with an
@@ -60,16 +60,7 @@ export class PaymentResolver extends Construct {
       logRetention: stage.logRetention,
       removalPolicy: stage.removalPolicy,
     });
-    this.resolver.role.addToPrincipalPolicy(
-      new PolicyStatement({ actions: [...PAYMENT_RESOLVER_TABLE_ACTIONS], resources: [table.tableArn] }),
-    );
-    // The due index for its work; gsi1 for the plans of a subscription a settled payment starts.
-    this.resolver.role.addToPrincipalPolicy(
-      new PolicyStatement({
-        actions: ['dynamodb:Query'],
-        resources: [indexArn(table, INDEXES.due.name), indexArn(table, INDEXES.gsi1.name)],
-      }),
-    );
+    grantTableAccess(table, this.resolver.role, PAYMENT_RESOLVER_TABLE_GRANT);
     props.stripeSecret.grantRead(this.resolver.role);
     // A missed or failed pass is redone by the next one; a retry would only overlap it.
     this.resolver.function.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(5) });

@@ -21,6 +21,7 @@ import { DEFAULT_RECONCILIATION_UPLOAD_ORIGINS, type StageConfig } from '../conf
 import { queueWithDeadLetters } from './background-parts';
 import { thresholdAlarm } from './service-alarms';
 import { ServiceFunction } from './service-function';
+import { grantTableAccess, type TableGrant } from './table-access';
 
 export interface ReconciliationProps {
   stage: StageConfig;
@@ -65,7 +66,12 @@ export const CORS_MAX_AGE = Duration.hours(1);
  * coalesces them into BatchGetItem) and the report's conditional put, whose event the stream
  * carries on. No Query, no Scan, no update or delete.
  */
-export const FILE_PROCESSOR_TABLE_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem'] as const;
+export const FILE_PROCESSOR_TABLE_GRANT: TableGrant = {
+  reads: ['dynamodb:GetItem', 'dynamodb:BatchGetItem'],
+  indexes: [],
+  writes: ['dynamodb:PutItem'],
+  writeKeys: ['RECON_REPORT#*'],
+};
 
 /**
  * Reconciliation files: organisations' bank and PSP settlement files land in a bucket of their
@@ -183,9 +189,7 @@ export class Reconciliation extends Construct {
       logRetention: stage.logRetention,
       removalPolicy: stage.removalPolicy,
     });
-    this.processor.role.addToPrincipalPolicy(
-      new PolicyStatement({ actions: [...FILE_PROCESSOR_TABLE_ACTIONS], resources: [table.tableArn] }),
-    );
+    grantTableAccess(table, this.processor.role, FILE_PROCESSOR_TABLE_GRANT);
     this.allowObjects(this.processor, 's3:GetObject', UPLOADS_PREFIX);
     // The bucket is versioned, so S3's notifications name the version, and the processor reads
     // exactly that one: "To return a different version, you need s3:GetObjectVersion" (GetObject

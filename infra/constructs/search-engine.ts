@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type DomainName, WORKERS } from '@svc/api';
 import { MIGRATIONS } from '@svc/sql';
-import { CustomResource, Duration, Validations } from 'aws-cdk-lib';
+import { CustomResource, Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { FlowLogDestination, SubnetType, Vpc } from 'aws-cdk-lib/aws-ec2';
@@ -103,16 +103,22 @@ export class SearchEngine extends Construct {
       vpcSubnets: { subnetType: SubnetType.PRIVATE_ISOLATED },
       backup: { retention: Duration.days(stage.search.backupRetentionDays) },
       deletionProtection: stage.deletionProtection,
-      removalPolicy: stage.removalPolicy,
+      // The search store is a projection of the table (`pnpm ops search:rebuild` makes it again),
+      // so it is not kept beside a deleted stack: a final snapshot is, and the cluster goes. A
+      // kept cluster would keep its subnet group and security group, and with them the VPC,
+      // which is why `cdk destroy` of a stage could not finish. (dev: neither.)
+      removalPolicy: searchRemovalPolicy(stage),
       clusterIdentifier,
       cloudwatchLogsExports: ['postgresql'],
     });
     // The exported log's group, made here with the stage's retention (cloudwatchLogsRetention
     // would add a log-retention function with a wildcard role).
+    // Its name is fixed by RDS, so a kept group would collide with the next stack of the stage: it
+    // goes with the cluster it logs (the cluster's final snapshot is what is kept).
     const databaseLogs = new LogGroup(this, 'DatabaseLogs', {
       logGroupName: `/aws/rds/cluster/${clusterIdentifier}/postgresql`,
       retention: stage.logRetention,
-      removalPolicy: stage.removalPolicy,
+      removalPolicy: RemovalPolicy.DESTROY,
     });
     this.cluster.node.addDependency(databaseLogs);
     Validations.of(this.cluster).acknowledge(
@@ -234,4 +240,9 @@ export class SearchEngine extends Construct {
       ),
     ];
   }
+}
+
+/** DESTROY where the stage's data goes with its stack (dev); elsewhere a final snapshot. */
+export function searchRemovalPolicy(stage: StageConfig): RemovalPolicy {
+  return stage.removalPolicy === RemovalPolicy.DESTROY ? RemovalPolicy.DESTROY : RemovalPolicy.SNAPSHOT;
 }

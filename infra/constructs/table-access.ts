@@ -7,17 +7,28 @@ export type TableAccess = 'none' | 'read' | 'readWrite';
 
 const RANK: Record<TableAccess, number> = { none: 0, read: 1, readWrite: 2 };
 
-/** What the code sends (GetCommand, BatchGetCommand, QueryCommand). Nothing scans on a request path. */
+/** What the code sends to read (GetCommand, BatchGetCommand, QueryCommand). Nothing scans on a request path. */
 export const TABLE_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'] as const;
 
-/** Put/Update/Delete, and the parts of TransactWriteItems (which IAM checks per operation). */
+/**
+ * Put/Update/Delete, and the parts of TransactWriteItems (which IAM checks per operation:
+ * "Permissions for Put, Update, Delete, and Get actions are governed by the permissions used for
+ * the underlying PutItem, UpdateItem, DeleteItem, and GetItem operations. For the ConditionCheck
+ * action, you can use the dynamodb:ConditionCheckItem permission",
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html).
+ */
 export const TABLE_WRITE_ACTIONS = [
   'dynamodb:PutItem',
   'dynamodb:UpdateItem',
   'dynamodb:DeleteItem',
   'dynamodb:BatchWriteItem',
-  'dynamodb:ConditionCheckItem',
 ] as const;
+
+/** A transaction's ConditionCheck reads a condition and writes nothing: it is held to the read keys. */
+export const CONDITION_CHECK = 'dynamodb:ConditionCheckItem';
+
+export type TableReadAction = (typeof TABLE_READ_ACTIONS)[number] | typeof CONDITION_CHECK;
+export type TableWriteAction = (typeof TABLE_WRITE_ACTIONS)[number];
 
 /**
  * Table access a domain needs beyond what its authenticated routes imply: the route table cannot
@@ -49,70 +60,125 @@ export function tableAccessFor(domain: DomainName, routes: readonly RouteEntry[]
   return RANK[declared] > RANK[fromRoutes] ? declared : fromRoutes;
 }
 
-/** A table action a domain function may be granted: the reads and writes above, never more. */
-export type TableAction = (typeof TABLE_READ_ACTIONS)[number] | (typeof TABLE_WRITE_ACTIONS)[number];
+/** A table action a function may be granted: the reads and writes above, never more. */
+export type TableAction = TableReadAction | TableWriteAction;
 
 /**
- * What a domain function may do with the table: actions on the table itself, Query on the named
- * indexes (IAM checks an index query against the index's own ARN), and, where known, only on items
- * whose partition key (or queried index partition key) matches `leadingKeys` (dynamodb:LeadingKeys).
+ * UpdateItem of a few attributes of items another domain owns (onboarding adds an organisation to
+ * a partner client's grants, in the transaction that links them): held to those items' keys and,
+ * by `dynamodb:Attributes`, to the named attributes, so the same role cannot touch the client's
+ * secret hash, scopes or roles, nor create a client (no PutItem there).
+ */
+export interface AttributeUpdate {
+  leadingKeys: readonly string[];
+  /** Every top-level attribute the request names: its key, what it sets and what its condition reads. */
+  attributes: readonly string[];
+  why: string;
+}
+
+/**
+ * What a function may do with the table, in statements IAM evaluates apart:
+ * - reads (and a transaction's condition checks) on the table, and Query on the named indexes
+ *   (IAM checks an index query against the index's own ARN), held to `readKeys` where known;
+ * - writes, always held to `writeKeys` (dynamodb:LeadingKeys): a role writes only the partitions
+ *   its code writes, and reading a partition (the authenticator's clients) never lets it write;
+ * - attribute-limited updates of other items (AttributeUpdate).
  */
 export interface TableGrant {
-  tableActions: readonly TableAction[];
+  reads: readonly TableReadAction[];
   indexes: readonly IndexName[];
-  /** dynamodb:LeadingKeys patterns (`ORG#*`, `SIGNING_KEYS`); absent: any key. */
-  leadingKeys?: readonly string[];
+  /** dynamodb:LeadingKeys patterns of reads and index queries (`ORG#*`, `SIGNING_KEYS`); absent: any key. */
+  readKeys?: readonly string[];
+  /**
+   * dynamodb:LeadingKeys patterns of index queries (IAM matches the index's partition key value);
+   * absent: the read keys; `any`: any key (a due-index shard names no entity).
+   */
+  indexKeys?: readonly string[] | 'any';
+  writes: readonly TableWriteAction[];
+  /** dynamodb:LeadingKeys patterns of writes: required wherever `writes` is not empty. */
+  writeKeys: readonly string[];
+  attributeUpdates?: readonly AttributeUpdate[];
+}
+
+/** Every action a grant names on the table (reads, writes, attribute-limited updates). */
+export function tableActionsOf(grant: TableGrant): TableAction[] {
+  return [
+    ...new Set<TableAction>([
+      ...grant.reads,
+      ...grant.writes,
+      ...(grant.attributeUpdates?.length ? (['dynamodb:UpdateItem'] as const) : []),
+    ]),
+  ];
 }
 
 const ALL_INDEXES = Object.keys(INDEXES).filter((name): name is IndexName => name in INDEXES);
 
 /** What each tier allows: the most a domain at that tier may hold. */
-const TIER_GRANTS: Record<TableAccess, TableGrant> = {
-  none: { tableActions: [], indexes: [] },
-  read: { tableActions: [...TABLE_READ_ACTIONS], indexes: ALL_INDEXES },
-  readWrite: { tableActions: [...TABLE_READ_ACTIONS, ...TABLE_WRITE_ACTIONS], indexes: ALL_INDEXES },
+const TIER_CEILING: Record<TableAccess, { actions: readonly TableAction[]; indexes: readonly IndexName[] }> = {
+  none: { actions: [], indexes: [] },
+  read: { actions: [...TABLE_READ_ACTIONS], indexes: ALL_INDEXES },
+  readWrite: { actions: [...TABLE_READ_ACTIONS, CONDITION_CHECK, ...TABLE_WRITE_ACTIONS], indexes: ALL_INDEXES },
 };
 
-/** The authenticator of every token route: the caller's client, and the public signing keys. */
-const AUTHENTICATOR_KEYS = ['CLIENT#*', 'SIGNING_KEYS'] as const;
+/** The authenticator of every token route reads the caller's client and the public signing keys; it writes neither. */
+export const AUTHENTICATOR_KEYS = ['CLIENT#*', 'SIGNING_KEYS'] as const;
 /** An authenticated POST keeps an idempotency record per Idempotency-Key (@svc/http): Put, then Update. */
 const IDEMPOTENCY_KEYS = ['IDEMPOTENCY#*'] as const;
 
 /**
- * What each domain's code sends, and to which partitions: the actions, the indexes it queries, and
- * the partition keys of its repositories and of the other domains' items it reads or writes. Kept
- * equal to the code by the IAM conformance test (test/iam), which checks every call the test suite
- * makes against these grants in the synthesised template and reports grants no call used. The
- * route table still sets the ceiling (tableGrantFor refuses a scope beyond the tier it implies),
- * and adds what every domain of its kind needs (AUTHENTICATOR_KEYS, IDEMPOTENCY_KEYS).
+ * What a domain's own code sends, and to which partitions: the partitions it writes (`writeKeys`),
+ * and those it only reads (`readKeys`; it reads what it writes too). Kept equal to the code by the
+ * IAM conformance test (test/iam), which checks every call the test suite makes against the grants
+ * in the synthesised template, and fails on a write partition no call used. The route table sets
+ * the ceiling (tableGrantFor refuses a scope beyond the tier it implies) and adds what every domain
+ * of its kind needs (AUTHENTICATOR_KEYS to read, IDEMPOTENCY_KEYS to write).
  */
-const SCOPES: Partial<Record<DomainName, Required<TableGrant>>> = {
-  /** Clients (the token route reads one and writes none but the signing keys' public halves). */
+interface DomainScope {
+  reads: readonly TableReadAction[];
+  indexes: readonly IndexName[];
+  readKeys: readonly string[];
+  writes: readonly TableWriteAction[];
+  writeKeys: readonly string[];
+  attributeUpdates?: readonly AttributeUpdate[];
+}
+
+const READS: readonly TableReadAction[] = ['dynamodb:GetItem', 'dynamodb:BatchGetItem'];
+
+const SCOPES: Partial<Record<DomainName, DomainScope>> = {
+  /**
+   * Clients, read by the token route (and by the authenticator); the only write is the signing keys'
+   * public halves. Clients themselves are written by the operator tool (`pnpm ops clients:*`), with
+   * the operator's credentials, never by a function.
+   */
   identity: {
-    tableActions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem'],
+    reads: READS,
     indexes: [],
-    leadingKeys: [...AUTHENTICATOR_KEYS],
+    readKeys: ['CLIENT#*'],
+    writes: ['dynamodb:PutItem'],
+    writeKeys: ['SIGNING_KEYS'],
   },
   /**
    * Organisations, their accounts and addresses (Query in the organisation's partition); the
    * operator's approval is a guarded Put. Lists on gsi1.
    */
   organisations: {
-    tableActions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem'],
+    reads: [...READS, 'dynamodb:Query'],
     indexes: ['gsi1'],
-    leadingKeys: ['ORG#*', 'ACCOUNT#*'],
+    readKeys: ['ACCOUNT#*'],
+    writes: ['dynamodb:PutItem'],
+    writeKeys: ['ORG#*'],
   },
   /**
-   * Payments, sources and provider events; reads the account and organisation it pays into; a
-   * payment that starts a subscription writes it, and one with a supporter writes that supporter.
-   * Lists come from the search engine, so no index.
+   * Payments, sources, provider events and customers; reads the account and organisation it pays
+   * into; a payment that starts a subscription writes it, and one with a supporter writes that
+   * supporter. Lists come from the search engine, so no index.
    */
   payments: {
-    tableActions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+    reads: READS,
     indexes: [],
-    leadingKeys: [
-      'ORG#*',
-      'ACCOUNT#*',
+    readKeys: ['ORG#*', 'ACCOUNT#*'],
+    writes: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
+    writeKeys: [
       'PAYMENT#*',
       'PAYMENT_SOURCE#*',
       'PROVIDER_EVENT#*',
@@ -123,58 +189,51 @@ const SCOPES: Partial<Record<DomainName, Required<TableGrant>>> = {
   },
   /** Supporters (an organisation's on gsi1) and the subscriptions a supporter's view shows. */
   supporters: {
-    tableActions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+    reads: READS,
     indexes: ['gsi1'],
-    leadingKeys: ['ORG#*', 'SUPPORTER#*', 'SUBSCRIPTION#*'],
+    readKeys: ['ORG#*', 'SUBSCRIPTION#*'],
+    writes: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
+    writeKeys: ['SUPPORTER#*'],
   },
   /**
    * Plans, subscriptions and their invoices (Query in the subscription's partition; an
    * organisation's on gsi1), with the payments, sources and supporters they name.
    */
   subscriptions: {
-    tableActions: [
-      'dynamodb:GetItem',
-      'dynamodb:BatchGetItem',
-      'dynamodb:Query',
-      'dynamodb:PutItem',
-      'dynamodb:UpdateItem',
-      'dynamodb:DeleteItem',
-    ],
+    reads: [...READS, 'dynamodb:Query'],
     indexes: ['gsi1'],
-    leadingKeys: ['ORG#*', 'ACCOUNT#*', 'PLAN#*', 'SUBSCRIPTION#*', 'PAYMENT#*', 'PAYMENT_SOURCE#*', 'SUPPORTER#*'],
+    readKeys: ['ACCOUNT#*', 'PAYMENT_SOURCE#*', 'SUPPORTER#*'],
+    writes: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+    // A charge taken now is a payment; the organisation's default plan is marked by an item in
+    // the organisation's partition (LeadingKeys cannot tell sort keys apart: docs/security.md).
+    writeKeys: ['PLAN#*', 'SUBSCRIPTION#*', 'PAYMENT#*', 'ORG#*'],
   },
   /** Endpoints (gsi1 by organisation, gsi2 by URL), subscriptions, deliveries and their responses. */
   webhooks: {
-    tableActions: [
-      'dynamodb:GetItem',
-      'dynamodb:BatchGetItem',
-      'dynamodb:PutItem',
-      'dynamodb:UpdateItem',
-      'dynamodb:DeleteItem',
-    ],
+    reads: READS,
     indexes: ['gsi1', 'gsi2'],
-    leadingKeys: ['ORG#*', 'WEBHOOK#*', 'EVENT_SUBSCRIPTION#*', 'DELIVERY#*', 'WEBHOOK_RESPONSE#*'],
+    readKeys: ['WEBHOOK_RESPONSE#*'],
+    writes: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+    // A retried delivery is written back due; one endpoint per URL is held by a marker item in
+    // the organisation's partition.
+    writeKeys: ['WEBHOOK#*', 'EVENT_SUBSCRIPTION#*', 'DELIVERY#*', 'ORG#*'],
   },
   /**
-   * Processes, users and partner integrations, and through identity's, organisations' and
-   * webhooks' exported functions the clients, organisations, accounts, endpoints and subscriptions
-   * an execution creates. Lists on gsi1 (an organisation's integrations, the configuration's
-   * partner) and gsi2 (a partner client's integrations). No table Query, no BatchWriteItem.
+   * Processes, users and partner integrations, and through organisations' and webhooks' exported
+   * functions the organisations, accounts, endpoints and subscriptions an execution creates. Lists
+   * on gsi1 (an organisation's integrations, the configuration's partner) and gsi2 (a partner
+   * client's integrations). It adds an organisation to a partner client's grants, and nothing else
+   * of a client (AttributeUpdate). No table Query, no BatchWriteItem.
    */
   onboarding: {
-    tableActions: [
-      'dynamodb:GetItem',
-      'dynamodb:BatchGetItem',
-      'dynamodb:PutItem',
-      'dynamodb:UpdateItem',
-      'dynamodb:DeleteItem',
-      'dynamodb:ConditionCheckItem',
-    ],
+    reads: [...READS, CONDITION_CHECK],
     indexes: ['gsi1', 'gsi2'],
-    leadingKeys: [
+    // A configuration's partner is found on gsi1 under its configuration key.
+    readKeys: ['ONBOARDING_CONFIG#*'],
+    writes: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+    writeKeys: [
       'ONBOARDING#*',
       'ONBOARDING_TOKEN#*',
-      'ONBOARDING_CONFIG#*',
       'CONNECT_TICKET#*',
       'PARTNER_INTEGRATION#*',
       'PARTNER_LINK#*',
@@ -185,6 +244,15 @@ const SCOPES: Partial<Record<DomainName, Required<TableGrant>>> = {
       'WEBHOOK#*',
       'EVENT_SUBSCRIPTION#*',
     ],
+    attributeUpdates: [
+      {
+        leadingKeys: ['CLIENT#*'],
+        // grantsChangeWrite (@svc/identity): SET grants, grants_version on the client's key, on
+        // condition attribute_exists(pk) and grants_version.
+        attributes: ['pk', 'sk', 'grants', 'grants_version'],
+        why: "a partner's grants gain the organisation it onboarded, in the integration's transaction",
+      },
+    ],
   },
   /**
    * Its own code only reads: source configurations and reports by key, an organisation's reports
@@ -193,80 +261,108 @@ const SCOPES: Partial<Record<DomainName, Required<TableGrant>>> = {
    * reconciliation.ts.
    */
   reconciliation: {
-    tableActions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+    reads: READS,
     indexes: ['gsi1'],
-    leadingKeys: ['ORG#*', 'RECON_SOURCE#*', 'RECON_REPORT#*'],
+    readKeys: ['ORG#*', 'RECON_SOURCE#*', 'RECON_REPORT#*'],
+    writes: [],
+    writeKeys: [],
   },
 };
 
 /**
  * The grant of a domain's function: its scope (SCOPES) plus what its routes imply (the
- * authenticator's keys for token routes, idempotency records for authenticated POSTs), within its
- * tier (tableAccessFor). Throws if a scope would grant anything the tier does not. A domain with
- * table access and no scope keeps its tier, on any key (a new domain, until its scope is written).
+ * authenticator's keys to read for token routes, idempotency records to write for authenticated
+ * POSTs), within its tier (tableAccessFor). Throws if a scope would grant anything the tier does
+ * not, or if a domain with table access has no scope (its writes would reach every partition).
  */
 export function tableGrantFor(domain: DomainName, routes: readonly RouteEntry[] = ROUTE_TABLE): TableGrant {
   const access = tableAccessFor(domain, routes);
-  const ceiling = TIER_GRANTS[access];
+  const ceiling = TIER_CEILING[access];
   const scope = SCOPES[domain];
-  if (!scope) return ceiling;
+  if (!scope) {
+    if (access === 'none') return { reads: [], indexes: [], writes: [], writeKeys: [] };
+    throw new Error(
+      `${domain} has ${access} table access and no scope in table-access.ts: name the keys it reads and writes`,
+    );
+  }
   const own = routes.filter((entry) => entry.domain === domain);
   const authenticated = own.some((entry) => entry.route.auth === 'token');
   const idempotent = own.some(
     (entry) => entry.route.auth === 'token' && entry.route.method === 'POST' && !entry.route.readOnly,
   );
-  const tableActions = [
-    ...new Set<TableAction>([
-      ...scope.tableActions,
+  const writes = [
+    ...new Set<TableWriteAction>([
+      ...scope.writes,
       ...(idempotent ? (['dynamodb:PutItem', 'dynamodb:UpdateItem'] as const) : []),
     ]),
   ];
+  const writeKeys = [...new Set([...scope.writeKeys, ...(idempotent ? IDEMPOTENCY_KEYS : [])])];
+  const grant: TableGrant = {
+    reads: scope.reads,
+    indexes: scope.indexes,
+    // What it writes it may read (a guarded write reads the version first), and the caller's client.
+    readKeys: [...new Set([...scope.readKeys, ...writeKeys, ...(authenticated ? AUTHENTICATOR_KEYS : [])])],
+    writes,
+    writeKeys,
+    ...(scope.attributeUpdates ? { attributeUpdates: scope.attributeUpdates } : {}),
+  };
   const beyond = [
-    ...tableActions.filter((action) => !ceiling.tableActions.includes(action)),
+    ...tableActionsOf(grant).filter((action) => !ceiling.actions.includes(action)),
     ...scope.indexes.filter((index) => !ceiling.indexes.includes(index)).map((index) => `Query on ${index}`),
   ];
   if (beyond.length > 0) {
     throw new Error(`The table grant of ${domain} names ${beyond.join(', ')}, beyond its route-derived ${access}`);
   }
-  const leadingKeys = [
-    ...new Set([
-      ...scope.leadingKeys,
-      ...(authenticated ? AUTHENTICATOR_KEYS : []),
-      ...(idempotent ? IDEMPOTENCY_KEYS : []),
-    ]),
-  ];
-  return { tableActions, indexes: scope.indexes, leadingKeys };
+  return grant;
 }
 
-/** The IAM condition that holds a statement to the grant's partition keys (none: any key). */
-function leadingKeysCondition(leadingKeys: readonly string[] | undefined) {
+/** The IAM condition that holds a statement to partition keys (none: any key). */
+export function leadingKeysCondition(leadingKeys: readonly string[] | undefined) {
   return leadingKeys === undefined
     ? undefined
     : { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...leadingKeys] } };
 }
 
 /**
+ * The return values an attribute-limited update may ask for: never the whole item (ALL_OLD,
+ * ALL_NEW would hand back the attributes it may not touch). AWS's example of attribute-limited
+ * writes holds `dynamodb:ReturnValues` the same way
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html).
+ */
+const LIMITED_RETURN_VALUES = ['NONE', 'UPDATED_OLD', 'UPDATED_NEW'] as const;
+
+/**
  * Grants exactly `grant` on the table and, for queries, on each named index from @svc/table
- * (no `index/*` wildcard, so a new index is a reviewed change here too), held to its leading keys.
+ * (no `index/*` wildcard, so a new index is a reviewed change here too): reads held to the read
+ * keys, writes in a statement of their own held to the write keys, and each attribute-limited
+ * update in its own, held to its keys and attributes (`dynamodb:Attributes` with
+ * ForAllValues:StringEquals: every attribute the request names must be listed; what IAM counts as
+ * named for a condition expression is not stated by AWS, so the list holds every attribute the
+ * code's key, update and condition name). Throws on writes without write keys.
  */
 export function grantTableAccess(table: ITable, grantee: IGrantable, grant: TableGrant): void {
-  const conditions = leadingKeysCondition(grant.leadingKeys);
-  if (grant.tableActions.length > 0) {
+  const add = (actions: readonly string[], resources: string[], conditions?: Record<string, unknown>) =>
     grantee.grantPrincipal.addToPrincipalPolicy(
-      new PolicyStatement({
-        actions: [...grant.tableActions],
-        resources: [table.tableArn],
-        ...(conditions ? { conditions } : {}),
-      }),
+      new PolicyStatement({ actions: [...actions], resources, ...(conditions ? { conditions } : {}) }),
     );
+  const readConditions = leadingKeysCondition(grant.readKeys);
+  if (grant.reads.length > 0) add(grant.reads, [table.tableArn], readConditions);
+  if (grant.writes.length > 0) {
+    if (grant.writeKeys.length === 0) throw new Error('A table write grant needs the partition keys it may write');
+    add(grant.writes, [table.tableArn], leadingKeysCondition(grant.writeKeys));
+  }
+  for (const update of grant.attributeUpdates ?? []) {
+    add(['dynamodb:UpdateItem'], [table.tableArn], {
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...update.leadingKeys] },
+      'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...update.attributes] },
+      StringEqualsIfExists: { 'dynamodb:ReturnValues': [...LIMITED_RETURN_VALUES] },
+    });
   }
   if (grant.indexes.length > 0) {
-    grantee.grantPrincipal.addToPrincipalPolicy(
-      new PolicyStatement({
-        actions: ['dynamodb:Query'],
-        resources: grant.indexes.map((index) => `${table.tableArn}/index/${INDEXES[index].name}`),
-        ...(conditions ? { conditions } : {}),
-      }),
+    add(
+      ['dynamodb:Query'],
+      grant.indexes.map((index) => `${table.tableArn}/index/${INDEXES[index].name}`),
+      grant.indexKeys === 'any' ? undefined : grant.indexKeys ? leadingKeysCondition(grant.indexKeys) : readConditions,
     );
   }
 }

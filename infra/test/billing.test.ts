@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { STAGE_NAMES, STAGES, type StageName } from '../config/stages';
 import {
   BILLING_RUN_TIMEOUT,
-  BILLING_WORKER_TABLE_ACTIONS,
+  BILLING_WORKER_TABLE_GRANT,
   BILLING_WORKER_TIMEOUT,
   MAX_RECEIVE_COUNT,
   rateDuration,
@@ -183,7 +183,8 @@ describe.each(STAGE_NAMES)('billing on %s', (stage) => {
   });
 
   it('keeps or deletes the queues with the stack, as the stage config says', () => {
-    const expected = STAGES[stage].removalPolicy === RemovalPolicy.RETAIN ? 'Retain' : 'Delete';
+    const expected =
+      STAGES[stage].removalPolicy === RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE ? 'RetainExceptOnCreate' : 'Delete';
     for (const [id, queue] of queues(billingOf(stage).template)) expect(queue.DeletionPolicy, id).toBe(expected);
   });
 
@@ -247,7 +248,9 @@ describe.each(STAGE_NAMES)('billing on %s', (stage) => {
   it('lets the worker read items by key and write invoices and charge attempts: no Query, Update, delete, batch-write or scan', () => {
     const { template, worker, tableId } = billingOf(stage);
     const statements = statementsOfRole(template, worker.roleId);
-    expect(actionsOf(statements, 'dynamodb:')).toEqual(new Set(BILLING_WORKER_TABLE_ACTIONS));
+    expect(actionsOf(statements, 'dynamodb:')).toEqual(
+      new Set([...BILLING_WORKER_TABLE_GRANT.reads, ...BILLING_WORKER_TABLE_GRANT.writes]),
+    );
     for (const action of ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem']) {
       expect(resourcesGranting(statements, action), action).toEqual([arnOf(tableId)]);
     }

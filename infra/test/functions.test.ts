@@ -2,7 +2,7 @@ import { DOMAINS } from '@svc/api';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { STAGE_NAMES, STAGES } from '../config/stages';
 import { domainNames } from '../constructs/domain-function';
-import { tableAccessFor, tableGrantFor } from '../constructs/table-access';
+import { tableAccessFor, tableActionsOf, tableGrantFor } from '../constructs/table-access';
 import { synthesizeAllStages, templateOf } from './support/synth';
 import {
   functionsByService,
@@ -34,6 +34,15 @@ function leadingKeysOf(stage: (typeof STAGE_NAMES)[number], service: string): Ar
           'ForAllValues:StringLike'
         ]?.['dynamodb:LeadingKeys'],
     );
+}
+
+/** An IAM string pattern (`*`, `?`) against a value. */
+function globMatch(pattern: string, value: string): boolean {
+  const expression = pattern
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
+  return new RegExp(`^${expression}$`).test(value);
 }
 
 /** Raw CloudFormation functions of CDK's own, run on deploy or delete only (constructs/tracing.ts). */
@@ -139,7 +148,7 @@ describe.each(STAGE_NAMES)('the %s functions', (stage) => {
   it('hold exactly the DynamoDB actions their routes call for (narrowed where declared), no more', () => {
     for (const domain of domainNames()) {
       const grant = tableGrantFor(domain);
-      const expected = [...grant.tableActions, ...(grant.indexes.length > 0 ? ['dynamodb:Query'] : [])];
+      const expected = [...tableActionsOf(grant), ...(grant.indexes.length > 0 ? ['dynamodb:Query'] : [])];
       expect(new Set(dynamoActionsOf(stage, domain)), `${domain} (${tableAccessFor(domain)})`).toEqual(
         new Set(expected),
       );
@@ -162,22 +171,55 @@ describe.each(STAGE_NAMES)('the %s functions', (stage) => {
       'dynamodb:GetItem',
       'dynamodb:PutItem',
     ]);
-    expect(leadingKeysOf(stage, 'identity')).toEqual([['CLIENT#*', 'SIGNING_KEYS']]);
+    expect(leadingKeysOf(stage, 'identity')).toEqual([['CLIENT#*', 'SIGNING_KEYS'], ['SIGNING_KEYS']]);
   });
 
-  it('hold every domain with table access to its partition keys (dynamodb:LeadingKeys), each as tableGrantFor says', () => {
+  it('hold every domain with table access to its partition keys (dynamodb:LeadingKeys): reads to its read keys, writes to its write keys', () => {
     for (const domain of domainNames()) {
       const grant = tableGrantFor(domain);
-      if (grant.tableActions.length === 0) continue;
+      if (tableActionsOf(grant).length === 0) continue;
       const statements = leadingKeysOf(stage, domain);
-      expect(statements.length, domain).toBeGreaterThan(0);
-      for (const keys of statements) expect(keys, domain).toEqual(grant.leadingKeys);
+      expect(statements, domain).toEqual([
+        ...(grant.reads.length > 0 ? [grant.readKeys] : []),
+        ...(grant.writes.length > 0 ? [grant.writeKeys] : []),
+        ...(grant.attributeUpdates ?? []).map((update) => update.leadingKeys),
+        ...(grant.indexes.length > 0 ? [grant.readKeys] : []),
+      ]);
     }
     // Payments never reaches another domain's private items: webhooks, onboarding, clients' secrets.
-    const payments = leadingKeysOf(stage, 'payments')[0] ?? [];
-    expect(payments).toEqual(expect.arrayContaining(['PAYMENT#*', 'IDEMPOTENCY#*', 'CLIENT#*']));
-    for (const foreign of ['WEBHOOK#*', 'ONBOARDING#*', 'USER#*', 'DELIVERY#*'])
-      expect(payments).not.toContain(foreign);
+    const [reads = [], writes = []] = leadingKeysOf(stage, 'payments');
+    expect(reads).toEqual(expect.arrayContaining(['PAYMENT#*', 'IDEMPOTENCY#*', 'CLIENT#*']));
+    expect(writes).not.toContain('CLIENT#*');
+    for (const foreign of ['WEBHOOK#*', 'ONBOARDING#*', 'USER#*', 'DELIVERY#*']) expect(reads).not.toContain(foreign);
+  });
+
+  it("let no role write a client or the signing keys but identity (signing keys) and onboarding (a client's grants, by attribute)", () => {
+    const template = templateOf(stage);
+    const writes = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
+    for (const [service, fn] of functionsByService(template)) {
+      for (const statement of statementsOfRole(template, fn.roleId)) {
+        const writing = statement.Action.filter((action) => writes.includes(action));
+        if (writing.length === 0) continue;
+        const condition = statement.Condition as Record<string, Record<string, string[]>> | undefined;
+        const keys = condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'];
+        // Every write of every role is held to partition keys.
+        expect(keys, `${service} writes without dynamodb:LeadingKeys`).toBeDefined();
+        const credentials = (keys ?? []).filter((key) => ['CLIENT#x', 'SIGNING_KEYS'].some((k) => globMatch(key, k)));
+        if (credentials.length === 0) continue;
+        if (service === 'identity') {
+          expect(credentials, service).toEqual(['SIGNING_KEYS']);
+          continue;
+        }
+        expect(service).toBe('onboarding');
+        expect(writing).toEqual(['dynamodb:UpdateItem']);
+        expect(condition?.['ForAllValues:StringEquals']?.['dynamodb:Attributes']).toEqual([
+          'pk',
+          'sk',
+          'grants',
+          'grants_version',
+        ]);
+      }
+    }
   });
 
   it('never allow a table scan or a wildcard DynamoDB action', () => {

@@ -140,7 +140,10 @@ const emptiesOnDelete = (statement: { Effect?: string; Principal?: unknown; Acti
   statement.Effect === 'Allow' &&
   JSON.stringify(statement.Principal ?? '').includes('CustomS3AutoDeleteObjectsCustomResourceProviderRole');
 
-const removalOf = (stage: StageName) => (STAGES[stage].removalPolicy === RemovalPolicy.RETAIN ? 'Retain' : 'Delete');
+const removalOf = (stage: StageName) =>
+  STAGES[stage].removalPolicy === RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE ? 'RetainExceptOnCreate' : 'Delete';
+const replacementOf = (stage: StageName) =>
+  STAGES[stage].removalPolicy === RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE ? 'Retain' : 'Delete';
 
 describe.each(STAGE_NAMES)('the %s reconciliation bucket', (stage) => {
   it('blocks all public access, owns every object (no ACLs) and encrypts with S3-managed keys', () => {
@@ -242,7 +245,7 @@ describe.each(STAGE_NAMES)('the %s reconciliation bucket', (stage) => {
     const { template, bucket, logsBucket } = filesOf(stage);
     const table = Object.values(template.findResources('AWS::DynamoDB::Table'))[0];
     expect(bucket.DeletionPolicy).toBe(removalOf(stage));
-    expect(bucket.UpdateReplacePolicy).toBe(removalOf(stage));
+    expect(bucket.UpdateReplacePolicy).toBe(replacementOf(stage));
     expect(bucket.DeletionPolicy).toBe(table?.DeletionPolicy);
     expect(logsBucket.DeletionPolicy).toBe(removalOf(stage));
   });

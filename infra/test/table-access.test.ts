@@ -69,9 +69,9 @@ describe('the table grant of a domain function', () => {
 
   it("scopes payments to its actions and partitions: no Query, no delete, no index, never another domain's private items", () => {
     expect(tableGrantFor('payments')).toEqual({
-      tableActions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+      reads: ['dynamodb:GetItem', 'dynamodb:BatchGetItem'],
       indexes: [],
-      leadingKeys: [
+      readKeys: [
         'ORG#*',
         'ACCOUNT#*',
         'PAYMENT#*',
@@ -80,69 +80,99 @@ describe('the table grant of a domain function', () => {
         'PROVIDER_CUSTOMER#*',
         'SUPPORTER#*',
         'SUBSCRIPTION#*',
+        'IDEMPOTENCY#*',
         ...AUTHENTICATOR,
+      ],
+      writes: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
+      writeKeys: [
+        'PAYMENT#*',
+        'PAYMENT_SOURCE#*',
+        'PROVIDER_EVENT#*',
+        'PROVIDER_CUSTOMER#*',
+        'SUPPORTER#*',
+        'SUBSCRIPTION#*',
         'IDEMPOTENCY#*',
       ],
     });
-    expect(tableGrantFor('platform')).toEqual({ tableActions: [], indexes: [] });
+    expect(tableGrantFor('platform')).toEqual({ reads: [], indexes: [], writes: [], writeKeys: [] });
   });
 
-  it("adds what the routes imply: the authenticator's keys for token routes, idempotency records for authenticated POSTs", () => {
+  it("adds what the routes imply: the authenticator's keys to read for token routes, idempotency records to write for authenticated POSTs", () => {
     const readOnly = tableGrantFor('supporters', [
       entry('supporters', 'GET', 'token'),
       entry('supporters', 'PATCH', 'token'),
     ]);
-    expect(readOnly.leadingKeys).toEqual(['ORG#*', 'SUPPORTER#*', 'SUBSCRIPTION#*', ...AUTHENTICATOR]);
+    expect(readOnly.readKeys).toEqual(['ORG#*', 'SUBSCRIPTION#*', 'SUPPORTER#*', ...AUTHENTICATOR]);
+    expect(readOnly.writeKeys).toEqual(['SUPPORTER#*']);
     const posting = tableGrantFor('supporters', [entry('supporters', 'POST', 'token')]);
-    expect(posting.leadingKeys).toContain('IDEMPOTENCY#*');
+    expect(posting.writeKeys).toContain('IDEMPOTENCY#*');
     // A readOnly POST (a search) keeps no idempotency record.
     const searching = tableGrantFor('supporters', [
       entry('supporters', 'PATCH', 'token'),
       entry('supporters', 'POST', 'token', true),
     ]);
-    expect(searching.leadingKeys).not.toContain('IDEMPOTENCY#*');
+    expect(searching.writeKeys).not.toContain('IDEMPOTENCY#*');
+  });
+
+  it('never lets a domain but identity write the credentials it reads: clients and signing keys', () => {
+    for (const domain of [
+      'organisations',
+      'payments',
+      'supporters',
+      'subscriptions',
+      'webhooks',
+      'onboarding',
+      'reconciliation',
+    ] as const) {
+      const grant = tableGrantFor(domain);
+      expect(grant.readKeys, domain).toEqual(expect.arrayContaining(AUTHENTICATOR));
+      expect(
+        grant.writeKeys.filter((key) => key.startsWith('CLIENT') || key.startsWith('SIGNING')),
+        domain,
+      ).toEqual([]);
+    }
+    expect(tableGrantFor('identity').writeKeys).toEqual(['SIGNING_KEYS']);
+    // Onboarding may change a partner client's grants, and no other attribute of it.
+    expect(tableGrantFor('onboarding').attributeUpdates).toEqual([
+      expect.objectContaining({ leadingKeys: ['CLIENT#*'], attributes: ['pk', 'sk', 'grants', 'grants_version'] }),
+    ]);
   });
 
   it('gives organisations Query in its partitions and Put (approval), plus the idempotency records of its POST', () => {
     const grant = tableGrantFor('organisations');
-    expect(grant.tableActions).toEqual([
-      'dynamodb:GetItem',
-      'dynamodb:BatchGetItem',
-      'dynamodb:Query',
-      'dynamodb:PutItem',
-      'dynamodb:UpdateItem',
-    ]);
-    expect(grant.leadingKeys).toEqual(['ORG#*', 'ACCOUNT#*', ...AUTHENTICATOR, 'IDEMPOTENCY#*']);
+    expect(grant.reads).toEqual(['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query']);
+    expect(grant.writes).toEqual(['dynamodb:PutItem', 'dynamodb:UpdateItem']);
+    expect(grant.writeKeys).toEqual(['ORG#*', 'IDEMPOTENCY#*']);
   });
 
   it('narrows onboarding to what its code sends: no table Query, no BatchWriteItem, gsi1 and gsi2 only', () => {
     const grant = tableGrantFor('onboarding');
-    expect(grant.tableActions).toEqual([
-      'dynamodb:GetItem',
-      'dynamodb:BatchGetItem',
-      'dynamodb:PutItem',
-      'dynamodb:UpdateItem',
-      'dynamodb:DeleteItem',
-      'dynamodb:ConditionCheckItem',
-    ]);
+    expect(grant.reads).toEqual(['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem']);
+    expect(grant.writes).toEqual(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']);
     expect(grant.indexes).toEqual(['gsi1', 'gsi2']);
-    expect(grant.leadingKeys).toEqual(expect.arrayContaining(['ONBOARDING#*', 'USER_EMAIL#*', ...AUTHENTICATOR]));
-    expect(grant.leadingKeys).not.toContain('PAYMENT#*');
+    expect(grant.writeKeys).toEqual(expect.arrayContaining(['ONBOARDING#*', 'USER_EMAIL#*']));
+    expect(grant.readKeys).not.toContain('PAYMENT#*');
   });
 
   it('narrows reconciliation to reads, Query on gsi1 and the idempotency records of its one POST', () => {
     expect(tableAccessFor('reconciliation')).toBe('readWrite');
     expect(tableGrantFor('reconciliation')).toEqual({
-      tableActions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+      reads: ['dynamodb:GetItem', 'dynamodb:BatchGetItem'],
       indexes: ['gsi1'],
-      leadingKeys: ['ORG#*', 'RECON_SOURCE#*', 'RECON_REPORT#*', ...AUTHENTICATOR, 'IDEMPOTENCY#*'],
+      readKeys: ['ORG#*', 'RECON_SOURCE#*', 'RECON_REPORT#*', 'IDEMPOTENCY#*', ...AUTHENTICATOR],
+      writes: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
+      writeKeys: ['IDEMPOTENCY#*'],
     });
   });
 
   it('refuses a scope that grants more than the route table implies', () => {
     expect(() => tableGrantFor('onboarding', [entry('onboarding', 'GET', 'token')])).toThrow(
-      /onboarding names dynamodb:PutItem.*beyond its route-derived read/,
+      /onboarding names .*dynamodb:PutItem.*beyond its route-derived read/,
     );
     expect(() => tableGrantFor('onboarding', [])).toThrow(/beyond its route-derived none/);
+  });
+
+  it('refuses a domain with table access and no scope: its writes would reach every partition', () => {
+    expect(() => tableGrantFor('platform', [entry('platform', 'POST', 'token')])).toThrow(/no scope/);
   });
 });

@@ -39,12 +39,13 @@ describe.each(STAGE_NAMES)('the %s table', (stage) => {
   });
 
   const { pointInTimeRecovery, deletionProtection } = STAGES[stage];
-  const retained = STAGES[stage].removalPolicy === RemovalPolicy.RETAIN;
+  const retained = STAGES[stage].removalPolicy === RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE;
   it(`${pointInTimeRecovery ? 'keeps' : 'does not keep'} point-in-time recovery, ${retained ? 'keeps' : 'drops'} the data on stack deletion, ${deletionProtection ? 'with' : 'without'} deletion protection`, () => {
     const tables = Object.values(templateOf(stage).findResources('AWS::DynamoDB::Table'));
     expect(tables).toHaveLength(1);
     expect(tables[0]).toMatchObject({
-      DeletionPolicy: retained ? 'Retain' : 'Delete',
+      // Kept on stack deletion and replacement; removed if the create that made it rolls back.
+      DeletionPolicy: retained ? 'RetainExceptOnCreate' : 'Delete',
       UpdateReplacePolicy: retained ? 'Retain' : 'Delete',
       Properties: {
         PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: pointInTimeRecovery },
@@ -57,10 +58,9 @@ describe.each(STAGE_NAMES)('the %s table', (stage) => {
 describe('stage protection', () => {
   it('keeps point-in-time recovery and the data on staging and prod; deletion protection is prod only', () => {
     expect(STAGE_NAMES.filter((name) => STAGES[name].pointInTimeRecovery)).toEqual(['staging', 'prod']);
-    expect(STAGE_NAMES.filter((name) => STAGES[name].removalPolicy === RemovalPolicy.RETAIN)).toEqual([
-      'staging',
-      'prod',
-    ]);
+    expect(
+      STAGE_NAMES.filter((name) => STAGES[name].removalPolicy === RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE),
+    ).toEqual(['staging', 'prod']);
     expect(STAGE_NAMES.filter((name) => STAGES[name].deletionProtection)).toEqual(['prod']);
   });
 

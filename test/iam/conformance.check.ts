@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createServiceApp } from '../../infra/stacks/service-app';
 import { appProps, SKIP_BUNDLING } from '../../infra/test/support/app-props';
 import { type DomainFunctionView, functionsByService } from '../../infra/test/support/template-model';
-import { checkCalls, loadCalls, unusedGrants } from './conformance';
+import { checkCalls, loadCalls, unexercisedWrites, unusedGrants } from './conformance';
 import type { RecordedCall } from './recorder';
 
 /**
@@ -11,6 +11,28 @@ import type { RecordedCall } from './recorder';
  * the run, held against that function's role in the prod template. A call the role does not allow
  * fails here; granted actions no call used are printed.
  */
+/**
+ * Write partitions a role holds for code the suite does not reach, each with the path. Anything
+ * else granted and never written fails: a role writes only the key prefixes its code writes.
+ */
+const UNEXERCISED_WRITES: ReadonlyArray<{ fn: string; leadingKey: string; why: string }> = [
+  {
+    fn: 'fan-out',
+    leadingKey: 'DELIVERY#*',
+    why: 'a delivery too large to travel in its SQS message is stored first (services/webhooks fan-out); the suite sends small events',
+  },
+  {
+    fn: 'organisations',
+    leadingKey: 'IDEMPOTENCY#*',
+    why: "an operator's approval or decline sent with an Idempotency-Key (@svc/http keeps a record); the suite's approvals send none",
+  },
+  {
+    fn: 'payment-resolver',
+    leadingKey: 'SUBSCRIPTION#*',
+    why: 'a payment that starts a subscription settled by the resolver rather than by the donor or an event (domain/approval.ts settlePending)',
+  },
+];
+
 let template: Template;
 let functions: Map<string, DomainFunctionView>;
 
@@ -38,6 +60,87 @@ describe('IAM conformance of the test run', () => {
       );
     }
     expect(findings.map((f) => `${f.fn} ${f.action} on ${f.resource}: ${f.why}`)).toEqual([]);
+  });
+
+  it('finds every partition a role may write written by its code in the run (or listed with the path the suite does not reach)', () => {
+    const unexercised = unexercisedWrites(template, functions, loadCalls()).filter(
+      (found) => !UNEXERCISED_WRITES.some((known) => known.fn === found.fn && known.leadingKey === found.leadingKey),
+    );
+    expect(unexercised.map((found) => `${found.fn} may write ${found.leadingKey}`)).toEqual([]);
+  });
+
+  it('refuses a write to a partition the role only reads: no domain but identity writes credentials', () => {
+    const write = (
+      fn: string,
+      command: string,
+      pk: string,
+      extra: Partial<RecordedCall['resources'][number]> = {},
+    ) => ({
+      fn,
+      service: 'DynamoDB',
+      command,
+      resources: [{ variable: 'SVC_TABLE_NAME', partitionKeys: [pk], ...extra }],
+    });
+    const { findings } = checkCalls(template, functions, [
+      // Supporters reads the caller's client, and may not write it.
+      write('supporters', 'Put', 'CLIENT#operator'),
+      write('payments', 'Update', 'SIGNING_KEYS'),
+      // A worker's put outside its partitions.
+      write('billing-worker', 'Put', 'CLIENT#operator'),
+      write('file-processor', 'Put', 'PAYMENT#x'),
+      // Onboarding may change a client's grants, and nothing else of it.
+      {
+        fn: 'onboarding',
+        service: 'DynamoDB',
+        command: 'TransactWrite',
+        resources: [
+          {
+            variable: 'SVC_TABLE_NAME',
+            partitionKeys: ['CLIENT#partner'],
+            action: 'UpdateItem',
+            attributes: ['grants', 'grants_version', 'pk', 'sk'],
+          },
+        ],
+      },
+      {
+        fn: 'onboarding',
+        service: 'DynamoDB',
+        command: 'TransactWrite',
+        resources: [
+          {
+            variable: 'SVC_TABLE_NAME',
+            partitionKeys: ['CLIENT#partner'],
+            action: 'UpdateItem',
+            attributes: ['grants', 'pk', 'secret_hash', 'sk'],
+          },
+        ],
+      },
+      write('onboarding', 'Put', 'CLIENT#new'),
+      // Identity writes the signing keys and no client.
+      write('identity', 'Put', 'SIGNING_KEYS'),
+      write('identity', 'Put', 'CLIENT#new'),
+    ]);
+    expect(findings.map((f) => [f.fn, f.action, f.resource.replace(/^.*\(pk /, '').replace(')', '')])).toEqual([
+      ['supporters', 'dynamodb:PutItem', 'CLIENT#'],
+      ['payments', 'dynamodb:UpdateItem', 'SIGNING_KEYS'],
+      ['billing-worker', 'dynamodb:PutItem', 'CLIENT#'],
+      ['file-processor', 'dynamodb:PutItem', 'PAYMENT#'],
+      ['onboarding', 'dynamodb:UpdateItem', 'CLIENT#'],
+      ['onboarding', 'dynamodb:PutItem', 'CLIENT#'],
+      ['identity', 'dynamodb:PutItem', 'CLIENT#'],
+    ]);
+  });
+
+  it('evaluates a KMS encryption context condition: webhook secrets only with their purpose', () => {
+    const kms = (fn: string, purpose: string) => ({
+      fn,
+      service: 'KMS',
+      command: 'Decrypt',
+      resources: [{ variable: 'SVC_WEBHOOK_KMS_KEY_ID' }],
+      context: { 'kms:EncryptionContext:purpose': purpose },
+    });
+    const { findings } = checkCalls(template, functions, [kms('webhooks', 'webhook-secret'), kms('webhooks', 'other')]);
+    expect(findings.map((f) => [f.fn, f.action])).toEqual([['webhooks', 'kms:Decrypt']]);
   });
 
   it('refuses calls a role does not allow (the check itself)', () => {

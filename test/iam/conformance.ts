@@ -72,7 +72,15 @@ export function loadCalls(dir = latestRun()): RecordedCall[] {
         call.command,
         call.itemActions,
         call.parameters,
-        call.resources.map((r) => [r.variable, r.index, r.objectKey?.split('/')[0], r.partitionKeys?.map(prefixOf)]),
+        call.context,
+        call.resources.map((r) => [
+          r.variable,
+          r.index,
+          r.action,
+          r.attributes,
+          r.objectKey?.split('/')[0],
+          r.partitionKeys?.map(prefixOf),
+        ]),
       ]);
       if (seen.has(key)) continue;
       seen.add(key);
@@ -140,21 +148,65 @@ function candidates(service: string, id: string, resource: RecordedCall['resourc
   }
 }
 
-function conditionHolds(condition: unknown, resource: RecordedCall['resources'][number]): boolean {
-  if (condition === undefined) return true;
-  const like = (condition as Record<string, Record<string, string[]>>)['ForAllValues:StringLike'];
-  const patterns = like?.['dynamodb:LeadingKeys'];
-  if (!patterns || Object.keys(condition as object).length !== 1 || Object.keys(like).length !== 1) return false;
-  const keys = resource.partitionKeys ?? [];
-  return keys.length > 0 && keys.every((key) => patterns.some((pattern) => glob(pattern, key)));
+type Resource = RecordedCall['resources'][number];
+
+/**
+ * The request's values of a condition key, as IAM would see them: the partition keys it names
+ * (dynamodb:LeadingKeys), the attributes it names (dynamodb:Attributes), and what the recorder
+ * kept of its parameters (dynamodb:ReturnValues, kms:EncryptionContext:*). Undefined: the request
+ * does not carry the key.
+ */
+function valuesOf(key: string, call: RecordedCall, resource: Resource): string[] | undefined {
+  if (key === 'dynamodb:LeadingKeys') return resource.partitionKeys;
+  if (key === 'dynamodb:Attributes') return resource.attributes;
+  const value = call.context?.[key];
+  return value === undefined ? undefined : [value];
 }
 
-function allows(statement: Statement, action: string, targets: string[], resource: RecordedCall['resources'][number]) {
+/**
+ * Evaluates a statement's Condition block for one call and resource, for the operators our
+ * policies use; any other operator (or a key the recorder cannot know) fails the call, so a new
+ * kind of condition is taught here before it passes.
+ * https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_elements_condition_operators.html
+ * and reference_policies_condition-single-vs-multi-valued-context-keys.html: ForAllValues holds
+ * when every request value matches (and, as written here, at least one value exists: a request
+ * with no partition key is no item access); the IfExists forms hold when the key is absent.
+ */
+function conditionHolds(condition: unknown, call: RecordedCall, resource: Resource): boolean {
+  if (condition === undefined) return true;
+  for (const [operator, keys] of Object.entries(condition as Record<string, Record<string, unknown>>)) {
+    for (const [key, allowed] of Object.entries(keys)) {
+      const patterns = (Array.isArray(allowed) ? allowed : [allowed]).map(String);
+      const values = valuesOf(key, call, resource);
+      const like = (value: string) => patterns.some((pattern) => glob(pattern, value));
+      const equals = (value: string) => patterns.includes(value);
+      switch (operator) {
+        case 'ForAllValues:StringLike':
+          if (!values?.length || !values.every(like)) return false;
+          break;
+        case 'ForAllValues:StringEquals':
+          if (!values?.length || !values.every(equals)) return false;
+          break;
+        case 'StringEquals':
+          if (!values?.length || !values.every(equals)) return false;
+          break;
+        case 'StringEqualsIfExists':
+          if (values !== undefined && !values.every(equals)) return false;
+          break;
+        default:
+          return false;
+      }
+    }
+  }
+  return true;
+}
+
+function allows(statement: Statement, action: string, targets: string[], call: RecordedCall, resource: Resource) {
   if (statement.Effect !== 'Allow') return false;
   if (!statement.Action.some((granted) => glob(granted, action))) return false;
   const resources = resourcesOfStatement(statement).map(render);
   if (!resources.some((granted) => targets.some((target) => glob(granted, target)))) return false;
-  return conditionHolds(statement.Condition, resource);
+  return conditionHolds(statement.Condition, call, resource);
 }
 
 /** The calls no statement of the function's role allows. */
@@ -173,10 +225,10 @@ export function checkCalls(
     }
     const statements = statementsOfRole(template, fn.roleId);
     const variables = fn.properties.Environment.Variables;
-    for (const action of actionsOf(call)) {
-      if (!used.has(call.fn)) used.set(call.fn, new Set());
-      used.get(call.fn)?.add(action);
-      for (const resource of call.resources) {
+    for (const resource of call.resources) {
+      for (const action of resource.action ? [`dynamodb:${resource.action}`] : actionsOf(call)) {
+        if (!used.has(call.fn)) used.set(call.fn, new Set());
+        used.get(call.fn)?.add(action);
         const local = LOCAL_ONLY.find(
           (entry) =>
             entry.fn === call.fn &&
@@ -196,7 +248,7 @@ export function checkCalls(
           continue;
         }
         const targets = candidates(call.service, id, resource);
-        if (!statements.some((statement) => allows(statement, action, targets, resource))) {
+        if (!statements.some((statement) => allows(statement, action, targets, call, resource))) {
           findings.push({
             fn: call.fn,
             action,
@@ -230,4 +282,49 @@ export function unusedGrants(
     }
   }
   return unused;
+}
+
+const WRITE_ACTIONS = new Set([
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:BatchWriteItem',
+]);
+
+/**
+ * Each partition a function's role may write that no write of its in the run named, and each
+ * table write statement not held to partitions at all: a role writes only the key prefixes its
+ * code writes. Only functions the run exercised are judged.
+ */
+export function unexercisedWrites(
+  template: Template,
+  functions: ReadonlyMap<string, DomainFunctionView>,
+  calls: readonly RecordedCall[],
+): Array<{ fn: string; leadingKey: string }> {
+  const written = new Map<string, string[]>();
+  for (const call of calls) {
+    for (const resource of call.resources) {
+      const actions = resource.action ? [`dynamodb:${resource.action}`] : actionsOf(call);
+      if (!actions.some((action) => WRITE_ACTIONS.has(action))) continue;
+      written.set(call.fn, [...(written.get(call.fn) ?? []), ...(resource.partitionKeys ?? [])]);
+    }
+  }
+  const exercised = new Set(calls.map((call) => call.fn));
+  const found: Array<{ fn: string; leadingKey: string }> = [];
+  for (const [name, fn] of functions) {
+    if (!exercised.has(name)) continue;
+    for (const statement of statementsOfRole(template, fn.roleId)) {
+      if (statement.Effect !== 'Allow' || !statement.Action.some((action) => WRITE_ACTIONS.has(action))) continue;
+      const condition = statement.Condition as Record<string, Record<string, string[]>> | undefined;
+      const patterns = condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'];
+      if (!patterns) {
+        found.push({ fn: name, leadingKey: '(any: no dynamodb:LeadingKeys)' });
+        continue;
+      }
+      for (const pattern of patterns) {
+        if (!(written.get(name) ?? []).some((key) => glob(pattern, key))) found.push({ fn: name, leadingKey: pattern });
+      }
+    }
+  }
+  return found;
 }

@@ -51,11 +51,22 @@ export interface RecordedCall {
   service: string;
   command: string;
   /** Resources the call names: the variable that held each name, and the key or index within it. */
-  resources: Array<{ variable: string; index?: string; objectKey?: string; partitionKeys?: string[] }>;
+  resources: Array<{
+    variable: string;
+    index?: string;
+    objectKey?: string;
+    partitionKeys?: string[];
+    /** A transaction's part: the action IAM checks for it (`PutItem`, `ConditionCheckItem`). */
+    action?: string;
+    /** The top-level attributes a write names (key, update, condition), for `dynamodb:Attributes`. */
+    attributes?: string[];
+  }>;
   /** For a transaction or a batch: the actions it makes on each item. */
   itemActions?: string[];
   /** Parameters that change which IAM action the call needs (an object's `VersionId`). */
   parameters?: string[];
+  /** Condition keys the request sets (`kms:EncryptionContext:purpose`, `dynamodb:ReturnValues`). */
+  context?: Record<string, string>;
 }
 
 type Input = Record<string, unknown>;
@@ -83,7 +94,48 @@ function queriedPartitionKey(input: Input): string[] {
   return typeof value === 'string' ? [value] : [];
 }
 
-function describe(input: Input): Pick<RecordedCall, 'resources' | 'itemActions' | 'parameters'> {
+/** Words of an expression that are not attribute names. */
+const EXPRESSION_WORDS = new Set([
+  'SET',
+  'REMOVE',
+  'ADD',
+  'DELETE',
+  'AND',
+  'OR',
+  'NOT',
+  'BETWEEN',
+  'IN',
+  'attribute_exists',
+  'attribute_not_exists',
+  'attribute_type',
+  'begins_with',
+  'contains',
+  'size',
+  'if_not_exists',
+  'list_append',
+]);
+
+/**
+ * The top-level attributes an item write names: its key's, and those of its update and condition
+ * expressions (`#name` resolved; `a.b[0]` is `a`), which is what `dynamodb:Attributes` is matched
+ * against. A Put names every attribute of its item.
+ */
+function attributesNamed(body: Input): string[] {
+  const names = body.ExpressionAttributeNames as Record<string, string> | undefined;
+  const found = new Set<string>(Object.keys((body.Key ?? body.Item ?? {}) as Input));
+  for (const expression of [body.UpdateExpression, body.ConditionExpression]) {
+    if (typeof expression !== 'string') continue;
+    const withoutValues = expression.replace(/:\w+/g, ' ');
+    for (const match of withoutValues.matchAll(/(#?[A-Za-z_][\w]*)((?:\.[#\w]+|\[\d+\])*)/g)) {
+      const word = match[1] ?? '';
+      if (EXPRESSION_WORDS.has(word)) continue;
+      found.add(word.startsWith('#') ? (names?.[word] ?? word) : word);
+    }
+  }
+  return [...found].sort();
+}
+
+function describe(input: Input): Pick<RecordedCall, 'resources' | 'itemActions' | 'parameters' | 'context'> {
   const resources: RecordedCall['resources'] = [];
   const add = (name: unknown, extra: Omit<RecordedCall['resources'][number], 'variable'> = {}) => {
     const variable = variableHolding(name) ?? `literal:${String(name)}`;
@@ -95,6 +147,7 @@ function describe(input: Input): Pick<RecordedCall, 'resources' | 'itemActions' 
       partitionKeys: input.KeyConditionExpression
         ? queriedPartitionKey(input)
         : partitionKeyOf(input.Key ?? input.Item),
+      ...(input.UpdateExpression || input.Item ? { attributes: attributesNamed(input) } : {}),
     });
   }
   if ('QueueUrl' in input) add(input.QueueUrl);
@@ -117,7 +170,11 @@ function describe(input: Input): Pick<RecordedCall, 'resources' | 'itemActions' 
         if (!action) continue;
         itemActions.push(action);
         const b = body as Input;
-        add(b.TableName, { partitionKeys: partitionKeyOf(b.Key ?? b.Item) });
+        add(b.TableName, {
+          partitionKeys: partitionKeyOf(b.Key ?? b.Item),
+          action,
+          ...(kind === 'Update' || kind === 'Put' ? { attributes: attributesNamed(b) } : {}),
+        });
       }
     }
   }
@@ -131,10 +188,18 @@ function describe(input: Input): Pick<RecordedCall, 'resources' | 'itemActions' 
       add(table, { partitionKeys: keys });
     }
   }
+  const context: Record<string, string> = {};
+  if (input.EncryptionContext && typeof input.EncryptionContext === 'object') {
+    for (const [name, value] of Object.entries(input.EncryptionContext as Record<string, string>)) {
+      context[`kms:EncryptionContext:${name}`] = value;
+    }
+  }
+  if (typeof input.ReturnValues === 'string') context['dynamodb:ReturnValues'] = input.ReturnValues;
   return {
     resources,
     ...(itemActions ? { itemActions } : {}),
     ...(parameters.length > 0 ? { parameters } : {}),
+    ...(Object.keys(context).length > 0 ? { context } : {}),
   };
 }
 
