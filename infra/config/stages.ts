@@ -54,8 +54,19 @@ export interface StageConfig {
   pointInTimeRecovery: boolean;
   deletionProtection: boolean;
   alarms: AlarmConfig;
-  /** Stage-wide API Gateway throttle (requests per second and burst). */
+  /** Stage-wide API Gateway throttle (requests per second and burst): the hard ceiling of the API. */
   throttle: { rateLimit: number; burstLimit: number };
+  /**
+   * Per-caller limits (docs/API.md "Rate limits"): `client` per client id on authenticated
+   * routes, `credentials` per source address on the token route (each call hashes a secret with
+   * scrypt), both kept by the functions, approximately (packages/http middleware/rate-limit.ts);
+   * `tokenRoute` is API Gateway's own throttle of POST /oauth2/token, all callers together.
+   */
+  rateLimits: {
+    client: { perSecond: number; burst: number };
+    credentials: { perSecond: number; burst: number };
+    tokenRoute: { rateLimit: number; burstLimit: number };
+  };
   /** How often the billing run starts (EventBridge Scheduler). */
   billingSchedule: RateExpression;
   /**
@@ -122,6 +133,14 @@ export type CaptchaConfig = { verifier: 'recaptcha'; siteKey?: string } | { veri
 export const captchaSiteKeyContext = (stage: StageName) => `captchaSiteKey.${stage}`;
 
 /**
+ * The synth-time context keys that give a stage an existing table instead of the one its stack
+ * makes: a table restored from a point in time (docs/operations.md, "Restoring the table"). Both
+ * are printed by `pnpm ops table:adopt`: the name, and the ARN of the stream it enabled.
+ */
+export const existingTableContext = (stage: StageName) => `table.${stage}`;
+export const existingTableStreamContext = (stage: StageName) => `tableStream.${stage}`;
+
+/**
  * The synth-time context key that gives a stage with alarms whom they notify: e-mail addresses
  * and SNS topic ARNs, comma-separated (`-c alarmsNotify.prod=ops@example.org,arn:aws:sns:…`),
  * added to `alarms.notify`.
@@ -144,6 +163,11 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
       chargeFailureRate: 0.5,
     },
     throttle: { rateLimit: 50, burstLimit: 100 },
+    rateLimits: {
+      client: { perSecond: 25, burst: 50 },
+      credentials: { perSecond: 2, burst: 5 },
+      tokenRoute: { rateLimit: 5, burstLimit: 10 },
+    },
     billingSchedule: 'rate(15 minutes)',
     signingKeyRotation: 1,
     // Made-up data only: the hosted page works as soon as dev is deployed.
@@ -170,6 +194,11 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
       chargeFailureRate: 0.5,
     },
     throttle: { rateLimit: 100, burstLimit: 200 },
+    rateLimits: {
+      client: { perSecond: 50, burst: 100 },
+      credentials: { perSecond: 5, burst: 10 },
+      tokenRoute: { rateLimit: 10, burstLimit: 20 },
+    },
     billingSchedule: 'rate(15 minutes)',
     signingKeyRotation: 1,
     captcha: { verifier: 'recaptcha' },
@@ -193,6 +222,13 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
       chargeFailureRate: 0.3,
     },
     throttle: { rateLimit: 500, burstLimit: 1000 },
+    // One client may take half the API; a telethon's form backend is given more for the day
+    // (docs/operations.md). Tokens live an hour, so 50 a second serve every client there is.
+    rateLimits: {
+      client: { perSecond: 250, burst: 500 },
+      credentials: { perSecond: 10, burst: 20 },
+      tokenRoute: { rateLimit: 50, burstLimit: 100 },
+    },
     billingSchedule: 'rate(15 minutes)',
     signingKeyRotation: 1,
     captcha: { verifier: 'recaptcha' },

@@ -55,6 +55,9 @@ export class DomainFunction extends ServiceFunction {
         SVC_STAGE: stage.name,
         SVC_SIMULATED_PROVIDER: stage.simulatedProvider,
         POWERTOOLS_SERVICE_NAME: domain,
+        // Per-caller limits (packages/http middleware/rate-limit.ts): perSecond/burst.
+        SVC_CLIENT_RATE_LIMIT: `${stage.rateLimits.client.perSecond}/${stage.rateLimits.client.burst}`,
+        SVC_CREDENTIALS_RATE_LIMIT: `${stage.rateLimits.credentials.perSecond}/${stage.rateLimits.credentials.burst}`,
         ...props.environment,
       },
       logRetention: stage.logRetention,

@@ -2,6 +2,7 @@ import type { RouteEntry, DomainName as ServiceDomain } from '@svc/api';
 import { Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
+  type CfnStage,
   DomainName,
   HttpApi,
   HttpMethod,
@@ -80,6 +81,18 @@ export class ServiceApi extends Construct {
       ...(stage.domain ? { domainMapping: { domainName: this.customDomain(stage.domain) } } : {}),
     });
 
+    // The token route's own throttle, all callers together: each call hashes a secret (scrypt).
+    const credentialRoutes = props.routes.filter((entry) => entry.route.limit === 'credentials');
+    (this.stage.node.defaultChild as CfnStage).routeSettings = Object.fromEntries(
+      credentialRoutes.map((entry) => [
+        routeKeyOf(entry).key,
+        {
+          ThrottlingRateLimit: stage.rateLimits.tokenRoute.rateLimit,
+          ThrottlingBurstLimit: stage.rateLimits.tokenRoute.burstLimit,
+        },
+      ]),
+    );
+
     const integrations = new Map<ServiceDomain, HttpLambdaIntegration>();
     const integrationFor = (domain: ServiceDomain): HttpLambdaIntegration => {
       let integration = integrations.get(domain);
@@ -100,6 +113,8 @@ export class ServiceApi extends Construct {
         routeKey: routeKeyOf(entry),
         integration: integrationFor(entry.domain),
       });
+      // The stage's route settings name it: CloudFormation must create it first.
+      if (entry.route.limit === 'credentials') this.stage.node.addDependency(route);
       Validations.of(route).acknowledge({
         id: 'AwsSolutions-APIG4',
         reason:

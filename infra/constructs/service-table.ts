@@ -4,6 +4,7 @@ import {
   type Attribute,
   AttributeType,
   BillingMode,
+  type ITable,
   ProjectionType,
   StreamViewType,
   Table,
@@ -14,6 +15,11 @@ import type { StageConfig } from '../config/stages';
 
 export interface ServiceTableProps {
   stage: StageConfig;
+  /**
+   * A table that exists already (restored from a point in time, then prepared by `pnpm ops
+   * table:adopt`: stream, TTL, point-in-time recovery): the stack uses it instead of making one.
+   */
+  existing?: { tableName: string; streamArn: string };
 }
 
 /**
@@ -21,12 +27,22 @@ export interface ServiceTableProps {
  * CreateTable uses), so keys and indexes cannot drift between local runs and AWS.
  */
 export class ServiceTable extends Construct {
-  readonly table: Table;
+  readonly table: ITable;
 
   constructor(scope: Construct, id: string, props: ServiceTableProps) {
     super(scope, id);
     const { stage } = props;
-    this.table = new Table(this, 'Table', {
+    if (props.existing) {
+      // Its indexes came with the restore (DynamoDB restores the table's global secondary
+      // indexes unless told otherwise); its stream ARN names the stream its readers consume.
+      this.table = Table.fromTableAttributes(this, 'Table', {
+        tableName: props.existing.tableName,
+        tableStreamArn: props.existing.streamArn,
+        grantIndexPermissions: true,
+      });
+      return;
+    }
+    const table = new Table(this, 'Table', {
       partitionKey: attribute(KEY.partition),
       sortKey: attribute(KEY.sort),
       billingMode: BillingMode.PAY_PER_REQUEST,
@@ -41,7 +57,7 @@ export class ServiceTable extends Construct {
       removalPolicy: stage.removalPolicy,
     });
     for (const index of Object.values(INDEXES)) {
-      this.table.addGlobalSecondaryIndex({
+      table.addGlobalSecondaryIndex({
         indexName: index.name,
         partitionKey: attribute(index.partition),
         sortKey: attribute(index.sort),
@@ -50,11 +66,12 @@ export class ServiceTable extends Construct {
       });
     }
     if (!stage.pointInTimeRecovery) {
-      Validations.of(this.table).acknowledge({
+      Validations.of(table).acknowledge({
         id: 'AwsSolutions-DDB3',
         reason: `Stage ${stage.name} holds disposable test data; point-in-time recovery is on where real data lives (stage config: prod).`,
       });
     }
+    this.table = table;
   }
 }
 

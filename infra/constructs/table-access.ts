@@ -124,6 +124,11 @@ const TIER_CEILING: Record<TableAccess, { actions: readonly TableAction[]; index
 export const AUTHENTICATOR_KEYS = ['CLIENT#*', 'SIGNING_KEYS'] as const;
 /** An authenticated POST keeps an idempotency record per Idempotency-Key (@svc/http): Put, then Update. */
 const IDEMPOTENCY_KEYS = ['IDEMPOTENCY#*'] as const;
+/**
+ * A limited route (every authenticated one, and the token route) adds to its caller's per-second
+ * item and reads it (@svc/http middleware/rate-limit.ts): UpdateItem and GetItem.
+ */
+const RATE_LIMIT_KEYS = ['RATE_LIMIT#*'] as const;
 
 /**
  * What a domain's own code sends, and to which partitions: the partitions it writes (`writeKeys`),
@@ -290,13 +295,17 @@ export function tableGrantFor(domain: DomainName, routes: readonly RouteEntry[] 
   const idempotent = own.some(
     (entry) => entry.route.auth === 'token' && entry.route.method === 'POST' && !entry.route.readOnly,
   );
+  const limited = authenticated || own.some((entry) => entry.route.limit === 'credentials');
   const writes = [
     ...new Set<TableWriteAction>([
       ...scope.writes,
       ...(idempotent ? (['dynamodb:PutItem', 'dynamodb:UpdateItem'] as const) : []),
+      ...(limited ? (['dynamodb:UpdateItem'] as const) : []),
     ]),
   ];
-  const writeKeys = [...new Set([...scope.writeKeys, ...(idempotent ? IDEMPOTENCY_KEYS : [])])];
+  const writeKeys = [
+    ...new Set([...scope.writeKeys, ...(idempotent ? IDEMPOTENCY_KEYS : []), ...(limited ? RATE_LIMIT_KEYS : [])]),
+  ];
   const grant: TableGrant = {
     reads: scope.reads,
     indexes: scope.indexes,

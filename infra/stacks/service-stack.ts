@@ -19,6 +19,8 @@ import type { Construct } from 'constructs';
 import {
   alarmsNotifyContext,
   captchaSiteKeyContext,
+  existingTableContext,
+  existingTableStreamContext,
   type StageConfig,
   StageConfigurationError,
 } from '../config/stages';
@@ -88,7 +90,8 @@ export class ServiceStack extends Stack {
     Tags.of(this).add('service', 'svc-fundraising');
     Tags.of(this).add('stage', stage.name);
 
-    this.table = new ServiceTable(this, 'Data', { stage });
+    const existingTable = existingTableOf(this, stage);
+    this.table = new ServiceTable(this, 'Data', { stage, ...(existingTable ? { existing: existingTable } : {}) });
     this.signingKeys = new SigningKeys(this, 'SigningKeys', { stage });
     this.cardFingerprintKey = new Secret(this, 'CardFingerprintKey', {
       description: 'HMAC key of card fingerprints (payments); rotating it changes every fingerprint',
@@ -382,6 +385,28 @@ function withAlarmRecipients(scope: Construct, stage: StageConfig): StageConfig 
     );
   }
   return { ...stage, alarms: { ...stage.alarms, notify: { emails, topicArns } } };
+}
+
+/**
+ * The existing table a stage is given at synth (`-c table.<stage>=<name> -c tableStream.<stage>=<stream ARN>`,
+ * both printed by `pnpm ops table:adopt`), or none. A name without its stream is refused: the
+ * event pipeline and the search projector read the table's stream.
+ */
+function existingTableOf(scope: Construct, stage: StageConfig): { tableName: string; streamArn: string } | undefined {
+  const nameKey = existingTableContext(stage.name);
+  const streamKey = existingTableStreamContext(stage.name);
+  const name: unknown = scope.node.tryGetContext(nameKey);
+  const stream: unknown = scope.node.tryGetContext(streamKey);
+  if (name === undefined && stream === undefined) return undefined;
+  if (typeof name !== 'string' || !/^[A-Za-z0-9_.-]{3,255}$/.test(name)) {
+    throw new StageConfigurationError(`-c ${nameKey} must name a DynamoDB table (got ${JSON.stringify(name)})`);
+  }
+  if (typeof stream !== 'string' || !stream.startsWith(`arn:aws`) || !stream.includes(`:table/${name}/stream/`)) {
+    throw new StageConfigurationError(
+      `-c ${nameKey}=${name} needs -c ${streamKey}=<the ARN of its stream>: \`pnpm ops table:adopt --stage ${stage.name} --table ${name}\` enables the stream and prints both`,
+    );
+  }
+  return { tableName: name, streamArn: stream };
 }
 
 type ResolvedCaptcha = { verifier: 'recaptcha'; siteKey: string } | { verifier: 'off' };

@@ -10,6 +10,31 @@ beforeAll(() => {
 });
 
 describe.each(STAGE_NAMES)('the %s HTTP API', (stage) => {
+  it("throttles the token route for all callers together, and gives every domain function the stage's per-caller limits", () => {
+    const template = templateOf(stage);
+    const { rateLimits } = STAGES[stage];
+    template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      RouteSettings: {
+        'POST /oauth2/token': {
+          ThrottlingRateLimit: rateLimits.tokenRoute.rateLimit,
+          ThrottlingBurstLimit: rateLimits.tokenRoute.burstLimit,
+        },
+      },
+    });
+    // The stage names the route in its settings, so it is created after it.
+    const stageResource = Object.values(template.findResources('AWS::ApiGatewayV2::Stage'))[0] as {
+      DependsOn?: string[];
+    };
+    expect(stageResource.DependsOn?.some((id) => id.includes('oauth2token'))).toBe(true);
+    for (const domain of Object.keys(DOMAINS)) {
+      const variables = functionsByService(template).get(domain)?.properties.Environment.Variables;
+      expect(variables, domain).toMatchObject({
+        SVC_CLIENT_RATE_LIMIT: `${rateLimits.client.perSecond}/${rateLimits.client.burst}`,
+        SVC_CREDENTIALS_RATE_LIMIT: `${rateLimits.credentials.perSecond}/${rateLimits.credentials.burst}`,
+      });
+    }
+  });
+
   it('serves every ROUTE_TABLE key, $default included, from its domain function', () => {
     const template = templateOf(stage);
     const functionIdByDomain = new Map(

@@ -165,13 +165,17 @@ describe.each(STAGE_NAMES)('the %s functions', (stage) => {
     );
   });
 
-  it('let identity read clients and write only the published public keys', () => {
+  it('let identity read clients and write only the published public keys (and its callers’ rate counts)', () => {
     expect([...new Set(dynamoActionsOf(stage, 'identity'))].sort()).toEqual([
       'dynamodb:BatchGetItem',
       'dynamodb:GetItem',
       'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
     ]);
-    expect(leadingKeysOf(stage, 'identity')).toEqual([['CLIENT#*', 'SIGNING_KEYS'], ['SIGNING_KEYS']]);
+    expect(leadingKeysOf(stage, 'identity')).toEqual([
+      ['CLIENT#*', 'SIGNING_KEYS', 'RATE_LIMIT#*'],
+      ['SIGNING_KEYS', 'RATE_LIMIT#*'],
+    ]);
   });
 
   it('hold every domain with table access to its partition keys (dynamodb:LeadingKeys): reads to its read keys, writes to its write keys', () => {

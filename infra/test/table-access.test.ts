@@ -81,6 +81,7 @@ describe('the table grant of a domain function', () => {
         'SUPPORTER#*',
         'SUBSCRIPTION#*',
         'IDEMPOTENCY#*',
+        'RATE_LIMIT#*',
         ...AUTHENTICATOR,
       ],
       writes: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
@@ -92,6 +93,7 @@ describe('the table grant of a domain function', () => {
         'SUPPORTER#*',
         'SUBSCRIPTION#*',
         'IDEMPOTENCY#*',
+        'RATE_LIMIT#*',
       ],
     });
     expect(tableGrantFor('platform')).toEqual({ reads: [], indexes: [], writes: [], writeKeys: [] });
@@ -102,8 +104,9 @@ describe('the table grant of a domain function', () => {
       entry('supporters', 'GET', 'token'),
       entry('supporters', 'PATCH', 'token'),
     ]);
-    expect(readOnly.readKeys).toEqual(['ORG#*', 'SUBSCRIPTION#*', 'SUPPORTER#*', ...AUTHENTICATOR]);
-    expect(readOnly.writeKeys).toEqual(['SUPPORTER#*']);
+    expect(readOnly.readKeys).toEqual(['ORG#*', 'SUBSCRIPTION#*', 'SUPPORTER#*', 'RATE_LIMIT#*', ...AUTHENTICATOR]);
+    // Every authenticated request counts against its client's limit.
+    expect(readOnly.writeKeys).toEqual(['SUPPORTER#*', 'RATE_LIMIT#*']);
     const posting = tableGrantFor('supporters', [entry('supporters', 'POST', 'token')]);
     expect(posting.writeKeys).toContain('IDEMPOTENCY#*');
     // A readOnly POST (a search) keeps no idempotency record.
@@ -131,7 +134,8 @@ describe('the table grant of a domain function', () => {
         domain,
       ).toEqual([]);
     }
-    expect(tableGrantFor('identity').writeKeys).toEqual(['SIGNING_KEYS']);
+    // The token route counts its callers' addresses against the credentials limit.
+    expect(tableGrantFor('identity').writeKeys).toEqual(['SIGNING_KEYS', 'RATE_LIMIT#*']);
     // Onboarding may change a partner client's grants, and no other attribute of it.
     expect(tableGrantFor('onboarding').attributeUpdates).toEqual([
       expect.objectContaining({ leadingKeys: ['CLIENT#*'], attributes: ['pk', 'sk', 'grants', 'grants_version'] }),
@@ -142,7 +146,7 @@ describe('the table grant of a domain function', () => {
     const grant = tableGrantFor('organisations');
     expect(grant.reads).toEqual(['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query']);
     expect(grant.writes).toEqual(['dynamodb:PutItem', 'dynamodb:UpdateItem']);
-    expect(grant.writeKeys).toEqual(['ORG#*', 'IDEMPOTENCY#*']);
+    expect(grant.writeKeys).toEqual(['ORG#*', 'IDEMPOTENCY#*', 'RATE_LIMIT#*']);
   });
 
   it('narrows onboarding to what its code sends: no table Query, no BatchWriteItem, gsi1 and gsi2 only', () => {
@@ -159,9 +163,9 @@ describe('the table grant of a domain function', () => {
     expect(tableGrantFor('reconciliation')).toEqual({
       reads: ['dynamodb:GetItem', 'dynamodb:BatchGetItem'],
       indexes: ['gsi1'],
-      readKeys: ['ORG#*', 'RECON_SOURCE#*', 'RECON_REPORT#*', 'IDEMPOTENCY#*', ...AUTHENTICATOR],
+      readKeys: ['ORG#*', 'RECON_SOURCE#*', 'RECON_REPORT#*', 'IDEMPOTENCY#*', 'RATE_LIMIT#*', ...AUTHENTICATOR],
       writes: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
-      writeKeys: ['IDEMPOTENCY#*'],
+      writeKeys: ['IDEMPOTENCY#*', 'RATE_LIMIT#*'],
     });
   });
 

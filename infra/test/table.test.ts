@@ -1,9 +1,12 @@
 import { INDEXES, KEY, KEY_ATTRIBUTES, TTL_ATTRIBUTE } from '@svc/table';
 import { RemovalPolicy } from 'aws-cdk-lib';
-import { Match } from 'aws-cdk-lib/assertions';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { STAGE_NAMES, STAGES } from '../config/stages';
+import { STAGE_NAMES, STAGES, StageConfigurationError } from '../config/stages';
+import { createServiceApp } from '../stacks/service-app';
+import { appProps, SKIP_BUNDLING } from './support/app-props';
 import { synthesizeAllStages, templateOf } from './support/synth';
+import { functionsByService } from './support/template-model';
 
 beforeAll(() => {
   synthesizeAllStages();
@@ -67,5 +70,38 @@ describe('stage protection', () => {
   it('protects the prod stack itself from deletion', () => {
     expect(synthesizeAllStages().stacks.get('prod')?.terminationProtection).toBe(true);
     expect(synthesizeAllStages().stacks.get('dev')?.terminationProtection).toBe(false);
+  });
+});
+
+describe('a stage given an existing table (a point-in-time restore, adopted)', () => {
+  const NAME = 'svc-prod-restored-20261127';
+  const STREAM = `arn:aws:dynamodb:eu-central-2:123456789012:table/${NAME}/stream/2026-11-27T10:00:00.000`;
+  const synth = (context: Record<string, string>) => {
+    const { stacks } = createServiceApp(appProps({ ...SKIP_BUNDLING, stage: 'prod', ...context }));
+    const prod = stacks.find((stack) => stack.config.name === 'prod');
+    if (!prod) throw new Error('no prod stack');
+    return Template.fromStack(prod);
+  };
+
+  it('makes no table, and points every function, index grant and stream reader at the one given', () => {
+    const template = synth({ 'table.prod': NAME, 'tableStream.prod': STREAM });
+    expect(Object.keys(template.findResources('AWS::DynamoDB::Table'))).toEqual([]);
+    const functions = functionsByService(template);
+    for (const service of ['payments', 'webhooks', 'billing-worker']) {
+      expect(functions.get(service)?.properties.Environment.Variables.SVC_TABLE_NAME, service).toBe(NAME);
+    }
+    const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping'))
+      .map((mapping) => (mapping as { Properties: { EventSourceArn?: unknown } }).Properties.EventSourceArn)
+      .filter((arn) => typeof arn === 'string' && arn.includes(':dynamodb:'));
+    // The stream publisher and the search projector.
+    expect(mappings).toEqual([STREAM, STREAM]);
+    expect(JSON.stringify(template.toJSON())).toContain(`:table/${NAME}/index/gsi1`);
+  });
+
+  it('refuses a table name without its stream, naming the command that prints both', () => {
+    expect(() => synth({ 'table.prod': NAME })).toThrow(/tableStream\.prod.*pnpm ops table:adopt --stage prod/);
+    expect(() =>
+      synth({ 'table.prod': NAME, 'tableStream.prod': 'arn:aws:dynamodb:x:1:table/other/stream/1' }),
+    ).toThrow(StageConfigurationError);
   });
 });

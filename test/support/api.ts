@@ -25,6 +25,8 @@ export interface CallOptions {
   headers?: Record<string, string>;
   /** The answer replays a record the test wrote into the table itself: not held against the API description. */
   planted?: true;
+  /** The caller's address as API Gateway reports it (127.0.0.1 by default). */
+  sourceIp?: string;
 }
 
 export async function call(method: string, url: string, options: CallOptions = {}): Promise<ApiResponse> {
@@ -37,7 +39,13 @@ export async function call(method: string, url: string, options: CallOptions = {
     body = Buffer.from(JSON.stringify(options.body));
     headers['content-type'] ??= 'application/json';
   }
-  const response = await (await gateway).handle({ method, url, headers, body, sourceIp: '127.0.0.1' });
+  const response = await (await gateway).handle({
+    method,
+    url,
+    headers,
+    body,
+    sourceIp: options.sourceIp ?? '127.0.0.1',
+  });
   const text = response.body.toString('utf8');
   let json: unknown;
   try {

@@ -16,6 +16,7 @@ import {
   runDlqPull,
 } from './dlq-pull';
 import { configureStripe, configureWebhookEndpoint, replayEvents } from './stripe';
+import { adoptTable, restoreTable } from './table-recovery';
 import { openTarget } from './target';
 
 const USAGE = `Usage:
@@ -37,6 +38,13 @@ const USAGE = `Usage:
   pnpm ops search:rebuild [--stage <stage>] [--segments 8] [--restart]
       fills the search engine from the table (parallel scan segments, resumable: an interrupted run
       goes on where it stopped unless --restart); locally, stop \`pnpm start\` first
+
+  pnpm ops table:restore [--stage <stage>] [--to <ISO time>] [--table <new name>]
+      restores the stage's table as of --to (default: the latest restorable time) into a new table;
+      locally, where DynamoDB Local keeps no backups, copies it into one made as a restore makes it
+  pnpm ops table:adopt [--stage <stage>] --table <restored table>
+      waits for it, enables its stream and TTL (deployed: point-in-time recovery; prod: deletion
+      protection) and prints how to deploy the stage on it (docs/operations.md, "Restoring the table")
 
   pnpm ops dlq:pull --stage <stage> --queue ${DEAD_LETTER_QUEUE_NAMES.join('|')} [--out <file>] [--max ${DLQ_PULL_DEFAULT}]
   pnpm ops dlq:pull --queue-url <url> [--out <file>] [--max ${DLQ_PULL_DEFAULT}]
@@ -77,6 +85,7 @@ export async function runOps(argv: string[], out: (line: string) => void = conso
       account: { type: 'string' },
       url: { type: 'string' },
       connect: { type: 'boolean' },
+      to: { type: 'string' },
       help: { type: 'boolean' },
     },
   });
@@ -100,6 +109,18 @@ export async function runOps(argv: string[], out: (line: string) => void = conso
   }
   if (command === 'captcha configure') {
     out(await configureCaptcha(values.stage));
+    return;
+  }
+  if (command === 'table:restore' || command === 'table:adopt') {
+    // The stage's table (its stack's output) or the local one; --table names the restored table.
+    const target = await openTarget({ stage: values.stage });
+    try {
+      const options = { stage: values.stage, table: values.table, to: values.to };
+      if (command === 'table:restore') await restoreTable(options, out);
+      else await adoptTable(options, out);
+    } finally {
+      await target.close();
+    }
     return;
   }
   if (command === 'dlq:pull') {
@@ -177,6 +198,8 @@ const COMMANDS = [
   'captcha configure',
   'search:rebuild',
   'dlq:pull',
+  'table:restore',
+  'table:adopt',
 ];
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -102,3 +102,18 @@ export class ServiceUnavailableError extends AppError {
     super(message, [{ code: 'error.service.unavailable', property: '', message }], options);
   }
 }
+
+/**
+ * 429: the caller sent more than its limit (docs/API.md, "Rate limits"); nothing was done. It
+ * may send again after `retryAfterSeconds` (the response's `Retry-After`).
+ */
+export class TooManyRequestsError extends AppError {
+  readonly statusCode = 429;
+  readonly code = 'too_many_requests';
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message, [{ code: 'error.rate_limited', property: '', message }]);
+  }
+}

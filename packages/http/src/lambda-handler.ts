@@ -9,6 +9,7 @@ import { authenticate } from './middleware/authenticate';
 import { bodyParser } from './middleware/body-parser';
 import { errorMapper } from './middleware/error-mapper';
 import { idempotency, replayedResponse, resourceNaming } from './middleware/idempotency';
+import { rateLimit } from './middleware/rate-limit';
 import { requestContext } from './middleware/request-context';
 import { validate } from './middleware/validate';
 import { toLambdaResult } from './responses';
@@ -77,6 +78,7 @@ function buildStack(route: AnyRoute, authenticator: Authenticator): StackHandler
     .use(httpHeaderNormalizer({ canonical: false }))
     .use(errorMapper())
     .use(authenticate(authenticator))
+    .use(rateLimit())
     .use(bodyParser())
     .use(validate())
     .use(idempotency())

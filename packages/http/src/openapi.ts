@@ -121,6 +121,21 @@ export function buildOpenApi(
         ...json({ $ref: '#/components/schemas/SimpleError' }),
       };
     }
+    if (route.auth === 'token' || route.limit === 'credentials') {
+      responses['429'] ??= {
+        description:
+          route.limit === 'credentials'
+            ? 'Too many token requests from this address (the credentials limit); nothing was done'
+            : "Over the client's request limit; nothing was done",
+        headers: {
+          'Retry-After': {
+            description: 'Seconds to wait before sending again',
+            schema: { type: 'integer', minimum: 1 },
+          },
+        },
+        ...json({ $ref: '#/components/schemas/Error' }),
+      };
+    }
     responses.default = {
       description: 'Error',
       ...json({ $ref: '#/components/schemas/Error' }),

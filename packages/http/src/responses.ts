@@ -1,4 +1,4 @@
-import { AppError } from '@svc/core';
+import { AppError, TooManyRequestsError } from '@svc/core';
 import type { StackResult } from './context';
 import type { HttpResult } from './route';
 
@@ -35,6 +35,7 @@ export function errorResult(error: AppError, requestId: string): StackResult {
   }
   return toLambdaResult({
     status: error.statusCode,
+    ...(error instanceof TooManyRequestsError ? { headers: { 'retry-after': String(error.retryAfterSeconds) } } : {}),
     body: {
       request_id: requestId,
       error: { http_code: error.statusCode, code: error.code, message: error.details },

@@ -78,6 +78,11 @@ export interface RouteDefinition<
   readOnly?: boolean;
   /** Leave out of the API description (the fallback route). */
   hidden?: boolean;
+  /**
+   * `credentials`: the route checks a secret (the token route): limited per source address by
+   * the stricter credentials limit instead of per client (middleware/rate-limit.ts).
+   */
+  limit?: 'credentials';
   handle: (request: RouteRequest<z.output<P>, z.output<Q>, z.output<B>>) => Promise<HttpResult>;
 }
 

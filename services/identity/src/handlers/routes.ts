@@ -20,6 +20,8 @@ export const identityRoutes: AnyRoute[] = [
     method: 'POST',
     path: '/oauth2/token',
     auth: 'none',
+    // Each call costs a scrypt hash: the stricter per-address limit.
+    limit: 'credentials',
     operationId: 'createToken',
     summary: 'Get an access token (OAuth 2.0 client credentials)',
     description: 'JSON or form-encoded body. Tokens live 3600 s. Wrong credentials: 401 in the Simple shape.',

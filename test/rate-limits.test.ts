@@ -1,0 +1,107 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ApiResponse, call, cardPaymentBody, DEMO, seedDemo, tokenFor } from './support/api';
+
+/**
+ * Per-caller limits through the local runtime, with the stage config's kind of limits made tiny:
+ * a client over its limit gets 429 in the contract's Nested shape with `Retry-After`, and other
+ * clients are not affected; the token route is limited per source address. How the instances
+ * share their counts is proved in packages/http (middleware/rate-limit.test.ts), with a clock.
+ */
+const saved = {
+  client: process.env.SVC_CLIENT_RATE_LIMIT,
+  credentials: process.env.SVC_CREDENTIALS_RATE_LIMIT,
+};
+let token: string;
+let otherToken: string;
+
+beforeAll(async () => {
+  await seedDemo();
+  token = await tokenFor(DEMO.client);
+  otherToken = await tokenFor(DEMO.otherClient);
+});
+
+afterAll(() => {
+  process.env.SVC_CLIENT_RATE_LIMIT = saved.client;
+  process.env.SVC_CREDENTIALS_RATE_LIMIT = saved.credentials;
+});
+
+/** Sends until the first 429 (a burst of 3 is spent in 4; a new second may grant one more burst). */
+async function untilRefused(send: () => Promise<ApiResponse>): Promise<{ admitted: number; refused: ApiResponse }> {
+  for (let sent = 0; sent < 20; sent += 1) {
+    const answer = await send();
+    if (answer.status === 429) return { admitted: sent, refused: answer };
+    expect(answer.status, answer.text).toBeLessThan(400);
+  }
+  throw new Error('never refused');
+}
+
+function expectTooManyRequests(answer: ApiResponse) {
+  expect(answer.status).toBe(429);
+  expect(answer.headers['retry-after']).toBe('1');
+  expect(answer.headers['content-type']).toBe('application/json');
+  expect(answer.json).toEqual({
+    request_id: expect.any(String),
+    error: {
+      http_code: 429,
+      code: 'too_many_requests',
+      message: [{ code: 'error.rate_limited', property: '', message: expect.stringMatching(/limit is 1 a second/) }],
+    },
+  });
+}
+
+describe('a client over its limit', () => {
+  it('gets 429 with Retry-After, and another client does not', async () => {
+    process.env.SVC_CLIENT_RATE_LIMIT = '1/3';
+    try {
+      const { admitted, refused } = await untilRefused(() => call('GET', '/organisations', { token }));
+      expect(admitted).toBeGreaterThanOrEqual(3);
+      expectTooManyRequests(refused);
+      // The other client's count is its own.
+      expect((await call('GET', '/organisations', { token: otherToken })).status).toBe(200);
+    } finally {
+      process.env.SVC_CLIENT_RATE_LIMIT = saved.client;
+    }
+  });
+
+  it('changes nothing when refused: the same Idempotency-Key then creates the payment afresh', async () => {
+    const body = cardPaymentBody({ amount: { value: '500', currency: 'CHF' } });
+    const key = `rate-limited-${Date.now()}`;
+    const pay = () => call('POST', '/payments', { token, body, headers: { 'idempotency-key': key } });
+    process.env.SVC_CLIENT_RATE_LIMIT = '1/1';
+    let refused: ApiResponse | undefined;
+    try {
+      // Spend the burst, then pay at once (again if a new second granted a new burst in between).
+      for (let attempt = 0; attempt < 5 && !refused; attempt += 1) {
+        await untilRefused(() => call('GET', '/organisations', { token }));
+        const answer = await pay();
+        if (answer.status === 429) refused = answer;
+        else expect(answer.status, answer.text).toBe(201);
+      }
+    } finally {
+      process.env.SVC_CLIENT_RATE_LIMIT = saved.client;
+    }
+    expect(refused?.status).toBe(429);
+    const created = await pay();
+    expect(created.status, created.text).toBe(201);
+    expect(created.headers['idempotent-replayed']).toBeUndefined();
+  });
+});
+
+describe('the token route', () => {
+  it('is limited per source address: one address is refused, another is not', async () => {
+    process.env.SVC_CREDENTIALS_RATE_LIMIT = '1/3';
+    try {
+      const ask = (sourceIp: string) =>
+        call('POST', '/oauth2/token', {
+          sourceIp,
+          body: { grant_type: 'client_credentials', client_id: DEMO.client.id, client_secret: DEMO.client.secret },
+        });
+      const { admitted, refused } = await untilRefused(() => ask('203.0.113.7'));
+      expect(admitted).toBeGreaterThanOrEqual(3);
+      expectTooManyRequests(refused);
+      expect((await ask('203.0.113.8')).status).toBe(200);
+    } finally {
+      process.env.SVC_CREDENTIALS_RATE_LIMIT = saved.credentials;
+    }
+  });
+});
