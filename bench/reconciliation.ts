@@ -465,7 +465,7 @@ async function csvOf(rows: number): Promise<Buffer> {
 const uploadKey = (folder: string, name: string) => `uploads/${ORGANISATION}/${CONFIGURATION}/${folder}/${name}`;
 
 async function upload(key: string, body: Buffer): Promise<{ key: string; etag: string }> {
-  return { key, etag: await writeObject(key, body, 'text/csv') };
+  return { key, etag: (await writeObject(key, body, 'text/csv')).etag };
 }
 
 /**

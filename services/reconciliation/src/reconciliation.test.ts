@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { advanceClock, definedFields, freezeClock, now } from '@svc/core';
 import type { SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
@@ -8,6 +9,7 @@ import { streamEvents } from '../../../test/support/stream';
 import { processUploadedObject, ROWS_PER_PART } from './domain/processing';
 import { processFileBatch } from './handlers/file-processor';
 import { saveSourceConfiguration } from './repository/source-configuration-repository';
+import { bucketName, s3 } from './storage/objects';
 import { camt054Sample } from './testing/camt054-sample';
 import { generateCsv } from './testing/csv-generator';
 import { csvSample } from './testing/csv-sample';
@@ -82,6 +84,13 @@ async function upload(
   for (const [field, value] of Object.entries(inputs)) form.append(field, value);
   form.append('file', new Blob([content]), name);
   return fetch(parameters.attributes.action, { method: 'POST', body: form });
+}
+
+/** The version the store made of `key` (S3's HeadObject: the current one). */
+async function storedVersionOf(key: string): Promise<string> {
+  const out = await (await s3()).send(new HeadObjectCommand({ Bucket: bucketName(), Key: key }));
+  if (!out.VersionId) throw new Error(`${key} has no version`);
+  return out.VersionId;
 }
 
 async function settle() {
@@ -195,11 +204,15 @@ describe('uploading and processing', () => {
     expect((await upload(parameters, 'twice.csv', content)).status).toBe(204);
     await settle();
     const key = (parameters.inputs.key as string).replace('${filename}', 'twice.csv');
+    // The notification S3 sends again names the same version as the first (the bucket is versioned).
+    const versionId = await storedVersionOf(key);
     const notification = {
       Records: [
         {
           eventName: 'ObjectCreated:Post',
-          s3: { object: { key: encodeURIComponent(key), eTag: createHash('md5').update(content).digest('hex') } },
+          s3: {
+            object: { key: encodeURIComponent(key), eTag: createHash('md5').update(content).digest('hex'), versionId },
+          },
         },
       ],
     };
@@ -214,7 +227,7 @@ describe('uploading and processing', () => {
     ]);
     const reports = (await reportsOf(CSV_CONFIGURATION)).filter((r) => r.file.name === 'twice.csv');
     expect(reports).toHaveLength(1);
-    const direct = await processUploadedObject(key, createHash('md5').update(content).digest('hex'));
+    const direct = await processUploadedObject(key, createHash('md5').update(content).digest('hex'), versionId);
     expect(direct).toMatchObject({ created: false, report: { uuid: reports[0]?.uuid } });
   });
 

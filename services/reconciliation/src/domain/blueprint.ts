@@ -75,12 +75,14 @@ export async function executeBlueprint(principal: Promise<Principal>, blueprintU
     files.map(async (file, index) => {
       // A folder per file keeps the name as sent (and two files of one name apart).
       const key = `${prefix}${index + 1}/${safeFileName(file.name)}`;
-      const etag = await writeObject(
+      const stored = await writeObject(
         key,
         Buffer.from(await file.arrayBuffer()),
         file.type || 'application/octet-stream',
       );
-      return { key, name: file.name, size: file.size, report_uuid: reportUuidOf(bucket, key, etag) };
+      // The report S3's notification of this very version makes (versioned bucket: its id).
+      const reportUuid = reportUuidOf(bucket, key, stored.etag, stored.versionId);
+      return { key, name: file.name, size: file.size, report_uuid: reportUuid };
     }),
   );
 }

@@ -77,7 +77,7 @@ export async function processUploadedObject(
     logger.warn('An object outside the upload folders was not processed', { key });
     return undefined;
   }
-  const uuid = reportUuidOf(bucket, key, versionId ? `${etag}/${versionId}` : etag);
+  const uuid = reportUuidOf(bucket, key, etag, versionId);
   const existing = await findReport(uuid);
   if (existing) return { report: existing, created: false };
   const configuration = await findSourceConfiguration(owner.configurationUuid);

@@ -94,11 +94,15 @@ export async function readObject(
   }
 }
 
-/** Stores an object; its ETag (without quotes). */
-export async function writeObject(key: string, body: Buffer | string, contentType: string): Promise<string> {
+/** Stores an object; its ETag (without quotes) and, in a versioned bucket, the version it made. */
+export async function writeObject(
+  key: string,
+  body: Buffer | string,
+  contentType: string,
+): Promise<{ etag: string; versionId?: string }> {
   const { client, PutObjectCommand } = await s3Sdk();
   const out = await client.send(
     new PutObjectCommand({ Bucket: bucketName(), Key: key, Body: body, ContentType: contentType }),
   );
-  return (out.ETag ?? '').replaceAll('"', '');
+  return { etag: (out.ETag ?? '').replaceAll('"', ''), ...(out.VersionId ? { versionId: out.VersionId } : {}) };
 }
