@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../constructs/repo-paths';
@@ -46,6 +46,8 @@ const NO_ACCOUNT: NodeJS.ProcessEnv = {
 };
 
 function run(command: string) {
+  // What a command synthesizes is read from cdk.out afterwards: none of an earlier run's.
+  rmSync(join(REPO_ROOT, 'cdk.out'), { recursive: true, force: true });
   const result = spawnSync('bash', ['-c', command], {
     cwd: REPO_ROOT,
     env: NO_ACCOUNT,
@@ -87,7 +89,7 @@ describe("the README's deploy commands, as written", () => {
         expected[command] ?? ['svc-fundraising-dev', 'svc-fundraising-prod', 'svc-fundraising-staging'],
       );
     }
-  });
+  }, 600_000);
 
   it('bootstrap synthesizes the one stage it names, then stops only for want of an account', () => {
     const command = commands.find((line) => line.startsWith('pnpm exec cdk bootstrap')) ?? '';
@@ -98,5 +100,5 @@ describe("the README's deploy commands, as written", () => {
     expect(status, output.slice(-2000)).not.toBe(0);
     expect(output).toMatch(/credentials|Unable to resolve AWS account|account/i);
     expect(synthesizedStacks()).toEqual(['svc-fundraising-dev']);
-  });
+  }, 300_000);
 });
