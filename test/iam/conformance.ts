@@ -95,6 +95,14 @@ const prefixOf = (pk: string) => pk.replace(/#.*$/, '#');
 
 /**
  * The IAM action a call needs, with its parameters: IAM checks another action for some of them.
+ * A transaction's parts are checked one by one, each as its own action (the recorder keeps
+ * them: "Permissions for Put, Update, Delete, and Get actions are governed by the permissions
+ * used for the underlying PutItem, UpdateItem, DeleteItem, and GetItem operations",
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html).
+ * Conditional writes need no other action (a DynamoDB ConditionExpression, S3's If-Match or
+ * If-None-Match): they narrow what the request does, and AWS documents them only as condition
+ * keys, which the statements here do not use. KMS encryption contexts and DynamoDB's
+ * Attributes and ReturnValues are held by the statements' conditions (conditionHolds).
  * GetObject and HeadObject of a named version need `s3:GetObjectVersion` ("To return a different
  * version, you need the s3:GetObjectVersion permission",
  * https://docs.aws.amazon.com/AmazonS3/latest/API/API_GetObject.html and API_HeadObject.html).

@@ -2376,6 +2376,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "request_id": "2beeff4d-fe36-4f42-9f0b-51feee1e0833",
+                     *       "error": {
+                     *         "http_code": 429,
+                     *         "code": "too_many_requests",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.rate_limited",
+                     *             "property": "",
+                     *             "message": "Too many requests: the limit is 1 a second, in bursts of up to 3"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -2761,6 +2777,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "request_id": "1a42a60d-34b8-4298-b134-84137553e318",
+                     *       "error": {
+                     *         "http_code": 429,
+                     *         "code": "too_many_requests",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.rate_limited",
+                     *             "property": "",
+                     *             "message": "Too many requests: the limit is 1 a second, in bursts of up to 3"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
@@ -4477,6 +4509,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "request_id": "36a3efc2-c9ce-4055-95eb-d672c53504ef",
+                     *       "error": {
+                     *         "http_code": 429,
+                     *         "code": "too_many_requests",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.rate_limited",
+                     *             "property": "",
+                     *             "message": "Too many requests: the limit is 1 a second, in bursts of up to 1"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Error"];
                 };
             };
