@@ -6,6 +6,7 @@ import { tableAccessFor, tableActionsOf, tableGrantFor } from '../constructs/tab
 import { synthesizeAllStages, templateOf } from './support/synth';
 import {
   functionsByService,
+  iamGlob,
   logicalIdOf,
   logicalIdStartingWith,
   managedPoliciesOfRole,
@@ -34,15 +35,6 @@ function leadingKeysOf(stage: (typeof STAGE_NAMES)[number], service: string): Ar
           'ForAllValues:StringLike'
         ]?.['dynamodb:LeadingKeys'],
     );
-}
-
-/** An IAM string pattern (`*`, `?`) against a value. */
-function globMatch(pattern: string, value: string): boolean {
-  const expression = pattern
-    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-    .replace(/\*/g, '.*')
-    .replace(/\?/g, '.');
-  return new RegExp(`^${expression}$`).test(value);
 }
 
 /** Raw CloudFormation functions of CDK's own, run on deploy or delete only (constructs/tracing.ts). */
@@ -208,7 +200,7 @@ describe.each(STAGE_NAMES)('the %s functions', (stage) => {
         const keys = condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'];
         // Every write of every role is held to partition keys.
         expect(keys, `${service} writes without dynamodb:LeadingKeys`).toBeDefined();
-        const credentials = (keys ?? []).filter((key) => ['CLIENT#x', 'SIGNING_KEYS'].some((k) => globMatch(key, k)));
+        const credentials = (keys ?? []).filter((key) => ['CLIENT#x', 'SIGNING_KEYS'].some((k) => iamGlob(key, k)));
         if (credentials.length === 0) continue;
         if (service === 'identity') {
           expect(credentials, service).toEqual(['SIGNING_KEYS']);

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { Template } from 'aws-cdk-lib/assertions';
 import {
   type DomainFunctionView,
+  iamGlob as glob,
   resourcesOfStatement,
   type Statement,
   statementsOfRole,
@@ -133,14 +134,6 @@ function render(value: unknown): string {
     if (Array.isArray(join)) return (join[1] as unknown[]).map(render).join(String(join[0]));
   }
   return JSON.stringify(value);
-}
-
-function glob(pattern: string, text: string): boolean {
-  const expression = pattern
-    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-    .replace(/\*/g, '.*')
-    .replace(/\?/g, '.');
-  return new RegExp(`^${expression}$`).test(text);
 }
 
 /** How the template may spell the resource a call named: by its ARN attribute, or an ARN built from its Ref. */

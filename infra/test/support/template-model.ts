@@ -392,3 +392,12 @@ export function bucketPolicyStatements(template: Template): Map<string, BucketPo
   }
   return byBucket;
 }
+
+/** An IAM string pattern (`*` any run, `?` one character) against a value, as StringLike matches. */
+export function iamGlob(pattern: string, value: string): boolean {
+  const expression = pattern
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
+  return new RegExp(`^${expression}$`).test(value);
+}
