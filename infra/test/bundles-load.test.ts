@@ -10,7 +10,7 @@ import { bundledSources, coldStartSources } from './support/bundle-files';
 import { synthesizeAllStages, templateOf } from './support/synth';
 
 beforeAll(() => {
-  synthesizeAllStages();
+  synthesizeAllStages({ bundled: true });
 });
 
 const lambdaFunction = z.object({

@@ -25,7 +25,7 @@ import {
 } from './support/template-model';
 
 beforeAll(() => {
-  synthesizeAllStages();
+  synthesizeAllStages({ bundled: true });
 });
 
 /** The onboarding domain's routes, as the interface names them: the API, then the hosted page. */

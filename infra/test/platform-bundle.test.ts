@@ -9,7 +9,7 @@ import { synthesizeAllStages, templateOf } from './support/synth';
 import { functionsByService } from './support/template-model';
 
 beforeAll(() => {
-  synthesizeAllStages();
+  synthesizeAllStages({ bundled: true });
 });
 
 /** The synthesised platform function's bundle directory and its environment. */

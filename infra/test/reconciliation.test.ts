@@ -32,7 +32,7 @@ import {
 } from './support/template-model';
 
 beforeAll(() => {
-  synthesizeAllStages();
+  synthesizeAllStages({ bundled: true });
 });
 
 const FOURTEEN_DAYS = 14 * 24 * 60 * 60;

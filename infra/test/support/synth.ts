@@ -3,7 +3,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { STAGE_NAMES, type StageName } from '../../config/stages';
 import { createServiceApp } from '../../stacks/service-app';
 import type { ServiceStack } from '../../stacks/service-stack';
-import { appProps } from './app-props';
+import { appProps, SKIP_BUNDLING } from './app-props';
 
 export interface SynthesizedApp {
   app: App;
@@ -19,18 +19,26 @@ export interface SynthOptions {
    * asserts its report; the others need only the templates, and cdk-nag runs either way.
    */
   cloudFormationValidation?: boolean;
+  /**
+   * Build every function's code with esbuild, as `pnpm synth` does. Only the tests that read the
+   * bundles need it (bundles-load, the platform bundle, the bundles onboarding and the file
+   * processor are built from); the others assert the templates, which skipping the build leaves
+   * as they are but for the assets' hashes, and save the build's time.
+   */
+  bundled?: boolean;
 }
 
 let synthesized: SynthesizedApp | undefined;
 
 /**
  * The app as `pnpm synth` builds it (no stage given: every stage), synthesized once per test
- * file. esbuild runs for real; identical bundles are shared between the stages' stacks.
- * Synthesis runs cdk-nag, and in tests an unacknowledged error makes it throw.
+ * file (the first call's options hold for the file). With `bundled`, esbuild runs for real;
+ * identical bundles are shared between the stages' stacks. Synthesis runs cdk-nag, and in tests
+ * an unacknowledged error makes it throw.
  */
 export function synthesizeAllStages(options: SynthOptions = {}): SynthesizedApp {
   if (synthesized) return synthesized;
-  const { app, stacks } = createServiceApp(appProps());
+  const { app, stacks } = createServiceApp(appProps(options.bundled ? {} : SKIP_BUNDLING));
   const outdir = withCloudFormationValidation(options.cloudFormationValidation ?? false, () => app.synth().directory);
   const byStage = new Map<StageName, ServiceStack>();
   const templates = new Map<StageName, Template>();
