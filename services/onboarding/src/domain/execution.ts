@@ -34,7 +34,6 @@ import { authenticateUser } from './users';
  */
 const alreadyExecuted = () =>
   new ConflictError('This onboarding process has already been executed', 'error.onboarding.already_executed');
-const tooBusy = () => new ConflictError('Too many concurrent changes; try again');
 
 async function loadExecutable(token: string): Promise<ProcessRecord> {
   const record = await readProcessByToken(token);
@@ -108,7 +107,7 @@ async function execute(record: ProcessRecord, plan: Execution): Promise<ProcessR
         { item: linkPut, onConditionFailed: alreadyConnected },
         { item: grants.item, onConditionFailed: () => new StaleVersionError() },
       ]);
-    }, tooBusy);
+    });
     return done;
   });
 }

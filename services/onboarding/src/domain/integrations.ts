@@ -1,12 +1,4 @@
-import {
-  ConflictError,
-  coversAccount,
-  ForbiddenError,
-  NotFoundError,
-  now,
-  type Principal,
-  touchesOrganisation,
-} from '@svc/core';
+import { coversAccount, ForbiddenError, NotFoundError, now, type Principal, touchesOrganisation } from '@svc/core';
 import { findClient, grantsChangeWrite } from '@svc/identity';
 import { findAccount } from '@svc/organisations';
 import { retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
@@ -77,51 +69,46 @@ export async function listIntegrations(principal: Promise<Principal>, filters: I
  */
 export async function disableIntegration(principal: Promise<Principal>, uuid: string): Promise<IntegrationRecord> {
   const caller = await principal;
-  return retryOnConflict(
-    async () => {
-      const integration = await findIntegration(uuid);
-      if (!integration) throw new NotFoundError('Partner integration not found');
-      if (!visibleTo(caller, integration)) throw new ForbiddenError();
-      const partner = await findClient(integration.partner_client_id);
-      if (integration.partner_client_id !== caller.clientId) {
-        // The organisation's own client: a whole-organisation grant, and no partner (a partner's
-        // grant comes from its own integration, not from the organisation).
-        const organisationClient =
-          caller.kind !== 'partner' &&
-          caller.grants.some(
-            (g) => g.organisation_uuid === integration.organisation_uuid && g.account_uuid === undefined,
-          );
-        if (!organisationClient) throw new ForbiddenError('Only the partner or the whole organisation can disconnect');
-        if (!partner?.partner?.allow_self_disconnect) {
-          const support = partner?.partner?.support_url;
-          throw new ForbiddenError(
-            `${partner?.partner?.name ?? 'The partner'} does not allow disconnecting here${support ? `; ask at ${support}` : ''}`,
-          );
-        }
-      }
-      if (integration.status === 'disabled') return integration;
-      const disabled: IntegrationRecord = {
-        ...integration,
-        status: 'disabled',
-        disabled_at: now(),
-        disabled_by: caller.clientId,
-      };
-      const writes = disabledIntegrationWrites(disabled).map((item) => ({
-        item,
-        onConditionFailed: () => new StaleVersionError(),
-      }));
-      // Only the grant the integration added goes; one the partner held before (seed, operator) stays.
-      if (integration.grant_added !== false) {
-        const grants = await grantsChangeWrite(integration.partner_client_id, (current) =>
-          current.filter(
-            (g) => !(g.organisation_uuid === integration.organisation_uuid && g.account_uuid === undefined),
-          ),
+  return retryOnConflict(async () => {
+    const integration = await findIntegration(uuid);
+    if (!integration) throw new NotFoundError('Partner integration not found');
+    if (!visibleTo(caller, integration)) throw new ForbiddenError();
+    const partner = await findClient(integration.partner_client_id);
+    if (integration.partner_client_id !== caller.clientId) {
+      // The organisation's own client: a whole-organisation grant, and no partner (a partner's
+      // grant comes from its own integration, not from the organisation).
+      const organisationClient =
+        caller.kind !== 'partner' &&
+        caller.grants.some(
+          (g) => g.organisation_uuid === integration.organisation_uuid && g.account_uuid === undefined,
         );
-        writes.push({ item: grants.item, onConditionFailed: () => new StaleVersionError() });
+      if (!organisationClient) throw new ForbiddenError('Only the partner or the whole organisation can disconnect');
+      if (!partner?.partner?.allow_self_disconnect) {
+        const support = partner?.partner?.support_url;
+        throw new ForbiddenError(
+          `${partner?.partner?.name ?? 'The partner'} does not allow disconnecting here${support ? `; ask at ${support}` : ''}`,
+        );
       }
-      await transactWrite(writes);
-      return disabled;
-    },
-    () => new ConflictError('Too many concurrent changes; try again'),
-  );
+    }
+    if (integration.status === 'disabled') return integration;
+    const disabled: IntegrationRecord = {
+      ...integration,
+      status: 'disabled',
+      disabled_at: now(),
+      disabled_by: caller.clientId,
+    };
+    const writes = disabledIntegrationWrites(disabled).map((item) => ({
+      item,
+      onConditionFailed: () => new StaleVersionError(),
+    }));
+    // Only the grant the integration added goes; one the partner held before (seed, operator) stays.
+    if (integration.grant_added !== false) {
+      const grants = await grantsChangeWrite(integration.partner_client_id, (current) =>
+        current.filter((g) => !(g.organisation_uuid === integration.organisation_uuid && g.account_uuid === undefined)),
+      );
+      writes.push({ item: grants.item, onConditionFailed: () => new StaleVersionError() });
+    }
+    await transactWrite(writes);
+    return disabled;
+  });
 }

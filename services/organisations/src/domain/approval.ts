@@ -46,31 +46,28 @@ export function organisationEvent(organisation: Organisation, name: EventName): 
 export async function decideApproval(principal: Promise<Principal>, uuid: string, decision: Decision) {
   assertOperator(await principal);
   const target = TARGET[decision];
-  return retryOnConflict(
-    async () => {
-      const organisation = await findOrganisation(uuid);
-      if (!organisation) throw new NotFoundError('Organisation not found');
-      if (!target.from.includes(organisation.approval_status)) {
-        throw new ConflictError(
-          `The organisation is ${organisation.approval_status}; it cannot be ${target.status} now`,
-          'error.organisation.invalid_approval_state',
-          'approval_status',
-        );
-      }
-      const event = organisationEvent(organisation, target.event);
-      await transactWrite([
-        {
-          item: organisationApprovalWrite(organisation, target.status, event),
-          onConditionFailed: () => new StaleVersionError(),
-        },
-      ]);
-      return {
-        ...organisation,
-        approval_status: target.status,
-        event_sequence: event.sequence,
-        version: (organisation.version ?? 0) + 1,
-      };
-    },
-    () => new ConflictError('Too many concurrent changes; try again'),
-  );
+  return retryOnConflict(async () => {
+    const organisation = await findOrganisation(uuid);
+    if (!organisation) throw new NotFoundError('Organisation not found');
+    if (!target.from.includes(organisation.approval_status)) {
+      throw new ConflictError(
+        `The organisation is ${organisation.approval_status}; it cannot be ${target.status} now`,
+        'error.organisation.invalid_approval_state',
+        'approval_status',
+      );
+    }
+    const event = organisationEvent(organisation, target.event);
+    await transactWrite([
+      {
+        item: organisationApprovalWrite(organisation, target.status, event),
+        onConditionFailed: () => new StaleVersionError(),
+      },
+    ]);
+    return {
+      ...organisation,
+      approval_status: target.status,
+      event_sequence: event.sequence,
+      version: (organisation.version ?? 0) + 1,
+    };
+  });
 }

@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { logger, NotFoundError } from '@svc/core';
 import type { GuardedWrite } from '@svc/table';
+import { retryOnConflict } from '@svc/table';
 import type { Outcome } from '../providers/provider';
 import { providerNamed } from '../providers/registry';
 import { findPayment, type PaymentRecord } from '../repository/payment-repository';
@@ -12,7 +13,7 @@ import {
 import { hashToken } from './context';
 import { paymentStatusEvents } from './events';
 import { newSource, startSubscription } from './initialise';
-import { retryOnConflict, savePaymentVersion, saveSourceVersion } from './versioned';
+import { savePaymentVersion, saveSourceVersion } from './versioned';
 
 /**
  * The donor's decision on the simulated provider's page (3-D Secure, TWINT). The page's token

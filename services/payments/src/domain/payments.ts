@@ -8,12 +8,13 @@ import {
   type Principal,
   ValidationError,
 } from '@svc/core';
+import { retryOnConflict } from '@svc/table';
 import { providerNamed } from '../providers/registry';
 import { findPayment, type PaymentRecord, type RefundRecord } from '../repository/payment-repository';
 import { storedContext } from './context';
 import { paymentStatusEvents } from './events';
 import { applyProviderRefunds, refundToConfirm } from './provider-updates';
-import { retryOnConflict, savePaymentVersion } from './versioned';
+import { savePaymentVersion } from './versioned';
 
 export async function getPayment(principal: Promise<Principal>, uuid: string): Promise<PaymentRecord> {
   const [caller, payment] = await Promise.all([principal, findPayment(uuid)]);

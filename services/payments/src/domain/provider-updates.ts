@@ -1,12 +1,13 @@
 import { BUSINESS_METRICS, logger, now, recordMetric } from '@svc/core';
 import { newEvent } from '@svc/events';
+import { retryOnConflict } from '@svc/table';
 import type { FoundOutcome, Outcome, RefundOutcome } from '../providers/provider';
 import { findPayment, type PaymentRecord, type RefundRecord } from '../repository/payment-repository';
 import { settlePending } from './approval';
 import { paymentEvent, refundEvents } from './events';
 import { type ChargeOutcome, offSession } from './recurring';
 import { subscriptions } from './subscriptions-port';
-import { retryOnConflict, savePaymentVersion } from './versioned';
+import { savePaymentVersion } from './versioned';
 
 /**
  * What a provider tells us after the request: a pending payment's outcome (the donor came back,

@@ -1,5 +1,5 @@
 import { logger, money, now } from '@svc/core';
-import { queryAll, timeKey } from '@svc/table';
+import { queryAll, retryOnConflict, timeKey } from '@svc/table';
 import type { FoundOutcome } from '../providers/provider';
 import { providerNamed } from '../providers/registry';
 import {
@@ -13,7 +13,7 @@ import { settlePendingSource } from './approval';
 import { storedContext } from './context';
 import { confirmRefunds, settleFromProvider } from './provider-updates';
 import { nextCheck } from './recheck';
-import { retryOnConflict, savePaymentVersion, saveSourceVersion } from './versioned';
+import { savePaymentVersion, saveSourceVersion } from './versioned';
 
 /**
  * Background work for what waits on a provider, read from the due index:

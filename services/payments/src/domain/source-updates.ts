@@ -1,6 +1,7 @@
 import { newEvent } from '@svc/events';
+import { retryOnConflict } from '@svc/table';
 import { findPaymentSource, type PaymentSourceRecord } from '../repository/payment-source-repository';
-import { retryOnConflict, saveSourceVersion } from './versioned';
+import { saveSourceVersion } from './versioned';
 
 /**
  * A saved instrument the provider will no longer charge (a SEPA mandate its donor revoked):

@@ -7,7 +7,7 @@ import {
   now,
   type Principal,
 } from '@svc/core';
-import { type GuardedWrite, transactWrite } from '@svc/table';
+import { type GuardedWrite, retryOnConflict, transactWrite } from '@svc/table';
 import {
   findPaymentSource,
   newPaymentSourceWrite,
@@ -17,7 +17,7 @@ import { approvalPath, authoriseNew } from './context';
 import { newSource, pendingFields } from './initialise';
 import { FIRST_CHECK_SECONDS } from './recheck';
 import type { PaymentRequest } from './request';
-import { retryOnConflict, saveSourceVersion } from './versioned';
+import { saveSourceVersion } from './versioned';
 
 /**
  * Saves an instrument for later charges, without charging it: the provider sets it up for

@@ -1,12 +1,7 @@
-import { ConflictError, now } from '@svc/core';
-import { type GuardedWrite, retryOnConflict as retryWrites, StaleVersionError, transactWrite } from '@svc/table';
+import { now } from '@svc/core';
+import { type GuardedWrite, StaleVersionError, transactWrite } from '@svc/table';
 import { type PaymentRecord, paymentUpdateWrite } from '../repository/payment-repository';
 import { type PaymentSourceRecord, paymentSourceUpdateWrite } from '../repository/payment-source-repository';
-
-/** Runs a read-check-write step until its guarded write lands (see @svc/table). */
-export function retryOnConflict<T>(step: () => Promise<T>): Promise<T> {
-  return retryWrites(step, () => new ConflictError('Too many concurrent changes; try again'));
-}
 
 /** Writes `next` (version + 1) guarded by the version of `read`, with any extra items. */
 export async function savePaymentVersion(

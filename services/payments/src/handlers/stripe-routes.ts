@@ -1,10 +1,10 @@
 import { NotFoundError } from '@svc/core';
 import { type AnyRoute, defineRoute, type HttpResult, uuidParams } from '@svc/http';
+import { retryOnConflict } from '@svc/table';
 import * as z from 'zod';
 import { findPendingPayment, findPendingSource, settlePendingSource } from '../domain/approval';
 import { storedContext } from '../domain/context';
 import { settleFromProvider } from '../domain/provider-updates';
-import { retryOnConflict } from '../domain/versioned';
 import { receiveStripeEvent } from '../providers/stripe/stripe-events';
 import { stripeProvider } from '../providers/stripe/stripe-provider';
 import { afterDecision } from './approval-page';

@@ -1,4 +1,4 @@
-import { ConflictError, definedFields, derivedUuid, newResourceUuid, now } from '@svc/core';
+import { definedFields, derivedUuid, newResourceUuid, now } from '@svc/core';
 import { newEvent } from '@svc/events';
 import {
   chargeSavedSource,
@@ -67,8 +67,6 @@ export function addOutcomes(a: BillingOutcome, b: BillingOutcome): BillingOutcom
     failed: a.failed + b.failed,
   };
 }
-
-const tooBusy = () => new ConflictError('Too many concurrent changes; try again');
 
 /** Thrown inside a transaction when the period already has its invoice. */
 class PeriodInvoiced extends Error {}
@@ -256,7 +254,7 @@ export async function billSubscription(uuid: string): Promise<BillingOutcome> {
       return undefined;
     }
     return { subscriptionUuid: uuid, invoice, attempt, source };
-  }, tooBusy);
+  });
   if (!opened) return noOutcome();
   const settled = await chargeAndSettle(opened);
   return { ...settled, invoices_created: 1, charge_attempts_created: 1 };
@@ -312,7 +310,7 @@ export async function retryInvoice(subscriptionUuid: string, invoiceUuid: string
       { item: subscriptionUnchanged(subscription), onConditionFailed: () => new StaleVersionError() },
     ]);
     return { subscriptionUuid, invoice: next, attempt, source, isNew: true };
-  }, tooBusy);
+  });
   if (!opened) return noOutcome();
   const settled = await chargeAndSettle(opened);
   return { ...settled, charge_attempts_created: opened.isNew ? 1 : 0 };
@@ -407,7 +405,7 @@ export function settle(
     }
     await transactWrite(writes);
     return { ...noOutcome(), succeeded: succeeded ? 1 : 0, failed: succeeded ? 0 : 1 };
-  }, tooBusy);
+  });
 }
 
 /**

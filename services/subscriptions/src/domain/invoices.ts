@@ -40,8 +40,6 @@ export const createInvoiceInput = deferred(() =>
 /** Any status is taken here; anything but `paid`/`cancelled` is refused with the contract's code. */
 export const closeInvoiceInput = deferred(() => z.object({ status: z.unknown() }).strict());
 
-const tooBusy = () => new ConflictError('Too many concurrent changes; try again');
-
 export async function listInvoices(principal: Promise<Principal>, subscriptionUuid: string) {
   const subscription = await readSubscription(principal, subscriptionUuid);
   return { subscription, invoices: await invoicesOf(subscription.uuid) };
@@ -108,7 +106,7 @@ export async function closeInvoice(
     next.events = [invoiceEvent(next, status)];
     await transactWrite([{ item: invoicePut(next, read.version), onConditionFailed: () => new StaleVersionError() }]);
     return next;
-  }, tooBusy);
+  });
   return { subscription, invoice };
 }
 
@@ -152,7 +150,7 @@ export async function createChargeAttempt(
       { item: newPaymentWrite(payment) },
     ]);
     return { subscriptionUuid: subscription.uuid, invoice: next, attempt, source };
-  }, tooBusy);
+  });
   const outcome = opened.attempt.status === 'pending' ? await chargeAndSettle(opened) : noOutcome();
   const { invoice } = await getInvoice(Promise.resolve(await principal), subscriptionUuid, invoiceUuid);
   const attempt = invoice.charge_attempts.find((a) => a.uuid === opened.attempt.uuid) ?? opened.attempt;

@@ -72,7 +72,6 @@ export const suspendInput = deferred(() =>
 );
 
 const conflict = (message: string) => new ConflictError(message, 'error.subscription.invalid_state');
-const tooBusy = () => new ConflictError('Too many concurrent changes; try again');
 
 export function subscriptionEvent(subscription: SubscriptionRecord, name: EventName) {
   subscription.event_sequence += 1;
@@ -241,7 +240,7 @@ async function change(
       { item: subscriptionPut(next, read.version), onConditionFailed: () => new StaleVersionError() },
     ]);
     return next;
-  }, tooBusy);
+  });
 }
 
 export function updateSubscription(principal: Promise<Principal>, uuid: string, input: UpdateSubscriptionInput) {

@@ -1,6 +1,6 @@
 import {
   assertOrganisationGrant,
-  ConflictError,
+  type ConflictError,
   coversAccount,
   coversOrganisation,
   ForbiddenError,
@@ -73,8 +73,6 @@ export function managedLister<T extends Scoped>(itemsOf: (organisationUuid: stri
   };
 }
 
-const tooBusy = () => new ConflictError('Too many concurrent changes; try again');
-
 /**
  * A change to a webhooks object its caller manages, written under the version it read: the
  * object is read (404/403), a move to another organisation is refused (`refuseMove`, 409), then
@@ -94,7 +92,7 @@ export async function changeManaged<T extends Scoped, R>(
       throw refuseMove();
     }
     return change(current, caller);
-  }, tooBusy);
+  });
 }
 
 /** `enabled` arrives as a boolean or its text, and leaves as text (contract). */

@@ -20,7 +20,6 @@ import {
   RESPONSE_RETENTION_SECONDS,
   RETRY_DELAYS_SECONDS,
   recordedHeaders,
-  tooBusy,
   truncate,
 } from './delivery';
 
@@ -239,6 +238,6 @@ async function settleAttempt(claimed: Claimed, outcome: Outcome): Promise<Attemp
     await transactWrite([
       { item: deliveryPut(settled(read, outcome, at), read.version), onConditionFailed: () => new StaleVersionError() },
     ]);
-  }, tooBusy);
+  });
   return settledOutcome(claimed, outcome);
 }

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { ConflictError, definedFields, derivedUuid, isResumedRequest, newResourceUuid, now } from '@svc/core';
+import { definedFields, derivedUuid, isResumedRequest, newResourceUuid, now } from '@svc/core';
 import { matchesFilter, parseFilter } from '@svc/filter';
 import { isConditionFailure, retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
 import { type DeliveryMessage, INLINE_DELIVERY_MAX_BYTES } from '../pipeline/queue';
@@ -53,8 +53,6 @@ export const RECORD_LIMIT = 16_384;
 /** Webhook Responses are kept this long (DynamoDB TTL). */
 export const RESPONSE_RETENTION_SECONDS = 30 * 86_400;
 export const LOST_ATTEMPT = 'No outcome was recorded: the delivery worker stopped during this attempt';
-
-export const tooBusy = () => new ConflictError('Too many concurrent changes; try again');
 
 /**
  * A delivery held by another message's attempt still in flight: this message is not acknowledged
@@ -388,7 +386,7 @@ export async function claimAttempt(uuid: string): Promise<Claimed | undefined> {
     const claimed = await claimOf(next, await findEndpoint(read.endpoint_uuid), at);
     await transactWrite([{ item: deliveryPut(next, read.version), onConditionFailed: () => new StaleVersionError() }]);
     return claimed;
-  }, tooBusy);
+  });
 }
 
 /**
@@ -405,7 +403,7 @@ export async function releaseHeldClaim(uuid: string): Promise<void> {
     await transactWrite([
       { item: deliveryPut(released, read.version), onConditionFailed: () => new StaleVersionError() },
     ]);
-  }, tooBusy);
+  });
 }
 
 /** The attempt a claim writes, with its request signed. */

@@ -1,6 +1,6 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { BUSINESS_METRICS, derivedUuid, logger, now, recordMetric, ValidationError } from '@svc/core';
-import { db, getItem, key, TTL_ATTRIBUTE, tableName } from '@svc/table';
+import { db, getItem, key, retryOnConflict, TTL_ATTRIBUTE, tableName } from '@svc/table';
 import type Stripe from 'stripe';
 import { settlePendingSource } from '../../domain/approval';
 import { storedContext } from '../../domain/context';
@@ -12,7 +12,6 @@ import {
   settleRecurringFromProvider,
 } from '../../domain/provider-updates';
 import { deactivateSource } from '../../domain/source-updates';
-import { retryOnConflict } from '../../domain/versioned';
 import { findPayment, type PaymentRecord } from '../../repository/payment-repository';
 import { findPaymentSource } from '../../repository/payment-source-repository';
 import { stripeClient, stripeKeys, stripeWebhooks } from './stripe-config';
