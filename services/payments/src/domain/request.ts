@@ -1,5 +1,6 @@
 import { deferred, freeJsonObject, uuidSchema, ValidationError } from '@svc/core';
 import * as z from 'zod';
+import { PAYMENT_METHODS } from '../providers/provider';
 
 /** Money as the API takes it: a string of digits or a positive integer, in minor units. */
 export const moneyInput = deferred(() =>
@@ -22,7 +23,7 @@ export const paymentRequestSchema = deferred(() =>
   z
     .object({
       account_uuid: uuidSchema,
-      payment_method: z.enum(['card', 'twint', 'sepa_dd']),
+      payment_method: z.enum(PAYMENT_METHODS),
       profile: z.string().min(1).max(100),
       locale: z.string().min(2).max(10).optional(),
       amount: moneyInput,

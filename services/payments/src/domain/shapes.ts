@@ -1,5 +1,6 @@
 import { type Assert, type Conforms, deferred, definedFields } from '@svc/core';
 import * as z from 'zod';
+import { PAYMENT_METHODS } from '../providers/provider';
 import type { PaymentRecord, RefundRecord } from '../repository/payment-repository';
 import type { PaymentSourceRecord } from '../repository/payment-source-repository';
 import { moneyOutput } from './request';
@@ -37,7 +38,7 @@ export const paymentResponse = deferred(() =>
     test_mode: z.boolean(),
     amount: moneyOutput,
     refunded_amount: moneyOutput,
-    payment_method: z.enum(['card', 'twint', 'sepa_dd']),
+    payment_method: z.enum(PAYMENT_METHODS),
     profile: z.string(),
     provider: z.string(),
     locale: z.string().optional(),
@@ -79,7 +80,7 @@ export const paymentSourceResponse = deferred(() =>
       .describe('inactive: the provider no longer charges it (a SEPA mandate revoked)'),
     status_reason: z.string().optional(),
     test_mode: z.boolean(),
-    payment_method: z.enum(['card', 'twint', 'sepa_dd']),
+    payment_method: z.enum(PAYMENT_METHODS),
     profile: z.string(),
     provider: z.string(),
     action: redirect().optional(),

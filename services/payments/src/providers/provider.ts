@@ -9,7 +9,9 @@ import type { Money } from '@svc/core';
  * charge attempt): a provider must treat a repeated reference as the same request, so a re-run
  * never charges twice.
  */
-export type PaymentMethod = 'card' | 'twint' | 'sepa_dd';
+/** The payment methods the service takes: every provider names those it serves (`methods`). */
+export const PAYMENT_METHODS = ['card', 'twint', 'sepa_dd'] as const;
+export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
 
 export interface RedirectAction {
   action_type: 'redirect';

@@ -3,6 +3,7 @@ import { deferred } from '@svc/core';
 import { storedEventSchema } from '@svc/events';
 import { getItem, key, onItemsWritten, type TransactItem, timeKey } from '@svc/table';
 import * as z from 'zod';
+import { PAYMENT_METHODS } from '../providers/provider';
 
 /**
  * Payments, with their refunds inside the payment item (a refund never outlives its payment,
@@ -63,7 +64,7 @@ export const paymentRecordSchema = deferred(() =>
     amount_minor: z.number().int(),
     refunded_minor: z.number().int(),
     currency: z.string(),
-    payment_method: z.enum(['card', 'twint', 'sepa_dd']),
+    payment_method: z.enum(PAYMENT_METHODS),
     profile: z.string(),
     provider: z.string(),
     locale: z.string().optional(),

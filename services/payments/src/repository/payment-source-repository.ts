@@ -2,6 +2,7 @@ import { deferred } from '@svc/core';
 import { storedEventSchema } from '@svc/events';
 import { getItem, key, type TransactItem } from '@svc/table';
 import * as z from 'zod';
+import { PAYMENT_METHODS } from '../providers/provider';
 import { recheckKeys } from './payment-repository';
 
 /**
@@ -23,7 +24,7 @@ export const paymentSourceRecordSchema = deferred(() =>
     status: z.enum(['pending', 'active', 'failed', 'inactive']),
     status_reason: z.string().optional(),
     test_mode: z.boolean(),
-    payment_method: z.enum(['card', 'twint', 'sepa_dd']),
+    payment_method: z.enum(PAYMENT_METHODS),
     profile: z.string(),
     provider: z.string(),
     payment_information: z.record(z.string(), z.unknown()),

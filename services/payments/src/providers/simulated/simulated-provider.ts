@@ -3,6 +3,7 @@ import * as z from 'zod';
 import { brandOf, cardFingerprint, isExpired, passesLuhn, rawCardSchema } from '../card-rules';
 import { isValidIban, maskIban, normaliseIban } from '../iban';
 import type { Authorisation, AuthoriseRequest, Outcome, PaymentProvider } from '../provider';
+import { PAYMENT_METHODS } from '../provider';
 
 /**
  * The simulated provider: behaves like a PSP's test mode, with the contract's test cards. It
@@ -120,7 +121,7 @@ export function simulatedLiveRefusal(testMode: boolean, env: NodeJS.ProcessEnv =
 
 export const simulatedProvider: PaymentProvider = {
   name: 'simulated',
-  methods: ['card', 'twint', 'sepa_dd'],
+  methods: PAYMENT_METHODS,
 
   async unusableFor(context) {
     return simulatedLiveRefusal(context.testMode);

@@ -24,6 +24,7 @@ import type {
   ProviderContext,
   RefundOutcome,
 } from '../provider';
+import { PAYMENT_METHODS } from '../provider';
 import {
   keyName,
   STRIPE_API_VERSION,
@@ -703,7 +704,7 @@ function unavailable(error: unknown, context: ProviderContext): ProviderUnavaila
 export const stripeProvider: PaymentProvider &
   Required<Pick<PaymentProvider, 'outcomeOf' | 'sourceOutcomeOf' | 'abandonSource'>> = {
   name: 'stripe',
-  methods: ['card', 'twint', 'sepa_dd'],
+  methods: PAYMENT_METHODS,
 
   async unusableFor(context, method, saving) {
     if (saving && !saveableOffSession(method)) {
