@@ -112,15 +112,26 @@ export function hashToken(token: string): string {
  * derived from it under the service key, so a re-run of the request asks the provider the very
  * same thing and the approval link the provider recorded stays valid.
  */
-export async function authoriseNew(
-  principal: Promise<Principal>,
-  request: PaymentRequest,
-  uuid: string,
-  approvalPage: (uuid: string, token: string, providerName: string) => string,
+export interface NewAuthorisation {
+  principal: Promise<Principal>;
+  request: PaymentRequest;
+  /** The new payment's or source's uuid: the provider's idempotency reference. */
+  uuid: string;
+  approvalPage: (uuid: string, token: string, providerName: string) => string;
   /** Whether the instrument is kept for later charges: a payment that saves one, or only a source. */
-  saving: 'none' | 'with_payment' | 'source_only',
-  beforeAuthorising: (account: Account) => Promise<void> = async () => refuseSubscription(request),
-) {
+  saving: 'none' | 'with_payment' | 'source_only';
+  /** Checks once the account is known, before the provider is asked (a payment's subscription). */
+  beforeAuthorising?: (account: Account) => Promise<void>;
+}
+
+export async function authoriseNew({
+  principal,
+  request,
+  uuid,
+  approvalPage,
+  saving,
+  beforeAuthorising = async () => refuseSubscription(request),
+}: NewAuthorisation) {
   const { account, profile, provider, context } = await resolveAccountAndProvider(
     principal,
     request,

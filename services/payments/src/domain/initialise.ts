@@ -26,13 +26,13 @@ export async function initialisePayment(
   const uuid = newResourceUuid('payment');
   const stored = await storedByEarlierRun(principal, uuid);
   if (stored) return stored;
-  const { account, profile, provider, supporter, amount, authorisation, approvalTokenHash } = await authoriseNew(
+  const { account, profile, provider, supporter, amount, authorisation, approvalTokenHash } = await authoriseNew({
     principal,
     request,
     uuid,
-    (id, token, providerName) => `${baseUrl}${approvalPath(providerName, 'payments', id)}?token=${token}`,
-    request.create_payment_source ? 'with_payment' : 'none',
-    async (account) => {
+    approvalPage: (id, token, providerName) => `${baseUrl}${approvalPath(providerName, 'payments', id)}?token=${token}`,
+    saving: request.create_payment_source ? 'with_payment' : 'none',
+    beforeAuthorising: async (account) => {
       if (request.subscription === undefined) return;
       await subscriptions().checkPaymentSubscription(
         parsePaymentSubscription(request.subscription),
@@ -40,7 +40,7 @@ export async function initialisePayment(
         account.uuid,
       );
     },
-  );
+  });
   const { outcome } = authorisation;
   const created = now();
   const testMode = request.test_mode ?? false;
