@@ -135,49 +135,17 @@ export class ServiceStack extends Stack {
 
     this.search = new SearchEngine(this, 'Search', { stage, table: this.table.table });
 
+    const capabilities = this.capabilities(captcha);
     const functions = new Map<DomainName, DomainFunction>();
     for (const domain of domainNames()) {
-      // Identity alone signs tokens; every other domain verifies them from the public keys in the table.
-      const signs = domain === 'identity';
-      // Payments alone fingerprints cards and talks to Stripe.
-      const fingerprints = domain === 'payments';
-      // Onboarding alone verifies captchas (the hosted page's e-mail step, the existence check).
-      const verifiesCaptchas = domain === 'onboarding';
-      // Payments, subscriptions and organisations search; they and onboarding write what the
-      // engine holds (payments, subscriptions, plans, organisations), whose rows follow at once.
-      const usesSearch = SEARCH_DOMAINS.has(domain);
+      const granted = capabilities.filter((capability) => capability.domains.has(domain));
       const fn = new DomainFunction(this, `Domain-${domain}`, {
         domain,
         stage,
         table: this.table.table,
-        environment: {
-          SVC_HASH_KEY_SECRET_ARN: this.hashKey.secretArn,
-          ...(signs ? { SVC_SIGNING_KEY_SECRET_ARN: this.signingKeys.secret.secretArn } : {}),
-          ...(fingerprints
-            ? {
-                SVC_CARD_FINGERPRINT_SECRET_ARN: this.cardFingerprintKey.secretArn,
-                SVC_STRIPE_SECRET_ARN: this.stripeSecret.secretArn,
-              }
-            : {}),
-          ...(usesSearch ? this.search.environment() : {}),
-          ...(verifiesCaptchas ? captchaEnvironment(captcha, this.captchaSecret) : {}),
-        },
+        environment: Object.assign({}, ...granted.map((capability) => capability.environment)),
       });
-      this.hashKey.grantRead(fn.role);
-      if (fingerprints) {
-        this.cardFingerprintKey.grantRead(fn.role);
-        this.stripeSecret.grantRead(fn.role);
-      }
-      if (verifiesCaptchas) this.captchaSecret?.grantRead(fn.role);
-      if (usesSearch) {
-        this.search.grantQuery(fn.role);
-        fn.function.node.addDependency(this.search.schema);
-      }
-      if (signs) {
-        this.signingKeys.grantRead(fn.role);
-        // Serve tokens only once the secret holds a key set.
-        fn.function.node.addDependency(this.signingKeys.ready);
-      }
+      for (const capability of granted) capability.grant(fn);
       functions.set(domain, fn);
     }
     this.functions = functions;
@@ -347,6 +315,60 @@ export class ServiceStack extends Stack {
     }
   }
 
+  /**
+   * What a domain function may use beyond the table, each with the domains that use it: the
+   * variables that name it and the grants it takes. One loop gives each domain its own.
+   */
+  private capabilities(captcha: ResolvedCaptcha): DomainCapability[] {
+    const only = (...domains: DomainName[]) => new Set<DomainName>(domains);
+    return [
+      {
+        // Every domain hashes what it recognises without keeping (request fingerprints, tokens).
+        domains: new Set(domainNames()),
+        environment: { SVC_HASH_KEY_SECRET_ARN: this.hashKey.secretArn },
+        grant: (fn) => this.hashKey.grantRead(fn.role),
+      },
+      {
+        // Identity alone signs tokens; every other domain verifies them from the public keys in the table.
+        domains: only('identity'),
+        environment: { SVC_SIGNING_KEY_SECRET_ARN: this.signingKeys.secret.secretArn },
+        grant: (fn) => {
+          this.signingKeys.grantRead(fn.role);
+          // Serve tokens only once the secret holds a key set.
+          fn.function.node.addDependency(this.signingKeys.ready);
+        },
+      },
+      {
+        // Payments alone fingerprints cards and talks to Stripe.
+        domains: only('payments'),
+        environment: {
+          SVC_CARD_FINGERPRINT_SECRET_ARN: this.cardFingerprintKey.secretArn,
+          SVC_STRIPE_SECRET_ARN: this.stripeSecret.secretArn,
+        },
+        grant: (fn) => {
+          this.cardFingerprintKey.grantRead(fn.role);
+          this.stripeSecret.grantRead(fn.role);
+        },
+      },
+      {
+        // Payments, subscriptions and organisations search; they and onboarding write what the
+        // engine holds (payments, subscriptions, plans, organisations), whose rows follow at once.
+        domains: SEARCH_DOMAINS,
+        environment: this.search.environment(),
+        grant: (fn) => {
+          this.search.grantQuery(fn.role);
+          fn.function.node.addDependency(this.search.schema);
+        },
+      },
+      {
+        // Onboarding alone verifies captchas (the hosted page's e-mail step, the existence check).
+        domains: only('onboarding'),
+        environment: captchaEnvironment(captcha, this.captchaSecret),
+        grant: (fn) => this.captchaSecret?.grantRead(fn.role),
+      },
+    ];
+  }
+
   private captchaSecretResource(): Secret {
     const secret = new Secret(this, 'CaptchaSecret', {
       description:
@@ -407,6 +429,13 @@ function existingTableOf(scope: Construct, stage: StageConfig): { tableName: str
     );
   }
   return { tableName: name, streamArn: stream };
+}
+
+/** A resource domain functions may use beyond the table (ServiceStack.capabilities). */
+interface DomainCapability {
+  domains: ReadonlySet<DomainName>;
+  environment: Record<string, string>;
+  grant: (fn: DomainFunction) => void;
 }
 
 type ResolvedCaptcha = { verifier: 'recaptcha'; siteKey: string } | { verifier: 'off' };
