@@ -308,85 +308,105 @@ export async function claimFirstAttempt(fresh: DeliveryRecord): Promise<Claimed 
 export async function claimAttempt(uuid: string): Promise<Claimed | undefined> {
   return retryOnConflict(async () => {
     const read = await findDelivery(uuid);
-    const at = now();
     if (!read) return undefined;
-    if (read.status !== 'pending') {
-      // Ended: its last attempt has its record, unless the worker stopped between storing the
-      // delivery's final state and the response (a batch write done in part): then it is logged
-      // now, as one with no recorded outcome.
-      if (read.attempts > 0 && !(await findResponse(derivedUuid('webhook_response', read.uuid, read.attempts)))) {
-        await logLostAttempt(read);
-      }
-      return undefined;
+    const at = now();
+    const previous = readsPreviousResponse(read, at)
+      ? await findResponse(derivedUuid('webhook_response', read.uuid, read.attempts))
+      : undefined;
+    const decision = decideClaim(read, previous, at);
+    if (decision.logLost) await logLostAttempt(read);
+    if (decision.kind === 'in_flight') throw new AttemptInFlightError(uuid);
+    if (decision.kind === 'none') return undefined;
+    const claimed = decision.claim
+      ? await claimOf(decision.next, await findEndpoint(read.endpoint_uuid), at)
+      : undefined;
+    await transactWrite([
+      { item: deliveryPut(decision.next, read.version), onConditionFailed: () => new StaleVersionError() },
+    ]);
+    return claimed;
+  });
+}
+
+/**
+ * What a claim decides from the delivery, the record of its last attempt (when that is read) and
+ * the time: nothing to do now; the attempt is another worker's; or one write of the delivery,
+ * which starts the next attempt (`claim`) or settles it. `logLost`: the last attempt has no
+ * record, and is logged as one with no outcome (it may have reached the receiver) first.
+ */
+export type ClaimDecision =
+  | { kind: 'none'; logLost: boolean }
+  | { kind: 'in_flight'; logLost: false }
+  | { kind: 'save'; next: DeliveryRecord; claim: boolean; logLost: boolean };
+
+/** Whether deciding needs the record of the last attempt: an ended delivery's, or one under a lease. */
+export function readsPreviousResponse(read: DeliveryRecord, at: number): boolean {
+  if (read.status !== 'pending') return read.attempts > 0;
+  const leased = (read.lease_until ?? 0) > at;
+  if (leased && !read.held_by_message) return false;
+  if (!leased && (read.next_attempt_at ?? 0) > at) return false;
+  return read.lease_until !== undefined;
+}
+
+/** The claim's decision (see ClaimDecision); pure. */
+export function decideClaim(read: DeliveryRecord, previous: ResponseRecord | undefined, at: number): ClaimDecision {
+  if (read.status !== 'pending') {
+    // Ended: its last attempt has its record, unless the worker stopped between storing the
+    // delivery's final state and the response (a batch write done in part).
+    return { kind: 'none', logLost: read.attempts > 0 && !previous };
+  }
+  const leased = (read.lease_until ?? 0) > at;
+  if (leased && !read.held_by_message) return { kind: 'none', logLost: false };
+  if (!leased && (read.next_attempt_at ?? 0) > at) return { kind: 'none', logLost: false };
+  let logLost = false;
+  if (read.lease_until !== undefined) {
+    // The attempt under the lease (held by its message, so recorded by its response alone, or
+    // lapsed, so its worker stopped): a response that ended the delivery settles it; one held
+    // and not yet ended is its worker's still; a lapsed one without a response is logged as an
+    // attempt with no outcome; then the next one goes ahead.
+    if (previous && (!previous.error || previous.do_not_retry)) {
+      return { kind: 'save', next: endedBy(read, previous, at), claim: false, logLost: false };
     }
-    const leased = (read.lease_until ?? 0) > at;
-    if (leased && !read.held_by_message) return undefined;
-    if (!leased && (read.next_attempt_at ?? 0) > at) return undefined;
-    if (read.lease_until !== undefined) {
-      // The attempt under the lease (held by its message, so recorded by its response alone, or
-      // lapsed, so its worker stopped): a response that ended the delivery settles it; one held
-      // and not yet ended is its worker's still; a lapsed one without a response is logged now as
-      // an attempt with no outcome (it may have reached the receiver); then the next one goes ahead.
-      const previous = await findResponse(derivedUuid('webhook_response', read.uuid, read.attempts));
-      if (previous && (!previous.error || previous.do_not_retry)) {
-        await transactWrite([
-          {
-            item: deliveryPut(endedBy(read, previous, at), read.version),
-            onConditionFailed: () => new StaleVersionError(),
-          },
-        ]);
-        return undefined;
-      }
-      if (leased) throw new AttemptInFlightError(uuid);
-      if (!previous) await logLostAttempt(read);
-      else {
-        // Recorded as failed but never settled: the next attempt keeps to the schedule.
-        const due = previous.sent_at + (RETRY_DELAYS_SECONDS[read.attempts - 1] ?? 86_400);
-        if (due > at) {
-          const waiting: DeliveryRecord = { ...read, next_attempt_at: due, updated: at, version: read.version + 1 };
-          delete waiting.lease_until;
-          delete waiting.held_by_message;
-          delete waiting.expires_at;
-          delete waiting.queued_until;
-          await transactWrite([
-            { item: deliveryPut(waiting, read.version), onConditionFailed: () => new StaleVersionError() },
-          ]);
-          return undefined;
-        }
+    if (leased) return { kind: 'in_flight', logLost: false };
+    if (!previous) logLost = true;
+    else {
+      // Recorded as failed but never settled: the next attempt keeps to the schedule.
+      const due = previous.sent_at + (RETRY_DELAYS_SECONDS[read.attempts - 1] ?? 86_400);
+      if (due > at) {
+        const waiting: DeliveryRecord = { ...read, next_attempt_at: due, updated: at, version: read.version + 1 };
+        delete waiting.lease_until;
+        delete waiting.held_by_message;
+        delete waiting.expires_at;
+        delete waiting.queued_until;
+        return { kind: 'save', next: waiting, claim: false, logLost: false };
       }
     }
-    if (read.attempts >= MAX_ATTEMPTS) {
-      // The last attempt's worker died: its record is the final word.
-      const failed: DeliveryRecord = {
-        ...read,
-        status: 'failed',
-        expires_at: at + RESPONSE_RETENTION_SECONDS,
-        updated: at,
-        version: read.version + 1,
-      };
-      delete failed.lease_until;
-      delete failed.held_by_message;
-      await transactWrite([
-        { item: deliveryPut(failed, read.version), onConditionFailed: () => new StaleVersionError() },
-      ]);
-      return undefined;
-    }
-    const next: DeliveryRecord = {
+  }
+  if (read.attempts >= MAX_ATTEMPTS) {
+    // The last attempt's worker died: its record is the final word.
+    const failed: DeliveryRecord = {
       ...read,
-      attempts: read.attempts + 1,
-      lease_until: at + ATTEMPT_LEASE_SECONDS,
+      status: 'failed',
+      expires_at: at + RESPONSE_RETENTION_SECONDS,
       updated: at,
       version: read.version + 1,
     };
-    delete next.next_attempt_at;
-    delete next.queued_until;
-    delete next.expires_at;
-    // From now on the due index watches the lease (this message may be the sweeper's).
-    delete next.held_by_message;
-    const claimed = await claimOf(next, await findEndpoint(read.endpoint_uuid), at);
-    await transactWrite([{ item: deliveryPut(next, read.version), onConditionFailed: () => new StaleVersionError() }]);
-    return claimed;
-  });
+    delete failed.lease_until;
+    delete failed.held_by_message;
+    return { kind: 'save', next: failed, claim: false, logLost };
+  }
+  const next: DeliveryRecord = {
+    ...read,
+    attempts: read.attempts + 1,
+    lease_until: at + ATTEMPT_LEASE_SECONDS,
+    updated: at,
+    version: read.version + 1,
+  };
+  delete next.next_attempt_at;
+  delete next.queued_until;
+  delete next.expires_at;
+  // From now on the due index watches the lease (this message may be the sweeper's).
+  delete next.held_by_message;
+  return { kind: 'save', next, claim: true, logLost };
 }
 
 /**
