@@ -1,4 +1,4 @@
-import { ForbiddenError } from './errors';
+import { ForbiddenError, NotFoundError } from './errors';
 
 /**
  * Who is calling, as the identity domain loads it on every request (grants are never cached
@@ -51,4 +51,41 @@ export function assertAccountGrant(principal: Principal, organisationUuid: strin
 
 export function assertOperator(principal: Principal): void {
   if (principal.role !== 'operator') throw new ForbiddenError('Only operators may call this endpoint');
+}
+
+/** A check of a caller against an item it asked for: throws (403) when the caller may not. */
+export type Authorise<T> = (caller: Principal, item: T) => void;
+
+/** A grant on the item's account (or its whole organisation). */
+export const onAccount: Authorise<{ organisation_uuid: string; account_uuid: string }> = (caller, item) =>
+  assertAccountGrant(caller, item.organisation_uuid, item.account_uuid);
+/** Any grant on the item's organisation. */
+export const onOrganisation: Authorise<{ organisation_uuid: string }> = (caller, item) =>
+  assertOrganisationGrant(caller, item.organisation_uuid);
+/** A grant on the item's whole organisation. */
+export const onWholeOrganisation: Authorise<{ organisation_uuid: string }> = (caller, item) =>
+  assertWholeOrganisationGrant(caller, item.organisation_uuid);
+/** A rule of the domain's own that says yes or no. */
+export const allowedIf =
+  <T>(allowed: (caller: Principal, item: T) => boolean): Authorise<T> =>
+  (caller, item) => {
+    if (!allowed(caller, item)) throw new ForbiddenError();
+  };
+
+/**
+ * The one way a domain reads an item for a caller: the caller's grants and the item are awaited
+ * together (the item's read goes out in the grants' round trip), a missing item is a 404 with
+ * `notFound`, then `authorise` decides (403). 404 before 403: a caller learns that an item exists
+ * only by holding a grant that covers it.
+ */
+export async function readFor<T>(
+  principal: Principal | Promise<Principal>,
+  found: Promise<T | undefined>,
+  notFound: string,
+  authorise: Authorise<T>,
+): Promise<T> {
+  const [caller, item] = await Promise.all([principal, found]);
+  if (item === undefined) throw new NotFoundError(notFound);
+  authorise(caller, item);
+  return item;
 }

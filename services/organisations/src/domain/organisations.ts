@@ -7,6 +7,7 @@ import {
   ForbiddenError,
   NotFoundError,
   type Principal,
+  readFor,
 } from '@svc/core';
 import { parseSearchRequest } from '@svc/search';
 import {
@@ -54,16 +55,16 @@ export async function withOrganisations(
 
 /** Addresses and metadata belong to the whole organisation: an account grant is not enough. */
 export async function getOrganisationAddresses(principal: Promise<Principal>, uuid: string): Promise<Address[]> {
-  const [caller, found] = await Promise.all([principal, findOrganisationWithAddresses(uuid)]);
-  if (!found) throw new NotFoundError('Organisation not found');
-  assertWholeOrganisationGrant(caller, uuid);
+  const found = await readFor(principal, findOrganisationWithAddresses(uuid), 'Organisation not found', (caller) =>
+    assertWholeOrganisationGrant(caller, uuid),
+  );
   return found.addresses;
 }
 
 export async function getOrganisationMetadata(principal: Promise<Principal>, uuid: string) {
-  const [caller, organisation] = await Promise.all([principal, findOrganisation(uuid)]);
-  if (!organisation) throw new NotFoundError('Organisation not found');
-  assertWholeOrganisationGrant(caller, uuid);
+  const organisation = await readFor(principal, findOrganisation(uuid), 'Organisation not found', (caller) =>
+    assertWholeOrganisationGrant(caller, uuid),
+  );
   return organisation.metadata;
 }
 
@@ -88,9 +89,9 @@ export async function getAccount(principal: Promise<Principal>, uuid: string) {
 }
 
 export async function getAccountAddresses(principal: Promise<Principal>, uuid: string): Promise<Address[]> {
-  const [caller, found] = await Promise.all([principal, findAccountWithAddresses(uuid)]);
-  if (!found) throw new NotFoundError('Account not found');
-  assertAccountGrant(caller, found.account.organisation_uuid, found.account.uuid);
+  const found = await readFor(principal, findAccountWithAddresses(uuid), 'Account not found', (caller, item) =>
+    assertAccountGrant(caller, item.account.organisation_uuid, item.account.uuid),
+  );
   return found.addresses;
 }
 

@@ -1,13 +1,4 @@
-import {
-  assertAccountGrant,
-  logger,
-  money,
-  NotFoundError,
-  newResourceUuid,
-  now,
-  type Principal,
-  ValidationError,
-} from '@svc/core';
+import { logger, money, newResourceUuid, now, onAccount, type Principal, readFor, ValidationError } from '@svc/core';
 import { retryOnConflict } from '@svc/table';
 import { providerNamed } from '../providers/registry';
 import { findPayment, type PaymentRecord, type RefundRecord } from '../repository/payment-repository';
@@ -17,10 +8,7 @@ import { applyProviderRefunds, refundToConfirm } from './provider-updates';
 import { savePaymentVersion } from './versioned';
 
 export async function getPayment(principal: Promise<Principal>, uuid: string): Promise<PaymentRecord> {
-  const [caller, payment] = await Promise.all([principal, findPayment(uuid)]);
-  if (!payment) throw new NotFoundError('Payment not found');
-  assertAccountGrant(caller, payment.organisation_uuid, payment.account_uuid);
-  return payment;
+  return readFor(principal, findPayment(uuid), 'Payment not found', onAccount);
 }
 
 /**

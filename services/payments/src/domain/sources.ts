@@ -1,12 +1,4 @@
-import {
-  assertAccountGrant,
-  definedFields,
-  isResumedRequest,
-  NotFoundError,
-  newResourceUuid,
-  now,
-  type Principal,
-} from '@svc/core';
+import { definedFields, isResumedRequest, newResourceUuid, now, onAccount, type Principal, readFor } from '@svc/core';
 import { type GuardedWrite, retryOnConflict, transactWrite } from '@svc/table';
 import {
   findPaymentSource,
@@ -75,10 +67,7 @@ export async function createPaymentSource(
 }
 
 export async function getPaymentSource(principal: Promise<Principal>, uuid: string): Promise<PaymentSourceRecord> {
-  const [caller, source] = await Promise.all([principal, findPaymentSource(uuid)]);
-  if (!source) throw new NotFoundError('Payment source not found');
-  assertAccountGrant(caller, source.organisation_uuid, source.account_uuid);
-  return source;
+  return readFor(principal, findPaymentSource(uuid), 'Payment source not found', onAccount);
 }
 
 export function replaceSourceCustomParameters(

@@ -5,7 +5,9 @@ import {
   type Conforms,
   deferred,
   NotFoundError,
+  onWholeOrganisation,
   type Principal,
+  readFor,
 } from '@svc/core';
 import * as z from 'zod';
 import { findReport, type ReportRecord, reportsOf } from '../repository/report-repository';
@@ -59,10 +61,7 @@ export async function listReports(
 }
 
 export async function readReport(principal: Promise<Principal>, uuid: string): Promise<ReportRecord> {
-  const [caller, report] = await Promise.all([principal, findReport(uuid)]);
-  if (!report) throw new NotFoundError('Reconciliation report not found');
-  assertWholeOrganisationGrant(caller, report.organisation_uuid);
-  return report;
+  return readFor(principal, findReport(uuid), 'Reconciliation report not found', onWholeOrganisation);
 }
 
 /** The lines of one results part, streamed. */

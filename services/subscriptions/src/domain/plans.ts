@@ -1,5 +1,6 @@
 import {
   type Assert,
+  allowedIf,
   assertAccountGrant,
   assertOrganisationGrant,
   ConflictError,
@@ -13,6 +14,7 @@ import {
   newResourceUuid,
   now,
   type Principal,
+  readFor,
   uuidSchema,
   ValidationError,
 } from '@svc/core';
@@ -163,10 +165,7 @@ export async function getPlan(principal: Promise<Principal>, uuid: string): Prom
     await principal;
     return GLOBAL_DEFAULT_PLAN;
   }
-  const [caller, plan] = await Promise.all([principal, findPlan(uuid)]);
-  if (!plan) throw new NotFoundError('Subscription plan not found');
-  if (!canSee(caller, plan)) throw new ForbiddenError();
-  return plan;
+  return readFor(principal, findPlan(uuid), 'Subscription plan not found', allowedIf(canSee));
 }
 
 async function checkAccount(organisationUuid: string, accountUuid: string | undefined): Promise<void> {

@@ -9,7 +9,9 @@ import {
   NotFoundError,
   newResourceUuid,
   now,
+  onAccount,
   type Principal,
+  readFor,
   uuidSchema,
   ValidationError,
 } from '@svc/core';
@@ -87,10 +89,7 @@ export function subscriptionEvent(subscription: SubscriptionRecord, name: EventN
 
 /** The subscription, if the caller has a grant on its account. */
 export async function readSubscription(principal: Promise<Principal>, uuid: string): Promise<SubscriptionRecord> {
-  const [caller, subscription] = await Promise.all([principal, findSubscription(uuid)]);
-  if (!subscription) throw new NotFoundError('Subscription not found');
-  assertAccountGrant(caller, subscription.organisation_uuid, subscription.account_uuid);
-  return subscription;
+  return readFor(principal, findSubscription(uuid), 'Subscription not found', onAccount);
 }
 
 async function usableSource(uuid: string, accountUuid: string, testMode: boolean): Promise<PaymentSourceRecord> {

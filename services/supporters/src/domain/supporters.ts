@@ -5,7 +5,9 @@ import {
   NotFoundError,
   newResourceUuid,
   now,
+  onOrganisation,
   type Principal,
+  readFor,
   touchesOrganisation,
 } from '@svc/core';
 import { findOrganisation } from '@svc/organisations';
@@ -59,10 +61,7 @@ export function supporterFromPaymentInput(organisationUuid: string, input: unkno
 
 /** 404 before 403: the caller learns a supporter exists only if it has a grant on its organisation. */
 export async function getSupporter(principal: Caller, uuid: string): Promise<Supporter> {
-  const [caller, supporter] = await Promise.all([principal, findSupporter(uuid)]);
-  if (!supporter) throw new NotFoundError('Supporter not found');
-  assertOrganisationGrant(caller, supporter.organisation_uuid);
-  return supporter;
+  return readFor(principal, findSupporter(uuid), 'Supporter not found', onOrganisation);
 }
 
 /** Writes only the fields sent; `null`, `""` and `{}` remove a field. */

@@ -6,6 +6,7 @@ import {
   ForbiddenError,
   NotFoundError,
   type Principal,
+  readFor,
   ValidationError,
 } from '@svc/core';
 import { findAccount, findOrganisation } from '@svc/organisations';
@@ -53,12 +54,8 @@ export function listScope(caller: Principal, organisationUuid: string | undefine
 
 /** Reads a webhooks object for a caller who manages it: 404 when it does not exist, else 403. */
 export function managedReader<T extends Scoped>(find: (uuid: string) => Promise<T | undefined>, notFound: string) {
-  return async (principal: Promise<Principal>, uuid: string): Promise<T> => {
-    const [caller, item] = await Promise.all([principal, find(uuid)]);
-    if (!item) throw new NotFoundError(notFound);
-    assertCanManage(caller, item);
-    return item;
-  };
+  return (principal: Promise<Principal>, uuid: string): Promise<T> =>
+    readFor(principal, find(uuid), notFound, assertCanManage);
 }
 
 /** Lists the webhooks objects of an organisation its caller manages (see listScope). */

@@ -1,11 +1,11 @@
 import {
   type Assert,
+  allowedIf,
   type Conforms,
   deferred,
   definedFields,
-  ForbiddenError,
-  NotFoundError,
   type Principal,
+  readFor,
   uuidSchema,
 } from '@svc/core';
 import * as z from 'zod';
@@ -125,10 +125,7 @@ export async function listResponses(principal: Promise<Principal>, query: z.infe
 }
 
 export async function readResponse(principal: Promise<Principal>, uuid: string): Promise<ResponseRecord> {
-  const [caller, response] = await Promise.all([principal, findResponse(uuid)]);
-  if (!response) throw new NotFoundError('Webhook response not found');
-  if (!readable(caller, response)) throw new ForbiddenError();
-  return response;
+  return readFor(principal, findResponse(uuid), 'Webhook response not found', allowedIf(readable));
 }
 
 /** Sends the recorded attempt's event to its endpoint again, as a new delivery (202). */
