@@ -9,6 +9,7 @@ import {
 import { logger } from '@svc/core';
 import { db } from './client';
 import { tableName } from './definition';
+import { StaleVersionError } from './retry';
 
 type SdkTransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 type WithoutTable<T> = Omit<NonNullable<T>, 'TableName'>;
@@ -28,6 +29,15 @@ export type TransactItem =
 export interface GuardedWrite {
   item: TransactItem;
   onConditionFailed?: () => Error;
+}
+
+/**
+ * The one versioned write: `item` is guarded by the version its writer read, and a failed
+ * condition means another writer got there first (StaleVersionError: retryOnConflict reads again
+ * and decides anew).
+ */
+export function versioned(item: TransactItem): GuardedWrite {
+  return { item, onConditionFailed: () => new StaleVersionError() };
 }
 
 /**

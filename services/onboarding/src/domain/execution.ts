@@ -12,7 +12,7 @@ import {
 } from '@svc/core';
 import { findClient, grantsChangeWrite } from '@svc/identity';
 import { findOrganisation, onboardedOrganisationWrites } from '@svc/organisations';
-import { type GuardedWrite, retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
+import { type GuardedWrite, retryOnConflict, transactWrite, versioned } from '@svc/table';
 import { initialWebhookWrites } from '@svc/webhooks';
 import type { IntegrationRecord } from '../repository/integration-repository';
 import { newIntegrationWrites } from '../repository/integration-repository';
@@ -105,7 +105,7 @@ async function execute(record: ProcessRecord, plan: Execution): Promise<ProcessR
         ...plan.writes,
         { item: integrationPut, onConditionFailed: alreadyExecuted },
         { item: linkPut, onConditionFailed: alreadyConnected },
-        { item: grants.item, onConditionFailed: () => new StaleVersionError() },
+        versioned(grants.item),
       ]);
     });
     return done;

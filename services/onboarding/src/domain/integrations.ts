@@ -1,7 +1,7 @@
 import { coversAccount, ForbiddenError, NotFoundError, now, type Principal, touchesOrganisation } from '@svc/core';
 import { findClient, grantsChangeWrite } from '@svc/identity';
 import { findAccount } from '@svc/organisations';
-import { retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
+import { type GuardedWrite, retryOnConflict, transactWrite, versioned } from '@svc/table';
 import {
   disabledIntegrationWrites,
   findIntegration,
@@ -97,16 +97,13 @@ export async function disableIntegration(principal: Promise<Principal>, uuid: st
       disabled_at: now(),
       disabled_by: caller.clientId,
     };
-    const writes = disabledIntegrationWrites(disabled).map((item) => ({
-      item,
-      onConditionFailed: () => new StaleVersionError(),
-    }));
+    const writes: GuardedWrite[] = disabledIntegrationWrites(disabled).map(versioned);
     // Only the grant the integration added goes; one the partner held before (seed, operator) stays.
     if (integration.grant_added !== false) {
       const grants = await grantsChangeWrite(integration.partner_client_id, (current) =>
         current.filter((g) => !(g.organisation_uuid === integration.organisation_uuid && g.account_uuid === undefined)),
       );
-      writes.push({ item: grants.item, onConditionFailed: () => new StaleVersionError() });
+      writes.push(versioned(grants.item));
     }
     await transactWrite(writes);
     return disabled;

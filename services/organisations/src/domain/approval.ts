@@ -1,6 +1,6 @@
 import { assertOperator, ConflictError, NotFoundError, type Principal } from '@svc/core';
 import { type EventName, newEvent, type StoredEvent } from '@svc/events';
-import { retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
+import { retryOnConflict, transactWrite, versioned } from '@svc/table';
 import { findOrganisation, type Organisation, organisationApprovalWrite } from '../repository/organisation-repository';
 
 /**
@@ -57,12 +57,7 @@ export async function decideApproval(principal: Promise<Principal>, uuid: string
       );
     }
     const event = organisationEvent(organisation, target.event);
-    await transactWrite([
-      {
-        item: organisationApprovalWrite(organisation, target.status, event),
-        onConditionFailed: () => new StaleVersionError(),
-      },
-    ]);
+    await transactWrite([versioned(organisationApprovalWrite(organisation, target.status, event))]);
     return {
       ...organisation,
       approval_status: target.status,

@@ -1,5 +1,5 @@
 import { now } from '@svc/core';
-import { type GuardedWrite, StaleVersionError, transactWrite } from '@svc/table';
+import { type GuardedWrite, transactWrite, versioned } from '@svc/table';
 import { type PaymentRecord, paymentUpdateWrite } from '../repository/payment-repository';
 import { type PaymentSourceRecord, paymentSourceUpdateWrite } from '../repository/payment-source-repository';
 
@@ -10,10 +10,7 @@ export async function savePaymentVersion(
   extra: GuardedWrite[] = [],
 ): Promise<PaymentRecord> {
   const saved = { ...next, version: read.version + 1, updated: now() };
-  await transactWrite([
-    { item: paymentUpdateWrite(saved, read.version), onConditionFailed: () => new StaleVersionError() },
-    ...extra,
-  ]);
+  await transactWrite([versioned(paymentUpdateWrite(saved, read.version)), ...extra]);
   return saved;
 }
 
@@ -23,9 +20,6 @@ export async function saveSourceVersion(
   extra: GuardedWrite[] = [],
 ): Promise<PaymentSourceRecord> {
   const saved = { ...next, version: read.version + 1 };
-  await transactWrite([
-    { item: paymentSourceUpdateWrite(saved, read.version), onConditionFailed: () => new StaleVersionError() },
-    ...extra,
-  ]);
+  await transactWrite([versioned(paymentSourceUpdateWrite(saved, read.version)), ...extra]);
   return saved;
 }

@@ -12,7 +12,7 @@ import {
   settledRecurringPayment,
 } from '@svc/payments';
 import { addDays, localDateOf, localMidnight } from '@svc/schedule';
-import { type GuardedWrite, retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
+import { type GuardedWrite, retryOnConflict, transactWrite, versioned } from '@svc/table';
 import type { ChargeAttemptRecord, InvoiceRecord, SubscriptionRecord } from '../repository/records';
 import { billableFrom, endedAt, statusAt, suspendedAt } from '../repository/state';
 import {
@@ -207,10 +207,7 @@ export async function billSubscription(uuid: string): Promise<BillingOutcome> {
     if (due === undefined || due > at) return undefined;
     const next = copy(subscription, at);
     const save = (extra: GuardedWrite[] = []) =>
-      transactWrite([
-        { item: subscriptionPut(next, subscription.version), onConditionFailed: () => new StaleVersionError() },
-        ...extra,
-      ]);
+      transactWrite([versioned(subscriptionPut(next, subscription.version)), ...extra]);
     const dueDay = subscription.next_due_day;
     // Past the planned end, a due day before the end that a late run missed is still charged.
     const ended = endedAt(subscription, at);
@@ -272,10 +269,7 @@ export async function retryInvoice(subscriptionUuid: string, invoiceUuid: string
     const at = now();
     const next = copy(invoice, at);
     const save = (extra: GuardedWrite[] = []) =>
-      transactWrite([
-        { item: invoicePut(next, invoice.version), onConditionFailed: () => new StaleVersionError() },
-        ...extra,
-      ]);
+      transactWrite([versioned(invoicePut(next, invoice.version)), ...extra]);
     const pending = next.charge_attempts.find((attempt) => attempt.status === 'pending');
     if (pending) {
       if ((pending.lease_until ?? 0) > at) return undefined;
@@ -305,10 +299,7 @@ export async function retryInvoice(subscriptionUuid: string, invoiceUuid: string
     const source = await sourceOf(subscription.payment_source_uuid);
     const { attempt, payment } = openAttempt(next, subscription, source, true, at);
     // Guarded on the subscription too: a cancel or suspend that lands meanwhile wins.
-    await save([
-      { item: newPaymentWrite(payment) },
-      { item: subscriptionUnchanged(subscription), onConditionFailed: () => new StaleVersionError() },
-    ]);
+    await save([{ item: newPaymentWrite(payment) }, versioned(subscriptionUnchanged(subscription))]);
     return { subscriptionUuid, invoice: next, attempt, source, isNew: true };
   });
   if (!opened) return noOutcome();
@@ -359,11 +350,8 @@ export function settle(
       if (payment.status_reason === 'processing' && (read.lease_until ?? 0) > at) return noOutcome();
       attempt.lease_until = at + PROCESSING_RECHECK_SECONDS;
       await transactWrite([
-        { item: invoicePut(nextInvoice, invoice.version), onConditionFailed: () => new StaleVersionError() },
-        {
-          item: paymentUpdateWrite(settledRecurringPayment(payment, outcome), payment.version),
-          onConditionFailed: () => new StaleVersionError(),
-        },
+        versioned(invoicePut(nextInvoice, invoice.version)),
+        versioned(paymentUpdateWrite(settledRecurringPayment(payment, outcome), payment.version)),
       ]);
       // Neither succeeded nor failed yet: the run's summary counts it when it is decided.
       return noOutcome();
@@ -391,17 +379,11 @@ export function settle(
       }
     }
     const writes: GuardedWrite[] = [
-      { item: invoicePut(nextInvoice, invoice.version), onConditionFailed: () => new StaleVersionError() },
-      {
-        item: paymentUpdateWrite(settledRecurringPayment(payment, outcome), payment.version),
-        onConditionFailed: () => new StaleVersionError(),
-      },
+      versioned(invoicePut(nextInvoice, invoice.version)),
+      versioned(paymentUpdateWrite(settledRecurringPayment(payment, outcome), payment.version)),
     ];
     if (subscriptionChanged) {
-      writes.push({
-        item: subscriptionPut(nextSubscription, subscription.version),
-        onConditionFailed: () => new StaleVersionError(),
-      });
+      writes.push(versioned(subscriptionPut(nextSubscription, subscription.version)));
     }
     await transactWrite(writes);
     return { ...noOutcome(), succeeded: succeeded ? 1 : 0, failed: succeeded ? 0 : 1 };

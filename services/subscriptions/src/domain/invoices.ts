@@ -12,7 +12,7 @@ import {
   ValidationError,
 } from '@svc/core';
 import { findPaymentSource, newPaymentWrite } from '@svc/payments';
-import { retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
+import { retryOnConflict, transactWrite, versioned } from '@svc/table';
 import * as z from 'zod';
 import type { ChargeAttemptRecord, InvoiceRecord, SubscriptionRecord } from '../repository/records';
 import { findInvoice, invoicePut, invoicesOf } from '../repository/subscription-repository';
@@ -104,7 +104,7 @@ export async function closeInvoice(
     next.status_reason = status === 'paid' ? 'paid' : 'cancelled';
     delete next.next_attempt_day;
     next.events = [invoiceEvent(next, status)];
-    await transactWrite([{ item: invoicePut(next, read.version), onConditionFailed: () => new StaleVersionError() }]);
+    await transactWrite([versioned(invoicePut(next, read.version))]);
     return next;
   });
   return { subscription, invoice };
@@ -145,10 +145,7 @@ export async function createChargeAttempt(
     const at = now();
     const next: InvoiceRecord = { ...structuredClone(read), events: [], version: read.version + 1, updated: at };
     const { attempt, payment } = openAttempt(next, subscription, source, false, at, requestRef);
-    await transactWrite([
-      { item: invoicePut(next, read.version), onConditionFailed: () => new StaleVersionError() },
-      { item: newPaymentWrite(payment) },
-    ]);
+    await transactWrite([versioned(invoicePut(next, read.version)), { item: newPaymentWrite(payment) }]);
     return { subscriptionUuid: subscription.uuid, invoice: next, attempt, source };
   });
   const outcome = opened.attempt.status === 'pending' ? await chargeAndSettle(opened) : noOutcome();

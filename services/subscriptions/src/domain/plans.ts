@@ -19,7 +19,7 @@ import {
   ValidationError,
 } from '@svc/core';
 import { findAccount, findOrganisation } from '@svc/organisations';
-import { type GuardedWrite, retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
+import { type GuardedWrite, retryOnConflict, transactWrite, versioned } from '@svc/table';
 import * as z from 'zod';
 import type { Dunning, Notification, PlanRecord } from '../repository/records';
 import {
@@ -268,9 +268,7 @@ export async function updatePlan(
       if (accountUuid === undefined) delete next.account_uuid;
       else next.account_uuid = accountUuid;
       assertDefaultIsOrganisationWide(next);
-      const writes: GuardedWrite[] = [
-        { item: planPut(next, plan.version), onConditionFailed: () => new StaleVersionError() },
-      ];
+      const writes: GuardedWrite[] = [versioned(planPut(next, plan.version))];
       if (next.is_default && !plan.is_default) {
         writes.push({ item: claimDefaultPlan(next), onConditionFailed: defaultTaken });
       }

@@ -20,7 +20,7 @@ import { findAccount } from '@svc/organisations';
 import { findPaymentSource, type PaymentSourceRecord } from '@svc/payments';
 import { localMidnight, resolveTimezone } from '@svc/schedule';
 import { findSupporter } from '@svc/supporters';
-import { retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
+import { retryOnConflict, transactWrite, versioned } from '@svc/table';
 import * as z from 'zod';
 import type { SubscriptionRecord } from '../repository/records';
 import { statusAt, suspendedAt, type VisibleStatus } from '../repository/state';
@@ -235,9 +235,7 @@ async function change(
     await apply(next, statusAt(read, at), at);
     next.updated = at;
     next.version = read.version + 1;
-    await transactWrite([
-      { item: subscriptionPut(next, read.version), onConditionFailed: () => new StaleVersionError() },
-    ]);
+    await transactWrite([versioned(subscriptionPut(next, read.version))]);
     return next;
   });
 }

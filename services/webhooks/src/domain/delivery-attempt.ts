@@ -1,6 +1,6 @@
 import { BUSINESS_METRICS, definedFields, logger, now, recordMetric } from '@svc/core';
 import { type PostResult, postJson } from '@svc/outbound';
-import { putItems, retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
+import { putItems, retryOnConflict, transactWrite, versioned } from '@svc/table';
 import type { DeliveryMessage } from '../pipeline/queue';
 import {
   type DeliveryRecord,
@@ -235,9 +235,7 @@ async function settleAttempt(claimed: Claimed, outcome: Outcome): Promise<Attemp
     known = undefined;
     // Another worker took over after our lease lapsed: it owns the delivery now.
     if (!read || read.attempts !== attempt || read.status !== 'pending') return;
-    await transactWrite([
-      { item: deliveryPut(settled(read, outcome, at), read.version), onConditionFailed: () => new StaleVersionError() },
-    ]);
+    await transactWrite([versioned(deliveryPut(settled(read, outcome, at), read.version))]);
   });
   return settledOutcome(claimed, outcome);
 }

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { definedFields, derivedUuid, isResumedRequest, newResourceUuid, now } from '@svc/core';
 import { matchesFilter, parseFilter } from '@svc/filter';
-import { isConditionFailure, retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
+import { isConditionFailure, retryOnConflict, transactWrite, versioned } from '@svc/table';
 import { type DeliveryMessage, INLINE_DELIVERY_MAX_BYTES } from '../pipeline/queue';
 import { open } from '../repository/secrets';
 import {
@@ -320,9 +320,7 @@ export async function claimAttempt(uuid: string): Promise<Claimed | undefined> {
     const claimed = decision.claim
       ? await claimOf(decision.next, await findEndpoint(read.endpoint_uuid), at)
       : undefined;
-    await transactWrite([
-      { item: deliveryPut(decision.next, read.version), onConditionFailed: () => new StaleVersionError() },
-    ]);
+    await transactWrite([versioned(deliveryPut(decision.next, read.version))]);
     return claimed;
   });
 }
@@ -420,9 +418,7 @@ export async function releaseHeldClaim(uuid: string): Promise<void> {
     const released: DeliveryRecord = { ...read, updated: now(), version: read.version + 1 };
     delete released.held_by_message;
     delete released.expires_at;
-    await transactWrite([
-      { item: deliveryPut(released, read.version), onConditionFailed: () => new StaleVersionError() },
-    ]);
+    await transactWrite([versioned(deliveryPut(released, read.version))]);
   });
 }
 

@@ -12,7 +12,7 @@ import {
   uuidSchema,
 } from '@svc/core';
 import { isNonPublicLiteralHost } from '@svc/outbound';
-import { type GuardedWrite, StaleVersionError, transactWrite } from '@svc/table';
+import { type GuardedWrite, transactWrite, versioned } from '@svc/table';
 import * as z from 'zod';
 import { open, seal } from '../repository/secrets';
 import {
@@ -210,9 +210,7 @@ export async function changeEndpoint(
 
       const unique = input.prevent_duplicates ?? (mode === 'replace' ? false : read.unique_url !== undefined);
       if (unique) next.unique_url = urlHash(next.endpoint);
-      const writes: GuardedWrite[] = [
-        { item: endpointPut(next, read.version), onConditionFailed: () => new StaleVersionError() },
-      ];
+      const writes: GuardedWrite[] = [versioned(endpointPut(next, read.version))];
       if (read.unique_url && read.unique_url !== next.unique_url)
         writes.push({ item: releaseUrl(read, read.unique_url) });
       if (next.unique_url && next.unique_url !== read.unique_url) {
@@ -230,9 +228,7 @@ export async function deleteEndpoint(principal: Promise<Principal>, uuid: string
     (caller) => readEndpoint(caller, uuid),
     {},
     async (read) => {
-      const writes: GuardedWrite[] = [
-        { item: deleteGuarded(endpointKey(read.uuid), read.version), onConditionFailed: () => new StaleVersionError() },
-      ];
+      const writes: GuardedWrite[] = [versioned(deleteGuarded(endpointKey(read.uuid), read.version))];
       if (read.unique_url) writes.push({ item: releaseUrl(read, read.unique_url) });
       await transactWrite(writes);
     },

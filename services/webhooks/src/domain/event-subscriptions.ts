@@ -13,7 +13,7 @@ import {
 } from '@svc/core';
 import { canonicalEventName } from '@svc/events';
 import { parseFilter } from '@svc/filter';
-import { StaleVersionError, transactWrite } from '@svc/table';
+import { transactWrite, versioned } from '@svc/table';
 import * as z from 'zod';
 import {
   deleteGuarded,
@@ -203,9 +203,7 @@ export async function changeEventSubscription(
       if (next.action_configuration_uuid !== read.action_configuration_uuid) {
         await checkEndpoint(caller, next.action_configuration_uuid, next.organisation_uuid);
       }
-      await transactWrite([
-        { item: eventSubscriptionPut(next, read.version), onConditionFailed: () => new StaleVersionError() },
-      ]);
+      await transactWrite([versioned(eventSubscriptionPut(next, read.version))]);
       return next;
     },
   );
@@ -217,12 +215,7 @@ export async function deleteEventSubscription(principal: Promise<Principal>, uui
     (caller) => readEventSubscription(caller, uuid),
     {},
     async (read) => {
-      await transactWrite([
-        {
-          item: deleteGuarded(eventSubscriptionKey(read.uuid), read.version),
-          onConditionFailed: () => new StaleVersionError(),
-        },
-      ]);
+      await transactWrite([versioned(deleteGuarded(eventSubscriptionKey(read.uuid), read.version))]);
     },
   );
 }
