@@ -81,6 +81,13 @@ describe('IAM conformance of the test run', () => {
       command,
       resources: [{ variable: 'SVC_TABLE_NAME', partitionKeys: [pk], ...extra }],
     });
+    /** Onboarding's transaction part that updates a partner client, naming `attributes`. */
+    const clientUpdate = (attributes: string[]) => ({
+      fn: 'onboarding',
+      service: 'DynamoDB',
+      command: 'TransactWrite',
+      resources: [{ variable: 'SVC_TABLE_NAME', partitionKeys: ['CLIENT#partner'], action: 'UpdateItem', attributes }],
+    });
     const { findings } = checkCalls(template, functions, [
       // Supporters reads the caller's client, and may not write it.
       write('supporters', 'Put', 'CLIENT#operator'),
@@ -89,32 +96,8 @@ describe('IAM conformance of the test run', () => {
       write('billing-worker', 'Put', 'CLIENT#operator'),
       write('file-processor', 'Put', 'PAYMENT#x'),
       // Onboarding may change a client's grants, and nothing else of it.
-      {
-        fn: 'onboarding',
-        service: 'DynamoDB',
-        command: 'TransactWrite',
-        resources: [
-          {
-            variable: 'SVC_TABLE_NAME',
-            partitionKeys: ['CLIENT#partner'],
-            action: 'UpdateItem',
-            attributes: ['grants', 'grants_version', 'pk', 'sk'],
-          },
-        ],
-      },
-      {
-        fn: 'onboarding',
-        service: 'DynamoDB',
-        command: 'TransactWrite',
-        resources: [
-          {
-            variable: 'SVC_TABLE_NAME',
-            partitionKeys: ['CLIENT#partner'],
-            action: 'UpdateItem',
-            attributes: ['grants', 'pk', 'secret_hash', 'sk'],
-          },
-        ],
-      },
+      clientUpdate(['grants', 'grants_version', 'pk', 'sk']),
+      clientUpdate(['grants', 'pk', 'secret_hash', 'sk']),
       write('onboarding', 'Put', 'CLIENT#new'),
       // Identity writes the signing keys and no client.
       write('identity', 'Put', 'SIGNING_KEYS'),

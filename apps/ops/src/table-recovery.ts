@@ -1,4 +1,5 @@
 import {
+  type AttributeValue,
   BatchWriteItemCommand,
   CreateTableCommand,
   DescribeTableCommand,
@@ -169,7 +170,7 @@ async function copyAsRestored(dynamo: DynamoDBClient, source: string, target: st
     }),
   );
   let copied = 0;
-  let start: Record<string, never> | undefined;
+  let start: Record<string, AttributeValue> | undefined;
   do {
     const page = await dynamo.send(new ScanCommand({ TableName: source, ExclusiveStartKey: start }));
     const items = page.Items ?? [];
@@ -181,7 +182,7 @@ async function copyAsRestored(dynamo: DynamoDBClient, source: string, target: st
       }
     }
     copied += items.length;
-    start = page.LastEvaluatedKey as Record<string, never> | undefined;
+    start = page.LastEvaluatedKey;
   } while (start);
   return copied;
 }
