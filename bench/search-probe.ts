@@ -1,11 +1,12 @@
 import type { Principal } from '@svc/core';
 import { searchPayments } from '@svc/payments';
-import { searchDb } from '@svc/sql';
+import { warmUpPaymentSearch } from '@svc/payments/search';
+import { searchDb, warmUpOnOpen } from '@svc/sql';
 import { sql } from 'kysely';
 import { LARGE_ORG } from './search';
-// The payments' search module registers the engine's warm-up of payment searches (see
-// `warmUpOnOpen`); the local runtime holds it from its start, with every search projection.
-import '@svc/payments/search';
+
+// The engine's warm-up of payment searches, as the local runtime registers it.
+warmUpOnOpen('payments', warmUpPaymentSearch);
 
 /**
  * A fresh process over the bench's engine: how long the engine takes to open, the first search,

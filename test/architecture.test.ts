@@ -1,5 +1,5 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { ROOT } from './support/service';
@@ -78,6 +78,37 @@ function cyclesOf(graph: ReadonlyMap<string, ReadonlyMap<string, string>>): stri
   return cycles;
 }
 
+/**
+ * Imports between modules that run (relative paths; `import type` and `export type` are erased and
+ * left out): static, re-exports, side-effect imports and `import()`.
+ */
+const RUNTIME_IMPORT =
+  /^(?:import|export)\s+(?!type\s)[^;]*?\bfrom\s*['"](\.{1,2}\/[^'"]+)['"]|^import\s*['"](\.{1,2}\/[^'"]+)['"]|\bimport\s*\(\s*['"](\.{1,2}\/[^'"]+)['"]/gms;
+
+function runtimeImportsOf(source: string): string[] {
+  return [...source.matchAll(RUNTIME_IMPORT)].map((match) => match[1] ?? match[2] ?? match[3] ?? '');
+}
+
+/** The module graph of every workspace package's source, each edge named by the importing file. */
+function moduleGraph(packages: WorkspacePackage[]): Map<string, Map<string, string>> {
+  const graph = new Map<string, Map<string, string>>();
+  for (const pkg of packages) {
+    for (const file of sourceFiles(join(pkg.dir, 'src'))) {
+      const targets = new Map<string, string>();
+      for (const specifier of runtimeImportsOf(readFileSync(file, 'utf8'))) {
+        const base = join(dirname(file), specifier.replace(/\?.*$/, '').replace(/\.js$/, ''));
+        const target = [`${base}.ts`, join(base, 'index.ts')].find((path) => existsSync(path));
+        if (target) targets.set(relative(ROOT, target), relative(ROOT, file));
+      }
+      graph.set(relative(ROOT, file), targets);
+    }
+  }
+  return graph;
+}
+
+/** Calls that fill a process-wide registry: made by composition roots only, never on import. */
+const REGISTRATIONS = /^(?:onItemsWritten|warmUpOnOpen|useSubscriptions|useEventData)\(/m;
+
 describe('the import graph of the workspace', () => {
   const packages = workspacePackages();
   const graph = importGraph(packages);
@@ -98,6 +129,25 @@ describe('the import graph of the workspace', () => {
         .join(', '),
     );
     expect(cycles).toEqual([]);
+  });
+
+  it('has no import loop between modules: a module never reaches itself, even through import()', () => {
+    const cycles = cyclesOf(moduleGraph(packages)).map((cycle) => cycle.join(' → '));
+    expect(cycles).toEqual([]);
+  });
+
+  it('registers nothing on import: only composition roots fill the process-wide registries', () => {
+    const registering = packages
+      .filter((pkg) => !COMPOSITION_ROOTS.has(pkg.name))
+      .flatMap((pkg) => sourceFiles(join(pkg.dir, 'src')))
+      .filter((file) => REGISTRATIONS.test(readFileSync(file, 'utf8')))
+      .map((file) => relative(ROOT, file));
+    expect(registering).toEqual([]);
+    const roots = packages
+      .filter((pkg) => COMPOSITION_ROOTS.has(pkg.name))
+      .flatMap((pkg) => sourceFiles(join(pkg.dir, 'src')))
+      .filter((file) => REGISTRATIONS.test(readFileSync(file, 'utf8')));
+    expect(roots.length).toBeGreaterThan(5);
   });
 
   it('keeps libraries below the domains: no package outside the composition roots imports a service', () => {
@@ -158,6 +208,20 @@ describe('the cycle finder', () => {
     expect(cyclesOf(graphOf({ a: ['b'], b: ['a'] }))).toEqual([['a', 'b', 'a']]);
     expect(cyclesOf(graphOf({ a: ['b'], b: ['c'], c: ['a'], d: ['a'] }))).toEqual([['a', 'b', 'c', 'a']]);
     expect(cyclesOf(graphOf({ a: ['b', 'c'], b: ['c'], c: [] }))).toEqual([]);
+  });
+
+  it('reads the relative imports that run, multi-line ones included, and leaves type-only ones out', () => {
+    const source = [
+      "import { a, type B } from './a';",
+      'import {\n  c,\n  d,\n} from "../c";',
+      "import type { E } from './e';",
+      "export type { F } from './f';",
+      "export * from './g';",
+      "import './h';",
+      "const m = await import('./i');",
+      "import { z } from 'zod';",
+    ].join('\n');
+    expect(runtimeImportsOf(source)).toEqual(['./a', '../c', './g', './h', './i']);
   });
 
   it('reads static imports, re-exports, side-effect imports and dynamic imports, subpaths included', () => {

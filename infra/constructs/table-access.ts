@@ -349,7 +349,15 @@ const LIMITED_RETURN_VALUES = ['NONE', 'UPDATED_OLD', 'UPDATED_NEW'] as const;
  * named for a condition expression is not stated by AWS, so the list holds every attribute the
  * code's key, update and condition name). Throws on writes without write keys.
  */
+/** The table grants each grantee was given (read by the infra tests: who may write what). */
+const GRANTED = new WeakMap<IGrantable, TableGrant[]>();
+
+export function tableGrantsOf(grantee: IGrantable): readonly TableGrant[] {
+  return GRANTED.get(grantee) ?? [];
+}
+
 export function grantTableAccess(table: ITable, grantee: IGrantable, grant: TableGrant): void {
+  GRANTED.set(grantee, [...tableGrantsOf(grantee), grant]);
   const add = (actions: readonly string[], resources: string[], conditions?: Record<string, unknown>) =>
     grantee.grantPrincipal.addToPrincipalPolicy(
       new PolicyStatement({ actions: [...actions], resources, ...(conditions ? { conditions } : {}) }),

@@ -6,8 +6,10 @@ import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { ServiceFunction } from '../constructs/service-function';
+import { tableGrantsOf } from '../constructs/table-access';
 import { bundledSources, coldStartSources } from './support/bundle-files';
 import { synthesizeAllStages, templateOf } from './support/synth';
+import { iamGlob } from './support/template-model';
 
 beforeAll(() => {
   synthesizeAllStages({ bundled: true });
@@ -219,8 +221,8 @@ describe('what a cold start reads', () => {
   const loadedAtFirstUse: [string, string, RegExp][] = [
     [
       'apps/api/src/payments-lambda.ts',
-      'the subscriptions domain (a payment that starts one)',
-      /services\/subscriptions\/src\//,
+      'the subscriptions domain (a payment that starts one), but for its read-your-writes listener',
+      /services\/subscriptions\/src\/(?!search\/read-your-writes\.ts$)/,
     ],
     ['apps/api/src/payments-lambda.ts', 'luxon (subscription calendars)', /node_modules\/luxon\//],
     ['apps/api/src/payments-lambda.ts', 'the Stripe SDK', /node_modules\/stripe\//],
@@ -236,4 +238,39 @@ describe('what a cold start reads', () => {
       expect(coldStartSources(dir).filter((source) => pattern.test(source))).toEqual([]);
     });
   }
+});
+
+/**
+ * Read-your-writes is wired by each Lambda entry (no module registers a listener on import): a
+ * function allowed to write the partitions of a searched item must project what it writes before
+ * it answers, or a search right after its 201 would miss the item until the stream catches up.
+ */
+describe('read-your-writes for searches', () => {
+  const SEARCHED = [
+    { domain: 'payments', partitions: ['PAYMENT#'] },
+    { domain: 'subscriptions', partitions: ['SUBSCRIPTION#', 'PLAN#'] },
+    { domain: 'organisations', partitions: ['ORG#'] },
+  ];
+
+  it('is wired at cold start into every function that may write a searched item', () => {
+    const { outdir, stacks } = synthesizeAllStages();
+    const stack = stacks.get('prod');
+    if (!stack) throw new Error('no prod stack');
+    const functions = stack.node.findAll().filter((node): node is ServiceFunction => node instanceof ServiceFunction);
+    const required: string[] = [];
+    const missing: string[] = [];
+    for (const fn of functions) {
+      const writeKeys = tableGrantsOf(fn.role).flatMap((grant) => grant.writeKeys);
+      const sources = coldStartSources(assetDir(outdir, s3KeyOf(fn, 'prod')));
+      for (const { domain, partitions } of SEARCHED) {
+        if (!writeKeys.some((pattern) => partitions.some((prefix) => iamGlob(pattern, `${prefix}x`)))) continue;
+        required.push(`${fn.entry}: ${domain}`);
+        const listener = `services/${domain}/src/search/read-your-writes.ts`;
+        if (!sources.some((source) => source.endsWith(listener))) missing.push(`${fn.entry}: ${domain}`);
+      }
+    }
+    expect(missing).toEqual([]);
+    // Payments, subscriptions, organisations, webhooks, onboarding, the billing worker, the resolver.
+    expect(required.length).toBeGreaterThanOrEqual(12);
+  });
 });

@@ -122,7 +122,7 @@ describe('the onboarding domain in the route table', () => {
   });
 
   it('is a DOMAINS entry of 1024 MB bundled from the onboarding handlers', () => {
-    expect(DOMAINS.onboarding).toEqual({ entry: 'services/onboarding/src/handlers/lambda.ts', memoryMb: 1024 });
+    expect(DOMAINS.onboarding).toEqual({ entry: 'apps/api/src/onboarding-lambda.ts', memoryMb: 1024 });
   });
 });
 

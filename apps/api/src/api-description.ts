@@ -1,7 +1,7 @@
 import { buildOpenApi } from '@svc/http';
 import { API_EXAMPLES, withExamples } from './api-examples';
 import type { DomainName } from './domains';
-import { ROUTE_TABLE } from './route-table';
+import type { RouteEntry } from './route-table';
 import { describeWebhooks, WEBHOOKS_DESCRIPTION } from './webhooks-description';
 import { EVENT_DATA } from './wiring-event-data';
 
@@ -31,14 +31,15 @@ const TAGS: Record<DomainName, { name: string; description: string }> = {
 };
 
 /**
- * The API description (OpenAPI 3.1): every route of the route table, grouped by domain, and
- * under `webhooks` every event the service emits. Built from the schemas that validate requests,
- * shape responses and build event data, with examples taken from the contract tests (api-examples.ts).
+ * The API description (OpenAPI 3.1) of a route table (`describeApi` in api-document.ts: the
+ * service's): every route, grouped by domain, and under `webhooks` every event the service emits.
+ * Built from the schemas that validate requests, shape responses and build event data, with
+ * examples taken from the contract tests (api-examples.ts).
  */
-export function describeApi(): Record<string, unknown> {
-  const domainOf = new Map(ROUTE_TABLE.map((entry) => [entry.route, entry.domain]));
+export function describeRoutes(table: readonly RouteEntry[]): Record<string, unknown> {
+  const domainOf = new Map(table.map((entry) => [entry.route, entry.domain]));
   const document = buildOpenApi(
-    ROUTE_TABLE.map((entry) => entry.route),
+    table.map((entry) => entry.route),
     API_INFO,
     { tagOf: (route) => TAGS[domainOf.get(route) ?? 'platform'].name },
   );

@@ -5,13 +5,13 @@
 export const DOMAINS = {
   platform: { entry: 'apps/api/src/platform-lambda.ts', memoryMb: 256 },
   identity: { entry: 'services/identity/src/handlers/lambda.ts', memoryMb: 512 },
-  organisations: { entry: 'services/organisations/src/handlers/lambda.ts', memoryMb: 256 },
+  organisations: { entry: 'apps/api/src/organisations-lambda.ts', memoryMb: 256 },
   payments: { entry: 'apps/api/src/payments-lambda.ts', memoryMb: 1024 },
   supporters: { entry: 'services/supporters/src/handlers/lambda.ts', memoryMb: 256 },
-  subscriptions: { entry: 'services/subscriptions/src/handlers/lambda.ts', memoryMb: 512 },
-  webhooks: { entry: 'services/webhooks/src/handlers/lambda.ts', memoryMb: 512 },
+  subscriptions: { entry: 'apps/api/src/subscriptions-lambda.ts', memoryMb: 512 },
+  webhooks: { entry: 'apps/api/src/webhooks-lambda.ts', memoryMb: 512 },
   // scrypt for user passwords wants the CPU that comes with memory.
-  onboarding: { entry: 'services/onboarding/src/handlers/lambda.ts', memoryMb: 1024 },
+  onboarding: { entry: 'apps/api/src/onboarding-lambda.ts', memoryMb: 1024 },
   reconciliation: { entry: 'services/reconciliation/src/handlers/lambda.ts', memoryMb: 512 },
 } as const;
 
@@ -25,7 +25,7 @@ export type DomainName = keyof typeof DOMAINS;
  */
 export const WORKERS = {
   billingRun: { entry: 'services/subscriptions/src/handlers/billing-run.ts', memoryMb: 512 },
-  billingWorker: { entry: 'services/subscriptions/src/handlers/billing-worker.ts', memoryMb: 512 },
+  billingWorker: { entry: 'apps/api/src/billing-worker-lambda.ts', memoryMb: 512 },
   streamPublisher: { entry: 'apps/api/src/stream-publisher-lambda.ts', memoryMb: 512 },
   fanOut: { entry: 'services/webhooks/src/handlers/fan-out.ts', memoryMb: 512 },
   deliveryWorker: { entry: 'services/webhooks/src/handlers/delivery-worker.ts', memoryMb: 512 },

@@ -1,4 +1,5 @@
-export { API_INFO, describeApi } from './api-description';
+export { API_INFO } from './api-description';
+export { describeApi } from './api-document';
 export {
   API_EXAMPLES,
   type ApiExamples,

@@ -1,6 +1,6 @@
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describeApi } from './api-description';
+import { describeApi } from './api-document';
 import { DOCS_ASSET_DIR, DOCS_ASSETS, OPENAPI_DOCUMENT_FILE, swaggerUiDir } from './docs-page';
 
 /**

@@ -24,7 +24,7 @@ const routes = createPlatformRoutes(
         JSON.parse(
           await readFile(join(dirname(fileURLToPath(import.meta.url)), OPENAPI_DOCUMENT_FILE), 'utf8'),
         ) as Record<string, unknown>
-    : async () => (await import('./api-description')).describeApi(),
+    : async () => (await import('./api-document')).describeApi(),
 );
 const noTokens = {
   verifyAccessToken: () => Promise.reject(new UnauthorizedError('No route here takes a token')),

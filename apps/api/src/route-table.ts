@@ -10,7 +10,10 @@ import { webhooksRoutes } from '@svc/webhooks';
 import type { DomainName } from './domains';
 import { createPlatformRoutes } from './platform-routes';
 
-export const platformRoutes = createPlatformRoutes(async () => (await import('./api-description')).describeApi());
+/** Health, the fallback and the API description of this very table (loaded at its first request). */
+export const platformRoutes = createPlatformRoutes(async () =>
+  (await import('./api-description')).describeRoutes(ROUTE_TABLE),
+);
 
 export interface RouteEntry {
   domain: DomainName;

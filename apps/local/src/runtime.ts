@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { SEARCH_PROJECTIONS } from '@svc/api';
+import { SEARCH_PROJECTIONS, wireDomains } from '@svc/api';
 import { logger } from '@svc/core';
 import { applySeed, DEMO_SEED, parseSeed, type SeedFile, type SeedSummary } from '@svc/seed';
 import { closeSearchDb, rebuildSearch, unfilledProjections } from '@svc/sql';
@@ -55,6 +55,8 @@ export async function startLocalStores(settings: LocalSettings): Promise<LocalSt
     // A client made before (in a process that ran something else first) points elsewhere.
     resetDbClient();
     await createTableIfMissing(settings.tableName);
+    // The seed's organisations are projected into the search engine as they are written.
+    wireDomains();
     const seed = parseSeed(settings.seedFile ? JSON.parse(readFileSync(settings.seedFile, 'utf8')) : DEMO_SEED);
     const summary = await applySeed(seed);
     const queues = await ensureLocalQueues();

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { SEARCH_PROJECTIONS } from '@svc/api';
+import { SEARCH_PROJECTIONS, wireDomains } from '@svc/api';
 import { type Grant, newUuid, type Role } from '@svc/core';
 import { createClient } from '@svc/identity';
 import { findOrganisation } from '@svc/organisations';
@@ -171,6 +171,8 @@ export async function runOps(argv: string[], out: (line: string) => void = conso
       await saveSourceConfiguration(configuration);
       out(`Saved source configuration on ${target.description}: ${JSON.stringify(configuration)}`);
     } else if (seed) {
+      // The seed's organisations are projected into the stage's search engine as they are written.
+      wireDomains();
       const summary = await applySeed(seed);
       out(`Applied seed to ${target.description}: ${JSON.stringify(summary)}`);
     } else {

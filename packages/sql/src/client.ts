@@ -52,12 +52,11 @@ function openPGlite(dataDir: string | undefined): { open: () => Promise<PGlite>;
  * Searches the embedded engine runs once when it opens, after its migrations: a process's first
  * search otherwise pays for a cold engine (the planner's catalog caches empty, PostgreSQL's code
  * not yet compiled by the WebAssembly tiers) and cold code paths of ours, about 2.6× a warm
- * search in the bench. A domain's search module (payments, subscriptions) registers its shapes
- * when it loads, over an organisation that holds no rows (`NO_ROWS_ORGANISATION`), so a warm-up
- * reads no data and answers nothing. What runs is what the process has registered when the
- * engine opens: the local runtime holds every search module from its start; a process that loads
- * one later (behind `import()`) searches without its warm-up. Aurora keeps its caches in the
- * server, across Lambda containers, and runs none of these.
+ * search in the bench. Each domain's search module (payments, subscriptions) exports its warm-up,
+ * searches over an organisation that holds no rows (`NO_ROWS_ORGANISATION`), so a warm-up reads
+ * no data and answers nothing; the composition root hands them over (`wireDomains` of @svc/api,
+ * before the engine opens). Aurora keeps its caches in the server, across Lambda containers, and
+ * runs none of these.
  */
 const warmUps = new Map<string, (db: SearchDatabase) => Promise<unknown>>();
 

@@ -1,6 +1,6 @@
 import { deferred } from '@svc/core';
 import { EVENTS_ATTRIBUTE, type StoredEvent } from '@svc/events';
-import { getItem, key, onItemsWritten, queryAll, type TransactItem } from '@svc/table';
+import { getItem, key, queryAll, type TransactItem } from '@svc/table';
 import * as z from 'zod';
 
 /**
@@ -248,13 +248,3 @@ export function addressWrite(owner: { kind: 'ORG' | 'ACCOUNT'; uuid: string }, a
     },
   };
 }
-
-/**
- * Whoever writes organisations (seed, onboarding, approval) has them projected into the search
- * engine before answering: read-your-writes for searches (see search/organisation-search.ts).
- */
-onItemsWritten(async (items) => {
-  if (!items.some((item) => item.entity === 'organisation')) return;
-  const { ORGANISATION_PROJECTION } = await import('../search/organisation-search');
-  await ORGANISATION_PROJECTION.project(items);
-});

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { deferred } from '@svc/core';
 import { storedEventSchema } from '@svc/events';
-import { getItem, key, onItemsWritten, type TransactItem, timeKey } from '@svc/table';
+import { getItem, key, type TransactItem, timeKey } from '@svc/table';
 import * as z from 'zod';
 import { PAYMENT_METHODS } from '../providers/provider';
 
@@ -179,16 +179,6 @@ export function paymentFromItem(item: Record<string, unknown>): PaymentRecord {
   const stored = storedPaymentSchema.parse(item);
   return paymentRecordSchema.parse({ ...JSON.parse(stored.document), version: stored.version, events: stored.events });
 }
-
-/**
- * Whoever writes payments (payments, billing, reconciliation) has them projected into the search
- * engine before answering: read-your-writes for searches (see search/payment-search.ts).
- */
-onItemsWritten(async (items) => {
-  if (!items.some((item) => item.entity === 'payment')) return;
-  const { projectPayments, paymentsAmong } = await import('../search/payment-search');
-  await projectPayments(paymentsAmong(items));
-});
 
 export function newPaymentWrite(payment: PaymentRecord): TransactItem {
   return { Put: { Item: paymentItem(payment), ConditionExpression: 'attribute_not_exists(pk)' } };

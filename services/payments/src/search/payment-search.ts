@@ -5,9 +5,9 @@ import {
   inSearchEngine,
   itemsOf,
   NO_ROWS_ORGANISATION,
+  type SearchDatabase,
   type SearchProjection,
   searchDb,
-  warmUpOnOpen,
 } from '@svc/sql';
 import { sql } from 'kysely';
 import { paymentShape } from '../domain/shapes';
@@ -81,7 +81,7 @@ export function searchPaymentRows(grants: Parameters<typeof grantScope>[0], requ
 }
 
 /**
- * The embedded engine's warm-up of payment searches (see `warmUpOnOpen`): the request's parsing,
+ * The embedded engine's warm-up of payment searches (the local runtime's `warmUpOnOpen`): the request's parsing,
  * the compiled SQL and the engine's plans of the usual shapes (a page of a filter on the typed
  * columns and a custom parameter; term and sum aggregations) over an organisation with no rows.
  */
@@ -104,7 +104,7 @@ const WARM_UP_REQUESTS = [
   },
 ];
 
-warmUpOnOpen('payments', async (db) => {
+export async function warmUpPaymentSearch(db: SearchDatabase): Promise<void> {
   for (const request of WARM_UP_REQUESTS) {
     await runSqlSearch(
       db,
@@ -113,4 +113,4 @@ warmUpOnOpen('payments', async (db) => {
       parseSearchRequest(request),
     );
   }
-});
+}

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { localMidnight } from '@svc/schedule';
-import { getItem, key, onItemsWritten, queryAll, type TransactItem, timeKey } from '@svc/table';
+import { getItem, key, queryAll, type TransactItem, timeKey } from '@svc/table';
 import {
   type InvoiceRecord,
   invoiceRecordSchema,
@@ -233,14 +233,3 @@ export function dueEntryOf(item: Record<string, unknown>): DueEntry | undefined 
   }
   return undefined;
 }
-
-/**
- * Whoever writes subscriptions or plans (subscriptions, payments, the billing worker) has them
- * projected into the search engine before answering: read-your-writes for searches (see
- * search/subscription-search.ts).
- */
-onItemsWritten(async (items) => {
-  if (!items.some((item) => item.entity === 'subscription' || item.entity === 'subscription_plan')) return;
-  const { SUBSCRIPTION_PROJECTION } = await import('../search/subscription-search');
-  await SUBSCRIPTION_PROJECTION.project(items);
-});

@@ -7,9 +7,9 @@ import {
   inSearchEngine,
   itemsOf,
   NO_ROWS_ORGANISATION,
+  type SearchDatabase,
   type SearchProjection,
   searchDb,
-  warmUpOnOpen,
 } from '@svc/sql';
 import { sql } from 'kysely';
 import { shownNextDueDay } from '../domain/calendar';
@@ -74,11 +74,11 @@ export function searchSubscriptionRows(caller: Principal, request: SearchRequest
 }
 
 /**
- * The embedded engine's warm-up of subscription searches (see `warmUpOnOpen`): a page of a filter
+ * The embedded engine's warm-up of subscription searches (the local runtime's `warmUpOnOpen`): a page of a filter
  * on the derived status and the amount, over an organisation with no rows.
  */
-warmUpOnOpen('subscriptions', (db) =>
-  runSqlSearch(
+export function warmUpSubscriptionSearch(db: SearchDatabase): Promise<unknown> {
+  return runSqlSearch(
     db,
     subscriptionsAt(0),
     grantScope([{ organisation_uuid: NO_ROWS_ORGANISATION }]),
@@ -86,8 +86,8 @@ warmUpOnOpen('subscriptions', (db) =>
       query: { $and: [{ $term: { subscription_status: 'active' } }, { $range: { amount: { gte: 100 } } }] },
       size: 50,
     }),
-  ),
-);
+  );
+}
 
 /** The fields derived at search time, left out of the stored document. */
 const DERIVED = ['subscription_status', 'subscription_plan', 'next_due_date', 'ended_at'] as const;

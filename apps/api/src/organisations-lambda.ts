@@ -1,0 +1,8 @@
+// The organisations function's entry: its handler, with the organisations it writes (an
+// operator's approval) projected into the search engine before it answers.
+import { projectWrittenOrganisations } from '@svc/organisations/read-your-writes';
+import { onItemsWritten } from '@svc/table';
+
+onItemsWritten(projectWrittenOrganisations);
+
+export { handler } from '@svc/organisations/lambda';
