@@ -2,31 +2,45 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
+import { isTestCode, packageImports } from './support/package-imports';
 import { ROOT } from './support/service';
 
 /**
- * The workspace's import graph, read from the source (static imports, re-exports and dynamic
- * `import()` of `@svc/*`, test files and test helpers left out): which package uses which.
+ * The workspace's dependency graph, read from each package's `package.json` (its `dependencies` on
+ * `@svc/*`), each edge named by a source file that makes it: which package uses which. The
+ * package files are held to the source (every import declared, nothing declared unused), so the
+ * graph is the code's.
  */
-const packageJson = z.object({ name: z.string() });
+const packageJson = z.object({
+  name: z.string(),
+  dependencies: z.record(z.string(), z.string()).optional(),
+  devDependencies: z.record(z.string(), z.string()).optional(),
+});
 
 interface WorkspacePackage {
   name: string;
   dir: string;
   /** packages/ (libraries), services/ (domains) or apps/ (composition roots) */
   folder: string;
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
 }
 
 function workspacePackages(): WorkspacePackage[] {
   return ['packages', 'services', 'apps'].flatMap((folder) =>
     readdirSync(join(ROOT, folder)).flatMap((entry) => {
       const dir = join(ROOT, folder, entry);
-      try {
-        const { name } = packageJson.parse(JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')));
-        return [{ name, dir, folder }];
-      } catch {
-        return [];
-      }
+      if (!existsSync(join(dir, 'package.json'))) return [];
+      const pkg = packageJson.parse(JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')));
+      return [
+        {
+          name: pkg.name,
+          dir,
+          folder,
+          dependencies: pkg.dependencies ?? {},
+          devDependencies: pkg.devDependencies ?? {},
+        },
+      ];
     }),
   );
 }
@@ -35,8 +49,7 @@ function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((entry) => {
     const path = join(dir, entry);
     if (statSync(path).isDirectory()) return sourceFiles(path);
-    const isTestCode = /\.test\.ts$/.test(entry) || entry.startsWith('testing');
-    return entry.endsWith('.ts') && !isTestCode ? [path] : [];
+    return entry.endsWith('.ts') && !isTestCode(path) ? [path] : [];
   });
 }
 
@@ -49,15 +62,35 @@ function importsOf(source: string): string[] {
 function importGraph(packages: WorkspacePackage[]): Map<string, Map<string, string>> {
   const graph = new Map<string, Map<string, string>>();
   for (const pkg of packages) {
+    const { runtime } = packageImports(pkg.dir, pkg.name);
     const uses = new Map<string, string>();
-    for (const file of sourceFiles(join(pkg.dir, 'src'))) {
-      for (const target of importsOf(readFileSync(file, 'utf8'))) {
-        if (target !== pkg.name && !uses.has(target)) uses.set(target, relative(ROOT, file));
-      }
+    for (const target of Object.keys(pkg.dependencies).filter((name) => name.startsWith('@svc/'))) {
+      uses.set(target, relative(ROOT, runtime.get(target) ?? join(pkg.dir, 'package.json')));
     }
     graph.set(pkg.name, uses);
   }
   return graph;
+}
+
+/** What a package's source imports that its package.json does not declare, and what it declares unused. */
+function undeclared(pkg: WorkspacePackage): string[] {
+  const { runtime, test } = packageImports(pkg.dir, pkg.name);
+  // A package of types alone (`aws-lambda`) is declared as its `@types/` package.
+  const inRuntime = (name: string) => name in pkg.dependencies || `@types/${name}` in pkg.devDependencies;
+  const inTests = (name: string) => inRuntime(name) || name in pkg.devDependencies;
+  const problems = [
+    ...[...runtime]
+      .filter(([name]) => !inRuntime(name))
+      .map(([name, file]) => `${pkg.name}: ${relative(ROOT, file)} imports ${name}, not in dependencies`),
+    ...[...test]
+      .filter(([name]) => !inTests(name))
+      .map(([name, file]) => `${pkg.name}: ${relative(ROOT, file)} imports ${name}, not declared`),
+  ];
+  const imported = new Set([...runtime.keys(), ...test.keys()].flatMap((name) => [name, `@types/${name}`]));
+  const unused = [...Object.keys(pkg.dependencies), ...Object.keys(pkg.devDependencies)]
+    .filter((name) => !imported.has(name))
+    .map((name) => `${pkg.name}: declares ${name}, which no file imports`);
+  return [...problems, ...unused];
 }
 
 /** Every cycle found by a depth-first walk, each as the path that closes it. */
@@ -119,6 +152,13 @@ describe('the import graph of the workspace', () => {
     expect(packages.length).toBeGreaterThan(20);
     expect([...COMPOSITION_ROOTS].sort()).toEqual(['@svc/api', '@svc/local', '@svc/ops', '@svc/seed']);
     expect(graph.get('@svc/subscriptions')?.has('@svc/payments')).toBe(true);
+  });
+
+  it("declares in each package.json exactly what the package's source imports", () => {
+    expect(packages.flatMap(undeclared)).toEqual([]);
+    expect(
+      packages.every((pkg) => Object.keys(pkg.dependencies).length + Object.keys(pkg.devDependencies).length > 0),
+    ).toBe(true);
   });
 
   it('has no cycle between packages: each dependency points one way', () => {

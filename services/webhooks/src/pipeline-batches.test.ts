@@ -3,9 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { wireDomains } from '@svc/api/wiring';
 import { advanceClock, definedFields, derivedUuid, freezeClock, newUuid, now } from '@svc/core';
-import { type StoredEvent, storedEventSchema } from '@svc/events';
+import { type EventDataBuilders, type StoredEvent, storedEventSchema } from '@svc/events';
 import { db, getItem, putItems, tableName } from '@svc/table';
 import type { DynamoDBRecord, SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
@@ -602,13 +601,13 @@ describe('the stream publisher, events of many records to a PutEvents call', () 
   let calls: Array<{ entries: Array<{ Detail: string }> }>;
   /** Call numbers (1-based) the bus refuses. */
   let refuse: Set<number>;
-  const saved: { endpoint?: string; name?: string } = {};
+  const saved: { endpoint?: string; name?: string; builders?: EventDataBuilders } = {};
 
   beforeAll(async () => {
     saved.endpoint = process.env.AWS_ENDPOINT_URL_EVENTBRIDGE;
     saved.name = process.env.SVC_EVENT_BUS_NAME;
     // The publisher's own behaviour, with a shape of its own: an item marked `broken` cannot be shaped.
-    useEventData({
+    saved.builders = useEventData({
       onboarding_process: {
         schema: z.object({ shaped: z.boolean() }),
         build: async (_event, item) => {
@@ -650,7 +649,7 @@ describe('the stream publisher, events of many records to a PutEvents call', () 
     if (saved.name === undefined) delete process.env.SVC_EVENT_BUS_NAME;
     else process.env.SVC_EVENT_BUS_NAME = saved.name;
     resetBusClient();
-    wireDomains();
+    useEventData(saved.builders ?? {});
     await new Promise<void>((done) => bus.close(() => done()));
   });
 

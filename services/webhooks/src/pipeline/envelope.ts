@@ -17,8 +17,11 @@ import type { Envelope } from '../repository/webhook-repository';
  */
 let builders: EventDataBuilders = {};
 
-export function useEventData(all: EventDataBuilders): void {
+/** Hands the builders over; answers those it replaces. */
+export function useEventData(all: EventDataBuilders): EventDataBuilders {
+  const before = builders;
   builders = all;
+  return before;
 }
 
 export async function envelopesOf(record: DynamoDBRecord): Promise<Envelope[]> {
