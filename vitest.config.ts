@@ -1,17 +1,60 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Four projects, one run: `pnpm test` runs them all (the one gate), `pnpm test:unit` the first.
+ *
+ * - unit: no DynamoDB (its endpoint answers nothing: a unit test that reaches the table fails),
+ *   no synth, no process. Pure domain code, parsers, property tests, the stand-ins' own tests.
+ * - integration: the domains and the gateway over DynamoDB Local, a fresh table per file.
+ * - infra: the CDK app, synthesised once per file process (bundling only where a test reads the
+ *   bundles).
+ * - e2e: spawned processes (`pnpm start`, the operator tool, child Node processes) and the browser.
+ *
+ * A test file belongs to exactly one: unit and e2e are listed here, infra is infra/test, and the
+ * rest is integration. DynamoDB Local starts once per run, whatever projects run (global-setup.ts).
+ */
+const ALL = [
+  'packages/*/src/**/*.test.ts',
+  'apps/*/src/**/*.test.ts',
+  'services/*/src/**/*.test.ts',
+  'infra/test/**/*.test.ts',
+  'test/**/*.test.ts',
+];
+
+const E2E = [
+  'test/browser/**/*.test.ts',
+  'test/local-runtime.test.ts',
+  'test/smoke.test.ts',
+  'test/idempotency-crash.test.ts',
+  'apps/ops/src/dlq-pull.test.ts',
+  'packages/core/src/tracing.test.ts',
+  'packages/outbound/src/post-json.test.ts',
+];
+
+const UNIT = [
+  'packages/{core,filter,http,outbound,schedule,search,sql}/src/**/*.test.ts',
+  'packages/table/src/{client,entity}.test.ts',
+  'services/*/src/{domain,page,providers,pipeline}/**/*.test.ts',
+  'apps/local/src/object-store/**/*.test.ts',
+  'apps/local/src/{background,environment}.test.ts',
+  'apps/ops/src/{client-types,stripe}.test.ts',
+  'test/{access-patterns,architecture,cold-start-schemas,search-warm-up,stripe-stand-in}.test.ts',
+  'test/openapi/document.test.ts',
+];
+
+const INFRA = ['infra/test/**/*.test.ts'];
+
+const TABLE_SETUP = {
+  globalSetup: ['test/support/global-setup.ts'],
+  setupFiles: ['test/support/wire-domains.ts', 'test/support/table-per-file.ts', 'test/iam/record-calls.ts'],
+};
+
 export default defineConfig({
   test: {
-    include: [
-      'packages/*/src/**/*.test.ts',
-      'apps/*/src/**/*.test.ts',
-      'services/*/src/**/*.test.ts',
-      'infra/test/**/*.test.ts',
-      'test/**/*.test.ts',
-    ],
-    globalSetup: ['test/support/global-setup.ts'],
-    setupFiles: ['test/support/wire-domains.ts', 'test/support/table-per-file.ts', 'test/iam/record-calls.ts'],
     pool: 'forks',
+    // Both cores: vitest's default leaves one idle (cores − 1), and most test time here is waiting
+    // on DynamoDB Local, the stand-ins and spawned processes, not computing.
+    maxWorkers: 2,
     env: {
       POWERTOOLS_LOG_LEVEL: 'WARN',
       // Business metrics are EMF lines on stdout: off in tests, except where a test reads them.
@@ -26,5 +69,23 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 120_000,
     reporters: ['default'],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: UNIT,
+          exclude: E2E,
+          globalSetup: ['test/support/unit-global-setup.ts'],
+          setupFiles: ['test/support/unit-environment.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: { name: 'integration', include: ALL, exclude: [...UNIT, ...E2E, ...INFRA], ...TABLE_SETUP },
+      },
+      { extends: true, test: { name: 'infra', include: INFRA, ...TABLE_SETUP } },
+      { extends: true, test: { name: 'e2e', include: E2E, ...TABLE_SETUP } },
+    ],
   },
 });

@@ -1,13 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { wireDomains } from '@svc/api/wiring';
 import { logger } from '@svc/core';
 import { closeSearchDb, searchDb, warmUpOnOpen } from '@svc/sql';
 import { sql } from 'kysely';
-import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-// The domains register their warm-ups when their search modules load.
-import '@svc/payments/search';
-import '@svc/subscriptions/search';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 
 /**
  * The embedded engine warms itself when it opens (after its migrations), so that a process's
@@ -22,6 +20,11 @@ function freshEngine() {
   dirs.push(dir);
   return searchDb({ ...process.env, SVC_DATA_DIR: dir });
 }
+
+// The domains' warm-ups, handed over as the local runtime hands them over.
+beforeAll(() => {
+  wireDomains();
+});
 
 afterEach(() => {
   vi.restoreAllMocks();

@@ -14,7 +14,7 @@ import type { RateExpression, StageConfig } from '../config/stages';
 import { DEAD_LETTER_RETENTION, encryptedQueue, queueWithDeadLetters, schedulerRole } from './background-parts';
 import { thresholdAlarm } from './service-alarms';
 import { ServiceFunction } from './service-function';
-import { grantTableAccess, type TableGrant } from './table-access';
+import { grantTableAccess, partitionsOf, type TableGrant } from './table-access';
 
 export interface BillingProps {
   stage: StageConfig;
@@ -56,7 +56,7 @@ export const BILLING_WORKER_TABLE_GRANT: TableGrant = {
   reads: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem'],
   indexes: [],
   writes: ['dynamodb:PutItem'],
-  writeKeys: ['SUBSCRIPTION#*', 'PAYMENT#*'],
+  writeKeys: partitionsOf('subscription', 'invoice', 'payment'),
 };
 
 /** The run reads single items on the table and queries the due index only (no table Query, no write). */

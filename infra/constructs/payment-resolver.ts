@@ -9,7 +9,7 @@ import { Construct } from 'constructs';
 import type { RateExpression, StageConfig } from '../config/stages';
 import { schedulerRole } from './background-parts';
 import { ServiceFunction } from './service-function';
-import { grantTableAccess, type TableGrant } from './table-access';
+import { grantTableAccess, partitionsOf, type TableGrant } from './table-access';
 
 export interface PaymentResolverProps {
   stage: StageConfig;
@@ -30,7 +30,7 @@ export const PAYMENT_RESOLVER_TABLE_GRANT: TableGrant = {
   // The due index for its work; gsi1 for the plans of a subscription a settled payment starts.
   indexes: ['due', 'gsi1'],
   writes: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
-  writeKeys: ['PAYMENT#*', 'PAYMENT_SOURCE#*', 'SUBSCRIPTION#*'],
+  writeKeys: partitionsOf('payment', 'payment_source', 'subscription', 'invoice'),
 };
 
 /**

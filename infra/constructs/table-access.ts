@@ -1,4 +1,4 @@
-import { type DomainName, ROUTE_TABLE, type RouteEntry } from '@svc/api';
+import { type DomainName, ENTITIES, ROUTE_TABLE, type RouteEntry } from '@svc/api';
 import { INDEXES, type IndexName } from '@svc/table';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
@@ -147,6 +147,24 @@ interface DomainScope {
   attributeUpdates?: readonly AttributeUpdate[];
 }
 
+/**
+ * The `dynamodb:LeadingKeys` patterns of described item types, by their `entity` name: made from
+ * each type's description (`defineEntity` in @svc/table, listed in docs/access-patterns.md), so a
+ * grant names what it writes and the prefix is written in one place. Types not yet described are
+ * named by their pattern.
+ */
+export function partitionsOf(...names: string[]): string[] {
+  return [
+    ...new Set(
+      names.flatMap((name) => {
+        const entity = ENTITIES.find((described) => described.description.name === name);
+        if (!entity) throw new Error(`No entity description named ${name}`);
+        return entity.leadingKeys;
+      }),
+    ),
+  ];
+}
+
 const READS: readonly TableReadAction[] = ['dynamodb:GetItem', 'dynamodb:BatchGetItem'];
 
 const SCOPES: Partial<Record<DomainName, DomainScope>> = {
@@ -184,12 +202,10 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
     readKeys: ['ORG#*', 'ACCOUNT#*'],
     writes: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
     writeKeys: [
-      'PAYMENT#*',
-      'PAYMENT_SOURCE#*',
+      ...partitionsOf('payment', 'payment_source'),
       'PROVIDER_EVENT#*',
       'PROVIDER_CUSTOMER#*',
-      'SUPPORTER#*',
-      'SUBSCRIPTION#*',
+      ...partitionsOf('supporter', 'subscription'),
     ],
   },
   /** Supporters (an organisation's on gsi1) and the subscriptions a supporter's view shows. */
@@ -198,7 +214,7 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
     indexes: ['gsi1'],
     readKeys: ['ORG#*', 'SUBSCRIPTION#*'],
     writes: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
-    writeKeys: ['SUPPORTER#*'],
+    writeKeys: partitionsOf('supporter'),
   },
   /**
    * Plans, subscriptions and their invoices (Query in the subscription's partition; an
@@ -211,7 +227,7 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
     writes: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
     // A charge taken now is a payment; the organisation's default plan is marked by an item in
     // the organisation's partition (LeadingKeys cannot tell sort keys apart: docs/security.md).
-    writeKeys: ['PLAN#*', 'SUBSCRIPTION#*', 'PAYMENT#*', 'ORG#*'],
+    writeKeys: [...partitionsOf('subscription_plan', 'subscription', 'invoice', 'payment'), 'ORG#*'],
   },
   /** Endpoints (gsi1 by organisation, gsi2 by URL), subscriptions, deliveries and their responses. */
   webhooks: {
@@ -221,7 +237,7 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
     writes: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
     // A retried delivery is written back due; one endpoint per URL is held by a marker item in
     // the organisation's partition.
-    writeKeys: ['WEBHOOK#*', 'EVENT_SUBSCRIPTION#*', 'DELIVERY#*', 'ORG#*'],
+    writeKeys: [...partitionsOf('webhook', 'event_subscription'), 'DELIVERY#*', 'ORG#*'],
   },
   /**
    * Processes, users and partner integrations, and through organisations' and webhooks' exported
@@ -246,8 +262,7 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
       'USER_EMAIL#*',
       'ORG#*',
       'ACCOUNT#*',
-      'WEBHOOK#*',
-      'EVENT_SUBSCRIPTION#*',
+      ...partitionsOf('webhook', 'event_subscription'),
     ],
     attributeUpdates: [
       {

@@ -9,26 +9,69 @@ import { startRecording } from '../iam/recorder';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 /**
- * One in-memory DynamoDB Local for the whole run; every test file gets its own table in it. A
- * throwaway certificate for 127.0.0.1 lets test webhook receivers speak https: it is trusted
- * through NODE_EXTRA_CA_CERTS, set here before the test processes start (Node reads it once).
+ * What a run shares across its projects (vitest.config.ts), made once however many projects ask:
+ * vitest runs each project's global setup in its main process, each project loading this module
+ * afresh, so the once-only state lives on `globalThis`.
+ *
+ * - A throwaway certificate for 127.0.0.1, so test webhook receivers speak https: trusted
+ *   through NODE_EXTRA_CA_CERTS, set before the test processes start (Node reads it once), one
+ *   file per run (concurrent runs on one machine must not trust each other's certificates).
+ * - For projects that use the table: one in-memory DynamoDB Local (every test file gets its own
+ *   table in it), and this run's AWS calls recorded in a directory of their own
+ *   (test/iam/conformance.ts reads them after the run).
  */
+interface Shared {
+  tls?: { cert: string; key: string; dir: string };
+  dynamo?: Promise<{ endpoint: string; stop: () => Promise<void> }>;
+  users: number;
+}
+
+const holder = globalThis as { __svcTestRun?: Shared };
+holder.__svcTestRun ??= { users: 0 };
+const shared: Shared = holder.__svcTestRun;
+
+function tls(): { cert: string; key: string } {
+  if (!shared.tls) {
+    const made = selfSignedCertificate('127.0.0.1');
+    const dir = mkdtempSync(join(tmpdir(), 'svc-test-tls-'));
+    writeFileSync(join(dir, 'receiver-cert.pem'), made.cert);
+    process.env.NODE_EXTRA_CA_CERTS = join(dir, 'receiver-cert.pem');
+    shared.tls = { ...made, dir };
+  }
+  return { cert: shared.tls.cert, key: shared.tls.key };
+}
+
+async function release(): Promise<void> {
+  shared.users -= 1;
+  if (shared.users > 0) return;
+  const dynamo = shared.dynamo;
+  shared.dynamo = undefined;
+  if (dynamo) await (await dynamo).stop();
+  if (shared.tls) rmSync(shared.tls.dir, { recursive: true, force: true });
+  shared.tls = undefined;
+}
+
+/** Integration, infra and end-to-end projects: the table, the recording and the certificate. */
 export default async function setup(project: TestProject) {
-  // This run's AWS calls, in a directory of its own (test/iam/conformance.ts reads them after the run).
-  startRecording();
-  const dynamo = await startDynamoDbLocal({});
-  project.provide('dynamoEndpoint', dynamo.endpoint);
-  const tls = selfSignedCertificate('127.0.0.1');
-  // One file per run: concurrent runs on one machine must not trust each other's certificates.
-  const certDir = mkdtempSync(join(tmpdir(), 'svc-test-tls-'));
-  const certFile = join(certDir, 'receiver-cert.pem');
-  writeFileSync(certFile, tls.cert);
-  process.env.NODE_EXTRA_CA_CERTS = certFile;
-  project.provide('receiverTls', tls);
-  return async () => {
-    rmSync(certDir, { recursive: true, force: true });
-    await dynamo.stop();
-  };
+  shared.users += 1;
+  project.provide('receiverTls', tls());
+  shared.dynamo ??= (async () => {
+    startRecording();
+    return startDynamoDbLocal({});
+  })();
+  project.provide('dynamoEndpoint', (await shared.dynamo).endpoint);
+  return release;
+}
+
+/**
+ * The unit project: the certificate, and a DynamoDB endpoint nothing listens on (the discard
+ * port), so a unit test that reaches the table fails instead of quietly needing one.
+ */
+export async function unitSetup(project: TestProject) {
+  shared.users += 1;
+  project.provide('receiverTls', tls());
+  project.provide('dynamoEndpoint', 'http://127.0.0.1:9');
+  return release;
 }
 
 declare module 'vitest' {

@@ -22,6 +22,7 @@ export {
 } from './deployment';
 export { DOCS_ASSETS } from './docs-page';
 export { DOMAINS, type DomainName, WORKERS, type WorkerName } from './domains';
+export { ENTITIES } from './entities';
 export { platformBundling } from './platform-bundle';
 export { allRoutes, platformRoutes, ROUTE_TABLE, type RouteEntry } from './route-table';
 export { SEARCH_PROJECTIONS } from './search-projections';

@@ -3,6 +3,16 @@ export { putItems } from './batch-write';
 export * from './client';
 export { createTableIfMissing } from './create-table';
 export * from './definition';
+export {
+  accessPatternsMarkdown,
+  type DescribedEntity,
+  defineEntity,
+  documentStorage,
+  type Entity,
+  type EntityDescription,
+  type EntityIndex,
+  type EntityStorage,
+} from './entity';
 export * from './keys';
 export { type PartitionQuery, queryAll, queryPages } from './query';
 export { retryOnConflict, StaleVersionError } from './retry';

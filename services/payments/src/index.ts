@@ -31,10 +31,11 @@ export { ensureWebhookEndpoint, replayStripeEvents } from './providers/stripe/st
 export {
   findPayment,
   newPaymentWrite,
+  PAYMENT,
   type PaymentRecord,
   paymentFromItem,
   paymentItem,
   paymentKey,
   paymentUpdateWrite,
 } from './repository/payment-repository';
-export { findPaymentSource, type PaymentSourceRecord } from './repository/payment-source-repository';
+export { findPaymentSource, PAYMENT_SOURCE, type PaymentSourceRecord } from './repository/payment-source-repository';

@@ -6,4 +6,11 @@ export { processBillingBatch } from './handlers/billing-worker';
 export { subscriptionsRoutes } from './handlers/routes';
 export { subscriptionsForPayments } from './payments-port';
 export type { DueEntry } from './repository/subscription-repository';
-export { findSubscription, invoiceFromItem, subscriptionFromItem } from './repository/subscription-repository';
+export {
+  findSubscription,
+  INVOICE,
+  invoiceFromItem,
+  PLAN,
+  SUBSCRIPTION,
+  subscriptionFromItem,
+} from './repository/subscription-repository';

@@ -3,4 +3,4 @@ export { supporterResponse, supporterShape } from './domain/shapes';
 export { type Supporter, supporterSchema } from './domain/supporter';
 export { createSupporter, getSupporter, supporterFromPaymentInput } from './domain/supporters';
 export { supportersRoutes } from './handlers/routes';
-export { findSupporter, supporterWrite } from './repository/supporter-repository';
+export { findSupporter, SUPPORTER, supporterWrite } from './repository/supporter-repository';

@@ -18,4 +18,9 @@ export { EVENT_SOURCE, resetBusClient } from './pipeline/publish';
 export type { DeliveryMessage } from './pipeline/queue';
 export { DELIVERY_MAX_RECEIVES, resetDeliveryQueueClient } from './pipeline/queue';
 export type { Envelope } from './repository/webhook-repository';
-export { DELIVERY_PARTITION_PREFIX, WORKER_BATCH_WRITE_PREFIXES } from './repository/webhook-repository';
+export {
+  DELIVERY_PARTITION_PREFIX,
+  ENDPOINT,
+  EVENT_SUBSCRIPTION,
+  WORKER_BATCH_WRITE_PREFIXES,
+} from './repository/webhook-repository';

@@ -1,18 +1,14 @@
 import { createHash } from 'node:crypto';
 import { deferred } from '@svc/core';
 import { storedEventSchema } from '@svc/events';
-import { getItem, key, type TransactItem, timeKey } from '@svc/table';
+import { defineEntity, documentStorage, key, type TransactItem, timeKey } from '@svc/table';
 import * as z from 'zod';
 import { PAYMENT_METHODS } from '../providers/provider';
 
 /**
  * Payments, with their refunds inside the payment item (a refund never outlives its payment,
- * and one conditional write on the payment keeps the refunded total within the amount).
- *
- * | pattern                               | index | key                                                        |
- * |---------------------------------------|-------|------------------------------------------------------------|
- * | payment by uuid (get, refund, cancel) | table | pk = PAYMENT#<uuid>, sk = PAYMENT                          |
- * | payments (or their refunds) whose provider's answer is unknown or who wait on the provider, by when to ask again | due | duepk = PAYMENT_DUE#<shard 0-15>, duesk = <unix 12 digits>#<uuid> |
+ * and one conditional write on the payment keeps the refunded total within the amount). Its key
+ * and indexes are described once, by `PAYMENT` below (docs/access-patterns.md is made from it).
  *
  * Searches and lists of an organisation's payments read the search engine (search/payment-search.ts),
  * not the table: the payment item carries no index keys for them.
@@ -109,8 +105,6 @@ export const paymentRecordSchema = deferred(() =>
 );
 export type PaymentRecord = z.infer<typeof paymentRecordSchema>;
 
-export const paymentKey = (uuid: string) => ({ pk: key('PAYMENT', uuid), sk: 'PAYMENT' });
-
 function shardOf(uuid: string, shards: number): number {
   return (createHash('sha1').update(uuid).digest()[0] ?? 0) % shards;
 }
@@ -146,42 +140,52 @@ function unknownOutcomeKeys(payment: PaymentRecord) {
   const soon = unknownPayment || payment.refunds_to_confirm?.length ? payment.updated + ASK_AGAIN_SECONDS : undefined;
   const planned = payment.status === 'pending' ? payment.next_check : undefined;
   const at = soon !== undefined && planned !== undefined ? Math.min(soon, planned) : (soon ?? planned);
-  return at === undefined ? {} : recheckKeys(payment.uuid, at);
-}
-
-export async function findPayment(uuid: string): Promise<PaymentRecord | undefined> {
-  const item = await getItem(paymentKey(uuid));
-  return item ? paymentFromItem(item) : undefined;
+  return at === undefined ? undefined : recheckKeys(payment.uuid, at);
 }
 
 /**
- * The stored item: keys, the version its writes are guarded by, the events of this write (read
- * off the stream) and the rest of the record as one JSON document. One attribute instead of
- * thirty nested ones makes a search's full read several times cheaper to store, send and decode,
- * and every write replaces the whole record anyway.
+ * A payment: keys, the version its writes are guarded by, the events of this write (read off the
+ * stream) and the rest of the record as one JSON document (every write replaces it whole).
  */
-export function paymentItem(payment: PaymentRecord): Record<string, unknown> {
-  const { version, events, ...document } = payment;
-  return {
-    ...paymentKey(payment.uuid),
-    entity: 'payment',
-    ...unknownOutcomeKeys(payment),
-    version,
-    events,
-    document: JSON.stringify(document),
-  };
+export const PAYMENT = defineEntity<PaymentRecord, string>({
+  name: 'payment',
+  summary: 'A payment, its refunds inside it.',
+  prefix: 'PAYMENT',
+  idShown: '<uuid>',
+  sort: 'PAYMENT',
+  id: (payment) => payment.uuid,
+  idParts: (uuid) => [uuid],
+  byKey: 'payment by uuid (get, refund, cancel)',
+  indexes: [
+    {
+      index: 'due',
+      pattern:
+        'payments (or their refunds) whose provider’s answer is unknown or who wait on the provider, by when to ask again',
+      shown: 'duepk = PAYMENT_DUE#<shard 0-15>, duesk = <unix 12 digits>#<uuid>',
+      keys: (payment) => {
+        const keys = unknownOutcomeKeys(payment);
+        return keys ? { partition: keys.duepk, sort: keys.duesk } : undefined;
+      },
+    },
+  ],
+  version: 'version',
+  storage: documentStorage(),
+  parse: (record) => paymentRecordSchema.parse(record),
+});
+
+export const paymentKey = (uuid: string) => PAYMENT.key(uuid);
+
+export function findPayment(uuid: string): Promise<PaymentRecord | undefined> {
+  return PAYMENT.find(uuid);
 }
 
-const storedPaymentSchema = z.object({ version: z.number().int(), events: z.unknown(), document: z.string() });
+export const paymentItem = (payment: PaymentRecord) => PAYMENT.item(payment);
 
 /** Reads a stored payment item (also a stream image) back into the record. */
-export function paymentFromItem(item: Record<string, unknown>): PaymentRecord {
-  const stored = storedPaymentSchema.parse(item);
-  return paymentRecordSchema.parse({ ...JSON.parse(stored.document), version: stored.version, events: stored.events });
-}
+export const paymentFromItem = (item: Record<string, unknown>) => PAYMENT.fromItem(item);
 
 export function newPaymentWrite(payment: PaymentRecord): TransactItem {
-  return { Put: { Item: paymentItem(payment), ConditionExpression: 'attribute_not_exists(pk)' } };
+  return PAYMENT.create(payment).item;
 }
 
 /**
@@ -189,11 +193,5 @@ export function newPaymentWrite(payment: PaymentRecord): TransactItem {
  * refund, a cancel, an approval) makes this write fail instead of overwriting it.
  */
 export function paymentUpdateWrite(payment: PaymentRecord, readVersion: number): TransactItem {
-  return {
-    Put: {
-      Item: paymentItem(payment),
-      ConditionExpression: 'version = :read',
-      ExpressionAttributeValues: { ':read': readVersion },
-    },
-  };
+  return PAYMENT.replace(payment, readVersion).item;
 }

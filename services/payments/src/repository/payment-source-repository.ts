@@ -1,18 +1,13 @@
 import { deferred } from '@svc/core';
 import { storedEventSchema } from '@svc/events';
-import { getItem, key, type TransactItem } from '@svc/table';
+import { defineEntity, type TransactItem } from '@svc/table';
 import * as z from 'zod';
 import { PAYMENT_METHODS } from '../providers/provider';
 import { recheckKeys } from './payment-repository';
 
 /**
  * Payment sources: saved instruments that can be charged again. The instrument is the
- * provider's token; no card number or CVV is ever stored.
- *
- * | pattern                | index | key                                                 |
- * |------------------------|-------|-----------------------------------------------------|
- * | source by uuid         | table | pk = PAYMENT_SOURCE#<uuid>, sk = PAYMENT_SOURCE     |
- * | pending sources by when to ask the provider again | due | duepk = PAYMENT_DUE#<shard 0-15>, duesk = <unix 12 digits>#<uuid> |
+ * provider's token; no card number or CVV is ever stored. Described by `PAYMENT_SOURCE` below.
  */
 export const paymentSourceRecordSchema = deferred(() =>
   z.object({
@@ -46,40 +41,41 @@ export const paymentSourceRecordSchema = deferred(() =>
 );
 export type PaymentSourceRecord = z.infer<typeof paymentSourceRecordSchema>;
 
-export const paymentSourceKey = (uuid: string) => ({ pk: key('PAYMENT_SOURCE', uuid), sk: 'PAYMENT_SOURCE' });
+export const PAYMENT_SOURCE = defineEntity<PaymentSourceRecord, string>({
+  name: 'payment_source',
+  summary: 'A saved instrument (the provider’s token) that can be charged again.',
+  prefix: 'PAYMENT_SOURCE',
+  idShown: '<uuid>',
+  sort: 'PAYMENT_SOURCE',
+  id: (source) => source.uuid,
+  idParts: (uuid) => [uuid],
+  byKey: 'source by uuid',
+  indexes: [
+    {
+      index: 'due',
+      pattern: 'pending sources by when to ask the provider again (as payments are)',
+      shown: 'duepk = PAYMENT_DUE#<shard 0-15>, duesk = <unix 12 digits>#<uuid>',
+      keys: (source) => {
+        if (source.status !== 'pending' || source.next_check === undefined) return undefined;
+        const { duepk, duesk } = recheckKeys(source.uuid, source.next_check);
+        return { partition: duepk, sort: duesk };
+      },
+    },
+  ],
+  version: 'version',
+  parse: (item) => paymentSourceRecordSchema.parse(item),
+});
 
-export async function findPaymentSource(uuid: string): Promise<PaymentSourceRecord | undefined> {
-  const item = await getItem(paymentSourceKey(uuid));
-  return item ? paymentSourceRecordSchema.parse(item) : undefined;
-}
+export const paymentSourceKey = (uuid: string) => PAYMENT_SOURCE.key(uuid);
 
-/** The stored item; a pending source with a next check is in the due index (as payments are). */
-function sourceItem(source: PaymentSourceRecord): Record<string, unknown> {
-  return {
-    ...paymentSourceKey(source.uuid),
-    entity: 'payment_source',
-    ...(source.status === 'pending' && source.next_check !== undefined
-      ? recheckKeys(source.uuid, source.next_check)
-      : {}),
-    ...source,
-  };
+export function findPaymentSource(uuid: string): Promise<PaymentSourceRecord | undefined> {
+  return PAYMENT_SOURCE.find(uuid);
 }
 
 export function newPaymentSourceWrite(source: PaymentSourceRecord): TransactItem {
-  return {
-    Put: {
-      Item: sourceItem(source),
-      ConditionExpression: 'attribute_not_exists(pk)',
-    },
-  };
+  return PAYMENT_SOURCE.create(source).item;
 }
 
 export function paymentSourceUpdateWrite(source: PaymentSourceRecord, readVersion: number): TransactItem {
-  return {
-    Put: {
-      Item: sourceItem(source),
-      ConditionExpression: 'version = :read',
-      ExpressionAttributeValues: { ':read': readVersion },
-    },
-  };
+  return PAYMENT_SOURCE.replace(source, readVersion).item;
 }

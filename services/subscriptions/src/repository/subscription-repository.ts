@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { localMidnight } from '@svc/schedule';
-import { getItem, key, queryAll, type TransactItem, timeKey } from '@svc/table';
+import { defineEntity, documentStorage, getItem, key, queryAll, type TransactItem, timeKey } from '@svc/table';
 import {
   type InvoiceRecord,
   invoiceRecordSchema,
@@ -12,16 +12,10 @@ import {
 import { billableFrom } from './state';
 
 /**
- * How the subscriptions domain lays out its items in the one table.
- *
- * | pattern                                   | index | key                                                             |
- * |-------------------------------------------|-------|-----------------------------------------------------------------|
- * | plan by uuid                              | table | pk = PLAN#<uuid>, sk = PLAN                                     |
- * | plans of an organisation                  | gsi1  | gsi1pk = ORG#<org>#PLANS, gsi1sk = <created>#<uuid>             |
- * | the organisation's default plan (unique)  | table | pk = ORG#<org>, sk = DEFAULT_PLAN                               |
- * | subscription by uuid                      | table | pk = SUBSCRIPTION#<uuid>, sk = SUBSCRIPTION                     |
- * | invoices of a subscription / one invoice  | table | pk = SUBSCRIPTION#<uuid>, sk = INVOICE#<uuid>                   |
- * | work due by a time (billing run)          | due   | duepk = DUE#<shard 0-15>, duesk = <unix 12 digits>#SUB#<uuid> or …#INV#<sub>#<inv> |
+ * How the subscriptions domain lays out its items in the one table: plans, subscriptions and
+ * invoices are described once each below (`PLAN`, `SUBSCRIPTION`, `INVOICE`; docs/access-patterns.md
+ * is made from them), and the organisation's default plan is a marker item in the organisation's
+ * partition (`pk = ORG#<org>, sk = DEFAULT_PLAN`, unique by key).
  *
  * The due index is sparse: only an active subscription with a next due day, and an open invoice
  * with a retry or an unfinished charge, carry `duepk`/`duesk`. A billing run reads each shard up
@@ -33,13 +27,7 @@ function shardOf(uuid: string, shards: number): number {
   return (createHash('sha1').update(uuid).digest()[0] ?? 0) % shards;
 }
 
-export const planKey = (uuid: string) => ({ pk: key('PLAN', uuid), sk: 'PLAN' });
 export const defaultPlanKey = (organisationUuid: string) => ({ pk: key('ORG', organisationUuid), sk: 'DEFAULT_PLAN' });
-export const subscriptionKey = (uuid: string) => ({ pk: key('SUBSCRIPTION', uuid), sk: 'SUBSCRIPTION' });
-export const invoiceKey = (subscriptionUuid: string, uuid: string) => ({
-  pk: key('SUBSCRIPTION', subscriptionUuid),
-  sk: key('INVOICE', uuid),
-});
 
 export function duePartition(shard: number): string {
   return key('DUE', shard);
@@ -52,24 +40,42 @@ export function dueBefore(unixSeconds: number): string {
 
 // Plans
 
-export function planItem(plan: PlanRecord): Record<string, unknown> {
-  return {
-    ...planKey(plan.uuid),
-    entity: 'subscription_plan',
-    gsi1pk: key('ORG', plan.organisation_uuid, 'PLANS'),
-    gsi1sk: key(timeKey(plan.created), plan.uuid),
-    ...plan,
-  };
-}
+export const PLAN = defineEntity<PlanRecord, string>({
+  name: 'subscription_plan',
+  summary: 'A plan of recurring donations (interval, dunning, notifications) of an organisation.',
+  prefix: 'PLAN',
+  idShown: '<uuid>',
+  sort: 'PLAN',
+  id: (plan) => plan.uuid,
+  idParts: (uuid) => [uuid],
+  byKey: 'plan by uuid',
+  indexes: [
+    {
+      index: 'gsi1',
+      pattern: 'plans of an organisation',
+      shown: 'gsi1pk = ORG#<org>#PLANS, gsi1sk = <created>#<uuid>',
+      keys: (plan) => ({
+        partition: organisationPlans(plan.organisation_uuid),
+        sort: key(timeKey(plan.created), plan.uuid),
+      }),
+    },
+  ],
+  version: 'version',
+  parse: (item) => planRecordSchema.parse(item),
+});
 
-export async function findPlan(uuid: string): Promise<PlanRecord | undefined> {
-  const item = await getItem(planKey(uuid));
-  return item ? planRecordSchema.parse(item) : undefined;
+const organisationPlans = (organisationUuid: string) => key('ORG', organisationUuid, 'PLANS');
+
+export const planKey = (uuid: string) => PLAN.key(uuid);
+export const planItem = (plan: PlanRecord) => PLAN.item(plan);
+
+export function findPlan(uuid: string): Promise<PlanRecord | undefined> {
+  return PLAN.find(uuid);
 }
 
 export async function plansOfOrganisation(organisationUuid: string): Promise<PlanRecord[]> {
-  const items = await queryAll({ index: 'gsi1', partition: key('ORG', organisationUuid, 'PLANS') });
-  return items.map((item) => planRecordSchema.parse(item));
+  const items = await queryAll({ index: 'gsi1', partition: organisationPlans(organisationUuid) });
+  return items.map(PLAN.fromItem);
 }
 
 export async function defaultPlanUuid(organisationUuid: string): Promise<string | undefined> {
@@ -78,14 +84,7 @@ export async function defaultPlanUuid(organisationUuid: string): Promise<string 
 }
 
 export function planPut(plan: PlanRecord, readVersion?: number): TransactItem {
-  return {
-    Put: {
-      Item: planItem(plan),
-      ...(readVersion === undefined
-        ? { ConditionExpression: 'attribute_not_exists(pk)' }
-        : { ConditionExpression: 'version = :read', ExpressionAttributeValues: { ':read': readVersion } }),
-    },
-  };
+  return PLAN.put(plan, readVersion);
 }
 
 /** Claims the organisation's single default: fails when another plan holds it. */
@@ -112,41 +111,45 @@ export function releaseDefaultPlan(plan: PlanRecord): TransactItem {
 // Subscriptions and invoices: keys, the version their writes are guarded by, the events of the
 // write (read off the stream) and the rest as one JSON document (see the payments domain).
 
-function documentOf<T extends { version: number; events: unknown }>(record: T) {
-  const { version, events, ...document } = record;
-  return { version, events, document: JSON.stringify(document) };
-}
+export const SUBSCRIPTION = defineEntity<SubscriptionRecord, string>({
+  name: 'subscription',
+  summary: 'A recurring donation: its plan, amount, payment source and schedule.',
+  prefix: 'SUBSCRIPTION',
+  idShown: '<uuid>',
+  sort: 'SUBSCRIPTION',
+  id: (subscription) => subscription.uuid,
+  idParts: (uuid) => [uuid],
+  byKey: 'subscription by uuid',
+  indexes: [
+    {
+      index: 'due',
+      pattern: 'subscriptions due by a time (billing run)',
+      shown: 'duepk = DUE#<shard 0-15>, duesk = <unix 12 digits>#SUB#<uuid>',
+      keys: (subscription) => {
+        const due = billableFrom(subscription);
+        if (due === undefined) return undefined;
+        return {
+          partition: duePartition(shardOf(subscription.uuid, DUE_SHARDS)),
+          sort: `${timeKey(due)}#SUB#${subscription.uuid}`,
+        };
+      },
+    },
+  ],
+  version: 'version',
+  storage: documentStorage(),
+  parse: (record) => subscriptionRecordSchema.parse(record),
+});
 
-function recordOf(item: Record<string, unknown>): Record<string, unknown> {
-  return { ...JSON.parse(String(item.document)), version: item.version, events: item.events };
-}
+export const subscriptionKey = (uuid: string) => SUBSCRIPTION.key(uuid);
+export const subscriptionItem = (subscription: SubscriptionRecord) => SUBSCRIPTION.item(subscription);
+export const subscriptionFromItem = (item: Record<string, unknown>) => SUBSCRIPTION.fromItem(item);
 
-export function subscriptionItem(subscription: SubscriptionRecord): Record<string, unknown> {
-  const due = billableFrom(subscription);
-  return {
-    ...subscriptionKey(subscription.uuid),
-    entity: 'subscription',
-    ...(due === undefined
-      ? {}
-      : {
-          duepk: duePartition(shardOf(subscription.uuid, DUE_SHARDS)),
-          duesk: `${timeKey(due)}#SUB#${subscription.uuid}`,
-        }),
-    ...documentOf(subscription),
-  };
-}
-
-export function subscriptionFromItem(item: Record<string, unknown>): SubscriptionRecord {
-  return subscriptionRecordSchema.parse(recordOf(item));
-}
-
-export async function findSubscription(uuid: string): Promise<SubscriptionRecord | undefined> {
-  const item = await getItem(subscriptionKey(uuid));
-  return item ? subscriptionFromItem(item) : undefined;
+export function findSubscription(uuid: string): Promise<SubscriptionRecord | undefined> {
+  return SUBSCRIPTION.find(uuid);
 }
 
 export function subscriptionPut(subscription: SubscriptionRecord, readVersion?: number): TransactItem {
-  return versionedPut(subscriptionItem(subscription), readVersion);
+  return SUBSCRIPTION.put(subscription, readVersion);
 }
 
 /** Guards a write on the subscription not having changed since it was read (no write to it). */
@@ -171,28 +174,42 @@ export function invoiceDueAt(invoice: InvoiceRecord): number | undefined {
   return invoice.next_attempt_day === undefined ? undefined : localMidnight(invoice.next_attempt_day, invoice.timezone);
 }
 
-export function invoiceItem(invoice: InvoiceRecord): Record<string, unknown> {
-  const due = invoiceDueAt(invoice);
-  return {
-    ...invoiceKey(invoice.subscription_uuid, invoice.uuid),
-    entity: 'invoice',
-    ...(due === undefined
-      ? {}
-      : {
-          duepk: duePartition(shardOf(invoice.uuid, DUE_SHARDS)),
-          duesk: `${timeKey(due)}#INV#${invoice.subscription_uuid}#${invoice.uuid}`,
-        }),
-    ...documentOf(invoice),
-  };
-}
+export const INVOICE = defineEntity<InvoiceRecord, readonly [string, string]>({
+  name: 'invoice',
+  summary: 'A due amount of a subscription, with its charge attempts.',
+  prefix: 'SUBSCRIPTION',
+  idShown: '<subscription uuid>',
+  sort: ([, uuid]) => key('INVOICE', uuid),
+  sortShown: 'INVOICE#<uuid>',
+  id: (invoice) => [invoice.subscription_uuid, invoice.uuid] as const,
+  idParts: ([subscriptionUuid]) => [subscriptionUuid],
+  byKey: 'invoices of a subscription (sk begins with INVOICE#), one invoice',
+  indexes: [
+    {
+      index: 'due',
+      pattern: 'invoices due by a time: a retry, or a charge whose lease lapsed (billing run)',
+      shown: 'duepk = DUE#<shard 0-15>, duesk = <unix 12 digits>#INV#<subscription uuid>#<uuid>',
+      keys: (invoice) => {
+        const due = invoiceDueAt(invoice);
+        if (due === undefined) return undefined;
+        return {
+          partition: duePartition(shardOf(invoice.uuid, DUE_SHARDS)),
+          sort: `${timeKey(due)}#INV#${invoice.subscription_uuid}#${invoice.uuid}`,
+        };
+      },
+    },
+  ],
+  version: 'version',
+  storage: documentStorage(),
+  parse: (record) => invoiceRecordSchema.parse(record),
+});
 
-export function invoiceFromItem(item: Record<string, unknown>): InvoiceRecord {
-  return invoiceRecordSchema.parse(recordOf(item));
-}
+export const invoiceKey = (subscriptionUuid: string, uuid: string) => INVOICE.key([subscriptionUuid, uuid]);
+export const invoiceItem = (invoice: InvoiceRecord) => INVOICE.item(invoice);
+export const invoiceFromItem = (item: Record<string, unknown>) => INVOICE.fromItem(item);
 
-export async function findInvoice(subscriptionUuid: string, uuid: string): Promise<InvoiceRecord | undefined> {
-  const item = await getItem(invoiceKey(subscriptionUuid, uuid));
-  return item ? invoiceFromItem(item) : undefined;
+export function findInvoice(subscriptionUuid: string, uuid: string): Promise<InvoiceRecord | undefined> {
+  return INVOICE.find([subscriptionUuid, uuid]);
 }
 
 export async function invoicesOf(subscriptionUuid: string): Promise<InvoiceRecord[]> {
@@ -205,18 +222,7 @@ export async function invoicesOf(subscriptionUuid: string): Promise<InvoiceRecor
 }
 
 export function invoicePut(invoice: InvoiceRecord, readVersion?: number): TransactItem {
-  return versionedPut(invoiceItem(invoice), readVersion);
-}
-
-function versionedPut(item: Record<string, unknown>, readVersion: number | undefined): TransactItem {
-  return {
-    Put: {
-      Item: item,
-      ...(readVersion === undefined
-        ? { ConditionExpression: 'attribute_not_exists(pk)' }
-        : { ConditionExpression: 'version = :read', ExpressionAttributeValues: { ':read': readVersion } }),
-    },
-  };
+  return INVOICE.put(invoice, readVersion);
 }
 
 /** A due-index entry: what is due, when. */

@@ -2,7 +2,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConflictError, definedFields, isUuid } from '@svc/core';
 import {
   db,
-  getItem,
+  defineEntity,
   isConditionFailure,
   key,
   queryAll,
@@ -13,23 +13,38 @@ import {
 import { type Supporter, type SupporterField, type SupporterFields, supporterSchema } from '../domain/supporter';
 
 /**
- * Supporters (donor records). A supporter belongs to an organisation, never to an account.
- *
- * | pattern                        | index | key                                                                    |
- * |--------------------------------|-------|------------------------------------------------------------------------|
- * | supporter by uuid              | table | pk = SUPPORTER#<uuid>, sk = SUPPORTER                                  |
- * | supporters of an organisation  | gsi1  | gsi1pk = ORG#<org uuid>#SUPPORTERS, gsi1sk = <created, 12 digits>#<uuid> |
- *
- * The index sort key orders an organisation's supporters by creation, so the default list order
- * pages straight from the index. `organisation_uuid` and `created` never change, so neither do
- * the index keys.
+ * Supporters (donor records). A supporter belongs to an organisation, never to an account. The
+ * index sort key orders an organisation's supporters by creation, so the default list order pages
+ * straight from the index. `organisation_uuid` and `created` never change, so neither do the index
+ * keys.
  */
-const supporterKey = (uuid: string) => ({ pk: key('SUPPORTER', uuid), sk: 'SUPPORTER' });
-const organisationPartition = (organisationUuid: string) => key('ORG', organisationUuid, 'SUPPORTERS');
-const creationOrder = (supporter: Supporter) => key(String(supporter.created).padStart(12, '0'), supporter.uuid);
+export const SUPPORTER = defineEntity<Supporter, string>({
+  name: 'supporter',
+  summary: 'A donor record of an organisation.',
+  prefix: 'SUPPORTER',
+  idShown: '<uuid>',
+  sort: 'SUPPORTER',
+  id: (supporter) => supporter.uuid,
+  idParts: (uuid) => [uuid],
+  byKey: 'supporter by uuid',
+  indexes: [
+    {
+      index: 'gsi1',
+      pattern: 'supporters of an organisation, by creation',
+      shown: 'gsi1pk = ORG#<org uuid>#SUPPORTERS, gsi1sk = <created, 12 digits>#<uuid>',
+      keys: (supporter) => ({
+        partition: organisationPartition(supporter.organisation_uuid),
+        sort: key(String(supporter.created).padStart(12, '0'), supporter.uuid),
+      }),
+    },
+  ],
+  // Parsed again so a record built elsewhere (the payments domain) stores only supporter fields.
+  storage: { toAttributes: (supporter) => supporterSchema.parse(supporter), fromAttributes: (item) => item },
+  parse: (item) => supporterSchema.parse(item),
+});
 
-/** A new supporter never overwrites another. */
-const IS_NEW = 'attribute_not_exists(pk)';
+const organisationPartition = (organisationUuid: string) => key('ORG', organisationUuid, 'SUPPORTERS');
+
 /** Updates touch only a supporter that exists, in the organisation the caller was checked against. */
 const EXISTS_IN_ORGANISATION = 'attribute_exists(pk) AND organisation_uuid = :organisation_uuid';
 
@@ -37,37 +52,18 @@ const EXISTS_IN_ORGANISATION = 'attribute_exists(pk) AND organisation_uuid = :or
 export async function findSupporter(uuid: string): Promise<Supporter | undefined> {
   // Anything but a uuid cannot name a supporter; it never reaches the table as a key.
   if (!isUuid(uuid)) return undefined;
-  const item = await getItem(supporterKey(uuid.toLowerCase()));
-  return item ? supporterSchema.parse(item) : undefined;
-}
-
-function supporterPut(supporter: Supporter) {
-  // Parsed again so a record built elsewhere (the payments domain) stores only supporter fields.
-  const record = supporterSchema.parse(supporter);
-  return {
-    Item: {
-      ...supporterKey(record.uuid),
-      entity: 'supporter',
-      gsi1pk: organisationPartition(record.organisation_uuid),
-      gsi1sk: creationOrder(record),
-      ...record,
-    },
-    ConditionExpression: IS_NEW,
-  };
+  return SUPPORTER.find(uuid.toLowerCase());
 }
 
 /** The write of a new supporter, for a caller's own transaction (a payment with its supporter). */
 export function supporterWrite(supporter: Supporter): TransactItem {
-  return { Put: supporterPut(supporter) };
+  return SUPPORTER.create(supporter).item;
 }
 
 /** Stores a new supporter on its own (409 should its uuid be taken). */
 export async function insertSupporter(supporter: Supporter): Promise<void> {
   await transactWrite([
-    {
-      item: supporterWrite(supporter),
-      onConditionFailed: () => new ConflictError('A supporter with this uuid already exists'),
-    },
+    SUPPORTER.create(supporter, () => new ConflictError('A supporter with this uuid already exists')),
   ]);
 }
 
@@ -100,7 +96,7 @@ export async function updateSupporterFields(
     const out = await db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: supporterKey(current.uuid),
+        Key: SUPPORTER.key(current.uuid),
         UpdateExpression: clauses.join(' '),
         ConditionExpression: EXISTS_IN_ORGANISATION,
         ExpressionAttributeNames: names,

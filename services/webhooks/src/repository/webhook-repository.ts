@@ -1,19 +1,15 @@
 import { createHash } from 'node:crypto';
 import { deferred, definedFields } from '@svc/core';
-import { getItem, key, queryAll, queryPages, type TransactItem, timeKey } from '@svc/table';
+import { defineEntity, getItem, key, queryAll, queryPages, type TransactItem, timeKey } from '@svc/table';
 import * as z from 'zod';
 
 /**
- * The webhooks domain's items in the one table.
+ * The webhooks domain's items in the one table. Endpoints and event subscriptions are described by
+ * `ENDPOINT` and `EVENT_SUBSCRIPTION` (docs/access-patterns.md); the rest:
  *
  * | pattern                                      | index | key                                                             |
  * |----------------------------------------------|-------|-----------------------------------------------------------------|
- * | endpoint by uuid                             | table | pk = WEBHOOK#<uuid>, sk = WEBHOOK                               |
- * | endpoints of an organisation                 | gsi1  | gsi1pk = ORG#<org>#WEBHOOKS, gsi1sk = <created>#<uuid>          |
  * | one endpoint per URL (optional, on request)  | table | pk = ORG#<org>, sk = WEBHOOK_URL#<sha256 of the URL>            |
- * | event subscription by uuid                   | table | pk = EVENT_SUBSCRIPTION#<uuid>, sk = EVENT_SUBSCRIPTION         |
- * | event subscriptions of an organisation       | gsi1  | gsi1pk = ORG#<org>#EVENT_SUBSCRIPTIONS, gsi1sk = <created>#<uuid> |
- * | subscriptions to one event name (fan-out)    | gsi2  | gsi2pk = ORG#<org>#EVENT#<canonical name>, gsi2sk = <uuid>      |
  * | delivery of an event to an endpoint          | table | pk = DELIVERY#<uuid>, sk = DELIVERY                             |
  * | deliveries due for an attempt                | due   | duepk = DELIVERY_DUE#<shard 0-7>, duesk = <unix 12 digits>#<uuid> |
  * | webhook response (one per attempt)           | table | pk = WEBHOOK_RESPONSE#<uuid>, sk = WEBHOOK_RESPONSE             |
@@ -139,15 +135,12 @@ export const responseRecordSchema = deferred(() =>
 );
 export type ResponseRecord = z.infer<typeof responseRecordSchema>;
 
-export const endpointKey = (uuid: string) => ({ pk: key('WEBHOOK', uuid), sk: 'WEBHOOK' });
+export const endpointKey = (uuid: string) => ENDPOINT.key(uuid);
 export const urlKey = (organisationUuid: string, urlHash: string) => ({
   pk: key('ORG', organisationUuid),
   sk: key('WEBHOOK_URL', urlHash),
 });
-export const eventSubscriptionKey = (uuid: string) => ({
-  pk: key('EVENT_SUBSCRIPTION', uuid),
-  sk: 'EVENT_SUBSCRIPTION',
-});
+export const eventSubscriptionKey = (uuid: string) => EVENT_SUBSCRIPTION.key(uuid);
 export const DELIVERY_PARTITION_PREFIX = key('DELIVERY', '');
 export const deliveryKey = (uuid: string) => ({ pk: `${DELIVERY_PARTITION_PREFIX}${uuid}`, sk: 'DELIVERY' });
 const RESPONSE_PARTITION_PREFIX = key('WEBHOOK_RESPONSE', '');
@@ -175,22 +168,36 @@ function guarded(item: Record<string, unknown>, readVersion: number | undefined)
 
 // Endpoints
 
-export function endpointPut(endpoint: EndpointRecord, readVersion?: number): TransactItem {
-  return guarded(
+export const ENDPOINT = defineEntity<EndpointRecord, string>({
+  name: 'webhook',
+  summary: 'A webhook endpoint: its URL, sealed credentials and HMAC key.',
+  prefix: 'WEBHOOK',
+  idShown: '<uuid>',
+  sort: 'WEBHOOK',
+  id: (endpoint) => endpoint.uuid,
+  idParts: (uuid) => [uuid],
+  byKey: 'endpoint by uuid',
+  indexes: [
     {
-      ...endpointKey(endpoint.uuid),
-      entity: 'webhook',
-      gsi1pk: key('ORG', endpoint.organisation_uuid, 'WEBHOOKS'),
-      gsi1sk: key(timeKey(endpoint.created), endpoint.uuid),
-      ...endpoint,
+      index: 'gsi1',
+      pattern: 'endpoints of an organisation',
+      shown: 'gsi1pk = ORG#<org>#WEBHOOKS, gsi1sk = <created>#<uuid>',
+      keys: (endpoint) => ({
+        partition: key('ORG', endpoint.organisation_uuid, 'WEBHOOKS'),
+        sort: key(timeKey(endpoint.created), endpoint.uuid),
+      }),
     },
-    readVersion,
-  );
+  ],
+  version: 'version',
+  parse: (item) => endpointRecordSchema.parse(item),
+});
+
+export function endpointPut(endpoint: EndpointRecord, readVersion?: number): TransactItem {
+  return ENDPOINT.put(endpoint, readVersion);
 }
 
-export async function findEndpoint(uuid: string): Promise<EndpointRecord | undefined> {
-  const item = await getItem(endpointKey(uuid));
-  return item ? endpointRecordSchema.parse(item) : undefined;
+export function findEndpoint(uuid: string): Promise<EndpointRecord | undefined> {
+  return ENDPOINT.find(uuid);
 }
 
 export async function endpointsOf(organisationUuid: string): Promise<EndpointRecord[]> {
@@ -230,24 +237,45 @@ export function deleteGuarded(itemKey: { pk: string; sk: string }, readVersion: 
 
 // Event subscriptions
 
-export function eventSubscriptionPut(subscription: EventSubscriptionRecord, readVersion?: number): TransactItem {
-  return guarded(
+export const EVENT_SUBSCRIPTION = defineEntity<EventSubscriptionRecord, string>({
+  name: 'event_subscription',
+  summary: 'A subscription of an endpoint to an event name, with its filter.',
+  prefix: 'EVENT_SUBSCRIPTION',
+  idShown: '<uuid>',
+  sort: 'EVENT_SUBSCRIPTION',
+  id: (subscription) => subscription.uuid,
+  idParts: (uuid) => [uuid],
+  byKey: 'event subscription by uuid',
+  indexes: [
     {
-      ...eventSubscriptionKey(subscription.uuid),
-      entity: 'event_subscription',
-      gsi1pk: key('ORG', subscription.organisation_uuid, 'EVENT_SUBSCRIPTIONS'),
-      gsi1sk: key(timeKey(subscription.created), subscription.uuid),
-      gsi2pk: key('ORG', subscription.organisation_uuid, 'EVENT', subscription.canonical_event_name),
-      gsi2sk: subscription.uuid,
-      ...subscription,
+      index: 'gsi1',
+      pattern: 'event subscriptions of an organisation',
+      shown: 'gsi1pk = ORG#<org>#EVENT_SUBSCRIPTIONS, gsi1sk = <created>#<uuid>',
+      keys: (subscription) => ({
+        partition: key('ORG', subscription.organisation_uuid, 'EVENT_SUBSCRIPTIONS'),
+        sort: key(timeKey(subscription.created), subscription.uuid),
+      }),
     },
-    readVersion,
-  );
+    {
+      index: 'gsi2',
+      pattern: 'subscriptions to one event name (fan-out)',
+      shown: 'gsi2pk = ORG#<org>#EVENT#<canonical name>, gsi2sk = <uuid>',
+      keys: (subscription) => ({
+        partition: key('ORG', subscription.organisation_uuid, 'EVENT', subscription.canonical_event_name),
+        sort: subscription.uuid,
+      }),
+    },
+  ],
+  version: 'version',
+  parse: (item) => subscriptionRecordSchema.parse(item),
+});
+
+export function eventSubscriptionPut(subscription: EventSubscriptionRecord, readVersion?: number): TransactItem {
+  return EVENT_SUBSCRIPTION.put(subscription, readVersion);
 }
 
-export async function findEventSubscription(uuid: string): Promise<EventSubscriptionRecord | undefined> {
-  const item = await getItem(eventSubscriptionKey(uuid));
-  return item ? subscriptionRecordSchema.parse(item) : undefined;
+export function findEventSubscription(uuid: string): Promise<EventSubscriptionRecord | undefined> {
+  return EVENT_SUBSCRIPTION.find(uuid);
 }
 
 export async function eventSubscriptionsOf(organisationUuid: string): Promise<EventSubscriptionRecord[]> {

@@ -1,0 +1,2 @@
+// The unit project's global setup (see unitSetup).
+export { unitSetup as default } from './global-setup';
