@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { isTestCode, packageImports } from './support/package-imports';
@@ -221,6 +222,66 @@ describe('the import graph of the workspace', () => {
           .map(([target, file]) => `${pkg.name} → ${target} (${file})`),
       );
     expect(offending).toEqual([]);
+  });
+});
+
+/**
+ * Type checks are `tsc -b` over project references: one project per workspace package (its source,
+ * tests left out) referencing the packages it depends on, and `tsconfig.rest.json` for the tests,
+ * the CDK app and the bench. A package that imports a workspace package its project does not
+ * reference fails to type-check; these keep the projects to package.json and to every file.
+ */
+describe('the type-check projects', () => {
+  const packages = workspacePackages();
+  const host = { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined };
+  const parse = (path: string) => {
+    const parsed = ts.getParsedCommandLineOfConfigFile(path, {}, host);
+    if (!parsed) throw new Error(`Cannot read ${path}`);
+    return parsed;
+  };
+  const configOf = (reference: ts.ProjectReference) =>
+    reference.path.endsWith('.json') ? reference.path : join(reference.path, 'tsconfig.json');
+
+  it("reference in each package's project exactly the workspace packages its package.json depends on", () => {
+    const byDir = new Map(packages.map((pkg) => [pkg.dir, pkg.name]));
+    const mismatched = packages.flatMap((pkg) => {
+      const referenced = (parse(join(pkg.dir, 'tsconfig.json')).projectReferences ?? [])
+        .map((reference) => byDir.get(reference.path) ?? reference.path)
+        .sort();
+      const declared = Object.keys(pkg.dependencies)
+        .filter((name) => name.startsWith('@svc/'))
+        .sort();
+      return JSON.stringify(referenced) === JSON.stringify(declared)
+        ? []
+        : [
+            `${pkg.name}: references ${referenced.join(', ') || 'nothing'}, depends on ${declared.join(', ') || 'nothing'}`,
+          ];
+    });
+    expect(mismatched).toEqual([]);
+  });
+
+  it('put every TypeScript file of the repository in exactly one project of the solution', () => {
+    const solution = parse(join(ROOT, 'tsconfig.json'));
+    const owners = new Map<string, string[]>();
+    for (const reference of solution.projectReferences ?? []) {
+      for (const file of parse(configOf(reference)).fileNames) {
+        owners.set(resolve(file), [...(owners.get(resolve(file)) ?? []), relative(ROOT, configOf(reference))]);
+      }
+    }
+    const walk = (dir: string): string[] =>
+      readdirSync(dir).flatMap((entry) => {
+        const path = join(dir, entry);
+        if (['node_modules', 'cdk.out', '.data'].includes(entry)) return [];
+        return statSync(path).isDirectory() ? walk(path) : path.endsWith('.ts') ? [path] : [];
+      });
+    const files = [
+      ...['packages', 'services', 'apps', 'infra', 'test', 'bench'].flatMap((folder) => walk(join(ROOT, folder))),
+      join(ROOT, 'vitest.config.ts'),
+      join(ROOT, 'vitest.conformance.config.ts'),
+    ];
+    expect(files.filter((file) => !owners.has(file)).map((file) => relative(ROOT, file))).toEqual([]);
+    expect([...owners].filter(([, projects]) => projects.length > 1)).toEqual([]);
+    expect(solution.projectReferences?.length).toBe(packages.length + 1);
   });
 });
 

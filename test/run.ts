@@ -12,7 +12,7 @@ const steps: Array<[string, string[]]> =
   paths.length > 0
     ? [['vitest', ['run', ...paths]]]
     : [
-        ['tsc', ['-p', 'tsconfig.json', '--noEmit']],
+        ['tsc', ['-b']],
         ['biome', ['check', '.']],
         ['vitest', ['run']],
         ['vitest', ['run', '--config', 'vitest.conformance.config.ts']],

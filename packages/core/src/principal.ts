@@ -65,11 +65,11 @@ export const onOrganisation: Authorise<{ organisation_uuid: string }> = (caller,
 /** A grant on the item's whole organisation. */
 export const onWholeOrganisation: Authorise<{ organisation_uuid: string }> = (caller, item) =>
   assertWholeOrganisationGrant(caller, item.organisation_uuid);
-/** A rule of the domain's own that says yes or no. */
+/** A rule of the domain's own that says yes or no (no: 403, with `refusal` if given). */
 export const allowedIf =
-  <T>(allowed: (caller: Principal, item: T) => boolean): Authorise<T> =>
+  <T>(allowed: (caller: Principal, item: T) => boolean, refusal?: string): Authorise<T> =>
   (caller, item) => {
-    if (!allowed(caller, item)) throw new ForbiddenError();
+    if (!allowed(caller, item)) throw new ForbiddenError(refusal);
   };
 
 /**

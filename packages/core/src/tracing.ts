@@ -36,7 +36,9 @@ function loadTracer(): Tracer {
  * annotated, never the response), where calls are traced; loaded from beside the code with
  * Tracer, as `loadTracer` does.
  */
-export function tracerMiddleware() {
+type TracerMiddleware = ReturnType<typeof import('@aws-lambda-powertools/tracer/middleware')['captureLambdaHandler']>;
+
+export function tracerMiddleware(): TracerMiddleware | undefined {
   if (!tracer) return undefined;
   const { captureLambdaHandler } = (
     typeof require === 'function'

@@ -1,4 +1,4 @@
-import { coversAccount, ForbiddenError, NotFoundError, now, type Principal, touchesOrganisation } from '@svc/core';
+import { allowedIf, coversAccount, ForbiddenError, now, type Principal, readFor, touchesOrganisation } from '@svc/core';
 import { findClient, grantsChangeWrite } from '@svc/identity';
 import { findAccount } from '@svc/organisations';
 import { type GuardedWrite, retryOnConflict, transactWrite, versioned } from '@svc/table';
@@ -70,9 +70,12 @@ export async function listIntegrations(principal: Promise<Principal>, filters: I
 export async function disableIntegration(principal: Promise<Principal>, uuid: string): Promise<IntegrationRecord> {
   const caller = await principal;
   return retryOnConflict(async () => {
-    const integration = await findIntegration(uuid);
-    if (!integration) throw new NotFoundError('Partner integration not found');
-    if (!visibleTo(caller, integration)) throw new ForbiddenError();
+    const integration = await readFor(
+      caller,
+      findIntegration(uuid),
+      'Partner integration not found',
+      allowedIf(visibleTo),
+    );
     const partner = await findClient(integration.partner_client_id);
     if (integration.partner_client_id !== caller.clientId) {
       // The organisation's own client: a whole-organisation grant, and no partner (a partner's

@@ -1,4 +1,5 @@
 import {
+  allowedIf,
   ConflictError,
   definedFields,
   ForbiddenError,
@@ -7,6 +8,7 @@ import {
   newResourceUuid,
   now,
   type Principal,
+  readFor,
   uuidSchema,
 } from '@svc/core';
 import { findClient, findPartnerByConfiguration } from '@svc/identity';
@@ -113,10 +115,15 @@ export async function createProcess(principal: Promise<Principal>, input: Create
 
 /** The partner that created the process may read it; anyone else gets 403. */
 export async function readProcess(principal: Promise<Principal>, uuid: string): Promise<ProcessRecord> {
-  const [caller, record] = await Promise.all([principal, findProcess(uuid)]);
-  if (!record) throw new NotFoundError('Onboarding process not found');
-  if (record.partner_client_id !== caller.clientId) throw new ForbiddenError('This process belongs to another partner');
-  return record;
+  return readFor(
+    principal,
+    findProcess(uuid),
+    'Onboarding process not found',
+    allowedIf(
+      (caller, found) => found.partner_client_id === caller.clientId,
+      'This process belongs to another partner',
+    ),
+  );
 }
 
 /** The token is the credential: whoever holds it may read the process. */

@@ -26,10 +26,10 @@ export const ORGANISATION_LIST_LIMIT = 500;
 
 /** The caller's grants are awaited with the first read, which goes out in the same round trip. */
 export async function getOrganisation(principal: Promise<Principal>, uuid: string) {
-  const [caller, organisation] = await Promise.all([principal, findOrganisation(uuid)]);
-  if (!organisation) throw new NotFoundError('Organisation not found');
-  assertOrganisationGrant(caller, uuid);
-  return { organisation, visibleAccounts: visibleAccountsOf(caller, organisation) };
+  const organisation = await readFor(principal, findOrganisation(uuid), 'Organisation not found', (caller, found) =>
+    assertOrganisationGrant(caller, found.uuid),
+  );
+  return { organisation, visibleAccounts: visibleAccountsOf(await principal, organisation) };
 }
 
 /** The accounts of an organisation the caller's grants cover. */
@@ -80,9 +80,9 @@ export async function listOrganisations(
 }
 
 export async function getAccount(principal: Promise<Principal>, uuid: string) {
-  const [caller, account] = await Promise.all([principal, findAccount(uuid)]);
-  if (!account) throw new NotFoundError('Account not found');
-  assertAccountGrant(caller, account.organisation_uuid, account.uuid);
+  const account = await readFor(principal, findAccount(uuid), 'Account not found', (caller, found) =>
+    assertAccountGrant(caller, found.organisation_uuid, found.uuid),
+  );
   const organisation = await findOrganisation(account.organisation_uuid);
   if (!organisation) throw new NotFoundError('Account not found');
   return { account, organisation };

@@ -1,4 +1,5 @@
 import { workerHandler } from '@svc/core';
+import type { Context } from 'aws-lambda';
 import { resolveUnknownPayments } from '../domain/resolution';
 
 /**
@@ -6,7 +7,7 @@ import { resolveUnknownPayments } from '../domain/resolution';
  * (see domain/resolution.ts). The local runtime runs the same function on its timer and in
  * `POST /_local/settle`.
  */
-export const handler = workerHandler(
+export const handler: (event: unknown, context?: Context) => Promise<{ resolved: number }> = workerHandler(
   'payment-resolver',
   async (): Promise<{ resolved: number }> => ({ resolved: await resolveUnknownPayments() }),
 );

@@ -249,9 +249,7 @@ export async function updatePlan(
   const caller = await principal;
   return retryOnConflict(
     async () => {
-      const plan = await findPlan(uuid);
-      if (!plan) throw new NotFoundError('Subscription plan not found');
-      if (!canSee(caller, plan)) throw new ForbiddenError();
+      const plan = await readFor(caller, findPlan(uuid), 'Subscription plan not found', allowedIf(canSee));
       const accountUuid = 'account_uuid' in input ? input.account_uuid : plan.account_uuid;
       if (accountUuid === undefined) assertWholeOrganisation(caller, plan.organisation_uuid);
       else assertAccountGrant(caller, plan.organisation_uuid, accountUuid);
