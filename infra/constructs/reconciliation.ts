@@ -21,7 +21,7 @@ import { DEFAULT_RECONCILIATION_UPLOAD_ORIGINS, type StageConfig } from '../conf
 import { queueWithDeadLetters } from './background-parts';
 import { thresholdAlarm } from './service-alarms';
 import { ServiceFunction } from './service-function';
-import { grantTableAccess, type TableGrant } from './table-access';
+import { grantTableAccess, partitionsOf, type TableGrant } from './table-access';
 
 export interface ReconciliationProps {
   stage: StageConfig;
@@ -70,7 +70,7 @@ export const FILE_PROCESSOR_TABLE_GRANT: TableGrant = {
   reads: ['dynamodb:GetItem', 'dynamodb:BatchGetItem'],
   indexes: [],
   writes: ['dynamodb:PutItem'],
-  writeKeys: ['RECON_REPORT#*'],
+  writeKeys: partitionsOf('reconciliation_report'),
 };
 
 /**

@@ -189,7 +189,7 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
     indexes: ['gsi1'],
     readKeys: ['ACCOUNT#*'],
     writes: ['dynamodb:PutItem'],
-    writeKeys: ['ORG#*'],
+    writeKeys: partitionsOf('organisation'),
   },
   /**
    * Payments, sources, provider events and customers; reads the account and organisation it pays
@@ -204,8 +204,7 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
     writeKeys: [
       ...partitionsOf('payment', 'payment_source'),
       'PROVIDER_EVENT#*',
-      'PROVIDER_CUSTOMER#*',
-      ...partitionsOf('supporter', 'subscription'),
+      ...partitionsOf('provider_customer', 'supporter', 'subscription'),
     ],
   },
   /** Supporters (an organisation's on gsi1) and the subscriptions a supporter's view shows. */
@@ -237,7 +236,7 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
     writes: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
     // A retried delivery is written back due; one endpoint per URL is held by a marker item in
     // the organisation's partition.
-    writeKeys: [...partitionsOf('webhook', 'event_subscription'), 'DELIVERY#*', 'ORG#*'],
+    writeKeys: [...partitionsOf('webhook', 'event_subscription', 'delivery'), 'ORG#*'],
   },
   /**
    * Processes, users and partner integrations, and through organisations' and webhooks' exported
@@ -253,16 +252,19 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
     readKeys: ['ONBOARDING_CONFIG#*'],
     writes: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
     writeKeys: [
-      'ONBOARDING#*',
-      'ONBOARDING_TOKEN#*',
-      'CONNECT_TICKET#*',
-      'PARTNER_INTEGRATION#*',
-      'PARTNER_LINK#*',
-      'USER#*',
-      'USER_EMAIL#*',
-      'ORG#*',
-      'ACCOUNT#*',
-      ...partitionsOf('webhook', 'event_subscription'),
+      ...partitionsOf(
+        'onboarding_process',
+        'onboarding_token',
+        'connect_ticket',
+        'partner_integration',
+        'partner_link',
+        'user',
+        'user_email',
+        'organisation',
+        'account',
+        'webhook',
+        'event_subscription',
+      ),
     ],
     attributeUpdates: [
       {

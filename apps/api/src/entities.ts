@@ -1,8 +1,11 @@
-import { PAYMENT, PAYMENT_SOURCE } from '@svc/payments';
+import { CONNECT_TICKET, INTEGRATION, PARTNER_LINK, PROCESS, PROCESS_TOKEN, USER, USER_EMAIL } from '@svc/onboarding';
+import { ACCOUNT, ORGANISATION } from '@svc/organisations';
+import { PAYMENT, PAYMENT_SOURCE, PROVIDER_CUSTOMER } from '@svc/payments';
+import { REPORT, SOURCE_CONFIGURATION } from '@svc/reconciliation';
 import { INVOICE, PLAN, SUBSCRIPTION } from '@svc/subscriptions';
 import { SUPPORTER } from '@svc/supporters';
 import type { DescribedEntity } from '@svc/table';
-import { ENDPOINT, EVENT_SUBSCRIPTION } from '@svc/webhooks';
+import { DELIVERY, ENDPOINT, EVENT_SUBSCRIPTION, RESPONSE } from '@svc/webhooks';
 
 /**
  * The item types described by `defineEntity` (@svc/table), each domain's: docs/access-patterns.md
@@ -11,12 +14,26 @@ import { ENDPOINT, EVENT_SUBSCRIPTION } from '@svc/webhooks';
  * their access patterns in their repository's comment (docs/access-patterns.md lists them).
  */
 export const ENTITIES: readonly DescribedEntity[] = [
+  ORGANISATION,
+  ACCOUNT,
   PAYMENT,
   PAYMENT_SOURCE,
+  PROVIDER_CUSTOMER,
   SUPPORTER,
   PLAN,
   SUBSCRIPTION,
   INVOICE,
   ENDPOINT,
   EVENT_SUBSCRIPTION,
+  DELIVERY,
+  RESPONSE,
+  SOURCE_CONFIGURATION,
+  REPORT,
+  USER,
+  USER_EMAIL,
+  CONNECT_TICKET,
+  INTEGRATION,
+  PARTNER_LINK,
+  PROCESS,
+  PROCESS_TOKEN,
 ];

@@ -5,31 +5,36 @@ import { ENTITIES } from '@svc/api';
 import { accessPatternsMarkdown } from '@svc/table';
 
 /**
- * Item types written with an `entity` attribute but not yet described by `defineEntity`: their
- * access patterns are still in their repository's comment. test/access-patterns.test.ts holds
- * this list and ENTITIES, together, to every `entity: '…'` the code writes.
+ * Item types written with an `entity` attribute but not described by `defineEntity`, each with
+ * the file that writes it and why: their access patterns stay in that file's comment.
+ * test/access-patterns.test.ts holds this list and ENTITIES, together, to every `entity: '…'` the
+ * code writes.
  */
-export const NOT_YET_DESCRIBED: Readonly<Record<string, string>> = {
-  account: 'services/organisations/src/repository/organisation-repository.ts',
-  address: 'services/organisations/src/repository/organisation-repository.ts',
-  connect_ticket: 'services/onboarding/src/repository/user-repository.ts',
-  default_plan: 'services/subscriptions/src/repository/subscription-repository.ts',
-  delivery: 'services/webhooks/src/repository/webhook-repository.ts',
-  idempotency_record: 'packages/http/src/middleware/idempotency.ts',
-  onboarding_process: 'services/onboarding/src/repository/process-repository.ts',
-  onboarding_token: 'services/onboarding/src/repository/process-repository.ts',
-  organisation: 'services/organisations/src/repository/organisation-repository.ts',
-  partner_integration: 'services/onboarding/src/repository/integration-repository.ts',
-  partner_link: 'services/onboarding/src/repository/integration-repository.ts',
-  provider_customer: 'services/payments/src/repository/provider-customer-repository.ts',
-  provider_event: 'services/payments/src/providers/stripe/stripe-events.ts',
-  reconciliation_report: 'services/reconciliation/src/repository/report-repository.ts',
-  reconciliation_source_configuration: 'services/reconciliation/src/repository/source-configuration-repository.ts',
-  signing_keys: 'services/identity/src/domain/signing-keys.ts',
-  user: 'services/onboarding/src/repository/user-repository.ts',
-  user_email: 'services/onboarding/src/repository/user-repository.ts',
-  webhook_response: 'services/webhooks/src/repository/webhook-repository.ts',
-  webhook_url: 'services/webhooks/src/repository/webhook-repository.ts',
+export const NOT_YET_DESCRIBED: Readonly<Record<string, { file: string; why: string }>> = {
+  address: {
+    file: 'services/organisations/src/repository/organisation-repository.ts',
+    why: 'it lives in its owner’s partition, an organisation’s or an account’s: two prefixes, where a description has one',
+  },
+  default_plan: {
+    file: 'services/subscriptions/src/repository/subscription-repository.ts',
+    why: 'a uniqueness marker in the organisation’s partition, claimed and released by conditions of its own',
+  },
+  idempotency_record: {
+    file: 'packages/http/src/middleware/idempotency.ts',
+    why: 'a claim’s state machine of conditional writes and updates, owned by the middleware',
+  },
+  provider_event: {
+    file: 'services/payments/src/providers/stripe/stripe-events.ts',
+    why: 'a marker that a Stripe event was applied (TTL 30 days), never read but for its presence',
+  },
+  signing_keys: {
+    file: 'services/identity/src/domain/signing-keys.ts',
+    why: 'one item, the public halves of the token signing keys',
+  },
+  webhook_url: {
+    file: 'services/webhooks/src/repository/webhook-repository.ts',
+    why: 'a uniqueness marker in the organisation’s partition, claimed and released by conditions of its own',
+  },
 };
 
 const INTRO = `# Access patterns of the table
@@ -67,13 +72,15 @@ across entities. The description here follows it, without taking the library:
 
 /** docs/access-patterns.md as the descriptions make it. */
 export function accessPatternsDocument(): string {
-  const pending = Object.entries(NOT_YET_DESCRIBED).map(([name, file]) => `- \`${name}\`: \`${file}\``);
+  const pending = Object.entries(NOT_YET_DESCRIBED).map(
+    ([name, { file, why }]) => `- \`${name}\` (\`${file}\`): ${why}.`,
+  );
   return [
     INTRO,
     '',
-    '## Not yet described',
+    '## Not described',
     '',
-    'These item types keep their access patterns in their repository’s comment until they are described:',
+    'These item types keep their access patterns in the comment of the file that writes them:',
     '',
     ...pending,
     '',

@@ -2,7 +2,7 @@ import { ConflictError } from '@svc/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { accessPatternsMarkdown, defineEntity } from './entity';
+import { accessPatternsMarkdown, byUuid, defineEntity } from './entity';
 import { StaleVersionError } from './retry';
 
 const widgetSchema = z.object({
@@ -18,10 +18,8 @@ const WIDGET = defineEntity<Widget, string>({
   name: 'widget',
   summary: 'A test item.',
   prefix: 'WIDGET',
-  idShown: '<uuid>',
+  ...byUuid(),
   sort: 'WIDGET',
-  id: (widget) => widget.uuid,
-  idParts: (uuid) => [uuid],
   byKey: 'widget by uuid',
   indexes: [
     {

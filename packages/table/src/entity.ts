@@ -174,6 +174,15 @@ export function documentStorage<Record extends { version: number; events: unknow
   };
 }
 
+/** The usual id: the record's `uuid`, the key's one part after the prefix. */
+export function byUuid(): {
+  idShown: string;
+  id: (record: { uuid: string }) => string;
+  idParts: (uuid: string) => string[];
+} {
+  return { idShown: '<uuid>', id: (record) => record.uuid, idParts: (uuid) => [uuid] };
+}
+
 /** What the docs and the IAM grants read of any entity, whatever its record. */
 export interface DescribedEntity {
   readonly description: { readonly name: string; readonly summary: string; readonly version?: string };

@@ -5,6 +5,7 @@ export { createTableIfMissing } from './create-table';
 export * from './definition';
 export {
   accessPatternsMarkdown,
+  byUuid,
   type DescribedEntity,
   defineEntity,
   documentStorage,

@@ -10,10 +10,12 @@ export {
 export { organisationEventData } from './event-data';
 export { organisationsRoutes } from './handlers/routes';
 export {
+  ACCOUNT,
   type Account,
   findAccount,
   findOrganisation,
   newOrganisationWrite,
+  ORGANISATION,
   type Organisation,
   organisationSchema,
 } from './repository/organisation-repository';

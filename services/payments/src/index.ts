@@ -39,3 +39,4 @@ export {
   paymentUpdateWrite,
 } from './repository/payment-repository';
 export { findPaymentSource, PAYMENT_SOURCE, type PaymentSourceRecord } from './repository/payment-source-repository';
+export { PROVIDER_CUSTOMER } from './repository/provider-customer-repository';

@@ -2,9 +2,10 @@ export { reportShape as reconciliationReportShape } from './domain/reports';
 export { reconciliationEventData } from './event-data';
 export { processFileBatch } from './handlers/file-processor';
 export { reconciliationRoutes } from './handlers/routes';
-export { type ReportRecord, reportRecordSchema } from './repository/report-repository';
+export { REPORT, type ReportRecord, reportRecordSchema } from './repository/report-repository';
 export {
   findSourceConfiguration,
+  SOURCE_CONFIGURATION,
   type SourceConfiguration,
   saveSourceConfiguration,
   sourceConfigurationSchema,

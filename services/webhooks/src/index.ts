@@ -19,8 +19,10 @@ export type { DeliveryMessage } from './pipeline/queue';
 export { DELIVERY_MAX_RECEIVES, resetDeliveryQueueClient } from './pipeline/queue';
 export type { Envelope } from './repository/webhook-repository';
 export {
+  DELIVERY,
   DELIVERY_PARTITION_PREFIX,
   ENDPOINT,
   EVENT_SUBSCRIPTION,
+  RESPONSE,
   WORKER_BATCH_WRITE_PREFIXES,
 } from './repository/webhook-repository';

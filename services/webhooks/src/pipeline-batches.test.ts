@@ -458,7 +458,7 @@ describe('the delivery worker, a queue batch at a time', () => {
     const commands = sentCommands(send.mock.calls);
     send.mockRestore();
     const guarded = commands.filter(
-      (c) => c.name === 'PutCommand' && c.input.ConditionExpression === 'version = :read',
+      (c) => c.name === 'PutCommand' && c.input.ConditionExpression === '#version = :read',
     );
     expect(guarded.map((c) => c.input.Item?.status)).toEqual(['delivered']);
     const stored = (await getItem(deliveryKey(message.delivery_uuid))) as Record<string, unknown>;

@@ -1,15 +1,9 @@
-import { getItem, key, queryAll, type TransactItem, timeKey } from '@svc/table';
+import { byUuid, defineEntity, key, queryAll, type TransactItem, timeKey } from '@svc/table';
 import * as z from 'zod';
 
 /**
- * Partner integrations: a partner's access to one organisation.
- *
- * | pattern                               | index | key                                                        |
- * |---------------------------------------|-------|------------------------------------------------------------|
- * | integration by uuid                   | table | pk = PARTNER_INTEGRATION#<uuid>, sk = PARTNER_INTEGRATION  |
- * | integrations of an organisation       | gsi1  | gsi1pk = ORG#<uuid>#PARTNER_INTEGRATIONS, gsi1sk = <created>#<uuid> |
- * | integrations of a partner             | gsi2  | gsi2pk = CLIENT#<client id>#PARTNER_INTEGRATIONS, gsi2sk = <created>#<uuid> |
- * | the active link partner–organisation  | table | pk = PARTNER_LINK#<client id>#<organisation>, sk = PARTNER_LINK |
+ * Partner integrations: a partner's access to one organisation (`INTEGRATION` and `PARTNER_LINK`
+ * below; docs/access-patterns.md).
  *
  * The link item makes "one active integration per partner and organisation" a conditional put;
  * disabling deletes it, so the organisation can be connected again later.
@@ -31,23 +25,67 @@ export const integrationRecordSchema = z.object({
 });
 export type IntegrationRecord = z.infer<typeof integrationRecordSchema>;
 
-const integrationKey = (uuid: string) => ({ pk: key('PARTNER_INTEGRATION', uuid), sk: 'PARTNER_INTEGRATION' });
-const linkKey = (clientId: string, organisationUuid: string) => ({
-  pk: key('PARTNER_LINK', clientId, organisationUuid),
-  sk: 'PARTNER_LINK',
+export const INTEGRATION = defineEntity<IntegrationRecord, string>({
+  name: 'partner_integration',
+  summary: 'A partner’s access to one organisation, made by an onboarding process.',
+  prefix: 'PARTNER_INTEGRATION',
+  ...byUuid(),
+  sort: 'PARTNER_INTEGRATION',
+  byKey: 'integration by uuid',
+  indexes: [
+    {
+      index: 'gsi1',
+      pattern: 'integrations of an organisation',
+      shown: 'gsi1pk = ORG#<uuid>#PARTNER_INTEGRATIONS, gsi1sk = <created>#<uuid>',
+      keys: (integration) => ({
+        partition: organisationIntegrations(integration.organisation_uuid),
+        sort: key(timeKey(integration.created), integration.uuid),
+      }),
+    },
+    {
+      index: 'gsi2',
+      pattern: 'integrations of a partner',
+      shown: 'gsi2pk = CLIENT#<client id>#PARTNER_INTEGRATIONS, gsi2sk = <created>#<uuid>',
+      keys: (integration) => ({
+        partition: partnerIntegrations(integration.partner_client_id),
+        sort: key(timeKey(integration.created), integration.uuid),
+      }),
+    },
+  ],
+  parse: (item) => integrationRecordSchema.parse(item),
 });
 
-function integrationItem(integration: IntegrationRecord) {
-  return {
-    ...integrationKey(integration.uuid),
-    entity: 'partner_integration',
-    gsi1pk: key('ORG', integration.organisation_uuid, 'PARTNER_INTEGRATIONS'),
-    gsi1sk: key(timeKey(integration.created), integration.uuid),
-    gsi2pk: key('CLIENT', integration.partner_client_id, 'PARTNER_INTEGRATIONS'),
-    gsi2sk: key(timeKey(integration.created), integration.uuid),
-    ...integration,
-  };
-}
+const organisationIntegrations = (organisationUuid: string) => key('ORG', organisationUuid, 'PARTNER_INTEGRATIONS');
+const partnerIntegrations = (clientId: string) => key('CLIENT', clientId, 'PARTNER_INTEGRATIONS');
+
+const linkSchema = z.object({
+  partner_client_id: z.string(),
+  organisation_uuid: z.string(),
+  integration_uuid: z.string(),
+});
+
+/** The one active integration of a partner and an organisation. */
+export const PARTNER_LINK = defineEntity<z.infer<typeof linkSchema>, readonly [string, string]>({
+  name: 'partner_link',
+  summary: 'The one active integration of a partner and an organisation (deleted when it is disabled).',
+  prefix: 'PARTNER_LINK',
+  idShown: '<client id>#<organisation>',
+  sort: 'PARTNER_LINK',
+  id: (link) => [link.partner_client_id, link.organisation_uuid] as const,
+  idParts: ([clientId, organisationUuid]) => [clientId, organisationUuid],
+  byKey: 'the active link partner–organisation',
+  storage: {
+    toAttributes: ({ integration_uuid }) => ({ integration_uuid }),
+    fromAttributes: (item) => {
+      const [, partner_client_id, organisation_uuid] = String(item.pk).split('#');
+      return { ...item, partner_client_id, organisation_uuid };
+    },
+  },
+  parse: (value) => linkSchema.parse(value),
+});
+
+const linkKey = (clientId: string, organisationUuid: string) => PARTNER_LINK.key([clientId, organisationUuid]);
+const integrationItem = (integration: IntegrationRecord) => INTEGRATION.item(integration);
 
 /** A new active integration and its link; the link's put fails when the pair is already connected. */
 export function newIntegrationWrites(integration: IntegrationRecord): TransactItem[] {
@@ -55,11 +93,11 @@ export function newIntegrationWrites(integration: IntegrationRecord): TransactIt
     { Put: { Item: integrationItem(integration), ConditionExpression: 'attribute_not_exists(pk)' } },
     {
       Put: {
-        Item: {
-          ...linkKey(integration.partner_client_id, integration.organisation_uuid),
-          entity: 'partner_link',
+        Item: PARTNER_LINK.item({
+          partner_client_id: integration.partner_client_id,
+          organisation_uuid: integration.organisation_uuid,
           integration_uuid: integration.uuid,
-        },
+        }),
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
@@ -87,17 +125,16 @@ export function disabledIntegrationWrites(integration: IntegrationRecord): Trans
   ];
 }
 
-export async function findIntegration(uuid: string): Promise<IntegrationRecord | undefined> {
-  const item = await getItem(integrationKey(uuid));
-  return item ? integrationRecordSchema.parse(item) : undefined;
+export function findIntegration(uuid: string): Promise<IntegrationRecord | undefined> {
+  return INTEGRATION.find(uuid);
 }
 
 export async function integrationsOfOrganisation(organisationUuid: string): Promise<IntegrationRecord[]> {
-  const items = await queryAll({ index: 'gsi1', partition: key('ORG', organisationUuid, 'PARTNER_INTEGRATIONS') });
-  return items.map((item) => integrationRecordSchema.parse(item));
+  const items = await queryAll({ index: 'gsi1', partition: organisationIntegrations(organisationUuid) });
+  return items.map(INTEGRATION.fromItem);
 }
 
 export async function integrationsOfPartner(clientId: string): Promise<IntegrationRecord[]> {
-  const items = await queryAll({ index: 'gsi2', partition: key('CLIENT', clientId, 'PARTNER_INTEGRATIONS') });
-  return items.map((item) => integrationRecordSchema.parse(item));
+  const items = await queryAll({ index: 'gsi2', partition: partnerIntegrations(clientId) });
+  return items.map(INTEGRATION.fromItem);
 }

@@ -1,16 +1,21 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { deferred, derivedToken, keyedHash, sameHash } from '@svc/core';
 import { EVENTS_ATTRIBUTE, type StoredEvent } from '@svc/events';
-import { db, getItem, isConditionFailure, key, type TransactItem, TTL_ATTRIBUTE, tableName } from '@svc/table';
+import {
+  byUuid,
+  db,
+  defineEntity,
+  getItem,
+  isConditionFailure,
+  type TransactItem,
+  TTL_ATTRIBUTE,
+  tableName,
+} from '@svc/table';
 import * as z from 'zod';
 
 /**
- * Onboarding processes and their tokens.
- *
- * | pattern                    | index | key                                                   |
- * |----------------------------|-------|-------------------------------------------------------|
- * | process by uuid            | table | pk = ONBOARDING#<uuid>, sk = ONBOARDING               |
- * | process by token           | table | pk = ONBOARDING_TOKEN#<keyed hash of token>, sk = ONBOARDING_TOKEN |
+ * Onboarding processes and their tokens (`PROCESS` and `PROCESS_TOKEN` below;
+ * docs/access-patterns.md).
  *
  * The token item only points at the process; both are written in one transaction, so a token
  * always finds its process (two strongly consistent reads, no index lag on the hosted page).
@@ -69,11 +74,55 @@ export type ProcessRecord = z.infer<typeof processRecordSchema>;
 /** Kept this long after expiry (or execution) for the partner's reads, then removed by TTL. */
 export const PROCESS_RETENTION_SECONDS = 90 * 86_400;
 
-const processKey = (uuid: string) => ({ pk: key('ONBOARDING', uuid), sk: 'ONBOARDING' });
-const tokenKey = async (token: string) => ({
-  pk: key('ONBOARDING_TOKEN', await keyedHash('onboarding_token', token)),
-  sk: 'ONBOARDING_TOKEN',
+type StoredProcess = Omit<ProcessRecord, 'token'>;
+const storedProcessSchema = deferred(() => processRecordSchema.unwrap().omit({ token: true }));
+
+/** A process as stored: without its token (derived again on every read), removed by TTL. */
+export const PROCESS = defineEntity<StoredProcess, string>({
+  name: 'onboarding_process',
+  summary: 'A partner’s onboarding of an organisation, until executed or expired (then kept 90 days, TTL).',
+  prefix: 'ONBOARDING',
+  ...byUuid(),
+  sort: 'ONBOARDING',
+  byKey: 'process by uuid',
+  storage: {
+    toAttributes: (process) => ({
+      ...process,
+      [TTL_ATTRIBUTE]: Math.max(process.expires_at, process.updated) + PROCESS_RETENTION_SECONDS,
+    }),
+    fromAttributes: (item) => item,
+  },
+  parse: (item) => storedProcessSchema.parse(item),
 });
+
+const tokenPointerSchema = z.object({ token_hash: z.string(), process_uuid: z.string() });
+
+/** The pointer from a token's keyed hash to its process (the table never holds the token). */
+export const PROCESS_TOKEN = defineEntity<z.infer<typeof tokenPointerSchema> & { expires_at: number }, string>({
+  name: 'onboarding_token',
+  summary: 'The keyed hash of a process’s token, pointing to the process (the token itself is never stored).',
+  prefix: 'ONBOARDING_TOKEN',
+  idShown: '<keyed hash of token>',
+  sort: 'ONBOARDING_TOKEN',
+  id: (pointer) => pointer.token_hash,
+  idParts: (hash) => [hash],
+  byKey: 'process by token',
+  storage: {
+    toAttributes: ({ process_uuid, expires_at }) => ({
+      process_uuid,
+      [TTL_ATTRIBUTE]: expires_at + PROCESS_RETENTION_SECONDS,
+    }),
+    fromAttributes: (item) => ({
+      ...item,
+      token_hash: String(item.pk).slice('ONBOARDING_TOKEN#'.length),
+      expires_at: Number(item[TTL_ATTRIBUTE]) - PROCESS_RETENTION_SECONDS,
+    }),
+  },
+  parse: (value) => tokenPointerSchema.extend({ expires_at: z.number() }).parse(value),
+});
+
+const processKey = (uuid: string) => PROCESS.key(uuid);
+const tokenHash = (token: string) => keyedHash('onboarding_token', token);
 
 /** The token of a process: derived from its uuid under the service key. */
 export function processToken(uuid: string): Promise<string> {
@@ -82,13 +131,7 @@ export function processToken(uuid: string): Promise<string> {
 
 function processItem(process: ProcessRecord, events: StoredEvent[]) {
   const { token: _token, ...stored } = process;
-  return {
-    ...processKey(process.uuid),
-    entity: 'onboarding_process',
-    ...stored,
-    [EVENTS_ATTRIBUTE]: events,
-    [TTL_ATTRIBUTE]: Math.max(process.expires_at, process.updated) + PROCESS_RETENTION_SECONDS,
-  };
+  return { ...PROCESS.item(stored), [EVENTS_ATTRIBUTE]: events };
 }
 
 export async function newProcessWrites(process: ProcessRecord, events: StoredEvent[]): Promise<TransactItem[]> {
@@ -96,12 +139,11 @@ export async function newProcessWrites(process: ProcessRecord, events: StoredEve
     { Put: { Item: processItem(process, events), ConditionExpression: 'attribute_not_exists(pk)' } },
     {
       Put: {
-        Item: {
-          ...(await tokenKey(process.token)),
-          entity: 'onboarding_token',
+        Item: PROCESS_TOKEN.item({
+          token_hash: await tokenHash(process.token),
           process_uuid: process.uuid,
-          [TTL_ATTRIBUTE]: process.expires_at + PROCESS_RETENTION_SECONDS,
-        },
+          expires_at: process.expires_at,
+        }),
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
@@ -146,17 +188,16 @@ export async function countFailedAttempt(uuid: string): Promise<number | undefin
 }
 
 export async function findProcess(uuid: string): Promise<ProcessRecord | undefined> {
-  const item = await getItem(processKey(uuid));
-  if (!item) return undefined;
-  return processRecordSchema.parse({ token: await processToken(uuid), ...item });
+  const stored = await PROCESS.find(uuid);
+  return stored ? { ...stored, token: await processToken(uuid) } : undefined;
 }
 
 export async function findProcessByToken(token: string): Promise<ProcessRecord | undefined> {
   // A process created before tokens were derived has its pointer under the token itself.
-  const pointer = (await getItem(await tokenKey(token))) ?? (await getItem(legacyTokenKey(token)));
+  const pointer = (await getItem(PROCESS_TOKEN.key(await tokenHash(token)))) ?? (await getItem(legacyTokenKey(token)));
   const uuid = typeof pointer?.process_uuid === 'string' ? pointer.process_uuid : undefined;
   const process = uuid ? await findProcess(uuid) : undefined;
   return process && sameHash(process.token, token) ? process : undefined;
 }
 
-const legacyTokenKey = (token: string) => ({ pk: key('ONBOARDING_TOKEN', token), sk: 'ONBOARDING_TOKEN' });
+const legacyTokenKey = (token: string) => PROCESS_TOKEN.key(token);

@@ -1,14 +1,9 @@
-import { getItem, key, type TransactItem, TTL_ATTRIBUTE } from '@svc/table';
+import { byUuid, defineEntity, getItem, type TransactItem, TTL_ATTRIBUTE } from '@svc/table';
 import * as z from 'zod';
 
 /**
- * People who sign in on the hosted page (not API clients).
- *
- * | pattern                   | index | key                                                  |
- * |---------------------------|-------|------------------------------------------------------|
- * | user by uuid              | table | pk = USER#<uuid>, sk = USER                          |
- * | user by e-mail (unique)   | table | pk = USER_EMAIL#<lower-case e-mail>, sk = USER_EMAIL |
- * | sign-in ticket            | table | pk = CONNECT_TICKET#<ticket>, sk = CONNECT_TICKET    |
+ * People who sign in on the hosted page (not API clients): `USER`, `USER_EMAIL` and
+ * `CONNECT_TICKET` below (docs/access-patterns.md).
  *
  * The e-mail item is claimed with a conditional put in the transaction that creates the user,
  * so two onboardings with one address give one user and one 409. Passwords are held only as
@@ -29,52 +24,93 @@ export type UserRecord = z.infer<typeof userRecordSchema>;
 
 export const TICKET_LIFETIME_SECONDS = 15 * 60;
 
-const userKey = (uuid: string) => ({ pk: key('USER', uuid), sk: 'USER' });
-const emailKey = (email: string) => ({ pk: key('USER_EMAIL', email.trim().toLowerCase()), sk: 'USER_EMAIL' });
-const ticketKey = (ticket: string) => ({ pk: key('CONNECT_TICKET', ticket), sk: 'CONNECT_TICKET' });
+export const USER = defineEntity<UserRecord, string>({
+  name: 'user',
+  summary: 'A person who signs in on the hosted onboarding page (a scrypt hash, never the password).',
+  prefix: 'USER',
+  ...byUuid(),
+  sort: 'USER',
+  byKey: 'user by uuid',
+  parse: (item) => userRecordSchema.parse(item),
+});
+
+const userEmailSchema = z.object({ email: z.string(), user_uuid: z.string() });
+
+/** The unique e-mail address of a user: claimed in the transaction that creates the user. */
+export const USER_EMAIL = defineEntity<z.infer<typeof userEmailSchema>, string>({
+  name: 'user_email',
+  summary: 'A user’s e-mail address, unique: claimed with the user, pointing to it.',
+  prefix: 'USER_EMAIL',
+  idShown: '<lower-case e-mail>',
+  sort: 'USER_EMAIL',
+  id: (pointer) => pointer.email,
+  idParts: (email) => [email.trim().toLowerCase()],
+  byKey: 'user by e-mail (unique)',
+  storage: {
+    toAttributes: ({ user_uuid }) => ({ user_uuid }),
+    fromAttributes: (item) => ({ ...item, email: String(item.pk).slice('USER_EMAIL#'.length) }),
+  },
+  parse: (value) => userEmailSchema.parse(value),
+});
+
+const ticketSchema = z.object({
+  ticket: z.string(),
+  user_uuid: z.string(),
+  process_uuid: z.string(),
+  expires_at: z.number(),
+});
+
+/** A sign-in ticket: the hosted page's signed-in user, from its sign-in step to its connect step. */
+export const CONNECT_TICKET = defineEntity<z.infer<typeof ticketSchema>, string>({
+  name: 'connect_ticket',
+  summary: 'A signed-in user carried from the hosted page’s sign-in step to its connect step (15 minutes, TTL).',
+  prefix: 'CONNECT_TICKET',
+  idShown: '<ticket>',
+  sort: 'CONNECT_TICKET',
+  id: (ticket) => ticket.ticket,
+  idParts: (ticket) => [ticket],
+  byKey: 'sign-in ticket',
+  storage: {
+    toAttributes: ({ ticket: _, ...rest }) => ({ ...rest, [TTL_ATTRIBUTE]: rest.expires_at }),
+    fromAttributes: (item) => ({ ...item, ticket: String(item.pk).slice('CONNECT_TICKET#'.length) }),
+  },
+  parse: (value) => ticketSchema.parse(value),
+});
 
 export function newUserWrites(user: UserRecord): TransactItem[] {
   return [
     {
       Put: {
-        Item: { ...userKey(user.uuid), entity: 'user', ...user },
+        Item: USER.item(user),
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
     {
       Put: {
-        Item: { ...emailKey(user.email), entity: 'user_email', user_uuid: user.uuid },
+        Item: USER_EMAIL.item({ email: user.email, user_uuid: user.uuid }),
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
   ];
 }
 
-export async function findUser(uuid: string): Promise<UserRecord | undefined> {
-  const item = await getItem(userKey(uuid));
-  return item ? userRecordSchema.parse(item) : undefined;
+export function findUser(uuid: string): Promise<UserRecord | undefined> {
+  return USER.find(uuid);
 }
 
 export async function findUserByEmail(email: string): Promise<UserRecord | undefined> {
-  const pointer = await getItem(emailKey(email));
-  return typeof pointer?.user_uuid === 'string' ? findUser(pointer.user_uuid) : undefined;
+  const pointer = await USER_EMAIL.find(email);
+  return pointer ? findUser(pointer.user_uuid) : undefined;
 }
 
 export async function emailExists(email: string): Promise<boolean> {
-  return (await getItem(emailKey(email))) !== undefined;
+  return (await getItem(USER_EMAIL.key(email))) !== undefined;
 }
 
 export function ticketWrite(ticket: string, userUuid: string, processUuid: string, expiresAt: number): TransactItem {
   return {
     Put: {
-      Item: {
-        ...ticketKey(ticket),
-        entity: 'connect_ticket',
-        user_uuid: userUuid,
-        process_uuid: processUuid,
-        expires_at: expiresAt,
-        [TTL_ATTRIBUTE]: expiresAt,
-      },
+      Item: CONNECT_TICKET.item({ ticket, user_uuid: userUuid, process_uuid: processUuid, expires_at: expiresAt }),
     },
   };
 }
@@ -82,9 +118,8 @@ export function ticketWrite(ticket: string, userUuid: string, processUuid: strin
 export async function findTicket(
   ticket: string,
 ): Promise<{ user_uuid: string; process_uuid: string; expires_at: number } | undefined> {
-  const item = await getItem(ticketKey(ticket));
-  const parsed = z
-    .object({ user_uuid: z.string(), process_uuid: z.string(), expires_at: z.number() })
-    .safeParse(item ?? {});
-  return parsed.success ? parsed.data : undefined;
+  const found = await CONNECT_TICKET.find(ticket);
+  if (!found) return undefined;
+  const { user_uuid, process_uuid, expires_at } = found;
+  return { user_uuid, process_uuid, expires_at };
 }

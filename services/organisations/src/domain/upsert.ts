@@ -9,6 +9,7 @@ import {
   billingAddressSchema,
   findAccountWithAddresses,
   findOrganisationWithAddresses,
+  ORGANISATION,
   type Organisation,
   paymentMethodProfileSchema,
 } from '../repository/organisation-repository';
@@ -104,13 +105,7 @@ export async function upsertOrganisation(seed: OrganisationSeed): Promise<void> 
     {
       item: {
         Put: {
-          Item: {
-            pk: `ORG#${seed.uuid}`,
-            sk: 'ORG',
-            entity: 'organisation',
-            ...organisation,
-            ...definedFields({ version }),
-          },
+          Item: ORGANISATION.item({ ...organisation, ...definedFields({ version }) }),
         },
       },
     },

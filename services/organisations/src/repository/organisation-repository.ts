@@ -1,18 +1,13 @@
 import { deferred } from '@svc/core';
 import { EVENTS_ATTRIBUTE, type StoredEvent } from '@svc/events';
-import { getItem, key, queryAll, type TransactItem } from '@svc/table';
+import { byUuid, defineEntity, key, queryAll, type TransactItem } from '@svc/table';
 import * as z from 'zod';
 
 /**
- * Organisations, accounts and their addresses.
- *
- * | pattern                          | index | key                                              |
- * |----------------------------------|-------|--------------------------------------------------|
- * | organisation by uuid             | table | pk = ORG#<uuid>, sk = ORG                        |
- * | organisation with its addresses  | table | pk = ORG#<uuid> (whole partition)                |
- * | account by uuid                  | table | pk = ACCOUNT#<uuid>, sk = ACCOUNT                |
- * | account with its addresses       | table | pk = ACCOUNT#<uuid> (whole partition)            |
- * | accounts of an organisation      | gsi1  | gsi1pk = ORG#<uuid>, gsi1sk begins ACCOUNT#      |
+ * Organisations, accounts and their addresses: organisations and accounts are described by
+ * `ORGANISATION` and `ACCOUNT` below (docs/access-patterns.md); an address lives in its owner's
+ * partition (`pk = ORG#<uuid>` or `ACCOUNT#<uuid>`, `sk = ADDRESS#<uuid>`), so an organisation or
+ * an account with its addresses is one Query of the whole partition.
  *
  * The organisation item keeps its account uuids, so its single shape is one read.
  */
@@ -129,18 +124,42 @@ export const accountSchema = deferred(() =>
 );
 export type Account = z.infer<typeof accountSchema>;
 
-const orgKey = (uuid: string) => ({ pk: key('ORG', uuid), sk: 'ORG' });
-const accountKey = (uuid: string) => ({ pk: key('ACCOUNT', uuid), sk: 'ACCOUNT' });
+export const ORGANISATION = defineEntity<Organisation, string>({
+  name: 'organisation',
+  summary: 'An organisation (a charity), with the uuids of its accounts.',
+  prefix: 'ORG',
+  ...byUuid(),
+  sort: 'ORG',
+  byKey: 'organisation by uuid; with its addresses, the whole partition',
+  parse: (item) => organisationSchema.parse(item),
+});
+
+export const ACCOUNT = defineEntity<Account, string>({
+  name: 'account',
+  summary: 'An account of an organisation: its payment method profiles and billing data.',
+  prefix: 'ACCOUNT',
+  ...byUuid(),
+  sort: 'ACCOUNT',
+  byKey: 'account by uuid; with its addresses, the whole partition',
+  indexes: [
+    {
+      index: 'gsi1',
+      pattern: 'accounts of an organisation',
+      shown: 'gsi1pk = ORG#<organisation uuid>, gsi1sk = ACCOUNT#<uuid>',
+      keys: (account) => ({ partition: key('ORG', account.organisation_uuid), sort: key('ACCOUNT', account.uuid) }),
+    },
+  ],
+  parse: (item) => accountSchema.parse(item),
+});
+
 const addressSk = (uuid: string) => key('ADDRESS', uuid);
 
-export async function findOrganisation(uuid: string): Promise<Organisation | undefined> {
-  const item = await getItem(orgKey(uuid));
-  return item ? organisationSchema.parse(item) : undefined;
+export function findOrganisation(uuid: string): Promise<Organisation | undefined> {
+  return ORGANISATION.find(uuid);
 }
 
-export async function findAccount(uuid: string): Promise<Account | undefined> {
-  const item = await getItem(accountKey(uuid));
-  return item ? accountSchema.parse(item) : undefined;
+export function findAccount(uuid: string): Promise<Account | undefined> {
+  return ACCOUNT.find(uuid);
 }
 
 function queryPartition(pk: string): Promise<Record<string, unknown>[]> {
@@ -185,12 +204,12 @@ export function organisationApprovalWrite(
   return {
     Put: {
       Item: {
-        ...orgKey(organisation.uuid),
-        entity: 'organisation',
-        ...organisation,
-        approval_status: status,
-        event_sequence: event.sequence,
-        version: version + 1,
+        ...ORGANISATION.item({
+          ...organisation,
+          approval_status: status,
+          event_sequence: event.sequence,
+          version: version + 1,
+        }),
         [EVENTS_ATTRIBUTE]: [event],
       },
       ConditionExpression:
@@ -209,30 +228,14 @@ export function organisationApprovalWrite(
 export function newOrganisationWrite(organisation: Organisation, events: StoredEvent[]): TransactItem {
   return {
     Put: {
-      Item: {
-        ...orgKey(organisation.uuid),
-        entity: 'organisation',
-        ...organisation,
-        version: 1,
-        [EVENTS_ATTRIBUTE]: events,
-      },
+      Item: { ...ORGANISATION.item({ ...organisation, version: 1 }), [EVENTS_ATTRIBUTE]: events },
       ConditionExpression: 'attribute_not_exists(pk)',
     },
   };
 }
 
 export function accountWrite(account: Account): TransactItem {
-  return {
-    Put: {
-      Item: {
-        ...accountKey(account.uuid),
-        entity: 'account',
-        gsi1pk: key('ORG', account.organisation_uuid),
-        gsi1sk: key('ACCOUNT', account.uuid),
-        ...account,
-      },
-    },
-  };
+  return { Put: { Item: ACCOUNT.item(account) } };
 }
 
 export function addressWrite(owner: { kind: 'ORG' | 'ACCOUNT'; uuid: string }, address: Address): TransactItem {

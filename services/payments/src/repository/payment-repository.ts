@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { deferred } from '@svc/core';
 import { storedEventSchema } from '@svc/events';
-import { defineEntity, documentStorage, key, type TransactItem, timeKey } from '@svc/table';
+import { byUuid, defineEntity, documentStorage, key, type TransactItem, timeKey } from '@svc/table';
 import * as z from 'zod';
 import { PAYMENT_METHODS } from '../providers/provider';
 
@@ -151,10 +151,8 @@ export const PAYMENT = defineEntity<PaymentRecord, string>({
   name: 'payment',
   summary: 'A payment, its refunds inside it.',
   prefix: 'PAYMENT',
-  idShown: '<uuid>',
+  ...byUuid(),
   sort: 'PAYMENT',
-  id: (payment) => payment.uuid,
-  idParts: (uuid) => [uuid],
   byKey: 'payment by uuid (get, refund, cancel)',
   indexes: [
     {

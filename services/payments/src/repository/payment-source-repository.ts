@@ -1,6 +1,6 @@
 import { deferred } from '@svc/core';
 import { storedEventSchema } from '@svc/events';
-import { defineEntity, type TransactItem } from '@svc/table';
+import { byUuid, defineEntity, type TransactItem } from '@svc/table';
 import * as z from 'zod';
 import { PAYMENT_METHODS } from '../providers/provider';
 import { recheckKeys } from './payment-repository';
@@ -45,10 +45,8 @@ export const PAYMENT_SOURCE = defineEntity<PaymentSourceRecord, string>({
   name: 'payment_source',
   summary: 'A saved instrument (the provider’s token) that can be charged again.',
   prefix: 'PAYMENT_SOURCE',
-  idShown: '<uuid>',
+  ...byUuid(),
   sort: 'PAYMENT_SOURCE',
-  id: (source) => source.uuid,
-  idParts: (uuid) => [uuid],
   byKey: 'source by uuid',
   indexes: [
     {

@@ -1,14 +1,7 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { db, getItem, key, tableName } from '@svc/table';
+import { db, defineEntity, tableName } from '@svc/table';
+import * as z from 'zod';
 
-/**
- * A supporter's customer at a provider (a Stripe Customer), so every payment and saved source of
- * one supporter is made for the same customer, per provider account and mode.
- *
- * | pattern                               | index | key                                                                        |
- * |---------------------------------------|-------|----------------------------------------------------------------------------|
- * | a supporter's customer at a provider  | table | pk = PROVIDER_CUSTOMER#<provider>#<test or live>#<account or platform>#<supporter uuid>, sk = PROVIDER_CUSTOMER |
- */
 export interface CustomerScope {
   provider: string;
   testMode: boolean;
@@ -17,20 +10,59 @@ export interface CustomerScope {
   supporterUuid: string;
 }
 
-const customerKey = (scope: CustomerScope) => ({
-  pk: key(
-    'PROVIDER_CUSTOMER',
+interface ProviderCustomer {
+  scope: CustomerScope;
+  /** The provider's id of the customer (a Stripe Customer, `cus_…`). */
+  customer: string;
+}
+
+/**
+ * A supporter's customer at a provider (a Stripe Customer), so every payment and saved source of
+ * one supporter is made for the same customer, per provider account and mode.
+ */
+export const PROVIDER_CUSTOMER = defineEntity<ProviderCustomer, CustomerScope>({
+  name: 'provider_customer',
+  summary: 'A supporter’s customer at a provider (a Stripe Customer), per provider account and mode.',
+  prefix: 'PROVIDER_CUSTOMER',
+  idShown: '<provider>#<test or live>#<account or platform>#<supporter uuid>',
+  sort: 'PROVIDER_CUSTOMER',
+  id: ({ scope }) => scope,
+  idParts: (scope) => [
     scope.provider,
     scope.testMode ? 'test' : 'live',
     scope.account ?? 'platform',
     scope.supporterUuid,
-  ),
-  sk: 'PROVIDER_CUSTOMER',
+  ],
+  byKey: 'a supporter’s customer at a provider',
+  // The scope is the key; only the customer is stored beside it.
+  storage: {
+    toAttributes: ({ customer }) => ({ customer }),
+    fromAttributes: (item) => {
+      const [, provider, mode, account, supporterUuid] = String(item.pk).split('#');
+      const scope = {
+        provider,
+        testMode: mode === 'test',
+        account: account === 'platform' ? undefined : account,
+        supporterUuid,
+      };
+      return { scope, customer: item.customer };
+    },
+  },
+  parse: (value) => providerCustomerSchema.parse(value),
+});
+
+const providerCustomerSchema = z.object({
+  scope: z.object({
+    provider: z.string(),
+    testMode: z.boolean(),
+    account: z.string().optional(),
+    supporterUuid: z.string(),
+  }),
+  customer: z.string(),
 });
 
 export async function findProviderCustomer(scope: CustomerScope): Promise<string | undefined> {
-  const item = await getItem(customerKey(scope));
-  return typeof item?.customer === 'string' ? item.customer : undefined;
+  return (await PROVIDER_CUSTOMER.find(scope))?.customer;
 }
 
 /**
@@ -42,7 +74,7 @@ export async function rememberProviderCustomer(scope: CustomerScope, customer: s
     await db().send(
       new PutCommand({
         TableName: tableName(),
-        Item: { ...customerKey(scope), entity: 'provider_customer', customer },
+        Item: PROVIDER_CUSTOMER.item({ scope, customer }),
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
     );

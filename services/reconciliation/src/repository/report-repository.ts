@@ -1,16 +1,12 @@
 import { definedFields, now } from '@svc/core';
 import { EVENTS_ATTRIBUTE, type StoredEvent } from '@svc/events';
-import { getItem, key, queryAll, type TransactItem, TTL_ATTRIBUTE, timeKey } from '@svc/table';
+import { byUuid, defineEntity, getItem, key, queryAll, type TransactItem, TTL_ATTRIBUTE, timeKey } from '@svc/table';
 import * as z from 'zod';
 
 /**
  * Reconciliation reports: one per uploaded file. The summary lives in the table, the per-row
  * results (up to hundreds of thousands) as JSON lines in the bucket under `reports/`.
- *
- * | pattern                     | index | key                                                            |
- * |-----------------------------|-------|----------------------------------------------------------------|
- * | report by uuid              | table | pk = RECON_REPORT#<uuid>, sk = RECON_REPORT                    |
- * | reports of an organisation  | gsi1  | gsi1pk = ORG#<uuid>#RECON_REPORTS, gsi1sk = <created>#<uuid>   |
+ * Described by `REPORT` below (docs/access-patterns.md).
  *
  * A report's uuid is derived from the file (bucket, key and ETag), and it is written only if
  * absent: a file processed twice (S3 notifies at least once) gives one report.
@@ -41,7 +37,28 @@ export const reportRecordSchema = z.object({
 });
 export type ReportRecord = z.infer<typeof reportRecordSchema>;
 
-const reportKey = (uuid: string) => ({ pk: key('RECON_REPORT', uuid), sk: 'RECON_REPORT' });
+export const REPORT = defineEntity<ReportRecord, string>({
+  name: 'reconciliation_report',
+  summary: 'The summary of one reconciled file (its rows’ results are in the bucket), kept for the stage’s retention.',
+  prefix: 'RECON_REPORT',
+  ...byUuid(),
+  sort: 'RECON_REPORT',
+  byKey: 'report by uuid',
+  indexes: [
+    {
+      index: 'gsi1',
+      pattern: 'reports of an organisation, newest first',
+      shown: 'gsi1pk = ORG#<organisation uuid>#RECON_REPORTS, gsi1sk = <created>#<uuid>',
+      keys: (report) => ({
+        partition: reportsPartition(report.organisation_uuid),
+        sort: key(timeKey(report.created), report.uuid),
+      }),
+    },
+  ],
+  parse: (item) => reportRecordSchema.parse(item),
+});
+
+const reportsPartition = (organisationUuid: string) => key('ORG', organisationUuid, 'RECON_REPORTS');
 
 /**
  * The report, written only if absent. `expiresAt` (the stage's retention, as the bucket's
@@ -51,11 +68,7 @@ export function newReportWrite(report: ReportRecord, events: StoredEvent[], expi
   return {
     Put: {
       Item: {
-        ...reportKey(report.uuid),
-        entity: 'reconciliation_report',
-        gsi1pk: key('ORG', report.organisation_uuid, 'RECON_REPORTS'),
-        gsi1sk: key(timeKey(report.created), report.uuid),
-        ...report,
+        ...REPORT.item(report),
         [EVENTS_ATTRIBUTE]: events,
         ...definedFields({ [TTL_ATTRIBUTE]: expiresAt }),
       },
@@ -66,20 +79,20 @@ export function newReportWrite(report: ReportRecord, events: StoredEvent[], expi
 
 /** A report, unless its retention has passed (DynamoDB removes expired items up to days late). */
 export async function findReport(uuid: string, at = now()): Promise<ReportRecord | undefined> {
-  const item = await getItem(reportKey(uuid));
+  const item = await getItem(REPORT.key(uuid));
   if (!item || (typeof item[TTL_ATTRIBUTE] === 'number' && item[TTL_ATTRIBUTE] <= at)) return undefined;
-  return reportRecordSchema.parse(item);
+  return REPORT.fromItem(item);
 }
 
 /** The newest reports of an organisation (at most `limit`), expired ones left out. */
 export async function reportsOf(organisationUuid: string, limit: number, at = now()): Promise<ReportRecord[]> {
   const items = await queryAll({
     index: 'gsi1',
-    partition: key('ORG', organisationUuid, 'RECON_REPORTS'),
+    partition: reportsPartition(organisationUuid),
     descending: true,
     limit,
   });
   return items
     .filter((item) => !(typeof item[TTL_ATTRIBUTE] === 'number' && item[TTL_ATTRIBUTE] <= at))
-    .map((item) => reportRecordSchema.parse(item));
+    .map(REPORT.fromItem);
 }

@@ -1,16 +1,8 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { uuidSchema } from '@svc/core';
-import { db, getItem, key, tableName } from '@svc/table';
+import { byUuid, db, defineEntity, key, tableName } from '@svc/table';
 import * as z from 'zod';
 
-/**
- * Reconciliation source configurations (one per organisation and file type).
- *
- * | pattern                          | index | key                                               |
- * |----------------------------------|-------|---------------------------------------------------|
- * | configuration by uuid            | table | pk = RECON_SOURCE#<uuid>, sk = RECON_SOURCE       |
- * | configurations of an organisation| gsi1  | gsi1pk = ORG#<uuid>, gsi1sk = RECON_SOURCE#<uuid> |
- */
 export const sourceConfigurationSchema = z.object({
   uuid: uuidSchema,
   organisation_uuid: uuidSchema,
@@ -19,24 +11,37 @@ export const sourceConfigurationSchema = z.object({
 });
 export type SourceConfiguration = z.infer<typeof sourceConfigurationSchema>;
 
-const configurationKey = (uuid: string) => ({ pk: key('RECON_SOURCE', uuid), sk: 'RECON_SOURCE' });
+/** Reconciliation source configurations (one per organisation and file type). */
+export const SOURCE_CONFIGURATION = defineEntity<SourceConfiguration, string>({
+  name: 'reconciliation_source_configuration',
+  summary: 'Where an organisation’s bank files come from and what kind they are (camt.054, CSV).',
+  prefix: 'RECON_SOURCE',
+  ...byUuid(),
+  sort: 'RECON_SOURCE',
+  byKey: 'configuration by uuid',
+  indexes: [
+    {
+      index: 'gsi1',
+      pattern: 'configurations of an organisation',
+      shown: 'gsi1pk = ORG#<organisation uuid>, gsi1sk = RECON_SOURCE#<uuid>',
+      keys: (configuration) => ({
+        partition: key('ORG', configuration.organisation_uuid),
+        sort: key('RECON_SOURCE', configuration.uuid),
+      }),
+    },
+  ],
+  parse: (item) => sourceConfigurationSchema.parse(item),
+});
 
 export async function saveSourceConfiguration(configuration: SourceConfiguration): Promise<void> {
   await db().send(
     new PutCommand({
       TableName: tableName(),
-      Item: {
-        ...configurationKey(configuration.uuid),
-        entity: 'reconciliation_source_configuration',
-        gsi1pk: key('ORG', configuration.organisation_uuid),
-        gsi1sk: key('RECON_SOURCE', configuration.uuid),
-        ...configuration,
-      },
+      Item: SOURCE_CONFIGURATION.item(configuration),
     }),
   );
 }
 
-export async function findSourceConfiguration(uuid: string): Promise<SourceConfiguration | undefined> {
-  const item = await getItem(configurationKey(uuid));
-  return item ? sourceConfigurationSchema.parse(item) : undefined;
+export function findSourceConfiguration(uuid: string): Promise<SourceConfiguration | undefined> {
+  return SOURCE_CONFIGURATION.find(uuid);
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { localMidnight } from '@svc/schedule';
-import { defineEntity, documentStorage, getItem, key, queryAll, type TransactItem, timeKey } from '@svc/table';
+import { byUuid, defineEntity, documentStorage, getItem, key, queryAll, type TransactItem, timeKey } from '@svc/table';
 import {
   type InvoiceRecord,
   invoiceRecordSchema,
@@ -44,10 +44,8 @@ export const PLAN = defineEntity<PlanRecord, string>({
   name: 'subscription_plan',
   summary: 'A plan of recurring donations (interval, dunning, notifications) of an organisation.',
   prefix: 'PLAN',
-  idShown: '<uuid>',
+  ...byUuid(),
   sort: 'PLAN',
-  id: (plan) => plan.uuid,
-  idParts: (uuid) => [uuid],
   byKey: 'plan by uuid',
   indexes: [
     {
@@ -115,10 +113,8 @@ export const SUBSCRIPTION = defineEntity<SubscriptionRecord, string>({
   name: 'subscription',
   summary: 'A recurring donation: its plan, amount, payment source and schedule.',
   prefix: 'SUBSCRIPTION',
-  idShown: '<uuid>',
+  ...byUuid(),
   sort: 'SUBSCRIPTION',
-  id: (subscription) => subscription.uuid,
-  idParts: (uuid) => [uuid],
   byKey: 'subscription by uuid',
   indexes: [
     {

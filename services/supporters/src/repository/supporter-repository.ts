@@ -1,6 +1,7 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConflictError, definedFields, isUuid } from '@svc/core';
 import {
+  byUuid,
   db,
   defineEntity,
   isConditionFailure,
@@ -22,10 +23,8 @@ export const SUPPORTER = defineEntity<Supporter, string>({
   name: 'supporter',
   summary: 'A donor record of an organisation.',
   prefix: 'SUPPORTER',
-  idShown: '<uuid>',
+  ...byUuid(),
   sort: 'SUPPORTER',
-  id: (supporter) => supporter.uuid,
-  idParts: (uuid) => [uuid],
   byKey: 'supporter by uuid',
   indexes: [
     {

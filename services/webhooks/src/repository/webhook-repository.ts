@@ -1,20 +1,16 @@
 import { createHash } from 'node:crypto';
 import { deferred, definedFields } from '@svc/core';
-import { defineEntity, getItem, key, queryAll, queryPages, type TransactItem, timeKey } from '@svc/table';
+import { byUuid, defineEntity, key, queryAll, queryPages, type TransactItem, timeKey } from '@svc/table';
 import * as z from 'zod';
 
 /**
- * The webhooks domain's items in the one table. Endpoints and event subscriptions are described by
- * `ENDPOINT` and `EVENT_SUBSCRIPTION` (docs/access-patterns.md); the rest:
+ * The webhooks domain's items in the one table. Endpoints, event subscriptions, deliveries and
+ * webhook responses are described by `ENDPOINT`, `EVENT_SUBSCRIPTION`, `DELIVERY` and `RESPONSE`
+ * (docs/access-patterns.md); the rest:
  *
  * | pattern                                      | index | key                                                             |
  * |----------------------------------------------|-------|-----------------------------------------------------------------|
  * | one endpoint per URL (optional, on request)  | table | pk = ORG#<org>, sk = WEBHOOK_URL#<sha256 of the URL>            |
- * | delivery of an event to an endpoint          | table | pk = DELIVERY#<uuid>, sk = DELIVERY                             |
- * | deliveries due for an attempt                | due   | duepk = DELIVERY_DUE#<shard 0-7>, duesk = <unix 12 digits>#<uuid> |
- * | webhook response (one per attempt)           | table | pk = WEBHOOK_RESPONSE#<uuid>, sk = WEBHOOK_RESPONSE             |
- * | responses of an organisation, newest first   | gsi1  | gsi1pk = ORG#<org>#WEBHOOK_RESPONSES, gsi1sk = <sent_at>#<uuid> |
- * | responses of one endpoint, newest first      | gsi2  | gsi2pk = WEBHOOK#<uuid>#RESPONSES, gsi2sk = <sent_at>#<uuid>    |
  */
 export const DELIVERY_SHARDS = 8;
 const shardOf = (uuid: string, shards: number) => (createHash('sha1').update(uuid).digest()[0] ?? 0) % shards;
@@ -142,9 +138,9 @@ export const urlKey = (organisationUuid: string, urlHash: string) => ({
 });
 export const eventSubscriptionKey = (uuid: string) => EVENT_SUBSCRIPTION.key(uuid);
 export const DELIVERY_PARTITION_PREFIX = key('DELIVERY', '');
-export const deliveryKey = (uuid: string) => ({ pk: `${DELIVERY_PARTITION_PREFIX}${uuid}`, sk: 'DELIVERY' });
+export const deliveryKey = (uuid: string) => DELIVERY.key(uuid);
 const RESPONSE_PARTITION_PREFIX = key('WEBHOOK_RESPONSE', '');
-export const responseKey = (uuid: string) => ({ pk: `${RESPONSE_PARTITION_PREFIX}${uuid}`, sk: 'WEBHOOK_RESPONSE' });
+export const responseKey = (uuid: string) => RESPONSE.key(uuid);
 /**
  * What the delivery worker writes with BatchWriteItem (Webhook Responses, and deliveries that
  * ended): IAM scopes that action, which can delete as well as put, to partitions starting so.
@@ -155,27 +151,14 @@ export function urlHash(url: string): string {
   return createHash('sha256').update(url).digest('hex');
 }
 
-function guarded(item: Record<string, unknown>, readVersion: number | undefined): TransactItem {
-  return {
-    Put: {
-      Item: item,
-      ...(readVersion === undefined
-        ? { ConditionExpression: 'attribute_not_exists(pk)' }
-        : { ConditionExpression: 'version = :read', ExpressionAttributeValues: { ':read': readVersion } }),
-    },
-  };
-}
-
 // Endpoints
 
 export const ENDPOINT = defineEntity<EndpointRecord, string>({
   name: 'webhook',
   summary: 'A webhook endpoint: its URL, sealed credentials and HMAC key.',
   prefix: 'WEBHOOK',
-  idShown: '<uuid>',
+  ...byUuid(),
   sort: 'WEBHOOK',
-  id: (endpoint) => endpoint.uuid,
-  idParts: (uuid) => [uuid],
   byKey: 'endpoint by uuid',
   indexes: [
     {
@@ -241,10 +224,8 @@ export const EVENT_SUBSCRIPTION = defineEntity<EventSubscriptionRecord, string>(
   name: 'event_subscription',
   summary: 'A subscription of an endpoint to an event name, with its filter.',
   prefix: 'EVENT_SUBSCRIPTION',
-  idShown: '<uuid>',
+  ...byUuid(),
   sort: 'EVENT_SUBSCRIPTION',
-  id: (subscription) => subscription.uuid,
-  idParts: (uuid) => [uuid],
   byKey: 'event subscription by uuid',
   indexes: [
     {
@@ -299,40 +280,61 @@ export async function subscribersOf(organisationUuid: string, eventName: string)
  * format cannot read these items, so a deployment is not rolled back past it (its pending
  * deliveries would fail their claims and end in the dead-letter queue).
  */
-export function deliveryItem(delivery: DeliveryRecord): Record<string, unknown> {
-  const { event, ...rest } = delivery;
-  // A delivery just sent to the queue is due for the sweeper only once that message had its
-  // chance (queued_until), so a sweep never re-sends what is already waiting in the queue.
-  const waiting = Math.max(delivery.next_attempt_at ?? 0, delivery.queued_until ?? 0);
-  // A lapsed claim that the sweeper queued again is due once that message had its chance too.
-  const due =
-    delivery.status === 'pending' && !delivery.held_by_message
-      ? Math.max(delivery.lease_until ?? 0, waiting)
-      : undefined;
-  return {
-    ...deliveryKey(delivery.uuid),
-    entity: 'delivery',
-    ...definedFields({ ttl: delivery.expires_at }),
-    ...(due === undefined
-      ? {}
-      : {
-          duepk: key('DELIVERY_DUE', shardOf(delivery.uuid, DELIVERY_SHARDS)),
-          duesk: key(timeKey(due), delivery.uuid),
-        }),
-    ...rest,
-    event_json: JSON.stringify(event),
-  };
-}
+export const DELIVERY = defineEntity<DeliveryRecord, string>({
+  name: 'delivery',
+  summary: 'One event on its way to one endpoint: its attempts, lease and schedule (TTL after it ends).',
+  prefix: 'DELIVERY',
+  ...byUuid(),
+  sort: 'DELIVERY',
+  byKey: 'delivery of an event to an endpoint',
+  indexes: [
+    {
+      index: 'due',
+      pattern: 'deliveries due for an attempt (the sweeper)',
+      shown: 'duepk = DELIVERY_DUE#<shard 0-7>, duesk = <unix 12 digits>#<uuid>',
+      keys: (delivery) => {
+        // A delivery just sent to the queue is due for the sweeper only once that message had its
+        // chance (queued_until), so a sweep never re-sends what is already waiting in the queue.
+        const waiting = Math.max(delivery.next_attempt_at ?? 0, delivery.queued_until ?? 0);
+        // A lapsed claim that the sweeper queued again is due once that message had its chance too.
+        if (delivery.status !== 'pending' || delivery.held_by_message) return undefined;
+        const due = Math.max(delivery.lease_until ?? 0, waiting);
+        return {
+          partition: key('DELIVERY_DUE', shardOf(delivery.uuid, DELIVERY_SHARDS)),
+          sort: key(timeKey(due), delivery.uuid),
+        };
+      },
+    },
+  ],
+  version: 'version',
+  storage: {
+    toAttributes: ({ event, ...rest }) => ({
+      ...definedFields({ ttl: rest.expires_at }),
+      ...rest,
+      event_json: JSON.stringify(event),
+    }),
+    fromAttributes: ({ event_json: json, ...rest }) =>
+      typeof json === 'string' ? { ...rest, event: JSON.parse(json) } : rest,
+  },
+  parse: (record) => deliveryRecordSchema.parse(record),
+});
+
+/**
+ * A delivery's event is stored as JSON text (`event_json`), not as a map: the item is written
+ * three times per attempt and read back from the stream each time, and one string attribute
+ * costs the store and the SDK far less than the event's nested attributes. Items written before
+ * (with `event` as a map) are still read. The reverse does not hold: code from before this
+ * format cannot read these items, so a deployment is not rolled back past it (its pending
+ * deliveries would fail their claims and end in the dead-letter queue).
+ */
+export const deliveryItem = (delivery: DeliveryRecord) => DELIVERY.item(delivery);
 
 export function deliveryPut(delivery: DeliveryRecord, readVersion?: number): TransactItem {
-  return guarded(deliveryItem(delivery), readVersion);
+  return DELIVERY.put(delivery, readVersion);
 }
 
-export async function findDelivery(uuid: string): Promise<DeliveryRecord | undefined> {
-  const item = await getItem(deliveryKey(uuid));
-  if (!item) return undefined;
-  const { event_json: json, ...rest } = item;
-  return deliveryRecordSchema.parse(typeof json === 'string' ? { ...rest, event: JSON.parse(json) } : rest);
+export function findDelivery(uuid: string): Promise<DeliveryRecord | undefined> {
+  return DELIVERY.find(uuid);
 }
 
 /**
@@ -360,26 +362,46 @@ export async function dueDeliveries(at: number, perShard: number): Promise<strin
 
 // Webhook responses
 
+export const RESPONSE = defineEntity<ResponseRecord, string>({
+  name: 'webhook_response',
+  summary: 'What an endpoint answered to one delivery attempt (kept until its TTL).',
+  prefix: 'WEBHOOK_RESPONSE',
+  ...byUuid(),
+  sort: 'WEBHOOK_RESPONSE',
+  byKey: 'webhook response (one per attempt)',
+  indexes: [
+    {
+      index: 'gsi1',
+      pattern: 'responses of an organisation, newest first',
+      shown: 'gsi1pk = ORG#<org>#WEBHOOK_RESPONSES, gsi1sk = <sent_at>#<uuid>',
+      keys: (response) => ({
+        partition: key('ORG', response.organisation_uuid, 'WEBHOOK_RESPONSES'),
+        sort: key(timeKey(response.sent_at), response.uuid),
+      }),
+    },
+    {
+      index: 'gsi2',
+      pattern: 'responses of one endpoint, newest first',
+      shown: 'gsi2pk = WEBHOOK#<uuid>#RESPONSES, gsi2sk = <sent_at>#<uuid>',
+      keys: (response) => ({
+        partition: key('WEBHOOK', response.webhook_configuration_uuid, 'RESPONSES'),
+        sort: key(timeKey(response.sent_at), response.uuid),
+      }),
+    },
+  ],
+  parse: (item) => responseRecordSchema.parse(item),
+});
+
 export function responseItem(response: ResponseRecord, ttl: number): Record<string, unknown> {
-  return {
-    ...responseKey(response.uuid),
-    entity: 'webhook_response',
-    gsi1pk: key('ORG', response.organisation_uuid, 'WEBHOOK_RESPONSES'),
-    gsi1sk: key(timeKey(response.sent_at), response.uuid),
-    gsi2pk: key('WEBHOOK', response.webhook_configuration_uuid, 'RESPONSES'),
-    gsi2sk: key(timeKey(response.sent_at), response.uuid),
-    ttl,
-    ...response,
-  };
+  return { ...RESPONSE.item(response), ttl };
 }
 
 export function responsePut(response: ResponseRecord, ttl: number): TransactItem {
   return { Put: { Item: responseItem(response, ttl) } };
 }
 
-export async function findResponse(uuid: string): Promise<ResponseRecord | undefined> {
-  const item = await getItem(responseKey(uuid));
-  return item ? responseRecordSchema.parse(item) : undefined;
+export function findResponse(uuid: string): Promise<ResponseRecord | undefined> {
+  return RESPONSE.find(uuid);
 }
 
 /** Responses of an organisation (or of one endpoint), newest first, page by page, at most `limit` read. */
