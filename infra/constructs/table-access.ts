@@ -203,8 +203,7 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
     writes: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
     writeKeys: [
       ...partitionsOf('payment', 'payment_source'),
-      'PROVIDER_EVENT#*',
-      ...partitionsOf('provider_customer', 'supporter', 'subscription'),
+      ...partitionsOf('provider_event', 'provider_customer', 'supporter', 'subscription'),
     ],
   },
   /** Supporters (an organisation's on gsi1) and the subscriptions a supporter's view shows. */
@@ -226,7 +225,7 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
     writes: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
     // A charge taken now is a payment; the organisation's default plan is marked by an item in
     // the organisation's partition (LeadingKeys cannot tell sort keys apart: docs/security.md).
-    writeKeys: [...partitionsOf('subscription_plan', 'subscription', 'invoice', 'payment'), 'ORG#*'],
+    writeKeys: partitionsOf('subscription_plan', 'subscription', 'invoice', 'payment', 'default_plan'),
   },
   /** Endpoints (gsi1 by organisation, gsi2 by URL), subscriptions, deliveries and their responses. */
   webhooks: {
@@ -236,7 +235,7 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
     writes: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
     // A retried delivery is written back due; one endpoint per URL is held by a marker item in
     // the organisation's partition.
-    writeKeys: [...partitionsOf('webhook', 'event_subscription', 'delivery'), 'ORG#*'],
+    writeKeys: partitionsOf('webhook', 'event_subscription', 'delivery', 'webhook_url'),
   },
   /**
    * Processes, users and partner integrations, and through organisations' and webhooks' exported

@@ -1,11 +1,11 @@
 import { CONNECT_TICKET, INTEGRATION, PARTNER_LINK, PROCESS, PROCESS_TOKEN, USER, USER_EMAIL } from '@svc/onboarding';
 import { ACCOUNT, ORGANISATION } from '@svc/organisations';
-import { PAYMENT, PAYMENT_SOURCE, PROVIDER_CUSTOMER } from '@svc/payments';
+import { PAYMENT, PAYMENT_SOURCE, PROVIDER_CUSTOMER, PROVIDER_EVENT } from '@svc/payments';
 import { REPORT, SOURCE_CONFIGURATION } from '@svc/reconciliation';
-import { INVOICE, PLAN, SUBSCRIPTION } from '@svc/subscriptions';
+import { DEFAULT_PLAN, INVOICE, PLAN, SUBSCRIPTION } from '@svc/subscriptions';
 import { SUPPORTER } from '@svc/supporters';
 import type { DescribedEntity } from '@svc/table';
-import { DELIVERY, ENDPOINT, EVENT_SUBSCRIPTION, RESPONSE } from '@svc/webhooks';
+import { DELIVERY, ENDPOINT, EVENT_SUBSCRIPTION, RESPONSE, WEBHOOK_URL } from '@svc/webhooks';
 
 /**
  * The item types described by `defineEntity` (@svc/table), each domain's: docs/access-patterns.md
@@ -19,11 +19,14 @@ export const ENTITIES: readonly DescribedEntity[] = [
   PAYMENT,
   PAYMENT_SOURCE,
   PROVIDER_CUSTOMER,
+  PROVIDER_EVENT,
   SUPPORTER,
   PLAN,
   SUBSCRIPTION,
   INVOICE,
+  DEFAULT_PLAN,
   ENDPOINT,
+  WEBHOOK_URL,
   EVENT_SUBSCRIPTION,
   DELIVERY,
   RESPONSE,

@@ -15,25 +15,13 @@ export const NOT_YET_DESCRIBED: Readonly<Record<string, { file: string; why: str
     file: 'services/organisations/src/repository/organisation-repository.ts',
     why: 'it lives in its owner’s partition, an organisation’s or an account’s: two prefixes, where a description has one',
   },
-  default_plan: {
-    file: 'services/subscriptions/src/repository/subscription-repository.ts',
-    why: 'a uniqueness marker in the organisation’s partition, claimed and released by conditions of its own',
-  },
   idempotency_record: {
     file: 'packages/http/src/middleware/idempotency.ts',
     why: 'a claim’s state machine of conditional writes and updates, owned by the middleware',
   },
-  provider_event: {
-    file: 'services/payments/src/providers/stripe/stripe-events.ts',
-    why: 'a marker that a Stripe event was applied (TTL 30 days), never read but for its presence',
-  },
   signing_keys: {
     file: 'services/identity/src/domain/signing-keys.ts',
     why: 'one item, the public halves of the token signing keys',
-  },
-  webhook_url: {
-    file: 'services/webhooks/src/repository/webhook-repository.ts',
-    why: 'a uniqueness marker in the organisation’s partition, claimed and released by conditions of its own',
   },
 };
 

@@ -26,7 +26,7 @@ export {
   STRIPE_TIMEOUT_MS,
   stripeClient,
 } from './providers/stripe/stripe-config';
-export { HANDLED_STRIPE_EVENTS } from './providers/stripe/stripe-events';
+export { HANDLED_STRIPE_EVENTS, PROVIDER_EVENT } from './providers/stripe/stripe-events';
 export { ensureWebhookEndpoint, replayStripeEvents } from './providers/stripe/stripe-operations';
 export {
   findPayment,

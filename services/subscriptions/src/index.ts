@@ -7,6 +7,7 @@ export { subscriptionsRoutes } from './handlers/routes';
 export { subscriptionsForPayments } from './payments-port';
 export type { DueEntry } from './repository/subscription-repository';
 export {
+  DEFAULT_PLAN,
   findSubscription,
   INVOICE,
   invoiceFromItem,

@@ -24,5 +24,6 @@ export {
   ENDPOINT,
   EVENT_SUBSCRIPTION,
   RESPONSE,
+  WEBHOOK_URL,
   WORKER_BATCH_WRITE_PREFIXES,
 } from './repository/webhook-repository';

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { localMidnight } from '@svc/schedule';
-import { byUuid, defineEntity, documentStorage, getItem, key, queryAll, type TransactItem, timeKey } from '@svc/table';
+import { byUuid, defineEntity, documentStorage, key, queryAll, type TransactItem, timeKey } from '@svc/table';
+import * as z from 'zod';
 import {
   type InvoiceRecord,
   invoiceRecordSchema,
@@ -27,7 +28,26 @@ function shardOf(uuid: string, shards: number): number {
   return (createHash('sha1').update(uuid).digest()[0] ?? 0) % shards;
 }
 
-export const defaultPlanKey = (organisationUuid: string) => ({ pk: key('ORG', organisationUuid), sk: 'DEFAULT_PLAN' });
+const defaultPlanSchema = z.object({ organisation_uuid: z.string(), plan_uuid: z.string() });
+
+/** The organisation's one default plan: a marker in the organisation's partition, unique by key. */
+export const DEFAULT_PLAN = defineEntity<z.infer<typeof defaultPlanSchema>, string>({
+  name: 'default_plan',
+  summary: 'Which plan is the organisation’s default: a marker in its partition, so there is one.',
+  prefix: 'ORG',
+  idShown: '<organisation uuid>',
+  sort: 'DEFAULT_PLAN',
+  id: (marker) => marker.organisation_uuid,
+  idParts: (organisationUuid) => [organisationUuid],
+  byKey: 'the organisation’s default plan (unique)',
+  storage: {
+    toAttributes: ({ plan_uuid }) => ({ plan_uuid }),
+    fromAttributes: (item) => ({ ...item, organisation_uuid: String(item.pk).slice('ORG#'.length) }),
+  },
+  parse: (value) => defaultPlanSchema.parse(value),
+});
+
+export const defaultPlanKey = (organisationUuid: string) => DEFAULT_PLAN.key(organisationUuid);
 
 export function duePartition(shard: number): string {
   return key('DUE', shard);
@@ -77,8 +97,7 @@ export async function plansOfOrganisation(organisationUuid: string): Promise<Pla
 }
 
 export async function defaultPlanUuid(organisationUuid: string): Promise<string | undefined> {
-  const item = await getItem(defaultPlanKey(organisationUuid));
-  return typeof item?.plan_uuid === 'string' ? item.plan_uuid : undefined;
+  return (await DEFAULT_PLAN.find(organisationUuid))?.plan_uuid;
 }
 
 export function planPut(plan: PlanRecord, readVersion?: number): TransactItem {
@@ -89,7 +108,7 @@ export function planPut(plan: PlanRecord, readVersion?: number): TransactItem {
 export function claimDefaultPlan(plan: PlanRecord): TransactItem {
   return {
     Put: {
-      Item: { ...defaultPlanKey(plan.organisation_uuid), entity: 'default_plan', plan_uuid: plan.uuid },
+      Item: DEFAULT_PLAN.item({ organisation_uuid: plan.organisation_uuid, plan_uuid: plan.uuid }),
       ConditionExpression: 'attribute_not_exists(pk) OR plan_uuid = :self',
       ExpressionAttributeValues: { ':self': plan.uuid },
     },

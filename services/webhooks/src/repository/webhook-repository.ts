@@ -4,13 +4,9 @@ import { byUuid, defineEntity, key, queryAll, queryPages, type TransactItem, tim
 import * as z from 'zod';
 
 /**
- * The webhooks domain's items in the one table. Endpoints, event subscriptions, deliveries and
- * webhook responses are described by `ENDPOINT`, `EVENT_SUBSCRIPTION`, `DELIVERY` and `RESPONSE`
- * (docs/access-patterns.md); the rest:
- *
- * | pattern                                      | index | key                                                             |
- * |----------------------------------------------|-------|-----------------------------------------------------------------|
- * | one endpoint per URL (optional, on request)  | table | pk = ORG#<org>, sk = WEBHOOK_URL#<sha256 of the URL>            |
+ * The webhooks domain's items in the one table: endpoints, their URL markers, event
+ * subscriptions, deliveries and webhook responses, each described below (`ENDPOINT`,
+ * `WEBHOOK_URL`, `EVENT_SUBSCRIPTION`, `DELIVERY`, `RESPONSE`; docs/access-patterns.md).
  */
 export const DELIVERY_SHARDS = 8;
 const shardOf = (uuid: string, shards: number) => (createHash('sha1').update(uuid).digest()[0] ?? 0) % shards;
@@ -132,10 +128,31 @@ export const responseRecordSchema = deferred(() =>
 export type ResponseRecord = z.infer<typeof responseRecordSchema>;
 
 export const endpointKey = (uuid: string) => ENDPOINT.key(uuid);
-export const urlKey = (organisationUuid: string, urlHash: string) => ({
-  pk: key('ORG', organisationUuid),
-  sk: key('WEBHOOK_URL', urlHash),
+const urlMarkerSchema = z.object({ organisation_uuid: z.string(), url_hash: z.string(), webhook_uuid: z.string() });
+
+/** One endpoint per URL in an organisation (when asked for): a marker in its partition. */
+export const WEBHOOK_URL = defineEntity<z.infer<typeof urlMarkerSchema>, readonly [string, string]>({
+  name: 'webhook_url',
+  summary: 'The endpoint that holds a URL in its organisation (when created as unique): a marker in its partition.',
+  prefix: 'ORG',
+  idShown: '<organisation uuid>',
+  sort: ([, hash]) => key('WEBHOOK_URL', hash),
+  sortShown: 'WEBHOOK_URL#<sha256 of the URL>',
+  id: (marker) => [marker.organisation_uuid, marker.url_hash] as const,
+  idParts: ([organisationUuid]) => [organisationUuid],
+  byKey: 'one endpoint per URL (optional, on request)',
+  storage: {
+    toAttributes: ({ webhook_uuid }) => ({ webhook_uuid }),
+    fromAttributes: (item) => ({
+      ...item,
+      organisation_uuid: String(item.pk).slice('ORG#'.length),
+      url_hash: String(item.sk).slice('WEBHOOK_URL#'.length),
+    }),
+  },
+  parse: (value) => urlMarkerSchema.parse(value),
 });
+
+export const urlKey = (organisationUuid: string, urlHash: string) => WEBHOOK_URL.key([organisationUuid, urlHash]);
 export const eventSubscriptionKey = (uuid: string) => EVENT_SUBSCRIPTION.key(uuid);
 export const DELIVERY_PARTITION_PREFIX = key('DELIVERY', '');
 export const deliveryKey = (uuid: string) => DELIVERY.key(uuid);
@@ -191,7 +208,11 @@ export async function endpointsOf(organisationUuid: string): Promise<EndpointRec
 export function claimUrl(endpoint: EndpointRecord, hash: string): TransactItem {
   return {
     Put: {
-      Item: { ...urlKey(endpoint.organisation_uuid, hash), entity: 'webhook_url', webhook_uuid: endpoint.uuid },
+      Item: WEBHOOK_URL.item({
+        organisation_uuid: endpoint.organisation_uuid,
+        url_hash: hash,
+        webhook_uuid: endpoint.uuid,
+      }),
       ConditionExpression: 'attribute_not_exists(pk) OR webhook_uuid = :self',
       ExpressionAttributeValues: { ':self': endpoint.uuid },
     },

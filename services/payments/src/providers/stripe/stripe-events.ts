@@ -1,7 +1,8 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { BUSINESS_METRICS, derivedUuid, logger, now, recordMetric, ValidationError } from '@svc/core';
-import { db, getItem, key, retryOnConflict, TTL_ATTRIBUTE, tableName } from '@svc/table';
+import { db, defineEntity, getItem, retryOnConflict, TTL_ATTRIBUTE, tableName } from '@svc/table';
 import type Stripe from 'stripe';
+import * as z from 'zod';
 import { settlePendingSource } from '../../domain/approval';
 import { storedContext } from '../../domain/context';
 import {
@@ -29,10 +30,7 @@ import { stripeProvider } from './stripe-provider';
  * Every event finds its payment the same way (`paymentOfIntent`): our uuid in the intent's
  * metadata names the payment, or, for a recurring charge, the charge attempt whose payment's uuid
  * is derived from it.
- *
- * | pattern                         | index | key                                                     |
- * |---------------------------------|-------|---------------------------------------------------------|
- * | applied event by id (dedupe)    | table | pk = PROVIDER_EVENT#stripe#<event id>, sk = PROVIDER_EVENT |
+ * An applied event is marked by `PROVIDER_EVENT` below (docs/access-patterns.md).
  */
 const TOLERANCE_SECONDS = 300;
 /** Stripe retries a delivery for up to three days; a marker outlives that. */
@@ -65,7 +63,29 @@ export const HANDLED_STRIPE_EVENTS = [
 /** Logged when a thin event (an event destination's `v2.core.event` notification) arrives. */
 export const STRIPE_THIN_EVENT_REFUSED = 'Stripe thin event refused: this endpoint takes snapshot events';
 
-const markerKey = (eventId: string) => ({ pk: key('PROVIDER_EVENT', 'stripe', eventId), sk: 'PROVIDER_EVENT' });
+const markerSchema = z.object({ provider: z.string(), event_id: z.string(), type: z.string(), expires_at: z.number() });
+
+/** That a provider's event was applied: read for its presence only, removed by TTL. */
+export const PROVIDER_EVENT = defineEntity<z.infer<typeof markerSchema>, readonly [string, string]>({
+  name: 'provider_event',
+  summary: 'That a provider’s event (a Stripe event) was applied, so a redelivery changes nothing (TTL 30 days).',
+  prefix: 'PROVIDER_EVENT',
+  idShown: '<provider>#<event id>',
+  sort: 'PROVIDER_EVENT',
+  id: (marker) => [marker.provider, marker.event_id] as const,
+  idParts: ([provider, eventId]) => [provider, eventId],
+  byKey: 'applied event by id (dedupe)',
+  storage: {
+    toAttributes: ({ type, expires_at }) => ({ type, [TTL_ATTRIBUTE]: expires_at }),
+    fromAttributes: (item) => {
+      const [, provider, event_id] = String(item.pk).split('#');
+      return { provider, event_id, type: item.type, expires_at: item[TTL_ATTRIBUTE] };
+    },
+  },
+  parse: (value) => markerSchema.parse(value),
+});
+
+const markerKey = (eventId: string) => PROVIDER_EVENT.key(['stripe', eventId]);
 
 export type EventResult = { received: true; applied: boolean; duplicate?: true };
 
@@ -109,12 +129,12 @@ export async function applyOnce(event: Stripe.Event): Promise<EventResult> {
   await db().send(
     new PutCommand({
       TableName: tableName(),
-      Item: {
-        ...markerKey(event.id),
-        entity: 'provider_event',
+      Item: PROVIDER_EVENT.item({
+        provider: 'stripe',
+        event_id: event.id,
         type: event.type,
-        [TTL_ATTRIBUTE]: now() + MARKER_SECONDS,
-      },
+        expires_at: now() + MARKER_SECONDS,
+      }),
     }),
   );
   return { received: true, applied };
