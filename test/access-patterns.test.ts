@@ -15,7 +15,8 @@ function writtenEntities(): Map<string, string> {
       if (statSync(path).isDirectory()) {
         if (entry !== 'node_modules') walk(path);
       } else if (path.endsWith('.ts') && !isTestCode(path) && !path.endsWith('table/src/entity.ts')) {
-        for (const match of readFileSync(path, 'utf8').matchAll(/\bentity: '([a-z_]+)'/g)) {
+        // As an item's attribute (`entity: '…'`) or an update's value (`':entity': '…'`).
+        for (const match of readFileSync(path, 'utf8').matchAll(/(?:\bentity|':entity'): '([a-z_]+)'/g)) {
           found.set(match[1] ?? '', relative(ROOT, path));
         }
       }

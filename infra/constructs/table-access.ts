@@ -176,7 +176,7 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
   identity: {
     reads: READS,
     indexes: [],
-    readKeys: ['CLIENT#*'],
+    readKeys: partitionsOf('client'),
     writes: ['dynamodb:PutItem'],
     writeKeys: ['SIGNING_KEYS'],
   },
@@ -267,7 +267,7 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
     ],
     attributeUpdates: [
       {
-        leadingKeys: ['CLIENT#*'],
+        leadingKeys: partitionsOf('client'),
         // grantsChangeWrite (@svc/identity): SET grants, grants_version on the client's key, on
         // condition attribute_exists(pk) and grants_version.
         attributes: ['pk', 'sk', 'grants', 'grants_version'],

@@ -1,3 +1,4 @@
+import { CLIENT } from '@svc/identity';
 import { CONNECT_TICKET, INTEGRATION, PARTNER_LINK, PROCESS, PROCESS_TOKEN, USER, USER_EMAIL } from '@svc/onboarding';
 import { ACCOUNT, ORGANISATION } from '@svc/organisations';
 import { PAYMENT, PAYMENT_SOURCE, PROVIDER_CUSTOMER, PROVIDER_EVENT } from '@svc/payments';
@@ -14,6 +15,7 @@ import { DELIVERY, ENDPOINT, EVENT_SUBSCRIPTION, RESPONSE, WEBHOOK_URL } from '@
  * their access patterns in their repository's comment (docs/access-patterns.md lists them).
  */
 export const ENTITIES: readonly DescribedEntity[] = [
+  CLIENT,
   ORGANISATION,
   ACCOUNT,
   PAYMENT,

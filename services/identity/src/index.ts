@@ -12,6 +12,7 @@ export { forgetSigningKeys, generateKeySet, keySetSchema } from './domain/signin
 export { issueAccessToken, TOKEN_LIFETIME_SECONDS, verifyAccessToken } from './domain/tokens';
 export { identityRoutes } from './handlers/routes';
 export {
+  CLIENT,
   type ClientRecord,
   findClient,
   findPartnerByConfiguration,

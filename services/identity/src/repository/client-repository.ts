@@ -1,16 +1,14 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { deferred, type Grant } from '@svc/core';
-import { db, getItem, isConditionFailure, key, queryAll, type TransactItem, tableName } from '@svc/table';
+import { db, defineEntity, getItem, isConditionFailure, key, queryAll, type TransactItem, tableName } from '@svc/table';
 import * as z from 'zod';
 import { PARTNER_LOGO_SIZES, partnerLogoProblems } from '../domain/partner-profile';
 
 /**
- * API clients (customers, operators, partners).
- *
- * | pattern                         | index | key                                   |
- * |---------------------------------|-------|---------------------------------------|
- * | client by id (token, each call) | table | pk = CLIENT#<client id>, sk = CLIENT  |
- * | partner by onboarding config    | gsi1  | gsi1pk = ONBOARDING_CONFIG#<uuid>     |
+ * API clients (customers, operators, partners), described by `CLIENT` below
+ * (docs/access-patterns.md). Its writes are updates of named attributes (credentials by the
+ * operator tool and the seed, grants by onboarding under an attribute-limited IAM grant), never a
+ * whole item.
  *
  * Only the scrypt hash of the secret is stored. Grants live on the client item and are read
  * on every request, so changes apply at once to tokens already issued.
@@ -60,11 +58,36 @@ const clientItemSchema = z.object({
 });
 export type ClientRecord = z.infer<typeof clientItemSchema>;
 
-const clientKey = (clientId: string) => ({ pk: key('CLIENT', clientId), sk: 'CLIENT' });
+export const CLIENT = defineEntity<ClientRecord, string>({
+  name: 'client',
+  summary: 'An API client: the scrypt hash of its secret, its role, grants and (a partner) its profile.',
+  prefix: 'CLIENT',
+  idShown: '<client id>',
+  sort: 'CLIENT',
+  id: (client) => client.client_id,
+  idParts: (clientId) => [clientId],
+  byKey: 'client by id (token, each call)',
+  indexes: [
+    {
+      index: 'gsi1',
+      pattern: 'partner by onboarding configuration',
+      shown: 'gsi1pk = ONBOARDING_CONFIG#<uuid>, gsi1sk = CLIENT#<client id>',
+      keys: (client) =>
+        client.partner
+          ? {
+              partition: key('ONBOARDING_CONFIG', client.partner.onboarding_configuration_uuid),
+              sort: key('CLIENT', client.client_id),
+            }
+          : undefined,
+    },
+  ],
+  parse: (item) => clientItemSchema.parse(item),
+});
 
-export async function findClient(clientId: string): Promise<ClientRecord | undefined> {
-  const item = await getItem(clientKey(clientId));
-  return item ? clientItemSchema.parse(item) : undefined;
+const clientKey = (clientId: string) => CLIENT.key(clientId);
+
+export function findClient(clientId: string): Promise<ClientRecord | undefined> {
+  return CLIENT.find(clientId);
 }
 
 /**
@@ -109,8 +132,9 @@ export async function saveClientCredentials(client: Omit<ClientRecord, 'grants'>
   let update: string;
   if (client.partner) {
     values[':partner'] = client.partner;
-    values[':gsi1pk'] = key('ONBOARDING_CONFIG', client.partner.onboarding_configuration_uuid);
-    values[':gsi1sk'] = key('CLIENT', client.client_id);
+    const partnerKeys = CLIENT.item({ ...client, grants: [] });
+    values[':gsi1pk'] = partnerKeys.gsi1pk;
+    values[':gsi1sk'] = partnerKeys.gsi1sk;
     set.push('#partner = :partner', '#gsi1pk = :gsi1pk', '#gsi1sk = :gsi1sk');
     update = `SET ${set.join(', ')}`;
   } else {
@@ -130,7 +154,7 @@ export async function saveClientCredentials(client: Omit<ClientRecord, 'grants'>
 /** The partner registered with this onboarding configuration (the index is eventually consistent). */
 export async function findPartnerByConfiguration(configurationUuid: string): Promise<ClientRecord | undefined> {
   const [item] = await queryAll({ index: 'gsi1', partition: key('ONBOARDING_CONFIG', configurationUuid), limit: 1 });
-  return item ? clientItemSchema.parse(item) : undefined;
+  return item ? CLIENT.fromItem(item) : undefined;
 }
 
 /**
