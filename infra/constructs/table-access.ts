@@ -123,7 +123,7 @@ const TIER_CEILING: Record<TableAccess, { actions: readonly TableAction[]; index
 /** The authenticator of every token route reads the caller's client and the public signing keys; it writes neither. */
 export const AUTHENTICATOR_KEYS = ['CLIENT#*', 'SIGNING_KEYS'] as const;
 /** An authenticated POST keeps an idempotency record per Idempotency-Key (@svc/http): Put, then Update. */
-const IDEMPOTENCY_KEYS = ['IDEMPOTENCY#*'] as const;
+const IDEMPOTENCY_KEYS = partitionsOf('idempotency_record');
 /**
  * A limited route (every authenticated one, and the token route) adds to its caller's per-second
  * item and reads it (@svc/http middleware/rate-limit.ts): UpdateItem and GetItem.
@@ -178,7 +178,7 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
     indexes: [],
     readKeys: partitionsOf('client'),
     writes: ['dynamodb:PutItem'],
-    writeKeys: ['SIGNING_KEYS'],
+    writeKeys: partitionsOf('signing_keys'),
   },
   /**
    * Organisations, their accounts and addresses (Query in the organisation's partition); the

@@ -1,6 +1,7 @@
-import { CLIENT } from '@svc/identity';
+import { IDEMPOTENCY_RECORD } from '@svc/http';
+import { CLIENT, SIGNING_KEYS } from '@svc/identity';
 import { CONNECT_TICKET, INTEGRATION, PARTNER_LINK, PROCESS, PROCESS_TOKEN, USER, USER_EMAIL } from '@svc/onboarding';
-import { ACCOUNT, ORGANISATION } from '@svc/organisations';
+import { ACCOUNT, ACCOUNT_ADDRESS, ORGANISATION, ORGANISATION_ADDRESS } from '@svc/organisations';
 import { PAYMENT, PAYMENT_SOURCE, PROVIDER_CUSTOMER, PROVIDER_EVENT } from '@svc/payments';
 import { REPORT, SOURCE_CONFIGURATION } from '@svc/reconciliation';
 import { DEFAULT_PLAN, INVOICE, PLAN, SUBSCRIPTION } from '@svc/subscriptions';
@@ -16,8 +17,12 @@ import { DELIVERY, ENDPOINT, EVENT_SUBSCRIPTION, RESPONSE, WEBHOOK_URL } from '@
  */
 export const ENTITIES: readonly DescribedEntity[] = [
   CLIENT,
+  SIGNING_KEYS,
+  IDEMPOTENCY_RECORD,
   ORGANISATION,
+  ORGANISATION_ADDRESS,
   ACCOUNT,
+  ACCOUNT_ADDRESS,
   PAYMENT,
   PAYMENT_SOURCE,
   PROVIDER_CUSTOMER,

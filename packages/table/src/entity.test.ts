@@ -111,6 +111,25 @@ describe('an entity description', () => {
     ]);
   });
 
+  it('keys the one item of a kind by its prefix alone, and grants exactly that partition', () => {
+    const ONLY = defineEntity<{ value: string }, null>({
+      name: 'only',
+      summary: 'One item of its kind.',
+      prefix: 'ONLY',
+      single: true,
+      idShown: '',
+      sort: 'ITEM',
+      id: () => null,
+      idParts: () => [],
+      byKey: 'the one item',
+      parse: (value) => z.object({ value: z.string() }).parse(value),
+    });
+    expect(ONLY.key(null)).toEqual({ pk: 'ONLY', sk: 'ITEM' });
+    expect(ONLY.fromItem(ONLY.item({ value: 'x' }))).toEqual({ value: 'x' });
+    expect(ONLY.leadingKeys).toEqual(['ONLY']);
+    expect(ONLY.accessPatterns).toEqual([['the one item', 'table', 'pk = ONLY, sk = ITEM']]);
+  });
+
   it('refuses a stored item that is not a record of it', () => {
     expect(() => WIDGET.fromItem({ pk: 'WIDGET#x', sk: 'WIDGET', uuid: 'x' })).toThrow();
   });

@@ -23,8 +23,10 @@ export interface EntityDescription<Record, Id> {
   name: string;
   /** What the item is, in one line (the docs' heading). */
   summary: string;
-  /** The partition key's first part: every key of this entity is `<prefix>#…` (or `<prefix>` alone). */
+  /** The partition key's first part: every key of this entity is `<prefix>#…`. */
   prefix: string;
+  /** One item of its kind: its partition key is the prefix alone (no id parts). */
+  single?: boolean;
   /** How the id is shown in the docs' key column, e.g. `<uuid>`. */
   idShown: string;
   /** The sort key of the item in its partition: one for every item, or made from the id. */
@@ -95,7 +97,7 @@ export function defineEntity<Record, Id>(description: EntityDescription<Record, 
   const { prefix, sort, indexes = [], storage = plainStorage } = description;
   // KEY.partition and KEY.sort are `pk` and `sk` (definition.ts).
   const key = (id: Id): ItemKey => ({
-    pk: [prefix, ...description.idParts(id)].join('#'),
+    pk: description.single ? prefix : [prefix, ...description.idParts(id)].join('#'),
     sk: typeof sort === 'string' ? sort : sort(id),
   });
   const version = description.version;
@@ -147,12 +149,12 @@ export function defineEntity<Record, Id>(description: EntityDescription<Record, 
     put(record, readVersion) {
       return (readVersion === undefined ? this.create(record) : this.replace(record, readVersion)).item;
     },
-    leadingKeys: [`${prefix}#*`],
+    leadingKeys: description.single ? [prefix] : [`${prefix}#*`],
     accessPatterns: [
       [
         description.byKey,
         'table',
-        `pk = ${prefix}#${description.idShown}, sk = ${typeof sort === 'string' ? sort : (description.sortShown ?? '…')}`,
+        `pk = ${description.single ? prefix : `${prefix}#${description.idShown}`}, sk = ${typeof sort === 'string' ? sort : (description.sortShown ?? '…')}`,
       ],
       ...indexes.map(({ pattern, index, shown }) => [pattern, index, shown] as const),
     ],

@@ -8,7 +8,7 @@ export {
   removeOrganisationGrants,
   upsertClient,
 } from './domain/clients';
-export { forgetSigningKeys, generateKeySet, keySetSchema } from './domain/signing-keys';
+export { forgetSigningKeys, generateKeySet, keySetSchema, SIGNING_KEYS } from './domain/signing-keys';
 export { issueAccessToken, TOKEN_LIFETIME_SECONDS, verifyAccessToken } from './domain/tokens';
 export { identityRoutes } from './handlers/routes';
 export {

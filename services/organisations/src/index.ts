@@ -11,11 +11,13 @@ export { organisationEventData } from './event-data';
 export { organisationsRoutes } from './handlers/routes';
 export {
   ACCOUNT,
+  ACCOUNT_ADDRESS,
   type Account,
   findAccount,
   findOrganisation,
   newOrganisationWrite,
   ORGANISATION,
+  ORGANISATION_ADDRESS,
   type Organisation,
   organisationSchema,
 } from './repository/organisation-repository';

@@ -14,14 +14,15 @@ import {
   UnprocessableError,
   ValidationError,
 } from '@svc/core';
-import { db, key, tableName } from '@svc/table';
+import { db, defineEntity, tableName } from '@svc/table';
+import * as z from 'zod';
 import type { StackEvent, StackResult } from '../context';
 
 /**
  * `Idempotency-Key` on POSTs, scoped per client.
  *
- * Access pattern: record `pk = IDEMPOTENCY#<client id>#<sha256 of key>`, `sk = RECORD`, by key.
- * One conditional put claims a key; the same key with another request is 422, a claim still in
+ * Its record is described by `IDEMPOTENCY_RECORD` below (docs/access-patterns.md). One
+ * conditional put claims a key; the same key with another request is 422, a claim still in
  * flight is 409, a finished one replays its response with `Idempotent-Replayed: true`.
  * Records expire after 24 h (by the service clock, and by DynamoDB's TTL).
  *
@@ -46,6 +47,43 @@ import type { StackEvent, StackResult } from '../context';
 export const MAX_KEY_LENGTH = 255;
 const RETENTION_SECONDS = 24 * 3600;
 export const LOCK_SECONDS = 60;
+
+/**
+ * A claim's record: written whole by the claim, then moved by conditional updates (completed with
+ * the sealed response, failed, taken over). Records from before the seed and the claim id are
+ * read too, so those fields are optional here.
+ */
+const idempotencyRecordSchema = z.object({
+  client_id: z.string(),
+  key_hash: z.string(),
+  status: z.enum(['in_progress', 'completed', 'failed']),
+  fingerprint: z.string(),
+  resource_seed: z.string().optional(),
+  claim_id: z.string().optional(),
+  lock_expires_at: z.number().optional(),
+  expires_at: z.number(),
+  response: z.unknown().optional(),
+});
+
+export const IDEMPOTENCY_RECORD = defineEntity<z.infer<typeof idempotencyRecordSchema>, readonly [string, string]>({
+  name: 'idempotency_record',
+  summary: 'A claimed Idempotency-Key of a client: its request’s keyed hash, seed and sealed response (24 h, TTL).',
+  prefix: 'IDEMPOTENCY',
+  idShown: '<client id>#<sha256 of key>',
+  sort: 'RECORD',
+  id: (record) => [record.client_id, record.key_hash] as const,
+  idParts: ([clientId, keyHash]) => [clientId, keyHash],
+  byKey: 'record by client and key',
+  storage: {
+    toAttributes: ({ client_id: _, key_hash: __, ...rest }) => ({ ...rest, ttl: rest.expires_at }),
+    fromAttributes: (item) => {
+      // The key's hash is hex, the last part; the client id is what stands between.
+      const parts = String(item.pk).split('#');
+      return { ...item, client_id: parts.slice(1, -1).join('#'), key_hash: parts.at(-1) };
+    },
+  },
+  parse: (value) => idempotencyRecordSchema.parse(value),
+});
 
 interface StoredResponse {
   statusCode: number;
@@ -110,11 +148,11 @@ export function idempotency(): MiddlewareObj<StackEvent, StackResult> {
           `Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} characters`,
         );
       }
-      const recordKey = { pk: key('IDEMPOTENCY', event.svc.clientId, sha256(idempotencyKey)), sk: 'RECORD' };
+      const id = [event.svc.clientId, sha256(idempotencyKey)] as const;
       const { method } = event.requestContext.http;
       const described = `${method}\n${event.rawPath}?${event.rawQueryString ?? ''}\n${event.svc.rawBody}`;
       const fingerprint = await keyedHash('idempotency', described);
-      states.set(event, await claim(recordKey, fingerprint, () => sha256(described)));
+      states.set(event, await claim(id, fingerprint, () => sha256(described)));
     },
     after: async (request) => {
       const state = states.get(request.event);
@@ -160,10 +198,11 @@ export function idempotency(): MiddlewareObj<StackEvent, StackResult> {
  * claim was taken over changes nothing.
  */
 async function claim(
-  recordKey: { pk: string; sk: string },
+  [clientId, keyHash]: readonly [string, string],
   fingerprint: string,
   legacyFingerprint: () => string,
 ): Promise<IdempotencyState> {
+  const recordKey = IDEMPOTENCY_RECORD.key([clientId, keyHash]);
   const at = now();
   const seed = randomUUID();
   const claimId = randomUUID();
@@ -171,17 +210,16 @@ async function claim(
     await db().send(
       new PutCommand({
         TableName: tableName(),
-        Item: {
-          ...recordKey,
-          entity: 'idempotency_record',
+        Item: IDEMPOTENCY_RECORD.item({
+          client_id: clientId,
+          key_hash: keyHash,
           status: 'in_progress',
           fingerprint,
           resource_seed: seed,
           claim_id: claimId,
           lock_expires_at: at + LOCK_SECONDS,
           expires_at: at + RETENTION_SECONDS,
-          ttl: at + RETENTION_SECONDS,
-        },
+        }),
         ConditionExpression: 'attribute_not_exists(pk) OR expires_at <= :now',
         ExpressionAttributeValues: { ':now': at },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',

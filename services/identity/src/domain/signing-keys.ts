@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { sdkClient } from '@svc/core';
-import { db, getItem, tableName } from '@svc/table';
+import { db, defineEntity, getItem, tableName } from '@svc/table';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import * as z from 'zod';
 
@@ -27,7 +27,23 @@ const keyEntrySchema = z.object({
 export const keySetSchema = z.object({ keys: z.array(keyEntrySchema).min(1) });
 export type KeySet = z.infer<typeof keySetSchema>;
 
-const PUBLIC_KEYS = { pk: 'SIGNING_KEYS', sk: 'PUBLIC' };
+const publishedKeysSchema = z.object({ kids: z.string(), keys: z.array(z.record(z.string(), z.unknown())) });
+
+/** The public halves of the token signing keys: one item, read by every authenticator. */
+export const SIGNING_KEYS = defineEntity<z.infer<typeof publishedKeysSchema>, null>({
+  name: 'signing_keys',
+  summary: 'The public halves of the access-token signing keys (one item; written by identity only).',
+  prefix: 'SIGNING_KEYS',
+  single: true,
+  idShown: '',
+  sort: 'PUBLIC',
+  id: () => null,
+  idParts: () => [],
+  byKey: 'the published public keys',
+  parse: (item) => publishedKeysSchema.parse(item),
+});
+
+const PUBLIC_KEYS = SIGNING_KEYS.key(null);
 
 export async function generateKeySet(previous?: KeySet): Promise<KeySet> {
   const { privateKey, publicKey } = await generateKeyPair(ALGORITHM, { extractable: true });
@@ -102,7 +118,7 @@ async function publishPublicKeys(keySet: KeySet): Promise<void> {
   await db().send(
     new PutCommand({
       TableName: tableName(),
-      Item: { ...PUBLIC_KEYS, entity: 'signing_keys', kids: wanted, keys: keySet.keys.map((k) => k.publicJwk) },
+      Item: SIGNING_KEYS.item({ kids: wanted, keys: keySet.keys.map((k) => k.publicJwk) }),
     }),
   );
 }

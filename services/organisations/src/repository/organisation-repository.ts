@@ -4,10 +4,10 @@ import { byUuid, defineEntity, key, queryAll, type TransactItem } from '@svc/tab
 import * as z from 'zod';
 
 /**
- * Organisations, accounts and their addresses: organisations and accounts are described by
- * `ORGANISATION` and `ACCOUNT` below (docs/access-patterns.md); an address lives in its owner's
- * partition (`pk = ORG#<uuid>` or `ACCOUNT#<uuid>`, `sk = ADDRESS#<uuid>`), so an organisation or
- * an account with its addresses is one Query of the whole partition.
+ * Organisations, accounts and their addresses, described by `ORGANISATION`, `ACCOUNT`,
+ * `ORGANISATION_ADDRESS` and `ACCOUNT_ADDRESS` below (docs/access-patterns.md). An address lives
+ * in its owner's partition, so an organisation or an account with its addresses is one Query of
+ * the whole partition.
  *
  * The organisation item keeps its account uuids, so its single shape is one read.
  */
@@ -238,16 +238,29 @@ export function accountWrite(account: Account): TransactItem {
   return { Put: { Item: ACCOUNT.item(account) } };
 }
 
+type OwnedAddress = Address & { owner_uuid: string };
+const ownedAddressSchema = deferred(() => addressSchema.unwrap().extend({ owner_uuid: z.string() }));
+
+/** An address in its owner's partition: one description per kind of owner (the key's prefix). */
+function addressEntity(prefix: 'ORG' | 'ACCOUNT', owner: string) {
+  return defineEntity<OwnedAddress, readonly [string, string]>({
+    name: 'address',
+    summary: `An address of ${owner}, in its partition (read with it in one Query).`,
+    prefix,
+    idShown: `<${owner} uuid>`,
+    sort: ([, uuid]) => addressSk(uuid),
+    sortShown: 'ADDRESS#<uuid>',
+    id: (address) => [address.owner_uuid, address.uuid] as const,
+    idParts: ([ownerUuid]) => [ownerUuid],
+    byKey: `addresses of ${owner} (sk begins with ADDRESS#), one address`,
+    parse: (item) => ownedAddressSchema.parse(item),
+  });
+}
+
+export const ORGANISATION_ADDRESS = addressEntity('ORG', 'an organisation');
+export const ACCOUNT_ADDRESS = addressEntity('ACCOUNT', 'an account');
+
 export function addressWrite(owner: { kind: 'ORG' | 'ACCOUNT'; uuid: string }, address: Address): TransactItem {
-  return {
-    Put: {
-      Item: {
-        pk: key(owner.kind, owner.uuid),
-        sk: addressSk(address.uuid),
-        entity: 'address',
-        owner_uuid: owner.uuid,
-        ...address,
-      },
-    },
-  };
+  const entity = owner.kind === 'ORG' ? ORGANISATION_ADDRESS : ACCOUNT_ADDRESS;
+  return { Put: { Item: entity.item({ ...address, owner_uuid: owner.uuid }) } };
 }
