@@ -75,6 +75,9 @@ describe('an entity description', () => {
         expect(item).toMatchObject({ pk: `WIDGET#${widget.uuid}`, sk: 'WIDGET', entity: 'widget' });
         expect(item.gsi1pk).toBe(`OWNER#${widget.owner}`);
         expect('duepk' in item).toBe(widget.due !== undefined);
+        expect(WIDGET.indexKeys(widget)).toEqual(
+          Object.fromEntries(Object.entries(item).filter(([name]) => /^(gsi1|due)(pk|sk)$/.test(name))),
+        );
         expect(WIDGET.fromItem(item)).toEqual(widget);
         expect(WIDGET.key(widget.uuid)).toEqual({ pk: item.pk, sk: item.sk });
       }),

@@ -70,6 +70,8 @@ export interface Entity<Record, Id> {
   readonly description: EntityDescription<Record, Id>;
   /** The item's key. */
   key(id: Id): ItemKey;
+  /** The record's keys on the indexes that hold it (attribute name → value). */
+  indexKeys(record: Record): { [name: string]: string };
   /** The stored item: keys, index keys, `entity` and the record's attributes. */
   item(record: Record): { [name: string]: unknown };
   /** The record of a stored item (also a stream image). */
@@ -101,8 +103,8 @@ export function defineEntity<Record, Id>(description: EntityDescription<Record, 
     sk: typeof sort === 'string' ? sort : sort(id),
   });
   const version = description.version;
-  const item = (record: Record) => {
-    const indexKeys = Object.fromEntries(
+  const indexKeys = (record: Record): { [name: string]: string } =>
+    Object.fromEntries(
       indexes.flatMap(({ index, keys }) => {
         const found = keys(record);
         if (!found) return [];
@@ -112,14 +114,31 @@ export function defineEntity<Record, Id>(description: EntityDescription<Record, 
         ];
       }),
     );
-    return {
-      ...storage.toAttributes(record),
-      ...key(description.id(record)),
-      entity: description.name,
-      ...indexKeys,
-    };
-  };
+  const item = (record: Record) => ({
+    ...storage.toAttributes(record),
+    ...key(description.id(record)),
+    entity: description.name,
+    ...indexKeys(record),
+  });
   const fromItem = (stored: { [name: string]: unknown }) => description.parse(storage.fromAttributes(stored));
+  const create = (
+    record: Record,
+    conflict = () => new ConflictError(`This ${description.name.replaceAll('_', ' ')} already exists`),
+  ): GuardedWrite => ({
+    item: { Put: { Item: item(record), ConditionExpression: `attribute_not_exists(${KEY.partition})` } },
+    onConditionFailed: conflict,
+  });
+  const replace = (record: Record, readVersion: number): GuardedWrite => {
+    if (!version) throw new Error(`The ${description.name} entity has no version attribute to guard a replace`);
+    return versioned({
+      Put: {
+        Item: item(record),
+        ConditionExpression: '#version = :read',
+        ExpressionAttributeNames: { '#version': version },
+        ExpressionAttributeValues: { ':read': readVersion },
+      },
+    });
+  };
   return {
     description,
     key,
@@ -129,26 +148,10 @@ export function defineEntity<Record, Id>(description: EntityDescription<Record, 
       const found = await getItem(key(id));
       return found ? fromItem(found) : undefined;
     },
-    create(record, conflict = () => new ConflictError(`This ${description.name.replaceAll('_', ' ')} already exists`)) {
-      const write: TransactItem = {
-        Put: { Item: item(record), ConditionExpression: `attribute_not_exists(${KEY.partition})` },
-      };
-      return { item: write, onConditionFailed: conflict };
-    },
-    replace(record, readVersion) {
-      if (!version) throw new Error(`The ${description.name} entity has no version attribute to guard a replace`);
-      return versioned({
-        Put: {
-          Item: item(record),
-          ConditionExpression: '#version = :read',
-          ExpressionAttributeNames: { '#version': version },
-          ExpressionAttributeValues: { ':read': readVersion },
-        },
-      });
-    },
-    put(record, readVersion) {
-      return (readVersion === undefined ? this.create(record) : this.replace(record, readVersion)).item;
-    },
+    indexKeys,
+    create,
+    replace,
+    put: (record, readVersion) => (readVersion === undefined ? create(record) : replace(record, readVersion)).item,
     leadingKeys: description.single ? [prefix] : [`${prefix}#*`],
     accessPatterns: [
       [

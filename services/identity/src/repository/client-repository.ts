@@ -132,7 +132,7 @@ export async function saveClientCredentials(client: Omit<ClientRecord, 'grants'>
   let update: string;
   if (client.partner) {
     values[':partner'] = client.partner;
-    const partnerKeys = CLIENT.item({ ...client, grants: [] });
+    const partnerKeys = CLIENT.indexKeys({ ...client, grants: [] });
     values[':gsi1pk'] = partnerKeys.gsi1pk;
     values[':gsi1sk'] = partnerKeys.gsi1sk;
     set.push('#partner = :partner', '#gsi1pk = :gsi1pk', '#gsi1sk = :gsi1sk');
