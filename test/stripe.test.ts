@@ -613,7 +613,7 @@ describe('profiles and keys', () => {
     expect(unknown.status).toBe(400);
     expect(unknown.json.error.message[0]).toMatchObject({
       property: 'profile',
-      message: expect.stringMatching(/adyen/),
+      message: expect.stringMatching(/worldpay, which is not a payment provider/),
     });
     const live = await pay({ test_mode: false, payment_information: { payment_method: 'pm_card_visa' } });
     expect(live.status).toBe(400);

@@ -56,7 +56,7 @@ export function useStripe(options: StripeStandInOptions = {}): StripeHarness {
           },
           { name: 'twint-stripe', payment_method: 'twint', provider: 'stripe' },
           { name: 'sepa-stripe', payment_method: 'sepa_dd', provider: 'stripe' },
-          { name: 'card-unknown', payment_method: 'card', provider: 'adyen' },
+          { name: 'card-unknown', payment_method: 'card', provider: 'worldpay' },
         ];
       }
     }

@@ -2,7 +2,14 @@ import { IDEMPOTENCY_RECORD } from '@svc/http';
 import { CLIENT, SIGNING_KEYS } from '@svc/identity';
 import { CONNECT_TICKET, INTEGRATION, PARTNER_LINK, PROCESS, PROCESS_TOKEN, USER, USER_EMAIL } from '@svc/onboarding';
 import { ACCOUNT, ACCOUNT_ADDRESS, ORGANISATION, ORGANISATION_ADDRESS } from '@svc/organisations';
-import { PAYMENT, PAYMENT_SOURCE, PROVIDER_CUSTOMER, PROVIDER_EVENT } from '@svc/payments';
+import {
+  PAYMENT,
+  PAYMENT_SOURCE,
+  PROVIDER_CUSTOMER,
+  PROVIDER_EVENT,
+  PROVIDER_HEALTH,
+  PROVIDER_RATE,
+} from '@svc/payments';
 import { REPORT, SOURCE_CONFIGURATION } from '@svc/reconciliation';
 import { DEFAULT_PLAN, INVOICE, PLAN, SUBSCRIPTION } from '@svc/subscriptions';
 import { SUPPORTER } from '@svc/supporters';
@@ -27,6 +34,8 @@ export const ENTITIES: readonly DescribedEntity[] = [
   PAYMENT_SOURCE,
   PROVIDER_CUSTOMER,
   PROVIDER_EVENT,
+  PROVIDER_HEALTH,
+  PROVIDER_RATE,
   SUPPORTER,
   PLAN,
   SUBSCRIPTION,

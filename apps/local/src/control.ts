@@ -1,4 +1,5 @@
-import { advanceClock, freezeClock, now, resumeRealTime, ValidationError } from '@svc/core';
+import { advanceClock, freezeClock, NotFoundError, now, resumeRealTime, ValidationError } from '@svc/core';
+import { allProviderHealth, PROVIDER_FAULTS, PROVIDER_NAMES, providerFault, setProviderFault } from '@svc/payments';
 import * as z from 'zod';
 import { settle } from './background';
 import { runBillingNow } from './billing';
@@ -20,8 +21,47 @@ const clockBody = z.union([
   z.object({ advance_seconds: z.number().int().min(0).max(MAX_UNIX_SECONDS) }).strict(),
 ]);
 
+const faultBody = z.object({ mode: z.enum(PROVIDER_FAULTS).nullable() }).strict();
+const FAULT_PATH = /^\/_local\/providers\/([a-z0-9_-]{1,40})\/fault$/;
+
+/** Each provider's circuit (test and live) and the fault injected in front of it, if any. */
+async function providersView() {
+  const health = await allProviderHealth(PROVIDER_NAMES);
+  return {
+    providers: PROVIDER_NAMES.map((name) => ({
+      name,
+      fault: providerFault(name) ?? null,
+      circuits: health
+        .filter((h) => h.provider === name)
+        .map((h) => ({
+          mode: h.mode,
+          state: h.state,
+          failures: h.failures,
+          ...(h.opened_at !== undefined ? { opened_at: h.opened_at } : {}),
+          ...(h.last_failure ? { last_failure: h.last_failure } : {}),
+        })),
+    })),
+  };
+}
+
 export async function handleControl(method: string, path: string, body: unknown): Promise<ControlResponse | undefined> {
+  if (method === 'GET' && path === '/_local/providers') return { status: 200, body: await providersView() };
   if (method !== 'POST') return undefined;
+  const fault = FAULT_PATH.exec(path);
+  if (fault?.[1]) {
+    const name = fault[1];
+    if (!PROVIDER_NAMES.includes(name)) throw new NotFoundError(`No payment provider ${name}`);
+    const parsed = faultBody.safeParse(body);
+    if (!parsed.success) {
+      throw ValidationError.field(
+        'mode',
+        'error.validation.not_valid',
+        `Send {"mode": ${PROVIDER_FAULTS.map((m) => `"${m}"`).join(' | ')} | null}`,
+      );
+    }
+    setProviderFault(name, parsed.data.mode);
+    return { status: 200, body: { name, fault: parsed.data.mode } };
+  }
   if (path === '/_local/clock') {
     const parsed = clockBody.safeParse(body);
     if (!parsed.success) {

@@ -34,6 +34,13 @@ export const BUSINESS_METRICS = {
    * account).
    */
   providerAnomalies: 'ProviderAnomalies',
+  /**
+   * A provider's circuit changed state (payments/provider-health); dimensions `provider` and
+   * `state` (open, half_open, closed). An open circuit is alarmed.
+   */
+  providerCircuitChanges: 'ProviderCircuitChanges',
+  /** New payments sent to a later candidate of their route; dimensions `provider` (the one skipped) and `reason`. */
+  providerFailovers: 'ProviderFailovers',
   /** Charge attempts of the billing run that failed (the dunning starts or goes on). */
   chargeAttemptsFailed: 'ChargeAttemptsFailed',
   /** Invoices paid (by a charge attempt, or a payment that settled one). */

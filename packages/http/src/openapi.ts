@@ -96,6 +96,7 @@ const json = (schema: JsonSchema) => ({ content: { 'application/json': { schema 
 /** A response's body: its schema, an HTML page, or for an error without one the Nested shape. */
 function responseBody(status: string, spec: ResponseSpec, shared: SharedSchemas): JsonSchema {
   if (spec.html) return { content: { 'text/html': { schema: { type: 'string' } } } };
+  if (spec.text) return { content: { 'text/plain': { schema: { type: 'string' } } } };
   if (spec.schema) return json(jsonSchemaOf(spec.schema, 'output', shared));
   if (Number(status) >= 400) return json({ $ref: '#/components/schemas/Error' });
   return {};

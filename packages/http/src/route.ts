@@ -48,6 +48,8 @@ export interface ResponseSpec {
   schema?: z.ZodType;
   /** The body is an HTML page (the hosted pages), not JSON. */
   html?: true;
+  /** The body is plain text (a provider's expected acknowledgement, Adyen's `[accepted]`). */
+  text?: true;
 }
 
 export interface RouteDefinition<

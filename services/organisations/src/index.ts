@@ -20,4 +20,6 @@ export {
   ORGANISATION_ADDRESS,
   type Organisation,
   organisationSchema,
+  type PaymentMethodProfile,
+  type RouteCandidate,
 } from './repository/organisation-repository';

@@ -40,3 +40,13 @@ export {
 } from './repository/payment-repository';
 export { findPaymentSource, PAYMENT_SOURCE, type PaymentSourceRecord } from './repository/payment-source-repository';
 export { PROVIDER_CUSTOMER } from './repository/provider-customer-repository';
+export {
+  allProviderHealth,
+  forgetProviderHealth,
+  PROVIDER_HEALTH,
+  type ProviderHealth,
+} from './repository/provider-health-repository';
+export { PROVIDER_RATE } from './repository/provider-rate-repository';
+export { PROVIDER_NAMES } from './providers/registry';
+export { HANDLED_ADYEN_EVENTS } from './providers/adyen/adyen-notifications';
+export { PROVIDER_FAULTS, type ProviderFault, providerFault, setProviderFault } from './providers/faults';

@@ -64,23 +64,72 @@ export const billingDataSchema = deferred(() =>
   }),
 );
 
+/** The settings a provider takes from a profile or a route's candidate. */
+const providerSettings = () => ({
+  stripe_account: z
+    .string()
+    .regex(/^acct_[A-Za-z0-9]{1,64}$/, 'A Stripe account id (acct_…)')
+    .optional(),
+  /**
+   * The Adyen merchant account the payment is made on (one per organisation, as `stripe_account`
+   * is for Stripe). Adyen's merchant account names are letters, digits and underscores.
+   */
+  merchant_account: z
+    .string()
+    .regex(/^[A-Za-z0-9_]{3,80}$/, 'An Adyen merchant account name (letters, digits, _)')
+    .optional(),
+  raw_card_data: z.boolean().optional(),
+});
+
+/** A decimal amount in minor units, as the API's amounts are written ("2500"). */
+const minorAmount = z.string().regex(/^(0|[1-9][0-9]{0,11})$/, 'An amount in minor units ("2500")');
+
 /**
- * A payment method profile: which provider takes the account's payments of a method. Real
- * providers take their own settings here: `stripe_account` (a Stripe Connect account the charge
- * is made on, with the platform's key) and `raw_card_data` (the contract's raw card fields may be
- * forwarded to the provider; without it a card payment takes a provider payment method id).
+ * One candidate of a routed profile: a provider with its own settings, the payments it takes
+ * (`when`: currencies, an amount range in minor units, test or live) and its share of new
+ * payments (`weight`, relative to the other weighted candidates that match).
+ */
+export const routeCandidateSchema = deferred(() =>
+  z
+    .object({
+      provider: z.string().min(1),
+      ...providerSettings(),
+      when: z
+        .object({
+          currency: z.array(z.string().regex(/^[A-Z]{3}$/, 'An ISO 4217 currency code')).min(1).optional(),
+          min_amount: minorAmount.optional(),
+          max_amount: minorAmount.optional(),
+          test_mode: z.boolean().optional(),
+        })
+        .strict()
+        .refine((when) => when.min_amount === undefined || when.max_amount === undefined || BigInt(when.min_amount) <= BigInt(when.max_amount), {
+          message: 'min_amount is above max_amount',
+          path: ['min_amount'],
+        })
+        .optional(),
+      weight: z.number().int().min(0).max(1_000).optional(),
+    })
+    .strict(),
+);
+export type RouteCandidate = z.infer<typeof routeCandidateSchema>;
+
+/**
+ * A payment method profile: which provider takes the account's payments of a method, or (`route`)
+ * an ordered list of candidate providers, tried in order (weighted candidates first share the
+ * new payments) with fail-over while one is down. Real providers take their own settings here:
+ * `stripe_account` (a Stripe Connect account the charge is made on, with the platform's key),
+ * `merchant_account` (Adyen's) and `raw_card_data` (the contract's raw card fields may be
+ * forwarded to the provider; without it a card payment takes a provider payment method id or
+ * the provider's encrypted card fields).
  */
 export const paymentMethodProfileSchema = deferred(() =>
   z
     .object({
       name: z.string(),
       payment_method: z.string(),
-      provider: z.string(),
-      stripe_account: z
-        .string()
-        .regex(/^acct_[A-Za-z0-9]{1,64}$/, 'A Stripe account id (acct_…)')
-        .optional(),
-      raw_card_data: z.boolean().optional(),
+      provider: z.string().optional(),
+      ...providerSettings(),
+      route: z.array(routeCandidateSchema).min(1).max(8).optional(),
       /**
        * A platform fee taken from each charge on the connected account (Stripe's
        * `application_fee_amount`): basis points of the amount plus a fixed part in minor units.
@@ -89,7 +138,7 @@ export const paymentMethodProfileSchema = deferred(() =>
       platform_fee_fixed: z.number().int().min(0).optional(),
       /**
        * The organisation's suffix of the card statement descriptor (Stripe: at most 22 characters,
-       * none of < > \ ' " *, https://docs.stripe.com/get-started/account/statement-descriptors).
+       * none of < > \\ ' " *, https://docs.stripe.com/get-started/account/statement-descriptors).
        */
       statement_descriptor_suffix: z
         .string()
@@ -98,9 +147,14 @@ export const paymentMethodProfileSchema = deferred(() =>
         .regex(/^[^<>\\'"*]+$/, 'None of < > \\ \' " *')
         .optional(),
     })
+    .refine((profile) => (profile.provider === undefined) !== (profile.route === undefined), {
+      message: 'A profile names either one provider or a route of candidates',
+      path: ['provider'],
+    })
     .refine(
       (profile) =>
         profile.stripe_account !== undefined ||
+        profile.route?.some((candidate) => candidate.stripe_account !== undefined) === true ||
         (profile.platform_fee_basis_points === undefined && profile.platform_fee_fixed === undefined),
       {
         message: 'A platform fee is taken on a connected account: set stripe_account',

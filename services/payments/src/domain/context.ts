@@ -10,29 +10,22 @@ import {
 } from '@svc/core';
 import { type Account, findAccount } from '@svc/organisations';
 import type { DonorDetails, ProviderContext } from '../providers/provider';
-import { providerFor } from '../providers/registry';
 import { minorUnits, type PaymentRequest, refuseSubscription } from './request';
+import { authoriseRouted, providerAccountOf } from './routing';
 import { linkSupporter } from './supporter-link';
 
 /**
- * Resolves what a payment request points at: the account (granted to the caller), the payment
- * method profile on that account, and the provider behind it.
+ * Resolves what a payment request points at: the account (granted to the caller) and the payment
+ * method profile on that account. The provider is chosen later, per payment (routing.ts).
  */
-export async function resolveAccountAndProvider(
-  principal: Promise<Principal>,
-  request: PaymentRequest,
-  /** Whether the instrument is kept for later charges (a provider may not be able to). */
-  saving: boolean,
-) {
+export async function resolveAccountAndProfile(principal: Promise<Principal>, request: PaymentRequest) {
   const [caller, account] = await Promise.all([principal, findAccount(request.account_uuid)]);
   if (!account) throw new NotFoundError('Account not found');
   assertAccountGrant(caller, account.organisation_uuid, account.uuid);
   if (!account.active) {
     throw ValidationError.field('account_uuid', 'error.account.inactive', 'This account is not active');
   }
-  const profile = findProfile(account, request);
-  const context: ProviderContext = { profile, testMode: request.test_mode ?? false };
-  return { caller, account, profile, context, provider: await providerFor(context, request.payment_method, saving) };
+  return { caller, account, profile: findProfile(account, request) };
 }
 
 function findProfile(account: Account, request: PaymentRequest) {
@@ -72,7 +65,11 @@ export function storedContext(stored: {
       name: stored.profile,
       payment_method: stored.payment_method,
       provider: stored.provider,
-      ...definedFields({ stripe_account: stored.provider_account }),
+      ...definedFields(
+        stored.provider === 'adyen'
+          ? { merchant_account: stored.provider_account }
+          : { stripe_account: stored.provider_account },
+      ),
     },
     testMode: stored.test_mode,
   };
@@ -132,32 +129,42 @@ export async function authoriseNew({
   saving,
   beforeAuthorising = async () => refuseSubscription(request),
 }: NewAuthorisation) {
-  const { account, profile, provider, context } = await resolveAccountAndProvider(
-    principal,
-    request,
-    saving !== 'none',
-  );
+  const { account, profile } = await resolveAccountAndProfile(principal, request);
   await beforeAuthorising(account);
   const supporter = await linkSupporter(request, account.organisation_uuid);
   const approvalToken = await derivedToken('approval', uuid);
   const amount = money(minorUnits(request.amount), request.amount.currency);
-  const authorisation = await provider.authorise({
-    reference: uuid,
+  const { provider, context, authorisation, tried } = await authoriseRouted({
+    profile,
     method: request.payment_method,
+    saving: saving !== 'none',
     amount,
-    paymentInformation: request.payment_information,
-    approvalUrl: approvalPage(uuid, approvalToken, provider.name),
-    context,
-    saveInstrument: saving !== 'none',
-    sourceOnly: saving === 'source_only',
-    metadata: { svc_reference: uuid, svc_organisation_uuid: account.organisation_uuid, svc_account_uuid: account.uuid },
-    donor: donorDetails(supporter),
+    testMode: request.test_mode ?? false,
+    request: (candidate, candidateContext) => ({
+      reference: uuid,
+      method: request.payment_method,
+      amount,
+      paymentInformation: request.payment_information,
+      approvalUrl: approvalPage(uuid, approvalToken, candidate.name),
+      context: candidateContext,
+      saveInstrument: saving !== 'none',
+      sourceOnly: saving === 'source_only',
+      metadata: {
+        svc_reference: uuid,
+        svc_organisation_uuid: account.organisation_uuid,
+        svc_account_uuid: account.uuid,
+      },
+      donor: donorDetails(supporter),
+    }),
   });
   return {
     account,
-    profile,
+    /** The profile as the chosen provider took it (its name, and that provider's settings). */
+    profile: context.profile,
     provider,
     context,
+    providerAccount: providerAccountOf(context),
+    tried,
     supporter,
     amount,
     authorisation,

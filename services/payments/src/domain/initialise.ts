@@ -26,7 +26,8 @@ export async function initialisePayment(
   const uuid = newResourceUuid('payment');
   const stored = await storedByEarlierRun(principal, uuid);
   if (stored) return stored;
-  const { account, profile, provider, supporter, amount, authorisation, approvalTokenHash } = await authoriseNew({
+  const { account, profile, provider, providerAccount, tried, supporter, amount, authorisation, approvalTokenHash } =
+    await authoriseNew({
     principal,
     request,
     uuid,
@@ -54,7 +55,7 @@ export async function initialisePayment(
           created,
           testMode,
           supporterUuid: supporter.supporter_uuid,
-          providerAccount: profile.stripe_account,
+          providerAccount,
         })
       : undefined;
 
@@ -73,11 +74,12 @@ export async function initialisePayment(
     payment_method: request.payment_method,
     profile: profile.name,
     provider: provider.name,
+    ...(tried.length > 0 ? { providers_tried: tried } : {}),
     ...definedFields({ locale: request.locale }),
     ...definedFields({ return_url: request.return_url }),
     ...(outcome.status === 'pending' ? pendingFields(outcome, approvalTokenHash) : {}),
     ...definedFields({ provider_reference: authorisation.providerReference }),
-    ...definedFields({ provider_account: profile.stripe_account }),
+    ...definedFields({ provider_account: providerAccount }),
     ...definedFields({ provider_customer: authorisation.providerCustomer }),
     // Waiting on the donor or the provider: asked about in the background too, not only by events.
     ...(outcome.status === 'pending' && provider.outcomeOf ? { next_check: created + FIRST_CHECK_SECONDS } : {}),

@@ -88,6 +88,7 @@ async function outcomeNow(payment: PaymentRecord, at: number): Promise<FoundOutc
     paymentUuid: payment.uuid,
     created: payment.created,
     providerCustomer: payment.provider_customer,
+    action: payment.action,
   };
   let found: FoundOutcome;
   try {

@@ -41,6 +41,12 @@ export const paymentResponse = deferred(() =>
     payment_method: z.enum(PAYMENT_METHODS),
     profile: z.string(),
     provider: z.string(),
+    providers_tried: z
+      .array(z.object({ provider: z.string(), reason: z.string() }))
+      .optional()
+      .describe(
+        'Providers of the profile’s route passed over before `provider`, with why: circuit_open, connection_refused, rate_limited, limit_reached, unusable',
+      ),
     locale: z.string().optional(),
     return_url: z.string().optional(),
     action: redirect().optional().describe('Where to send the donor while the payment is pending'),
@@ -119,6 +125,7 @@ export function paymentShape(p: PaymentRecord) {
     payment_method: p.payment_method,
     profile: p.profile,
     provider: p.provider,
+    ...(p.providers_tried?.length ? { providers_tried: p.providers_tried } : {}),
     ...definedFields({ locale: p.locale }),
     ...definedFields({ return_url: p.return_url }),
     ...definedFields({ action: p.status === 'pending' ? p.action : undefined }),

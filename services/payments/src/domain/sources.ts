@@ -25,7 +25,7 @@ export async function createPaymentSource(
   const uuid = newResourceUuid('payment_source');
   // A re-run of a request that died after storing its source returns that source.
   if (isResumedRequest() && (await findPaymentSource(uuid))) return getPaymentSource(principal, uuid);
-  const { account, profile, provider, supporter, authorisation, approvalTokenHash } = await authoriseNew({
+  const { account, profile, provider, providerAccount, supporter, authorisation, approvalTokenHash } = await authoriseNew({
     principal,
     request,
     uuid,
@@ -57,7 +57,7 @@ export async function createPaymentSource(
         }
       : {}),
     ...definedFields({ provider_reference: authorisation.providerReference }),
-    ...definedFields({ provider_account: profile.stripe_account }),
+    ...definedFields({ provider_account: providerAccount }),
   };
   if (outcome.status === 'failed') delete source.instrument_token;
   const writes: GuardedWrite[] = [{ item: newPaymentSourceWrite(source) }];

@@ -16,6 +16,7 @@ import {
 } from '../domain/shapes';
 import { createPaymentSource, getPaymentSource, replaceSourceCustomParameters } from '../domain/sources';
 import { approvalRoutes } from './approval-routes';
+import { adyenRoutes } from './adyen-routes';
 import { stripeRoutes } from './stripe-routes';
 
 const paymentParams = uuidParams('payment_uuid');
@@ -166,4 +167,5 @@ export const paymentsRoutes: AnyRoute[] = [
   }),
   ...approvalRoutes,
   ...stripeRoutes,
+  ...adyenRoutes,
 ];

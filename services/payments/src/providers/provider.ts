@@ -25,6 +25,8 @@ export interface ProviderContext {
     payment_method: string;
     provider: string;
     stripe_account?: string | undefined;
+    /** The Adyen merchant account the payment is made on. */
+    merchant_account?: string | undefined;
     raw_card_data?: boolean | undefined;
     /** A platform fee on Connect charges: basis points of the amount, plus a fixed part in minor units. */
     platform_fee_basis_points?: number | undefined;
@@ -87,6 +89,8 @@ export interface Authorisation {
 /** What a later call about a payment needs besides our reference. */
 export interface PaymentAtProvider {
   context: ProviderContext;
+  /** What the donor was asked to do, while the payment waits on them (3-D Secure, TWINT). */
+  action?: RedirectAction | undefined;
   providerReference?: string | undefined;
   /** Our payment's uuid (a refund's metadata names it, for the provider's later events). */
   paymentUuid?: string | undefined;
@@ -144,4 +148,30 @@ export interface PaymentProvider {
    */
   refund(reference: string, amount: Money, payment?: PaymentAtProvider, firstTried?: number): Promise<RefundOutcome>;
   cancel(reference: string, payment?: PaymentAtProvider): Promise<void>;
+}
+
+/**
+ * Why a call provably never reached the provider, or reached it and was refused before anything
+ * was done: the only failures after which a payment may be sent to another provider.
+ */
+export type NotReachedReason = 'connection_refused' | 'rate_limited' | 'circuit_open' | 'limit_reached';
+
+/**
+ * Thrown by `authorise` when the provider provably did nothing: the connection was refused or the
+ * name did not resolve (no request was sent), or it answered 429 (a request over its rate limit is
+ * not processed). Anything else that is not an answer (a timeout, a cut connection, a 5xx) is an
+ * unknown outcome and is never thrown as this.
+ */
+export class ProviderNotReachedError extends Error {
+  readonly provider: string;
+  readonly reason: NotReachedReason;
+  /** Seconds the provider asked us to wait (429 `Retry-After`), if it said. */
+  readonly retryAfter: number | undefined;
+  constructor(provider: string, reason: NotReachedReason, options: { cause?: unknown; retryAfter?: number } = {}) {
+    super(`${provider} was not reached: ${reason}`, { cause: options.cause });
+    this.name = 'ProviderNotReachedError';
+    this.provider = provider;
+    this.reason = reason;
+    this.retryAfter = options.retryAfter;
+  }
 }

@@ -91,8 +91,10 @@ export const paymentRecordSchema = deferred(() =>
     dispute: disputeRecordSchema.optional(),
     /** Refunds the provider did not answer for: asked again by the resolver until it does. */
     refunds_to_confirm: z.array(z.string()).optional(),
-    /** The provider account the payment was made on (a Stripe Connect account), if not the platform's. */
+    /** The provider account the payment was made on (a Stripe Connect account, an Adyen merchant account), if not the platform's. */
     provider_account: z.string().optional(),
+    /** The route's candidates passed over before the payment's provider, with why (domain/routing.ts). */
+    providers_tried: z.array(z.object({ provider: z.string(), reason: z.string() })).optional(),
     /** The provider's customer the payment was made for (a Stripe Customer), where its intent is looked for. */
     provider_customer: z.string().optional(),
     /** When the resolver asks the provider about this pending payment next (domain/recheck.ts). */

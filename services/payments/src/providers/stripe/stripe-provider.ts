@@ -24,7 +24,7 @@ import type {
   ProviderContext,
   RefundOutcome,
 } from '../provider';
-import { PAYMENT_METHODS } from '../provider';
+import { PAYMENT_METHODS, ProviderNotReachedError } from '../provider';
 import {
   keyName,
   STRIPE_API_VERSION,
@@ -426,6 +426,8 @@ async function authorise(request: AuthoriseRequest): Promise<Authorisation> {
       refusedAccess(failure, request.context);
       return { outcome: { status: 'failed', reason: 'provider_unavailable' }, maskedInformation: masked };
     }
+    const notReached = notReachedReason(error);
+    if (notReached) throw new ProviderNotReachedError('stripe', notReached, { cause: error });
     // The outcome is unknown: the payment waits, and background work reads Stripe's records.
     return {
       outcome: { status: 'pending', reason: 'provider_unavailable' },
@@ -433,6 +435,21 @@ async function authorise(request: AuthoriseRequest): Promise<Authorisation> {
       ...(customer ? { providerCustomer: customer } : {}),
     };
   }
+}
+
+/**
+ * Whether a failed call provably did nothing at Stripe: a 429 (Stripe rejects a request over its
+ * rate limit before processing it: "treat these as a signal to slow down", the request can be
+ * retried, https://docs.stripe.com/rate-limits), or a connection that was never made (refused,
+ * or a name that did not resolve) on the only try (the SDK re-sends a closed socket once, and a
+ * re-sent request may have reached Stripe the first time: its message then says "retried").
+ */
+function notReachedReason(error: unknown): 'rate_limited' | 'connection_refused' | undefined {
+  const e = error as { type?: string; message?: string; detail?: { code?: string } };
+  if (e.type === 'StripeRateLimitError') return 'rate_limited';
+  if (e.type !== 'StripeConnectionError' || e.message?.includes('retried')) return undefined;
+  const code = e.detail?.code;
+  return code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' ? 'connection_refused' : undefined;
 }
 
 function invalidInput(failure: { param?: string | undefined; message: string }): ValidationError {

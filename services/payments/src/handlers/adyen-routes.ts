@@ -1,0 +1,90 @@
+import { NotFoundError } from '@svc/core';
+import { type AnyRoute, defineRoute, type HttpResult, uuidParams } from '@svc/http';
+import { retryOnConflict } from '@svc/table';
+import * as z from 'zod';
+import { findPendingPayment, findPendingSource, settlePendingSource } from '../domain/approval';
+import { storedContext } from '../domain/context';
+import { settleFromProvider } from '../domain/provider-updates';
+import { receiveAdyenNotifications } from '../providers/adyen/adyen-notifications';
+import { adyenDetails } from '../providers/adyen/adyen-provider';
+import { afterDecision } from './approval-page';
+
+/**
+ * Adyen's two ways back to us, neither with an API token: the donor returning from Adyen's page
+ * (3-D Secure 2, TWINT) with Adyen's `redirectResult`, addressed by the payment's approval token
+ * (the result is submitted to Adyen's `/payments/details`, whose answer settles the payment), and
+ * Adyen's HMAC-signed notifications, answered `[accepted]`.
+ */
+const returnQuery = z.looseObject({
+  token: z.string().min(1).max(200),
+  // Adyen appends it to the returnUrl of a GET redirect (https://docs.adyen.com/online-payments/3d-secure/redirect-3ds2/).
+  redirectResult: z.string().min(1).max(20_000),
+});
+
+const resultPage = (what: string, status: string): HttpResult => ({
+  status: 200,
+  headers: { 'cache-control': 'no-store' },
+  html: `<!doctype html><title>${what} ${status}</title><p role="status">${what} ${status}.</p>`,
+});
+
+export const adyenRoutes: AnyRoute[] = [
+  defineRoute({
+    method: 'GET',
+    path: '/providers/adyen/return/payments/{payment_uuid}',
+    auth: 'none',
+    operationId: 'adyenPaymentReturn',
+    summary: "Adyen: the donor's way back after Adyen's page; submits Adyen's redirectResult, settles the payment and redirects to its return_url",
+    params: uuidParams('payment_uuid'),
+    query: returnQuery,
+    responses: { 303: { description: 'Back to the return_url' }, 200: { description: 'Result page', html: true } },
+    handle: async ({ params, query }): Promise<HttpResult> => {
+      const found = await findPendingPayment(params.payment_uuid, query.token);
+      if (found.provider !== 'adyen') throw new NotFoundError('Payment not found');
+      const payment =
+        (await settleFromProvider(found.uuid, (stored) =>
+          adyenDetails(storedContext(stored), query.redirectResult, stored.uuid),
+        )) ?? found;
+      const location = afterDecision(payment.return_url, { payment_uuid: payment.uuid, status: payment.status });
+      if (location) return { status: 303, headers: { location, 'cache-control': 'no-store' } };
+      return resultPage('Payment', payment.status);
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/providers/adyen/return/payment-sources/{payment_source_uuid}',
+    auth: 'none',
+    operationId: 'adyenPaymentSourceReturn',
+    summary: "Adyen: the donor's way back after saving a payment method on Adyen's page; settles the source",
+    params: uuidParams('payment_source_uuid'),
+    query: returnQuery,
+    responses: { 200: { description: 'Result page', html: true } },
+    handle: async ({ params, query }): Promise<HttpResult> => {
+      const source = await retryOnConflict(async () => {
+        const found = await findPendingSource(params.payment_source_uuid, query.token);
+        if (found.provider !== 'adyen') throw new NotFoundError('Payment source not found');
+        if (found.status !== 'pending') return found;
+        const outcome = await adyenDetails(storedContext(found), query.redirectResult, found.uuid);
+        const withInstrument =
+          outcome.instrumentToken && !found.instrument_token
+            ? { ...found, instrument_token: outcome.instrumentToken }
+            : found;
+        return settlePendingSource(withInstrument, outcome);
+      });
+      return resultPage('Payment method', source.status);
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/providers/adyen/notifications',
+    auth: 'none',
+    operationId: 'adyenNotifications',
+    summary:
+      'Adyen: standard notifications, every item HMAC-verified (and basic auth when configured); answered [accepted] once applied',
+    body: z.unknown(),
+    responses: { 200: { description: 'Applied: the text [accepted]', text: true } },
+    handle: async ({ rawBody, headers }): Promise<HttpResult> => {
+      await receiveAdyenNotifications(rawBody, headers.authorization);
+      return { status: 200, text: '[accepted]' };
+    },
+  }),
+];

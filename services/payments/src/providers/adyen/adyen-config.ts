@@ -1,0 +1,120 @@
+import type { CheckoutAPI } from '@adyen/api-library';
+import { deferred, sdkClient } from '@svc/core';
+import * as z from 'zod';
+import { adyenHttpClient } from './adyen-http';
+
+/**
+ * Adyen's keys and where its Checkout API is.
+ *
+ * - Deployed stages: the same Secrets Manager secret as Stripe's keys (`SVC_STRIPE_SECRET_ARN`,
+ *   JSON fields `adyen_api_key`, `adyen_hmac_key`, `adyen_live_url_prefix`,
+ *   `adyen_notification_username`, `adyen_notification_password`, each optional), read once per
+ *   container and never logged.
+ * - Locally: `SVC_ADYEN_API_KEY`, `SVC_ADYEN_HMAC_KEY`, `SVC_ADYEN_LIVE_URL_PREFIX`,
+ *   `SVC_ADYEN_NOTIFICATION_USERNAME`, `SVC_ADYEN_NOTIFICATION_PASSWORD`.
+ * - `SVC_ADYEN_API_BASE` (a URL up to the API version, e.g. `https://checkout-test.adyen.com/v72`)
+ *   points every Checkout call at another server speaking Adyen's API: the tests' stand-in. By
+ *   default `test_mode` payments go to Adyen's test endpoint and the others to the live one,
+ *   which Adyen names per merchant (`https://{prefix}-checkout-live.adyenpayments.com/checkout`,
+ *   https://docs.adyen.com/development-resources/live-endpoints): live payments need the prefix.
+ *
+ * One API key serves a stage: Adyen's test and live accounts are separate companies with separate
+ * keys, so a stage takes either test or live Adyen payments, never both (the key decides).
+ * The HMAC keys (hex) may be several, comma-separated, while one is rolled.
+ */
+export interface AdyenKeys {
+  apiKey?: string | undefined;
+  hmacKeys: string[];
+  liveUrlPrefix?: string | undefined;
+  notificationUsername?: string | undefined;
+  notificationPassword?: string | undefined;
+}
+
+const secretSchema = deferred(() =>
+  z.object({
+    adyen_api_key: z.string().min(1).optional(),
+    adyen_hmac_key: z.string().min(1).optional(),
+    adyen_live_url_prefix: z.string().min(1).optional(),
+    adyen_notification_username: z.string().min(1).optional(),
+    adyen_notification_password: z.string().min(1).optional(),
+  }),
+);
+
+let fromSecret: Promise<AdyenKeys> | undefined;
+
+const hmacList = (value: string | undefined) =>
+  (value ?? '')
+    .split(',')
+    .map((key) => key.trim())
+    .filter(Boolean);
+
+export async function adyenKeys(): Promise<AdyenKeys> {
+  const secretArn = process.env.SVC_STRIPE_SECRET_ARN;
+  if (!secretArn) {
+    return {
+      apiKey: process.env.SVC_ADYEN_API_KEY || undefined,
+      hmacKeys: hmacList(process.env.SVC_ADYEN_HMAC_KEY),
+      liveUrlPrefix: process.env.SVC_ADYEN_LIVE_URL_PREFIX || undefined,
+      notificationUsername: process.env.SVC_ADYEN_NOTIFICATION_USERNAME || undefined,
+      notificationPassword: process.env.SVC_ADYEN_NOTIFICATION_PASSWORD || undefined,
+    };
+  }
+  fromSecret ??= (async () => {
+    const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
+    const out = await sdkClient(new SecretsManagerClient({})).send(new GetSecretValueCommand({ SecretId: secretArn }));
+    const parsed = secretSchema.safeParse(JSON.parse(out.SecretString ?? '{}'));
+    if (!parsed.success) throw new Error('The providers secret has Adyen fields of the wrong type');
+    return {
+      apiKey: parsed.data.adyen_api_key,
+      hmacKeys: hmacList(parsed.data.adyen_hmac_key),
+      liveUrlPrefix: parsed.data.adyen_live_url_prefix,
+      notificationUsername: parsed.data.adyen_notification_username,
+      notificationPassword: parsed.data.adyen_notification_password,
+    };
+  })();
+  fromSecret.catch(() => {
+    fromSecret = undefined;
+  });
+  return fromSecret;
+}
+
+/**
+ * Time budget of one Adyen call, in milliseconds, inside the payments function's 29 s (see
+ * STRIPE_CONFIRM_TIMEOUT_MS): an authorisation may wait on the issuer, so 18 s; other calls 6 s.
+ * No call is re-sent by the client: a call not answered in time is an unknown outcome.
+ */
+export const ADYEN_PAYMENT_TIMEOUT_MS = 18_000;
+export const ADYEN_TIMEOUT_MS = 6_000;
+
+/** Why Adyen cannot take payments in this mode, or undefined when it can. */
+export async function adyenUnusable(testMode: boolean): Promise<string | undefined> {
+  const keys = await adyenKeys();
+  if (!keys.apiKey) return 'The adyen provider has no API key configured (SVC_ADYEN_API_KEY)';
+  if (!testMode && !process.env.SVC_ADYEN_API_BASE && !keys.liveUrlPrefix)
+    return 'Live Adyen payments need the live endpoint prefix (SVC_ADYEN_LIVE_URL_PREFIX)';
+  return undefined;
+}
+
+const clients = new Map<string, CheckoutAPI>();
+
+/** One Checkout API per key, mode, location and timeout, made on first use. */
+export async function adyenCheckout(testMode: boolean, timeoutMs = ADYEN_TIMEOUT_MS): Promise<CheckoutAPI> {
+  const keys = await adyenKeys();
+  if (!keys.apiKey) throw new Error('No Adyen API key (SVC_ADYEN_API_KEY)');
+  const base = process.env.SVC_ADYEN_API_BASE || undefined;
+  const id = [keys.apiKey, testMode, base, keys.liveUrlPrefix, timeoutMs].join('\u0000');
+  let checkout = clients.get(id);
+  if (!checkout) {
+    // Loaded on first use: a container that takes no Adyen payment does not pay for it at cold start.
+    const { Client, CheckoutAPI: Checkout, EnvironmentEnum } = await import('@adyen/api-library');
+    const client = new Client({
+      apiKey: keys.apiKey,
+      environment: testMode || base ? EnvironmentEnum.TEST : EnvironmentEnum.LIVE,
+      ...(keys.liveUrlPrefix ? { liveEndpointUrlPrefix: keys.liveUrlPrefix } : {}),
+    });
+    client.httpClient = adyenHttpClient({ base, timeoutMs });
+    checkout = new Checkout(client);
+    clients.set(id, checkout);
+  }
+  return checkout;
+}

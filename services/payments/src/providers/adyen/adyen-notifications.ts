@@ -1,0 +1,344 @@
+import { timingSafeEqual } from 'node:crypto';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BUSINESS_METRICS,
+  derivedUuid,
+  logger,
+  now,
+  recordMetric,
+  ServiceUnavailableError,
+  UnauthorizedError,
+  ValidationError,
+} from '@svc/core';
+import { db, getItem, retryOnConflict, tableName } from '@svc/table';
+import * as z from 'zod';
+import { settlePendingSource } from '../../domain/approval';
+import {
+  applyProviderRefunds,
+  recordDispute,
+  SUCCEEDED_AFTER_FAILURE,
+  settleFromProvider,
+  settleRecurringFromProvider,
+} from '../../domain/provider-updates';
+import { savePaymentVersion, saveSourceVersion } from '../../domain/versioned';
+import { findPayment, type PaymentRecord } from '../../repository/payment-repository';
+import { findPaymentSource } from '../../repository/payment-source-repository';
+import { PROVIDER_EVENT } from '../stripe/stripe-events';
+import { adyenKeys } from './adyen-config';
+import { adyenInstrumentToken, refusalReason, storedMethodId } from './adyen-provider';
+
+/**
+ * Adyen's standard notifications (`POST /providers/adyen/notifications`).
+ *
+ * - Authenticated by basic auth when a user and password are configured (Adyen sends the ones set
+ *   on its webhook), and by every item's HMAC signature (`additionalData.hmacSignature`, HMAC-SHA256
+ *   with the hex key over pspReference, originalReference, merchantAccountCode, merchantReference,
+ *   value, currency, eventCode and success joined by `:`, checked with the library's
+ *   HmacValidator; https://docs.adyen.com/development-resources/webhooks/verify-hmac-signatures/).
+ *   One bad item refuses the whole batch (400) and nothing of it is applied.
+ * - Answered `[accepted]` once every item is applied: Adyen retries a batch it did not get
+ *   `[accepted]` for (https://docs.adyen.com/development-resources/webhooks/#accept-webhooks), so an
+ *   item whose payment is not written yet (a notification faster than our own write) fails the
+ *   batch with 503 and is applied on Adyen's retry.
+ * - Applied once per `pspReference` + `eventCode` + `success` (a PROVIDER_EVENT marker) and
+ *   order-independent: each moves our records forward only, and facts that outrank a later copy
+ *   (a cancellation, a reversed chargeback) are kept as markers of the payment's pspReference.
+ *
+ * Adyen's API reads nothing back, so the notification itself is the provider's word: HMAC-signed
+ * with our key, it is trusted as Stripe's retrieved objects are.
+ */
+const MARKER_SECONDS = 60 * 86_400;
+
+const itemSchema = z.looseObject({
+  pspReference: z.string().min(1).max(64),
+  originalReference: z.string().max(64).optional(),
+  merchantAccountCode: z.string().max(200),
+  merchantReference: z.string().max(200),
+  eventCode: z.string().min(1).max(100),
+  success: z.enum(['true', 'false']),
+  reason: z.string().max(2_000).optional(),
+  amount: z.object({ value: z.number().int(), currency: z.string() }),
+  additionalData: z.record(z.string(), z.string()).optional(),
+});
+type Item = z.infer<typeof itemSchema>;
+
+const bodySchema = z.object({
+  live: z.enum(['true', 'false']),
+  notificationItems: z.array(z.object({ NotificationRequestItem: itemSchema })).min(1).max(1_000),
+});
+
+/** The notifications this endpoint acts on; the others are accepted and ignored. */
+export const HANDLED_ADYEN_EVENTS = [
+  'AUTHORISATION',
+  'CANCELLATION',
+  'TECHNICAL_CANCEL',
+  'REFUND',
+  'REFUND_FAILED',
+  'NOTIFICATION_OF_CHARGEBACK',
+  'CHARGEBACK',
+  'SECOND_CHARGEBACK',
+  'CHARGEBACK_REVERSED',
+  'RECURRING_CONTRACT',
+] as const;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** A notification whose payment is not (yet) ours to find: the batch is retried by Adyen. */
+class NotYetKnown extends ServiceUnavailableError {}
+
+export async function receiveAdyenNotifications(
+  rawBody: string,
+  authorization: string | undefined,
+): Promise<{ applied: number; duplicates: number }> {
+  const keys = await adyenKeys();
+  if (keys.notificationUsername) checkBasicAuth(authorization, keys.notificationUsername, keys.notificationPassword ?? '');
+  const refuse = (message: string) => ValidationError.field('hmacSignature', 'error.validation.not_valid', message);
+  if (keys.hmacKeys.length === 0) throw refuse('No Adyen HMAC key is configured (SVC_ADYEN_HMAC_KEY)');
+  let parsed: z.infer<typeof bodySchema>;
+  try {
+    parsed = bodySchema.parse(JSON.parse(rawBody));
+  } catch {
+    throw ValidationError.field('body', 'error.validation.not_valid', 'Not a batch of Adyen notifications');
+  }
+  const { HmacValidator } = await import('@adyen/api-library/lib/src/utils/hmacValidator').then((m) => ({
+    HmacValidator: m.default,
+  }));
+  const validator = new HmacValidator();
+  const items = parsed.notificationItems.map((entry) => entry.NotificationRequestItem);
+  for (const item of items) {
+    const signed = keys.hmacKeys.some((key) => {
+      try {
+        return validator.validateHMAC(item as never, key);
+      } catch {
+        return false;
+      }
+    });
+    if (!signed) {
+      logger.warn('Adyen notification refused: bad HMAC signature', { psp: item.pspReference, event: item.eventCode });
+      throw refuse(`The HMAC signature of ${item.eventCode} ${item.pspReference} does not match`);
+    }
+  }
+  let applied = 0;
+  let duplicates = 0;
+  for (const item of items) {
+    if (await applyOnce(item)) applied += 1;
+    else duplicates += 1;
+  }
+  return { applied, duplicates };
+}
+
+function checkBasicAuth(header: string | undefined, username: string, password: string): void {
+  const expected = Buffer.from(`Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`);
+  const given = Buffer.from(header ?? '');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+    logger.warn('Adyen notification refused: bad basic auth');
+    throw new UnauthorizedError('Adyen notifications need the configured basic auth');
+  }
+}
+
+const markerKey = (id: string) => PROVIDER_EVENT.key(['adyen', id]);
+
+async function mark(id: string, type: string): Promise<void> {
+  await db().send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: PROVIDER_EVENT.item({ provider: 'adyen', event_id: id, type, expires_at: now() + MARKER_SECONDS }),
+    }),
+  );
+}
+
+/** Applies an item unless one of the same pspReference, eventCode and success was applied before. */
+async function applyOnce(item: Item): Promise<boolean> {
+  const id = `${item.pspReference}#${item.eventCode}#${item.success}`;
+  if (await getItem(markerKey(id))) return false;
+  await applyAdyenNotification(item);
+  await mark(id, item.eventCode);
+  return true;
+}
+
+/** The payment's own pspReference: a modification's notification names it as `originalReference`. */
+const paymentPsp = (item: Item) => item.originalReference || item.pspReference;
+const fact = (psp: string, name: string) => `fact#${psp}#${name}`;
+
+/** Our payment named by a reference we sent: a payment's uuid, or a recurring charge attempt's. */
+async function paymentOf(reference: string): Promise<PaymentRecord | undefined> {
+  if (!UUID.test(reference)) return undefined;
+  return (await findPayment(reference)) ?? (await findPayment(derivedUuid('payment', reference)));
+}
+
+/** Ours but not written yet (the answer to our request is still on its way): Adyen sends it again. */
+function notYet(item: Item): never {
+  throw new NotYetKnown(`No payment ${item.merchantReference} yet for ${item.eventCode} ${item.pspReference}`);
+}
+
+export async function applyAdyenNotification(item: Item): Promise<void> {
+  switch (item.eventCode) {
+    case 'AUTHORISATION':
+      return authorisation(item);
+    case 'CANCELLATION':
+    case 'TECHNICAL_CANCEL':
+      return cancellation(item);
+    case 'REFUND':
+    case 'REFUND_FAILED':
+      return refunded(item);
+    case 'NOTIFICATION_OF_CHARGEBACK':
+    case 'CHARGEBACK':
+    case 'SECOND_CHARGEBACK':
+    case 'CHARGEBACK_REVERSED':
+      return chargeback(item);
+    case 'RECURRING_CONTRACT':
+      return recurringContract(item);
+    default:
+      return;
+  }
+}
+
+function instrumentOf(item: Item): string | undefined {
+  const stored = storedMethodId(item.additionalData);
+  const shopper =
+    item.additionalData?.['tokenization.shopperReference'] ?? item.additionalData?.['recurring.shopperReference'];
+  return stored && shopper ? adyenInstrumentToken(shopper, stored) : undefined;
+}
+
+async function authorisation(item: Item): Promise<void> {
+  const succeeded = item.success === 'true';
+  const payment = await paymentOf(item.merchantReference);
+  if (!payment) {
+    const source = UUID.test(item.merchantReference) ? await findPaymentSource(item.merchantReference) : undefined;
+    if (source) return settleSource(source.uuid, item);
+    if (UUID.test(item.merchantReference)) notYet(item);
+    return;
+  }
+  const outcome = succeeded
+    ? ({ status: 'succeeded' } as const)
+    : ({ status: 'failed', reason: refusalReason(item.reason) } as const);
+  const found = { ...outcome, providerReference: item.pspReference, ...tokenOf(item) };
+  if (payment.charge_attempt_uuid) {
+    if (payment.status === 'failed' && succeeded) {
+      recordMetric(BUSINESS_METRICS.providerAnomalies, 1, { kind: 'succeeded_after_failure' });
+      logger.error(SUCCEEDED_AFTER_FAILURE, { payment: payment.uuid, charge_attempt: payment.charge_attempt_uuid });
+      return;
+    }
+    await settleRecurringFromProvider(payment, async () => found);
+    return;
+  }
+  // Money Adyen took is recorded, also on a payment we had failed, unless we cancelled it
+  // (a cancellation outranks the authorisation it cancelled, whichever came first).
+  const cancelled = succeeded && (await getItem(markerKey(fact(item.pspReference, 'cancelled'))));
+  await settleFromProvider(payment.uuid, async () => found, { reviveFailed: succeeded && !cancelled });
+}
+
+function tokenOf(item: Item): { instrumentToken?: string } {
+  const token = instrumentOf(item);
+  return token ? { instrumentToken: token } : {};
+}
+
+async function settleSource(uuid: string, item: Item): Promise<void> {
+  await retryOnConflict(async () => {
+    const source = await findPaymentSource(uuid);
+    if (source?.status !== 'pending') return source;
+    const token = instrumentOf(item);
+    const withToken = token && !source.instrument_token ? { ...source, instrument_token: token } : source;
+    return settlePendingSource(
+      withToken,
+      item.success === 'true' ? { status: 'succeeded' } : { status: 'failed', reason: refusalReason(item.reason) },
+    );
+  });
+}
+
+/**
+ * A cancellation Adyen made: the pending payment fails (`approval_expired` when it waited on the
+ * donor, else `cancelled`). A cancellation Adyen refused changes nothing: the authorisation's own
+ * notification decides.
+ */
+async function cancellation(item: Item): Promise<void> {
+  if (item.success !== 'true') return;
+  await mark(fact(paymentPsp(item), 'cancelled'), item.eventCode);
+  const payment = await paymentOf(item.merchantReference);
+  if (!payment) return;
+  await settleFromProvider(payment.uuid, async (stored) => ({
+    status: 'failed',
+    reason: stored.action ? 'approval_expired' : 'cancelled',
+  }));
+}
+
+/** A refund's outcome; the reference we sent names the payment and the refund. */
+async function refunded(item: Item): Promise<void> {
+  const [paymentUuid, refundUuid] = item.merchantReference.split(':');
+  if (!paymentUuid || !refundUuid || !UUID.test(paymentUuid) || !UUID.test(refundUuid)) {
+    // A refund made in Adyen's Customer Area names no payment of ours: support reconciles it.
+    logger.warn('An Adyen refund names no payment of ours', { psp: item.pspReference });
+    return;
+  }
+  const payment = await findPayment(paymentUuid);
+  if (!payment) notYet(item);
+  const succeeded = item.eventCode === 'REFUND' && item.success === 'true';
+  await applyProviderRefunds(paymentUuid, [
+    {
+      uuid: refundUuid,
+      providerReference: item.pspReference,
+      amountMinor: item.amount.value,
+      outcome: succeeded ? { status: 'succeeded' } : { status: 'failed', reason: item.reason || 'refund_failed' },
+    },
+  ]);
+}
+
+/**
+ * A chargeback and what follows it. Adyen's dispute flow: NOTIFICATION_OF_CHARGEBACK (opened),
+ * CHARGEBACK (funds taken), CHARGEBACK_REVERSED (won, funds back), SECOND_CHARGEBACK (lost again)
+ * (https://docs.adyen.com/risk-management/disputes-api/dispute-notifications/). A reversal outranks
+ * the chargeback it reverses, whichever arrives first.
+ */
+async function chargeback(item: Item): Promise<void> {
+  const payment = await paymentOf(item.merchantReference);
+  if (!payment) {
+    if (UUID.test(item.merchantReference)) notYet(item);
+    return;
+  }
+  const psp = paymentPsp(item);
+  const reversed = item.eventCode === 'CHARGEBACK_REVERSED';
+  if (reversed) await mark(fact(psp, 'chargeback_reversed'), item.eventCode);
+  const laterReversal = !reversed && (await getItem(markerKey(fact(psp, 'chargeback_reversed'))));
+  const status =
+    item.eventCode === 'NOTIFICATION_OF_CHARGEBACK'
+      ? 'needs_response'
+      : reversed
+        ? 'won'
+        : item.eventCode === 'SECOND_CHARGEBACK'
+          ? 'lost'
+          : 'charged_back';
+  const funds = item.eventCode === 'NOTIFICATION_OF_CHARGEBACK' ? undefined : reversed ? 'reinstated' : 'withdrawn';
+  await recordDispute(payment.uuid, {
+    providerReference: psp,
+    status: laterReversal && item.eventCode === 'CHARGEBACK' ? 'won' : status,
+    reason: item.reason || 'chargeback',
+    amountMinor: item.amount.value,
+    funds: laterReversal && item.eventCode === 'CHARGEBACK' ? 'reinstated' : funds,
+  });
+}
+
+/**
+ * The instrument Adyen stored, for a payment or source still waiting for it (the answer that
+ * would have carried it was lost, or the donor's redirect has not come back yet).
+ */
+async function recurringContract(item: Item): Promise<void> {
+  const token = instrumentOf(item) ?? tokenFromContract(item);
+  if (!token || !UUID.test(item.merchantReference)) return;
+  await retryOnConflict(async () => {
+    const payment = await findPayment(item.merchantReference);
+    if (payment) {
+      if (payment.status !== 'pending' || !payment.create_payment_source || payment.instrument_token) return;
+      await savePaymentVersion(payment, { ...payment, instrument_token: token, events: [] });
+      return;
+    }
+    const source = await findPaymentSource(item.merchantReference);
+    if (source?.status === 'pending' && !source.instrument_token)
+      await saveSourceVersion(source, { ...source, instrument_token: token });
+  });
+}
+
+/** RECURRING_CONTRACT names the stored method as its pspReference and the shopper in its data. */
+function tokenFromContract(item: Item): string | undefined {
+  const shopper = item.additionalData?.shopperReference;
+  return shopper ? adyenInstrumentToken(shopper, item.pspReference) : undefined;
+}

@@ -1,0 +1,103 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { deferred } from '@svc/core';
+import { db, defineEntity, TTL_ATTRIBUTE, tableName } from '@svc/table';
+import * as z from 'zod';
+
+/**
+ * A shared limiter of the requests we send a provider per second, per provider, account and
+ * mode, so a peak stays under the limit the provider enforces instead of meeting its 429s:
+ *
+ * - Stripe: "up to 100 read operations per second and 100 write operations per second" per
+ *   account in live mode, 25 in test mode (https://docs.stripe.com/rate-limits); raising it takes
+ *   weeks of notice. We keep 90 and 20 (room for the dashboard, retries and the resolver).
+ * - Adyen publishes no fixed per-account figure (it answers 429 when a client is over its limit,
+ *   https://docs.adyen.com/development-resources/rate-limits/): no limit unless configured.
+ *
+ * `SVC_PROVIDER_RATE_LIMITS` (JSON, e.g. `{"stripe": {"live": 90, "test": 20}, "adyen": {"live":
+ * 500}}`) replaces the defaults. The count of a second is split over shards (each holding its
+ * share of the limit) so the counter is no hot key at thousands of requests per second; items
+ * expire by TTL. Seconds are real time, not the service clock: a provider counts real seconds.
+ */
+export const DEFAULT_RATE_LIMITS: Record<string, { live?: number; test?: number }> = {
+  stripe: { live: 90, test: 20 },
+};
+const MAX_SHARDS = 10;
+
+const limitsSchema = deferred(() =>
+  z.record(
+    z.string(),
+    z.object({ live: z.number().int().min(1).optional(), test: z.number().int().min(1).optional() }).strict(),
+  ),
+);
+
+export function providerRateLimit(provider: string, testMode: boolean): number | undefined {
+  const configured = process.env.SVC_PROVIDER_RATE_LIMITS;
+  const limits = configured ? limitsSchema.parse(JSON.parse(configured)) : DEFAULT_RATE_LIMITS;
+  return limits[provider]?.[testMode ? 'test' : 'live'];
+}
+
+interface RateCount {
+  scope: string;
+  second: number;
+  shard: number;
+  count: number;
+}
+
+export const PROVIDER_RATE = defineEntity<RateCount, readonly [string, number, number]>({
+  name: 'provider_rate',
+  summary: 'Requests sent to a provider in one second, per account and mode, on one shard of the limiter (TTL 2 minutes).',
+  prefix: 'PROVIDER_RATE',
+  idShown: '<provider>#<account>#<mode>#<unix second>#<shard>',
+  sort: 'PROVIDER_RATE',
+  id: (count) => [count.scope, count.second, count.shard] as const,
+  idParts: ([scope, second, shard]) => [scope, String(second), String(shard)],
+  byKey: 'a provider’s request count of a second (rate limiter)',
+  storage: {
+    toAttributes: ({ count }) => ({ count }),
+    fromAttributes: (item) => {
+      const parts = String(item.pk).split('#');
+      return {
+        scope: parts.slice(1, -2).join('#'),
+        second: Number(parts.at(-2)),
+        shard: Number(parts.at(-1)),
+        count: item.count,
+      };
+    },
+  },
+  parse: (value) => value as RateCount,
+});
+
+/** Whether one more request may go to the provider this second (a slot is taken when it may). */
+export async function takeProviderSlot(
+  provider: string,
+  account: string | undefined,
+  testMode: boolean,
+  second = Math.floor(Date.now() / 1000),
+): Promise<boolean> {
+  const limit = providerRateLimit(provider, testMode);
+  if (limit === undefined) return true;
+  // One item takes 50 conditional writes a second easily; above that, shards of at least 10.
+  const shards = limit <= 50 ? 1 : Math.min(MAX_SHARDS, Math.floor(limit / 10));
+  const first = Math.floor(Math.random() * shards);
+  const scope = `${provider}#${account ?? 'platform'}#${testMode ? 'test' : 'live'}`;
+  // Two shards are tried: one full shard among free ones does not refuse the request.
+  for (const shard of shards === 1 ? [0] : [first, (first + 1) % shards]) {
+    const share = Math.floor(limit / shards) + (shard < limit % shards ? 1 : 0);
+    try {
+      await db().send(
+        new UpdateCommand({
+          TableName: tableName(),
+          Key: PROVIDER_RATE.key([scope, second, shard]),
+          UpdateExpression: 'ADD #count :one SET entity = :entity, #ttl = :expires',
+          ConditionExpression: 'attribute_not_exists(#count) OR #count < :share',
+          ExpressionAttributeNames: { '#count': 'count', '#ttl': TTL_ATTRIBUTE },
+          ExpressionAttributeValues: { ':one': 1, ':share': share, ':entity': 'provider_rate', ':expires': second + 120 },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
+    }
+  }
+  return false;
+}
