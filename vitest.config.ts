@@ -38,7 +38,7 @@ const UNIT = [
   'apps/local/src/object-store/**/*.test.ts',
   'apps/local/src/{background,environment}.test.ts',
   'apps/ops/src/{client-types,stripe}.test.ts',
-  'test/{access-patterns,architecture,cold-start-schemas,search-warm-up,stripe-stand-in}.test.ts',
+  'test/{access-patterns,adyen-stand-in,architecture,cold-start-schemas,search-warm-up,stripe-stand-in}.test.ts',
   'test/openapi/document.test.ts',
 ];
 

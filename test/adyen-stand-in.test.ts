@@ -1,6 +1,6 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 // The library is a dependency of services/payments only: test code reaches it through that package.
-import * as adyen from '../services/payments/node_modules/@adyen/api-library';
+import * as adyen from '@adyen/api-library';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AdyenCallError, adyenHttpClient } from '../services/payments/src/providers/adyen/adyen-http';
 import {
   ADYEN_DECLINE,
@@ -149,6 +149,8 @@ describe('validation (https://docs.adyen.com/development-resources/error-codes)'
       [{ amount: { currency: 'CHF', value: 10.5 } }, '137', /'amount' is not valid/],
       [{ amount: { currency: 'XXX', value: 100 } }, '138', /Unsupported currency/],
       [{ shopperReference: 'ab' }, '180', /shopperReference/],
+      [{ metadata: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`k${i}`, 'v'])) }, '177', /Metadata/],
+      [{ metadata: { campaign: 'x'.repeat(81) } }, '177', /Metadata/],
     ];
     for (const [fields, errorCode, message] of cases) {
       const error = await failure(pay(fields));
@@ -184,6 +186,13 @@ describe('idempotency (https://docs.adyen.com/development-resources/api-idempote
     expect(standIn.payments.size).toBe(1);
     const echoed = await raw('/payments', JSON.stringify(request()), { 'idempotency-key': 'pay-2' });
     expect(echoed.headers.get('idempotency-key')).toBe('pay-2');
+  });
+
+  it('takes keys of at most 64 characters', async () => {
+    // "a unique identifier for the message with a maximum of 64 characters" (the error code is not documented).
+    const long = await raw('/payments', JSON.stringify(request()), { 'idempotency-key': 'k'.repeat(65) });
+    expect(long.status).toBe(422);
+    expect(standIn.payments.size).toBe(0);
   });
 
   it('refuses the key for another request (not documented: 704, nothing done)', async () => {
@@ -345,6 +354,15 @@ describe('TWINT (https://docs.adyen.com/payment-methods/twint/api-only)', () => 
     expect(await details(redirectResult)).toMatchObject({ resultCode: 'Authorised', pspReference: psp });
   });
 
+  it('refuses when the donor declines in the app', async () => {
+    await pay({ paymentMethod: { type: 'twint' } });
+    const psp = pspOf(`donation-${counter}`);
+    const redirectResult = standIn.approve(psp, false);
+    expect(only(items(), 'AUTHORISATION')).toMatchObject([{ pspReference: psp, success: 'false' }]);
+    expect(await details(redirectResult)).toMatchObject({ resultCode: 'Refused', pspReference: psp });
+    expect(await failure(details('not-a-redirect-result'))).toMatchObject({ status: 422, errorCode: '14_018' });
+  });
+
   it('takes CHF only', async () => {
     expect(
       await failure(pay({ paymentMethod: { type: 'twint' }, amount: { currency: 'EUR', value: 100 } })),
@@ -371,6 +389,21 @@ describe('SEPA Direct Debit (https://docs.adyen.com/payment-methods/sepa-direct-
     standIn.settle(failing.pspReference as string, 'failure');
     expect(only(items(), 'AUTHORISATION').map((item) => item.success)).toEqual(['true', 'false']);
     expect(standIn.payments.get(received.pspReference as string)?.status).toBe('authorised');
+  });
+
+  it('stores the account when the debit settles (RECURRING_CONTRACT then)', async () => {
+    const received = await pay({
+      paymentMethod: sepa(),
+      amount: { currency: 'EUR', value: 1000 },
+      storePaymentMethod: true,
+      shopperReference: 'supporter-7',
+      recurringProcessingModel: 'Subscription',
+    });
+    expect(received.additionalData).toBeUndefined();
+    standIn.settle(received.pspReference as string, 'success');
+    const [contract] = only(items(), 'RECURRING_CONTRACT');
+    expect(contract).toMatchObject({ originalReference: received.pspReference, paymentMethod: 'sepadirectdebit' });
+    expect(standIn.payments.get(received.pspReference as string)?.storedPaymentMethodId).toBe(contract?.pspReference);
   });
 
   it('needs EUR, a valid IBAN and the owner`s name under their v72 names', async () => {

@@ -184,6 +184,23 @@ export class OperationsAlarms extends Construct {
                 : 'The payment provider refused the platform’s key or a connected account: payments on it fail',
           }),
       ),
+      // A provider's circuit opened: new payments go to the route's next candidate (or wait on it).
+      ...(['stripe', 'adyen'] as const).map(
+        (provider) =>
+          new Alarm(this, `ProviderCircuitOpen-${provider}`, {
+            metric: businessMetric(
+              props.stage,
+              BUSINESS_METRICS.providerCircuitChanges,
+              { provider, state: 'open' },
+              PERIOD,
+            ),
+            threshold: 1,
+            evaluationPeriods: 1,
+            comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            treatMissingData: TreatMissingData.NOT_BREACHING,
+            alarmDescription: `The ${provider} circuit opened after repeated timeouts, 5xx or refused connections: its new payments go to the route's next provider (pnpm ops providers:status)`,
+          }),
+      ),
       new Alarm(this, 'BillingRunHeartbeat', {
         metric: props.billingRun.metricInvocations({ period: BILLING_HEARTBEAT, statistic: 'Sum' }),
         threshold: 1,

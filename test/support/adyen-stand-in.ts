@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 // The library is a dependency of services/payments only (the root package.json does not list it),
 // so test code reaches it through that package's node_modules.
-import * as adyen from '../../services/payments/node_modules/@adyen/api-library';
+import * as adyen from '@adyen/api-library';
 
 /**
  * A server speaking the part of Adyen's Checkout API v72 the adapter uses, as Adyen documents it,
@@ -12,9 +12,8 @@ import * as adyen from '../../services/payments/node_modules/@adyen/api-library'
  * debits that stay `Received` until `settle`, tokens for recurring payments, refunds and cancels
  * answered `received` and decided by webhooks, and standard webhooks signed with Adyen's HMAC.
  * Point the service at it with `SVC_ADYEN_API_BASE` (its `url`). test/adyen-stand-in.test.ts proves
- * each rule with the real @adyen/api-library; /tmp/adyen-rules.md (kept in the test's header)
- * lists the sources. Where Adyen's behaviour is not documented the stand-in takes the stricter
- * reading and says so ("UNKNOWN" below).
+ * each rule with the real @adyen/api-library and cites where Adyen documents it. Where Adyen's
+ * behaviour is not documented the stand-in takes the stricter reading and says so ("UNKNOWN").
  *
  * Spec: https://github.com/Adyen/adyen-openapi json/CheckoutService-v72.json (cited as "spec").
  * Time is the `clock` option (unix seconds): idempotency keys, redirect expiry and webhook dates.
@@ -160,9 +159,7 @@ const IDEMPOTENCY_SECONDS = 7 * 24 * 60 * 60;
 const REDIRECT_SECONDS = 12 * 60 * 60;
 
 const CURRENCIES = new Set(
-  'AED AUD BGN BRL CAD CHF CNY CZK DKK EUR GBP HKD HUF ILS ISK JPY MXN NOK NZD PLN RON SEK SGD THB TRY USD ZAR'.split(
-    ' ',
-  ),
+  'AED AUD BGN BRL CAD CHF CNY CZK DKK EUR GBP HKD HUF ISK JPY NOK NZD PLN RON SEK USD'.split(' '),
 );
 
 /** The wire names of a library request type: what Adyen's own library can send for it. */
@@ -206,6 +203,7 @@ class AdyenProblem extends Error {
 const invalid = (errorCode: string, message: string) => new AdyenProblem(422, errorCode, message);
 const missing = (field: string) => invalid('158', `Required field '${field}' not specified`);
 
+const ok = (body: Json, status = 200): Reply => ({ status, body });
 const isObject = (value: unknown): value is Json =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 const asObject = (value: unknown): Json => (isObject(value) ? value : {});
@@ -566,6 +564,14 @@ export async function startAdyenStandIn(options: AdyenStandInOptions = {}): Prom
         'Stand-in: native 3DS2 is not simulated; omit authenticationData.threeDSRequestData.nativeThreeDS',
       );
     }
+    const metadata = Object.entries(asObject(body.metadata));
+    // Spec PaymentRequest.metadata: at most 20 pairs ("177" Metadata size exceeds limit), keys of at
+    // most 20 and string values of at most 80 characters (their error code: UNKNOWN, 177 here).
+    if (metadata.length > 20) throw invalid('177', 'Metadata size exceeds limit');
+    const badEntry = metadata.find(
+      ([name, value]) => name.length > 20 || typeof value !== 'string' || value.length > 80,
+    );
+    if (badEntry) throw invalid('177', `Metadata entry '${badEntry[0]}' exceeds 20 characters per key or 80 per value`);
     const additionalData = asObject(body.additionalData);
 
     const payment: AdyenPayment = {
@@ -651,28 +657,22 @@ export async function startAdyenStandIn(options: AdyenStandInOptions = {}): Prom
       };
       // The card 3DS redirect answer carries the pspReference (spec example
       // post-payments-card-3d-secure-redirect-200); a redirect method's does not (post-payments-ideal-200).
-      return {
-        status: 200,
-        body: {
-          resultCode: 'RedirectShopper',
-          action,
-          ...(type === 'scheme' ? { pspReference: payment.pspReference } : {}),
-        },
-      };
+      return ok({
+        resultCode: 'RedirectShopper',
+        action,
+        ...(type === 'scheme' ? { pspReference: payment.pspReference } : {}),
+      });
     }
     if (result.resultCode === 'Received') {
       // SEPA (and the PENDING test holder): "Received", decided later by an AUTHORISATION webhook.
       payment.status = 'received';
-      return {
-        status: 200,
-        body: {
-          pspReference: payment.pspReference,
-          resultCode: 'Received',
-          merchantReference: payment.merchantReference,
-        },
-      };
+      return ok({
+        pspReference: payment.pspReference,
+        resultCode: 'Received',
+        merchantReference: payment.merchantReference,
+      });
     }
-    return { status: 200, body: conclude(payment, result) };
+    return ok(conclude(payment, result));
   }
 
   // /payments/details (spec PaymentDetailsRequest; example post-payments-details-00.redirect)
@@ -705,12 +705,8 @@ export async function startAdyenStandIn(options: AdyenStandInOptions = {}): Prom
           : { resultCode: 'Refused', refusalReason: '3D Not Authenticated', code: '11' },
       );
     }
-    const outcome = details.outcome ?? {
-      pspReference: payment.pspReference,
-      resultCode: 'Cancelled',
-      merchantReference: payment.merchantReference,
-    };
-    return { status: 200, body: outcome };
+    const { pspReference, merchantReference } = payment;
+    return ok(details.outcome ?? { pspReference, resultCode: 'Cancelled', merchantReference });
   }
 
   // Modifications: answered 201 "received", decided by webhooks (spec: refunds, cancels, /cancels).
@@ -768,17 +764,18 @@ export async function startAdyenStandIn(options: AdyenStandInOptions = {}): Prom
         outcome(true, 'Refund Failed', 'REFUND_FAILED');
       }
     }
-    return {
-      status: 201,
-      body: {
+    const paymentPspReference = payment.pspReference;
+    return ok(
+      {
         merchantAccount,
-        paymentPspReference: payment.pspReference,
+        paymentPspReference,
         pspReference: refundPsp,
         ...(reference ? { reference } : {}),
         status: 'received',
         amount,
       },
-    };
+      201,
+    );
   }
 
   /**
@@ -815,16 +812,16 @@ export async function startAdyenStandIn(options: AdyenStandInOptions = {}): Prom
     const reference = text(body.reference);
     const cancelPsp = reference16();
     cancelPayment(payment, 'CANCELLATION', cancelPsp, reference);
-    return {
-      status: 201,
-      body: {
+    return ok(
+      {
         merchantAccount,
         paymentPspReference: psp,
         pspReference: cancelPsp,
         ...(reference ? { reference } : {}),
         status: 'received',
       },
-    };
+      201,
+    );
   }
 
   /** POST /cancels by our reference: its outcome is a TECHNICAL_CANCEL webhook (spec /cancels description). */
@@ -852,16 +849,16 @@ export async function startAdyenStandIn(options: AdyenStandInOptions = {}): Prom
         success: 'false',
       });
     }
-    return {
-      status: 201,
-      body: {
+    return ok(
+      {
         merchantAccount,
         paymentReference,
         pspReference: cancelPsp,
         ...(reference ? { reference } : {}),
         status: 'received',
       },
-    };
+      201,
+    );
   }
 
   // HTTP

@@ -4,6 +4,7 @@ import { SEARCH_PROJECTIONS, wireDomains } from '@svc/api';
 import { type Grant, newUuid, type Role } from '@svc/core';
 import { createClient } from '@svc/identity';
 import { findOrganisation } from '@svc/organisations';
+import { allProviderHealth, PROVIDER_NAMES } from '@svc/payments';
 import { saveSourceConfiguration, sourceConfigurationSchema } from '@svc/reconciliation';
 import { applySeed, parseSeed } from '@svc/seed';
 import { progressBar, rebuildSearch } from '@svc/sql';
@@ -15,6 +16,7 @@ import {
   DLQ_PULL_VISIBILITY_SECONDS,
   runDlqPull,
 } from './dlq-pull';
+import { providerStatusLines } from './providers';
 import { configureStripe, configureWebhookEndpoint, replayEvents } from './stripe';
 import { adoptTable, restoreTable } from './table-recovery';
 import { openTarget } from './target';
@@ -32,6 +34,9 @@ const USAGE = `Usage:
   pnpm ops stripe:events --since <unix seconds|ISO time> [--stage <stage>] [--mode test|live] [--account acct_…]
       replays Stripe's events since then (Stripe keeps 30 days) through the same handler as
       deliveries; ones applied before are skipped. --account reads a connected account's events
+  pnpm ops providers:status [--stage <stage>] [--table <name>]
+      prints each payment provider's circuit (closed, open, half_open) per mode, shared by every
+      function: its failures in the current window, when it opened and the last failure
   pnpm ops captcha configure --stage <stage>
       puts SVC_CAPTCHA_SECRET from the environment (the reCAPTCHA secret key) into the stage's CaptchaSecret
 
@@ -105,6 +110,16 @@ export async function runOps(argv: string[], out: (line: string) => void = conso
   }
   if (command === 'stripe:webhook-endpoint') {
     for (const line of await configureWebhookEndpoint(values)) out(line);
+    return;
+  }
+  if (command === 'providers:status') {
+    const target = await openTarget({ stage: values.stage, table: values.table });
+    try {
+      out(`Provider circuits on ${target.description}:`);
+      for (const line of providerStatusLines(await allProviderHealth(PROVIDER_NAMES))) out(line);
+    } finally {
+      await target.close();
+    }
     return;
   }
   if (command === 'captcha configure') {
@@ -198,6 +213,7 @@ const COMMANDS = [
   'stripe:events',
   'stripe:webhook-endpoint',
   'captcha configure',
+  'providers:status',
   'search:rebuild',
   'dlq:pull',
   'table:restore',

@@ -21,5 +21,6 @@ export {
   type Organisation,
   organisationSchema,
   type PaymentMethodProfile,
+  paymentMethodProfileSchema,
   type RouteCandidate,
 } from './repository/organisation-repository';

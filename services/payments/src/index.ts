@@ -18,6 +18,9 @@ export {
 } from './domain/subscriptions-port';
 export { paymentEventData } from './event-data';
 export { paymentsRoutes } from './handlers/routes';
+export { HANDLED_ADYEN_EVENTS } from './providers/adyen/adyen-notifications';
+export { PROVIDER_FAULTS, type ProviderFault, providerFault, setProviderFault } from './providers/faults';
+export { PROVIDER_NAMES } from './providers/registry';
 export {
   STRIPE_API_VERSION,
   STRIPE_CONFIRM_RETRIES,
@@ -43,10 +46,8 @@ export { PROVIDER_CUSTOMER } from './repository/provider-customer-repository';
 export {
   allProviderHealth,
   forgetProviderHealth,
+  OPEN_AFTER,
   PROVIDER_HEALTH,
   type ProviderHealth,
 } from './repository/provider-health-repository';
 export { PROVIDER_RATE } from './repository/provider-rate-repository';
-export { PROVIDER_NAMES } from './providers/registry';
-export { HANDLED_ADYEN_EVENTS } from './providers/adyen/adyen-notifications';
-export { PROVIDER_FAULTS, type ProviderFault, providerFault, setProviderFault } from './providers/faults';

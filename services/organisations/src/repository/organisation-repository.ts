@@ -96,16 +96,25 @@ export const routeCandidateSchema = deferred(() =>
       ...providerSettings(),
       when: z
         .object({
-          currency: z.array(z.string().regex(/^[A-Z]{3}$/, 'An ISO 4217 currency code')).min(1).optional(),
+          currency: z
+            .array(z.string().regex(/^[A-Z]{3}$/, 'An ISO 4217 currency code'))
+            .min(1)
+            .optional(),
           min_amount: minorAmount.optional(),
           max_amount: minorAmount.optional(),
           test_mode: z.boolean().optional(),
         })
         .strict()
-        .refine((when) => when.min_amount === undefined || when.max_amount === undefined || BigInt(when.min_amount) <= BigInt(when.max_amount), {
-          message: 'min_amount is above max_amount',
-          path: ['min_amount'],
-        })
+        .refine(
+          (when) =>
+            when.min_amount === undefined ||
+            when.max_amount === undefined ||
+            BigInt(when.min_amount) <= BigInt(when.max_amount),
+          {
+            message: 'min_amount is above max_amount',
+            path: ['min_amount'],
+          },
+        )
         .optional(),
       weight: z.number().int().min(0).max(1_000).optional(),
     })

@@ -28,20 +28,21 @@ export async function initialisePayment(
   if (stored) return stored;
   const { account, profile, provider, providerAccount, tried, supporter, amount, authorisation, approvalTokenHash } =
     await authoriseNew({
-    principal,
-    request,
-    uuid,
-    approvalPage: (id, token, providerName) => `${baseUrl}${approvalPath(providerName, 'payments', id)}?token=${token}`,
-    saving: request.create_payment_source ? 'with_payment' : 'none',
-    beforeAuthorising: async (account) => {
-      if (request.subscription === undefined) return;
-      await subscriptions().checkPaymentSubscription(
-        parsePaymentSubscription(request.subscription),
-        account.organisation_uuid,
-        account.uuid,
-      );
-    },
-  });
+      principal,
+      request,
+      uuid,
+      approvalPage: (id, token, providerName) =>
+        `${baseUrl}${approvalPath(providerName, 'payments', id)}?token=${token}`,
+      saving: request.create_payment_source ? 'with_payment' : 'none',
+      beforeAuthorising: async (account) => {
+        if (request.subscription === undefined) return;
+        await subscriptions().checkPaymentSubscription(
+          parsePaymentSubscription(request.subscription),
+          account.organisation_uuid,
+          account.uuid,
+        );
+      },
+    });
   const { outcome } = authorisation;
   const created = now();
   const testMode = request.test_mode ?? false;

@@ -1,6 +1,7 @@
 import { setTimeout } from 'node:timers/promises';
 import { BUSINESS_METRICS, definedFields, logger, recordMetric, ValidationError } from '@svc/core';
 import type { PaymentMethodProfile, RouteCandidate } from '@svc/organisations';
+import { providerFault } from '../providers/faults';
 import {
   type Authorisation,
   type AuthoriseRequest,
@@ -9,7 +10,6 @@ import {
   type ProviderContext,
   ProviderNotReachedError,
 } from '../providers/provider';
-import { providerFault } from '../providers/faults';
 import { providerNamed } from '../providers/registry';
 import { type Admission, admit, recordAnswer, recordFailure } from '../repository/provider-health-repository';
 import { takeProviderSlot } from '../repository/provider-rate-repository';
@@ -202,6 +202,7 @@ export async function authoriseRouted(options: {
       // The last candidate: the payment waits for the next second's share (within the request's
       // budget), and fails without a call if there is none then either.
       await setTimeout(1000 - (Date.now() % 1000));
+      // (A frozen service clock, in tests, stays in its second: the payment then fails as below.)
       if (!(await slot())) {
         tried.push(passedOver(provider.name, 'limit_reached'));
         return notReachedAnywhere(provider, context, tried);

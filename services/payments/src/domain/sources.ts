@@ -25,14 +25,15 @@ export async function createPaymentSource(
   const uuid = newResourceUuid('payment_source');
   // A re-run of a request that died after storing its source returns that source.
   if (isResumedRequest() && (await findPaymentSource(uuid))) return getPaymentSource(principal, uuid);
-  const { account, profile, provider, providerAccount, supporter, authorisation, approvalTokenHash } = await authoriseNew({
-    principal,
-    request,
-    uuid,
-    approvalPage: (id, token, providerName) =>
-      `${baseUrl}${approvalPath(providerName, 'payment-sources', id)}?token=${token}`,
-    saving: 'source_only',
-  });
+  const { account, profile, provider, providerAccount, supporter, authorisation, approvalTokenHash } =
+    await authoriseNew({
+      principal,
+      request,
+      uuid,
+      approvalPage: (id, token, providerName) =>
+        `${baseUrl}${approvalPath(providerName, 'payment-sources', id)}?token=${token}`,
+      saving: 'source_only',
+    });
   const { outcome } = authorisation;
   const base = newSource({
     request: { ...request, profile: profile.name },

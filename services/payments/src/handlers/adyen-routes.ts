@@ -33,7 +33,8 @@ export const adyenRoutes: AnyRoute[] = [
     path: '/providers/adyen/return/payments/{payment_uuid}',
     auth: 'none',
     operationId: 'adyenPaymentReturn',
-    summary: "Adyen: the donor's way back after Adyen's page; submits Adyen's redirectResult, settles the payment and redirects to its return_url",
+    summary:
+      "Adyen: the donor's way back after Adyen's page; submits Adyen's redirectResult, settles the payment and redirects to its return_url",
     params: uuidParams('payment_uuid'),
     query: returnQuery,
     responses: { 303: { description: 'Back to the return_url' }, 200: { description: 'Result page', html: true } },

@@ -15,8 +15,8 @@ import {
   refundShape,
 } from '../domain/shapes';
 import { createPaymentSource, getPaymentSource, replaceSourceCustomParameters } from '../domain/sources';
-import { approvalRoutes } from './approval-routes';
 import { adyenRoutes } from './adyen-routes';
+import { approvalRoutes } from './approval-routes';
 import { stripeRoutes } from './stripe-routes';
 
 const paymentParams = uuidParams('payment_uuid');

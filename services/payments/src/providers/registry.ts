@@ -1,6 +1,6 @@
 import { ValidationError } from '@svc/core';
-import type { PaymentProvider } from './provider';
 import { adyenProvider } from './adyen/adyen-provider';
+import type { PaymentProvider } from './provider';
 import { simulatedProvider } from './simulated/simulated-provider';
 import { stripeProvider } from './stripe/stripe-provider';
 

@@ -182,13 +182,11 @@ export async function recordFailure(
           'attribute_not_exists(window_start) OR window_start = :seen',
           { ':one': 1, ':at': at, ':reason': reason, ':seen': health.window_start, ':zero': 0, ':closed': 'closed' },
         )
-      : await update(
-          provider,
-          mode,
-          'ADD failures :one SET last_failure = :reason',
-          'window_start = :seen',
-          { ':one': 1, ':reason': reason, ':seen': health.window_start },
-        );
+      : await update(provider, mode, 'ADD failures :one SET last_failure = :reason', 'window_start = :seen', {
+          ':one': 1,
+          ':reason': reason,
+          ':seen': health.window_start,
+        });
   // Another function moved the window first: counted again in the new one.
   if (!counted) return recordFailure(provider, mode, admission, reason);
   if (counted.state === 'closed' && counted.failures >= OPEN_AFTER) {
@@ -210,7 +208,8 @@ async function update(
   condition: string | undefined,
   values: Record<string, unknown>,
 ): Promise<ProviderHealth | undefined> {
-  const names: Record<string, string> = expression.includes('#state') || condition?.includes('#state') ? { '#state': 'state' } : {};
+  const names: Record<string, string> =
+    expression.includes('#state') || condition?.includes('#state') ? { '#state': 'state' } : {};
   try {
     const out = await db().send(
       new UpdateCommand({

@@ -1,5 +1,5 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { deferred } from '@svc/core';
+import { deferred, now } from '@svc/core';
 import { db, defineEntity, TTL_ATTRIBUTE, tableName } from '@svc/table';
 import * as z from 'zod';
 
@@ -16,7 +16,7 @@ import * as z from 'zod';
  * `SVC_PROVIDER_RATE_LIMITS` (JSON, e.g. `{"stripe": {"live": 90, "test": 20}, "adyen": {"live":
  * 500}}`) replaces the defaults. The count of a second is split over shards (each holding its
  * share of the limit) so the counter is no hot key at thousands of requests per second; items
- * expire by TTL. Seconds are real time, not the service clock: a provider counts real seconds.
+ * expire by TTL. Seconds are the service clock's (real time in a deployed stage; tests move it).
  */
 export const DEFAULT_RATE_LIMITS: Record<string, { live?: number; test?: number }> = {
   stripe: { live: 90, test: 20 },
@@ -45,7 +45,8 @@ interface RateCount {
 
 export const PROVIDER_RATE = defineEntity<RateCount, readonly [string, number, number]>({
   name: 'provider_rate',
-  summary: 'Requests sent to a provider in one second, per account and mode, on one shard of the limiter (TTL 2 minutes).',
+  summary:
+    'Requests sent to a provider in one second, per account and mode, on one shard of the limiter (TTL 2 minutes).',
   prefix: 'PROVIDER_RATE',
   idShown: '<provider>#<account>#<mode>#<unix second>#<shard>',
   sort: 'PROVIDER_RATE',
@@ -72,7 +73,7 @@ export async function takeProviderSlot(
   provider: string,
   account: string | undefined,
   testMode: boolean,
-  second = Math.floor(Date.now() / 1000),
+  second = now(),
 ): Promise<boolean> {
   const limit = providerRateLimit(provider, testMode);
   if (limit === undefined) return true;
@@ -91,7 +92,12 @@ export async function takeProviderSlot(
           UpdateExpression: 'ADD #count :one SET entity = :entity, #ttl = :expires',
           ConditionExpression: 'attribute_not_exists(#count) OR #count < :share',
           ExpressionAttributeNames: { '#count': 'count', '#ttl': TTL_ATTRIBUTE },
-          ExpressionAttributeValues: { ':one': 1, ':share': share, ':entity': 'provider_rate', ':expires': second + 120 },
+          ExpressionAttributeValues: {
+            ':one': 1,
+            ':share': share,
+            ':entity': 'provider_rate',
+            ':expires': second + 120,
+          },
         }),
       );
       return true;

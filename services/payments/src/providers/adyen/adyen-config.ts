@@ -86,6 +86,12 @@ export async function adyenKeys(): Promise<AdyenKeys> {
 export const ADYEN_PAYMENT_TIMEOUT_MS = 18_000;
 export const ADYEN_TIMEOUT_MS = 6_000;
 
+/** `SVC_ADYEN_TIMEOUT_MS` shortens every call's timeout (tests that make Adyen's stand-in hang). */
+function timeoutOf(defaultMs: number): number {
+  const configured = Number(process.env.SVC_ADYEN_TIMEOUT_MS);
+  return Number.isFinite(configured) && configured > 0 ? Math.min(configured, defaultMs) : defaultMs;
+}
+
 /** Why Adyen cannot take payments in this mode, or undefined when it can. */
 export async function adyenUnusable(testMode: boolean): Promise<string | undefined> {
   const keys = await adyenKeys();
@@ -102,7 +108,8 @@ export async function adyenCheckout(testMode: boolean, timeoutMs = ADYEN_TIMEOUT
   const keys = await adyenKeys();
   if (!keys.apiKey) throw new Error('No Adyen API key (SVC_ADYEN_API_KEY)');
   const base = process.env.SVC_ADYEN_API_BASE || undefined;
-  const id = [keys.apiKey, testMode, base, keys.liveUrlPrefix, timeoutMs].join('\u0000');
+  const timeout = timeoutOf(timeoutMs);
+  const id = [keys.apiKey, testMode, base, keys.liveUrlPrefix, timeout].join('\u0000');
   let checkout = clients.get(id);
   if (!checkout) {
     // Loaded on first use: a container that takes no Adyen payment does not pay for it at cold start.
@@ -112,7 +119,7 @@ export async function adyenCheckout(testMode: boolean, timeoutMs = ADYEN_TIMEOUT
       environment: testMode || base ? EnvironmentEnum.TEST : EnvironmentEnum.LIVE,
       ...(keys.liveUrlPrefix ? { liveEndpointUrlPrefix: keys.liveUrlPrefix } : {}),
     });
-    client.httpClient = adyenHttpClient({ base, timeoutMs });
+    client.httpClient = adyenHttpClient({ base, timeoutMs: timeout });
     checkout = new Checkout(client);
     clients.set(id, checkout);
   }

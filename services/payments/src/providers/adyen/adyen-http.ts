@@ -41,7 +41,14 @@ export class AdyenCallError extends Error {
 }
 
 /** Connection errors that prove the request was never sent (no TCP connection was made). */
-const NEVER_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+const NEVER_SENT = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ENETUNREACH',
+  'EHOSTUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 /** Adyen's Checkout endpoints as the library writes them, up to and including the API version. */
 const CHECKOUT_BASE = /^https:\/\/[^/]+(?:\/checkout)?\/v\d+/;
@@ -55,7 +62,13 @@ const CHECKOUT_BASE = /^https:\/\/[^/]+(?:\/checkout)?\/v\d+/;
  */
 export function adyenHttpClient(options: { base?: string | undefined; timeoutMs: number }): ClientInterface {
   return {
-    async request(endpoint: string, json: string | Buffer, config: Config, _apiKeyRequired: boolean, requestOptions: IRequest.Options = {}) {
+    async request(
+      endpoint: string,
+      json: string | Buffer,
+      config: Config,
+      _apiKeyRequired: boolean,
+      requestOptions: IRequest.Options = {},
+    ) {
       const url = options.base ? endpoint.replace(CHECKOUT_BASE, options.base.replace(/\/$/, '')) : endpoint;
       const headers: Record<string, string> = {
         'content-type': 'application/json',
@@ -97,9 +110,13 @@ function connectionFailure(error: unknown): AdyenCallError {
     return new AdyenCallError('not_reached', `Adyen was not reached (${code})`, { cause: error });
   }
   const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-  return new AdyenCallError('unknown', timedOut ? 'Adyen did not answer in time' : `Adyen did not answer: ${describe(error)}`, {
-    cause: error,
-  });
+  return new AdyenCallError(
+    'unknown',
+    timedOut ? 'Adyen did not answer in time' : `Adyen did not answer: ${describe(error)}`,
+    {
+      cause: error,
+    },
+  );
 }
 
 function answeredFailure(response: Response, text: string): AdyenCallError {

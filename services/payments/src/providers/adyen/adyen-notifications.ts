@@ -64,7 +64,10 @@ type Item = z.infer<typeof itemSchema>;
 
 const bodySchema = z.object({
   live: z.enum(['true', 'false']),
-  notificationItems: z.array(z.object({ NotificationRequestItem: itemSchema })).min(1).max(1_000),
+  notificationItems: z
+    .array(z.object({ NotificationRequestItem: itemSchema }))
+    .min(1)
+    .max(1_000),
 });
 
 /** The notifications this endpoint acts on; the others are accepted and ignored. */
@@ -91,7 +94,8 @@ export async function receiveAdyenNotifications(
   authorization: string | undefined,
 ): Promise<{ applied: number; duplicates: number }> {
   const keys = await adyenKeys();
-  if (keys.notificationUsername) checkBasicAuth(authorization, keys.notificationUsername, keys.notificationPassword ?? '');
+  if (keys.notificationUsername)
+    checkBasicAuth(authorization, keys.notificationUsername, keys.notificationPassword ?? '');
   const refuse = (message: string) => ValidationError.field('hmacSignature', 'error.validation.not_valid', message);
   if (keys.hmacKeys.length === 0) throw refuse('No Adyen HMAC key is configured (SVC_ADYEN_HMAC_KEY)');
   let parsed: z.infer<typeof bodySchema>;
@@ -258,7 +262,12 @@ async function cancellation(item: Item): Promise<void> {
   if (!payment) return;
   await settleFromProvider(payment.uuid, async (stored) => ({
     status: 'failed',
-    reason: stored.action ? 'approval_expired' : 'cancelled',
+    // A payment whose answer never came, cancelled by our reference: nothing was charged.
+    reason: stored.action
+      ? 'approval_expired'
+      : stored.status_reason === 'provider_unavailable'
+        ? 'provider_unavailable'
+        : 'cancelled',
   }));
 }
 

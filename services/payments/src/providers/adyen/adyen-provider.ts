@@ -46,9 +46,8 @@ import { AdyenCallError } from './adyen-http';
  * https://docs.adyen.com/development-resources/webhooks/webhook-types/#event-codes), and once
  * CANCEL_UNKNOWN_AFTER_SECONDS have passed without one, by cancelling by our reference
  * (`POST /cancels` with `paymentReference`, Adyen's "cancel without a PSP reference",
- * https://docs.adyen.com/online-payments/cancel/#cancel-without-psp-reference): nothing of it can
- * then be charged, and a success notification that still comes is recorded (money is never
- * ignored). Never a second payment under a new key.
+ * https://docs.adyen.com/online-payments/cancel/#cancel-without-psp-reference), whose notification
+ * says whether it took (see outcomeOf). Never a second payment under a new key.
  *
  * Tokens are Adyen's: a saved instrument (`storePaymentMethod`, one `shopperReference` per
  * supporter) is charged only on Adyen, on the merchant account that saved it.
@@ -56,6 +55,12 @@ import { AdyenCallError } from './adyen-http';
 
 /** As long as the resolver waits before it gives an unknown payment up (resolution.ts GIVE_UP_SECONDS). */
 export const CANCEL_UNKNOWN_AFTER_SECONDS = 15 * 60;
+/**
+ * When a payment neither Adyen's AUTHORISATION nor its TECHNICAL_CANCEL notification has settled
+ * is failed: Adyen retries an unaccepted notification for days, so three days without either
+ * means nothing was made (https://docs.adyen.com/development-resources/webhooks/#retry-process).
+ */
+export const GIVE_UP_UNKNOWN_SECONDS = 3 * 86_400;
 
 /** Adyen Web's encrypted card fields (`state.data.paymentMethod` of its Card component). */
 const encryptedCard = deferred(() =>
@@ -147,7 +152,11 @@ function methodParams(request: AuthoriseRequest): { paymentMethod: AdyenMethod; 
       // SEPA Direct Debit: EUR only, the IBAN and the account holder's name
       // (https://docs.adyen.com/payment-methods/sepa-direct-debit/api-only/).
       if (request.amount.currency !== 'EUR') {
-        throw ValidationError.field('amount.currency', 'error.validation.not_valid', 'SEPA Direct Debit takes EUR only');
+        throw ValidationError.field(
+          'amount.currency',
+          'error.validation.not_valid',
+          'SEPA Direct Debit takes EUR only',
+        );
       }
       const sepa = parseOrThrow(sepaInput, paymentInformation ?? {}, 'payment_information');
       if (!isValidIban(sepa.iban)) {
@@ -171,7 +180,8 @@ export function adyenInstrumentToken(shopperReference: string, storedPaymentMeth
 
 function parseInstrument(token: string): { shopperReference: string; storedPaymentMethodId: string } {
   const [scheme, shopperReference, storedPaymentMethodId] = token.split(':');
-  if (scheme !== 'adyen' || !shopperReference || !storedPaymentMethodId) throw new Error('Not an Adyen instrument token');
+  if (scheme !== 'adyen' || !shopperReference || !storedPaymentMethodId)
+    throw new Error('Not an Adyen instrument token');
   return { shopperReference, storedPaymentMethodId };
 }
 
@@ -181,7 +191,9 @@ function parseInstrument(token: string): { shopperReference: string; storedPayme
  * (https://docs.adyen.com/online-payments/tokenization/create-and-use-tokens/).
  */
 export function storedMethodId(additionalData: Record<string, string> | undefined): string | undefined {
-  return additionalData?.['tokenization.storedPaymentMethodId'] ?? additionalData?.['recurring.recurringDetailReference'];
+  return (
+    additionalData?.['tokenization.storedPaymentMethodId'] ?? additionalData?.['recurring.recurringDetailReference']
+  );
 }
 
 /** Adyen's refusal reasons (https://docs.adyen.com/development-resources/refusal-reasons/) as ours. */
@@ -268,6 +280,17 @@ function asCallError(error: unknown): AdyenCallError {
   return new AdyenCallError('unknown', error instanceof Error ? error.message : String(error), { cause: error });
 }
 
+/**
+ * Our identifiers as Adyen's metadata, which takes keys of at most 20 characters and values of
+ * at most 80 (https://docs.adyen.com/api-explorer/Checkout/72/post/payments#request-metadata):
+ * `svc_organisation_uuid` becomes `svc_organisation`, and so on.
+ */
+export function adyenMetadata(metadata: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(metadata).map(([key, value]) => [key.replace(/_uuid$/, '').slice(0, 20), value.slice(0, 80)]),
+  );
+}
+
 /** The shopper a saved instrument belongs to: the supporter, or this payment alone. */
 function shopperReference(request: AuthoriseRequest): string {
   return request.donor?.supporterUuid ?? `svc-${request.reference}`;
@@ -288,7 +311,7 @@ async function authorise(request: AuthoriseRequest): Promise<Authorisation> {
     returnUrl: request.approvalUrl,
     channel: 'Web' as AdyenPaymentRequest['channel'],
     shopperInteraction: 'Ecommerce' as AdyenPaymentRequest['shopperInteraction'],
-    metadata: request.metadata,
+    metadata: adyenMetadata(request.metadata),
     ...(request.donor?.email ? { shopperEmail: request.donor.email } : {}),
     ...(shopper
       ? {
@@ -451,7 +474,11 @@ async function cancel(reference: string, payment?: PaymentAtProvider): Promise<v
   } catch (thrown) {
     const error = asCallError(thrown);
     if (error.kind === 'invalid')
-      throw ValidationError.field('status', 'error.payment.not_cancellable', `Adyen did not cancel this payment: ${error.message}`);
+      throw ValidationError.field(
+        'status',
+        'error.payment.not_cancellable',
+        `Adyen did not cancel this payment: ${error.message}`,
+      );
     if (error.kind === 'refused') refusedAccess(error, payment.context);
     throw new AdyenUnavailableError(error);
   }
@@ -460,8 +487,12 @@ async function cancel(reference: string, payment?: PaymentAtProvider): Promise<v
 /**
  * Where a payment stands at Adyen, as far as can be asked: Adyen's API reads no payment back, so
  * a pending payment waits for its notification (or the donor's return). One whose answer never
- * came is cancelled by our reference once CANCEL_UNKNOWN_AFTER_SECONDS have passed: after that
- * cancel Adyen charges nothing under it, and the resolver may fail it (`absent`).
+ * came is cancelled by our reference once CANCEL_UNKNOWN_AFTER_SECONDS have passed (the same
+ * idempotency key each time, so repeated checks repeat nothing): its TECHNICAL_CANCEL notification
+ * then fails the payment when the cancel took (nothing can be charged under it any more), and
+ * when it did not (the payment was authorised and captured already) the payment's AUTHORISATION
+ * notification records the money. Only after GIVE_UP_UNKNOWN_SECONDS without either is it failed
+ * (`absent`); a success notification that still comes is recorded and alarmed.
  */
 async function outcomeOf(reference: string, payment: PaymentAtProvider): Promise<FoundOutcome> {
   if (payment.action) return { status: 'pending', action: payment.action };
@@ -469,7 +500,11 @@ async function outcomeOf(reference: string, payment: PaymentAtProvider): Promise
   const age = now() - (payment.created ?? now());
   if (age < CANCEL_UNKNOWN_AFTER_SECONDS) return { status: 'pending', reason: 'provider_unavailable' };
   await cancel(reference, { ...payment, providerReference: undefined });
-  return { status: 'pending', reason: 'provider_unavailable', absent: true };
+  return {
+    status: 'pending',
+    reason: 'provider_unavailable',
+    ...(age >= GIVE_UP_UNKNOWN_SECONDS ? { absent: true } : {}),
+  };
 }
 
 /** What Adyen says of a redirect the donor came back from (`/payments/details` with `redirectResult`). */
@@ -485,7 +520,9 @@ export async function adyenDetails(
       { idempotencyKey: `${reference}:details` },
     );
     const stored = storedMethodId(response.additionalData);
-    const shopper = response.additionalData?.['tokenization.shopperReference'] ?? response.additionalData?.['recurring.shopperReference'];
+    const shopper =
+      response.additionalData?.['tokenization.shopperReference'] ??
+      response.additionalData?.['recurring.shopperReference'];
     return {
       ...adyenOutcome(response as AdyenPaymentResponse),
       ...(response.pspReference ? { providerReference: response.pspReference } : {}),

@@ -1,0 +1,234 @@
+import { advanceClock, freezeClock, now } from '@svc/core';
+import { forgetProviderHealth, OPEN_AFTER } from '@svc/payments';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type AdyenHarness, adyenCalls, adyenCard, useAdyen } from './support/adyen-harness';
+import { ADYEN_DECLINE, ADYEN_TEST_CARDS } from './support/adyen-stand-in';
+import { call } from './support/api';
+
+/**
+ * Fail-over between providers (services/payments/src/domain/routing.ts), each rule a test: the
+ * `card-route` profile tries Adyen (its stand-in) first and the simulated provider second.
+ */
+const harness: AdyenHarness = useAdyen();
+const { pay, notify, getPayment, api } = adyenCalls(harness);
+const routed = (fields: Record<string, unknown> = {}) =>
+  pay({ profile: 'card-route', payment_information: adyenCard(ADYEN_TEST_CARDS.visa), ...fields });
+
+beforeAll(() => {
+  freezeClock(Math.floor(Date.now() / 1000));
+});
+afterEach(() => {
+  harness.adyen.fault(null);
+});
+
+/** Lets the circuit's window and cool-down pass, and closes it with a payment Adyen answers. */
+async function closeCircuit() {
+  harness.adyen.fault(null);
+  advanceClock(60);
+  forgetProviderHealth();
+  const probe = await routed();
+  expect(probe.json.provider, JSON.stringify(probe.json)).toBe('adyen');
+}
+
+describe('a payment moves to the next candidate only when the first provably did nothing', () => {
+  it('moves when the connection is refused: made once, on the next provider, with the reason kept', async () => {
+    harness.adyen.fault('refuse');
+    const payment = await routed();
+    expect(payment.status, payment.text).toBe(201);
+    expect(payment.json).toMatchObject({
+      status: 'succeeded',
+      provider: 'simulated',
+      providers_tried: [{ provider: 'adyen', reason: 'connection_refused' }],
+    });
+    expect(harness.adyen.byReference(payment.json.uuid)).toEqual([]);
+    await closeCircuit();
+  });
+
+  it('moves on a 429 (not processed), which does not count against the circuit', async () => {
+    harness.adyen.fault('rate_limit');
+    for (let i = 0; i < OPEN_AFTER + 1; i++) {
+      const payment = await routed();
+      expect(payment.json).toMatchObject({
+        provider: 'simulated',
+        providers_tried: [{ provider: 'adyen', reason: 'rate_limited' }],
+      });
+    }
+    harness.adyen.fault(null);
+    expect((await routed()).json.provider).toBe('adyen');
+  });
+
+  it('never moves a payment whose outcome is unknown: it waits at that provider, one charge in all', async () => {
+    harness.adyen.fault('lose_answer', { times: 1 });
+    const payment = await routed();
+    expect(payment.json).toMatchObject({ status: 'pending', status_reason: 'provider_unavailable', provider: 'adyen' });
+    expect(payment.json.providers_tried).toBeUndefined();
+    // Adyen made it; its notification says so, and the payment settles there.
+    expect(harness.adyen.byReference(payment.json.uuid).map((p) => p.status)).toEqual(['authorised']);
+    expect((await notify()).text).toBe('[accepted]');
+    expect(await getPayment(payment.json.uuid)).toMatchObject({ status: 'succeeded', provider: 'adyen' });
+  });
+
+  it('never moves a payment Adyen timed out on, even though nothing was made there', async () => {
+    harness.adyen.fault('timeout', { times: 1 });
+    const payment = await routed();
+    expect(payment.json).toMatchObject({ status: 'pending', status_reason: 'provider_unavailable', provider: 'adyen' });
+  });
+
+  it('never moves a decline: it is the donor’s answer', async () => {
+    const payment = await routed({ payment_information: adyenCard(ADYEN_TEST_CARDS.visa, ADYEN_DECLINE.holderName) });
+    expect(payment.json).toMatchObject({ status: 'failed', provider: 'adyen' });
+    expect(payment.json.providers_tried).toBeUndefined();
+  });
+});
+
+describe('the circuit, shared through the table', () => {
+  it('opens after consecutive failures, skips the provider, probes once after the cool-down and closes', async () => {
+    advanceClock(60);
+    forgetProviderHealth();
+    harness.adyen.fault('error');
+    for (let i = 0; i < OPEN_AFTER; i++) {
+      const payment = await routed();
+      // A 5xx is an unknown outcome: it stays at Adyen.
+      expect(payment.json).toMatchObject({ status: 'pending', provider: 'adyen' });
+    }
+    const view = await call('GET', '/_local/providers');
+    expect(view.json.providers.find((p: { name: string }) => p.name === 'adyen').circuits).toContainEqual(
+      expect.objectContaining({ mode: 'test', state: 'open' }),
+    );
+    const requestsBefore = harness.adyen.requests.length;
+    const skipped = await routed();
+    expect(skipped.json).toMatchObject({
+      status: 'succeeded',
+      provider: 'simulated',
+      providers_tried: [{ provider: 'adyen', reason: 'circuit_open' }],
+    });
+    expect(harness.adyen.requests.length).toBe(requestsBefore);
+
+    // After the cool-down one payment probes Adyen; it answers, and the circuit closes.
+    harness.adyen.fault(null);
+    advanceClock(31);
+    forgetProviderHealth();
+    const probe = await routed();
+    expect(probe.json).toMatchObject({ status: 'succeeded', provider: 'adyen' });
+    const after = await call('GET', '/_local/providers');
+    expect(after.json.providers.find((p: { name: string }) => p.name === 'adyen').circuits).toContainEqual(
+      expect.objectContaining({ mode: 'test', state: 'closed', failures: 0 }),
+    );
+  });
+
+  it('reopens at once when the probe fails', async () => {
+    advanceClock(60);
+    forgetProviderHealth();
+    harness.adyen.fault('error');
+    for (let i = 0; i < OPEN_AFTER; i++) await routed();
+    advanceClock(31);
+    forgetProviderHealth();
+    const probe = await routed();
+    expect(probe.json.provider, JSON.stringify(probe.json)).toBe('adyen');
+    const next = await routed();
+    expect(next.json.providers_tried).toEqual([{ provider: 'adyen', reason: 'circuit_open' }]);
+    harness.adyen.fault(null);
+    advanceClock(31);
+    await closeCircuit();
+  });
+});
+
+describe('what stays with the provider that holds the payment', () => {
+  it('refunds a failed-over payment at the provider that made it, never at another', async () => {
+    harness.adyen.fault('refuse');
+    const payment = await routed();
+    harness.adyen.fault(null);
+    expect(payment.json.provider).toBe('simulated');
+    const before = harness.adyen.requests.length;
+    const refund = await api('POST', `/payments/${payment.json.uuid}/refunds`, {
+      amount: { value: '500', currency: 'CHF' },
+    });
+    expect(refund.status, refund.text).toBe(200);
+    expect(harness.adyen.requests.slice(before).filter((r) => r.path.includes('refunds'))).toEqual([]);
+    await closeCircuit();
+  });
+});
+
+describe('the shared limiter', () => {
+  it('sends a provider no more than its configured requests a second; the rest go to the next candidate', async () => {
+    process.env.SVC_PROVIDER_RATE_LIMITS = JSON.stringify({ adyen: { test: 2 } });
+    try {
+      advanceClock(5);
+      const providers: string[] = [];
+      for (let i = 0; i < 4; i++) providers.push((await routed()).json.provider);
+      expect(providers).toEqual(['adyen', 'adyen', 'simulated', 'simulated']);
+      advanceClock(1);
+      expect((await routed()).json.provider).toBe('adyen');
+    } finally {
+      delete process.env.SVC_PROVIDER_RATE_LIMITS;
+    }
+  });
+});
+
+describe('the local runtime’s fault switch', () => {
+  it('refuses a provider until reset, and says so in GET /_local/providers', async () => {
+    const set = await call('POST', '/_local/providers/adyen/fault', { body: { mode: 'refuse' } });
+    expect(set.json).toEqual({ name: 'adyen', fault: 'refuse' });
+    try {
+      const payment = await routed();
+      expect(payment.json).toMatchObject({ provider: 'simulated', providers_tried: [{ provider: 'adyen' }] });
+      const view = await call('GET', '/_local/providers');
+      expect(view.json.providers.find((p: { name: string }) => p.name === 'adyen').fault).toBe('refuse');
+    } finally {
+      await call('POST', '/_local/providers/adyen/fault', { body: { mode: null } });
+    }
+    await closeCircuit();
+  });
+
+  it('answers 400 for a mode it does not know and 404 for a provider it does not have', async () => {
+    expect((await call('POST', '/_local/providers/adyen/fault', { body: { mode: 'slow' } })).status).toBe(400);
+    expect((await call('POST', '/_local/providers/worldpay/fault', { body: { mode: 'refuse' } })).status).toBe(404);
+  });
+});
+
+describe('an unknown outcome Adyen is slow to report', () => {
+  it('is cancelled by our reference after 15 minutes; Adyen had captured it, so its notifications record it succeeded', async () => {
+    harness.adyen.fault('lose_answer', { times: 1 });
+    const payment = await routed();
+    expect(payment.json).toMatchObject({ status: 'pending', status_reason: 'provider_unavailable' });
+    const late = harness.adyen.takeNotifications(); // Adyen's AUTHORISATION is late: held back
+    advanceClock(15 * 60 + 60);
+    await call('POST', '/_local/settle');
+    expect(await getPayment(payment.json.uuid)).toMatchObject({ status: 'pending' });
+    expect(
+      harness.adyen.requests.filter(
+        (r) =>
+          r.path === '/v72/cancels' && (r.body as { paymentReference?: string }).paymentReference === payment.json.uuid,
+      ),
+    ).toHaveLength(1);
+    // The cancel failed (captured) and the authorisation arrives: one charge, recorded.
+    expect(
+      (
+        await notify((cancel) => ({
+          ...cancel,
+          notificationItems: [...cancel.notificationItems, ...late.notificationItems],
+        }))
+      ).text,
+    ).toBe('[accepted]');
+    expect(await getPayment(payment.json.uuid)).toMatchObject({ status: 'succeeded', provider: 'adyen' });
+    expect(harness.adyen.byReference(payment.json.uuid).map((p) => p.status)).toEqual(['authorised']);
+  });
+
+  it('fails a payment Adyen never made once its cancel and three days have passed with no notification of it', async () => {
+    harness.adyen.fault('timeout', { times: 1 });
+    const payment = await routed();
+    expect(payment.json).toMatchObject({ status: 'pending', status_reason: 'provider_unavailable' });
+    advanceClock(15 * 60 + 60);
+    await call('POST', '/_local/settle');
+    await notify(); // TECHNICAL_CANCEL, success false: nothing under that reference
+    expect(await getPayment(payment.json.uuid)).toMatchObject({ status: 'pending' });
+    advanceClock(3 * 86_400);
+    await call('POST', '/_local/settle');
+    expect(await getPayment(payment.json.uuid)).toMatchObject({
+      status: 'failed',
+      status_reason: 'provider_unavailable',
+    });
+    expect(harness.adyen.byReference(payment.json.uuid)).toEqual([]);
+    expect(now()).toBeGreaterThan(0);
+  });
+});
