@@ -21,7 +21,7 @@ import Stripe from 'stripe';
  * Time is the `clock` option (unix seconds): every `created`, the 24 hours an idempotency key is
  * kept, and the lag of search follow it, so tests move it instead of waiting.
  */
-type Params = Record<string, unknown>;
+export type Params = Record<string, unknown>;
 
 interface CardBehaviour {
   brand: string;

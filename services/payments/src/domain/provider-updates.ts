@@ -228,6 +228,8 @@ export interface DisputeUpdate {
   amountMinor: number;
   /** The provider took the disputed amount from the account, or gave it back. */
   funds?: 'withdrawn' | 'reinstated' | undefined;
+  /** A new round that reopens a closed dispute (Adyen's SECOND_CHARGEBACK after a reversal). */
+  supersedes?: boolean | undefined;
 }
 
 /**
@@ -243,9 +245,9 @@ export function recordDispute(paymentUuid: string, update: DisputeUpdate): Promi
     if (!payment) return undefined;
     const known = payment.dispute?.provider_reference === update.providerReference ? payment.dispute : undefined;
     const wasClosed = known !== undefined && CLOSED.has(known.status);
-    const status = wasClosed ? known.status : update.status;
+    const status = wasClosed && !update.supersedes ? known.status : update.status;
     const funds = update.funds ?? known?.funds;
-    if (known && known.status === status && known.funds === funds) return payment;
+    if (known && known.status === status && known.funds === funds && known.reason === update.reason) return payment;
     const next: PaymentRecord = {
       ...payment,
       dispute: {

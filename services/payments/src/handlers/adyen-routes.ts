@@ -1,12 +1,12 @@
-import { NotFoundError } from '@svc/core';
-import { type AnyRoute, defineRoute, type HttpResult, uuidParams } from '@svc/http';
+import { logger, NotFoundError } from '@svc/core';
+import { type AnyRoute, defineRoute, type HttpResult, simpleErrorSchema, uuidParams } from '@svc/http';
 import { retryOnConflict } from '@svc/table';
 import * as z from 'zod';
 import { findPendingPayment, findPendingSource, settlePendingSource } from '../domain/approval';
 import { storedContext } from '../domain/context';
 import { settleFromProvider } from '../domain/provider-updates';
 import { receiveAdyenNotifications } from '../providers/adyen/adyen-notifications';
-import { adyenDetails } from '../providers/adyen/adyen-provider';
+import { AdyenUnavailableError, adyenDetails } from '../providers/adyen/adyen-provider';
 import { afterDecision } from './approval-page';
 
 /**
@@ -41,10 +41,20 @@ export const adyenRoutes: AnyRoute[] = [
     handle: async ({ params, query }): Promise<HttpResult> => {
       const found = await findPendingPayment(params.payment_uuid, query.token);
       if (found.provider !== 'adyen') throw new NotFoundError('Payment not found');
+      // Adyen not answering /payments/details leaves the payment as it is (pending): the donor is
+      // sent back all the same, and Adyen's AUTHORISATION notification (or the donor's reload,
+      // which replays the same call under its idempotency key) settles it.
       const payment =
         (await settleFromProvider(found.uuid, (stored) =>
-          adyenDetails(storedContext(stored), query.redirectResult, stored.uuid),
-        )) ?? found;
+          adyenDetails(storedContext(stored), query.redirectResult, stored.uuid, stored.provider_reference),
+        ).catch((error: unknown) => {
+          if (!(error instanceof AdyenUnavailableError)) throw error;
+          logger.warn('Adyen did not answer /payments/details; the payment waits for its notification', {
+            payment: found.uuid,
+            error,
+          });
+          return found;
+        })) ?? found;
       const location = afterDecision(payment.return_url, { payment_uuid: payment.uuid, status: payment.status });
       if (location) return { status: 303, headers: { location, 'cache-control': 'no-store' } };
       return resultPage('Payment', payment.status);
@@ -64,7 +74,21 @@ export const adyenRoutes: AnyRoute[] = [
         const found = await findPendingSource(params.payment_source_uuid, query.token);
         if (found.provider !== 'adyen') throw new NotFoundError('Payment source not found');
         if (found.status !== 'pending') return found;
-        const outcome = await adyenDetails(storedContext(found), query.redirectResult, found.uuid);
+        const outcome = await adyenDetails(
+          storedContext(found),
+          query.redirectResult,
+          found.uuid,
+          found.provider_reference,
+        ).catch((error: unknown) => {
+          // As for a payment: no answer leaves the source pending, for the notification or a reload.
+          if (!(error instanceof AdyenUnavailableError)) throw error;
+          logger.warn('Adyen did not answer /payments/details; the source waits for its notification', {
+            source: found.uuid,
+            error,
+          });
+          return undefined;
+        });
+        if (!outcome) return found;
         const withInstrument =
           outcome.instrumentToken && !found.instrument_token
             ? { ...found, instrument_token: outcome.instrumentToken }
@@ -82,7 +106,15 @@ export const adyenRoutes: AnyRoute[] = [
     summary:
       'Adyen: standard notifications, every item HMAC-verified (and basic auth when configured); answered [accepted] once applied',
     body: z.unknown(),
-    responses: { 200: { description: 'Applied: the text [accepted]', text: true } },
+    responses: {
+      200: { description: 'Applied: the text [accepted]', text: true },
+      400: {
+        description:
+          'Not a batch of Adyen notifications, or an item whose HMAC signature does not match: nothing applied',
+      },
+      401: { description: 'Basic auth is configured and the request does not carry it', schema: simpleErrorSchema },
+      503: { description: 'An item names a payment not written yet: Adyen delivers the batch again' },
+    },
     handle: async ({ rawBody, headers }): Promise<HttpResult> => {
       await receiveAdyenNotifications(rawBody, headers.authorization);
       return { status: 200, text: '[accepted]' };

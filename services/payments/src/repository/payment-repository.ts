@@ -140,7 +140,9 @@ export function recheckKeys(uuid: string, at: number) {
 function unknownOutcomeKeys(payment: PaymentRecord) {
   const unknownPayment = payment.status === 'pending' && payment.status_reason === 'provider_unavailable';
   const soon = unknownPayment || payment.refunds_to_confirm?.length ? payment.updated + ASK_AGAIN_SECONDS : undefined;
-  const planned = payment.status === 'pending' ? payment.next_check : undefined;
+  // An unknown outcome is asked about a minute after each answer that did not settle it; a check
+  // planned before it became unknown (its first) is not one it waits for.
+  const planned = payment.status === 'pending' && !unknownPayment ? payment.next_check : undefined;
   const at = soon !== undefined && planned !== undefined ? Math.min(soon, planned) : (soon ?? planned);
   return at === undefined ? undefined : recheckKeys(payment.uuid, at);
 }

@@ -15,6 +15,11 @@ import type { IRequest } from '@adyen/api-library/lib/src/typings/requestOptions
  *   rejected, not queued), so it is like `not_reached` for fail-over.
  * - `refused`: 401/403, our API key or merchant account was refused before anything was done.
  * - `invalid`: 4xx (400, 404, 422): Adyen validated the request and did nothing.
+ *   Except "request already processed or in progress" (errorCode 704, HTTP 422 or 409, header
+ *   `transient-error: true`): an earlier request under the same idempotency key is still being
+ *   processed, and may charge; Adyen says to retry later under the same key
+ *   (https://docs.adyen.com/development-resources/api-idempotency/). It is
+ *   `unknown`, never a refusal.
  */
 export type AdyenFailureKind = 'not_reached' | 'unknown' | 'rate_limited' | 'refused' | 'invalid';
 
@@ -142,6 +147,8 @@ function answeredFailure(response: Response, text: string): AdyenCallError {
   }
   if (status === 401 || status === 403) return new AdyenCallError('refused', message, details);
   if (status >= 500) return new AdyenCallError('unknown', message, details);
+  if (status === 409 || body.errorCode === '704' || response.headers.get('transient-error') === 'true')
+    return new AdyenCallError('unknown', message, details);
   return new AdyenCallError('invalid', message, details);
 }
 

@@ -12,7 +12,7 @@ import {
 } from '@svc/core';
 import { db, getItem, retryOnConflict, tableName } from '@svc/table';
 import * as z from 'zod';
-import { settlePendingSource } from '../../domain/approval';
+import { settlePending, settlePendingSource } from '../../domain/approval';
 import {
   applyProviderRefunds,
   recordDispute,
@@ -23,6 +23,7 @@ import {
 import { savePaymentVersion, saveSourceVersion } from '../../domain/versioned';
 import { findPayment, type PaymentRecord } from '../../repository/payment-repository';
 import { findPaymentSource } from '../../repository/payment-source-repository';
+import type { FoundOutcome } from '../provider';
 import { PROVIDER_EVENT } from '../stripe/stripe-events';
 import { adyenKeys } from './adyen-config';
 import { adyenInstrumentToken, refusalReason, storedMethodId } from './adyen-provider';
@@ -82,6 +83,7 @@ export const HANDLED_ADYEN_EVENTS = [
   'SECOND_CHARGEBACK',
   'CHARGEBACK_REVERSED',
   'RECURRING_CONTRACT',
+  'OFFER_CLOSED',
 ] as const;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -192,6 +194,8 @@ export async function applyAdyenNotification(item: Item): Promise<void> {
       return chargeback(item);
     case 'RECURRING_CONTRACT':
       return recurringContract(item);
+    case 'OFFER_CLOSED':
+      return offerClosed(item);
     default:
       return;
   }
@@ -229,7 +233,37 @@ async function authorisation(item: Item): Promise<void> {
   // Money Adyen took is recorded, also on a payment we had failed, unless we cancelled it
   // (a cancellation outranks the authorisation it cancelled, whichever came first).
   const cancelled = succeeded && (await getItem(markerKey(fact(item.pspReference, 'cancelled'))));
+  if (succeeded && !cancelled && payment.status === 'cancelled') return capturedAfterCancel(payment.uuid, found);
   await settleFromProvider(payment.uuid, async () => found, { reviveFailed: succeeded && !cancelled });
+}
+
+/**
+ * A payment the merchant cancelled (`POST /payments/{uuid}/cancel`) while the donor was paying it
+ * (TWINT approved in the app, 3-D Secure completed) and that Adyen authorised anyway. Adyen takes a
+ * cancel request and decides it later (its CANCELLATION or TECHNICAL_CANCEL notification says
+ * whether it took, https://docs.adyen.com/online-payments/cancel/), and cancels only what is not
+ * captured yet, while payments are captured "automatically without a delay, immediately after
+ * authorisation" by default (https://docs.adyen.com/online-payments/capture/). So an authorisation
+ * with no cancellation of it recorded means the donor paid: the payment is recorded `succeeded`
+ * (announced, to be refunded if the merchant still wants), and a person is alerted, as for a
+ * failed payment Adyen reports paid.
+ */
+async function capturedAfterCancel(uuid: string, found: FoundOutcome): Promise<void> {
+  await retryOnConflict(async () => {
+    const read = await findPayment(uuid);
+    if (read?.status !== 'cancelled') return read;
+    recordMetric(BUSINESS_METRICS.providerAnomalies, 1, { kind: 'succeeded_after_failure' });
+    logger.error(SUCCEEDED_AFTER_FAILURE, { payment: uuid, failed_for: read.status_reason });
+    return settlePending(
+      {
+        ...read,
+        status: 'pending',
+        ...(found.providerReference && !read.provider_reference ? { provider_reference: found.providerReference } : {}),
+        ...(found.instrumentToken && read.create_payment_source ? { instrument_token: found.instrumentToken } : {}),
+      },
+      { status: 'succeeded' },
+    );
+  });
 }
 
 function tokenOf(item: Item): { instrumentToken?: string } {
@@ -271,6 +305,34 @@ async function cancellation(item: Item): Promise<void> {
   }));
 }
 
+/**
+ * OFFER_CLOSED: a payment that waited on the donor (TWINT, 3-D Secure) expired at Adyen unfinished,
+ * "the shopper abandoned the session" (https://docs.adyen.com/development-resources/webhooks/webhook-types/):
+ * nothing can be charged under it any more, so the pending payment or source fails
+ * (`approval_expired`). Anything already settled stays as it is.
+ */
+async function offerClosed(item: Item): Promise<void> {
+  if (item.success !== 'true') return;
+  const payment = await paymentOf(item.merchantReference);
+  if (payment) {
+    if (payment.charge_attempt_uuid) return;
+    await settleFromProvider(payment.uuid, async () => ({
+      status: 'failed',
+      reason: 'approval_expired',
+      providerReference: item.pspReference,
+    }));
+    return;
+  }
+  if (!UUID.test(item.merchantReference)) return;
+  const source = await findPaymentSource(item.merchantReference);
+  if (!source) return;
+  await retryOnConflict(async () => {
+    const read = await findPaymentSource(source.uuid);
+    if (read?.status !== 'pending') return read;
+    return settlePendingSource(read, { status: 'failed', reason: 'approval_expired' });
+  });
+}
+
 /** A refund's outcome; the reference we sent names the payment and the refund. */
 async function refunded(item: Item): Promise<void> {
   const [paymentUuid, refundUuid] = item.merchantReference.split(':');
@@ -304,7 +366,13 @@ async function chargeback(item: Item): Promise<void> {
     if (UUID.test(item.merchantReference)) notYet(item);
     return;
   }
-  const psp = paymentPsp(item);
+  // The dispute is the payment's: named by the payment's pspReference, which a CHARGEBACK gives as
+  // originalReference while a CHARGEBACK_REVERSED may come without one (Adyen's examples differ),
+  // so the payment's own, when we have it, decides.
+  const psp = payment.provider_reference ?? paymentPsp(item);
+  // The notice opens a dispute and nothing more: a late copy of it (after the CHARGEBACK that
+  // follows it in Adyen's flow) does not move the dispute back to needing a response.
+  if (item.eventCode === 'NOTIFICATION_OF_CHARGEBACK' && payment.dispute?.provider_reference === psp) return;
   const reversed = item.eventCode === 'CHARGEBACK_REVERSED';
   if (reversed) await mark(fact(psp, 'chargeback_reversed'), item.eventCode);
   const laterReversal = !reversed && (await getItem(markerKey(fact(psp, 'chargeback_reversed'))));
@@ -317,12 +385,17 @@ async function chargeback(item: Item): Promise<void> {
           ? 'lost'
           : 'charged_back';
   const funds = item.eventCode === 'NOTIFICATION_OF_CHARGEBACK' ? undefined : reversed ? 'reinstated' : 'withdrawn';
+  // The dispute's reason is the chargeback's (the scheme's reason): a reversal's own text
+  // ("Chargeback reversed") names it only until the chargeback is known, whichever comes first.
+  const known = payment.dispute?.provider_reference === psp ? payment.dispute.reason : undefined;
   await recordDispute(payment.uuid, {
     providerReference: psp,
     status: laterReversal && item.eventCode === 'CHARGEBACK' ? 'won' : status,
-    reason: item.reason || 'chargeback',
+    reason: (reversed ? known : undefined) ?? (item.reason || 'chargeback'),
     amountMinor: item.amount.value,
     funds: laterReversal && item.eventCode === 'CHARGEBACK' ? 'reinstated' : funds,
+    // A second chargeback comes after the reversal and reopens the dispute it closed: lost.
+    supersedes: item.eventCode === 'SECOND_CHARGEBACK',
   });
 }
 

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import type { CheckoutAPI } from '@adyen/api-library';
 import type {
   PaymentRequest as AdyenPaymentRequest,
   PaymentResponse as AdyenPaymentResponse,
@@ -507,34 +509,81 @@ async function outcomeOf(reference: string, payment: PaymentAtProvider): Promise
   };
 }
 
-/** What Adyen says of a redirect the donor came back from (`/payments/details` with `redirectResult`). */
+/**
+ * The idempotency key of a `/payments/details` call: one per redirectResult (a digest of it), so a
+ * retry of the same return replays Adyen's first answer, while a forged or wrong redirectResult
+ * submitted first does not occupy the key the donor's real one needs (Adyen answers another body
+ * under a used key with an error, never the second request's result,
+ * https://docs.adyen.com/development-resources/api-idempotency/). 36 + 9 + 16 characters, within
+ * the key's 64.
+ */
+export function detailsIdempotencyKey(reference: string, redirectResult: string): string {
+  const digest = createHash('sha256').update(redirectResult).digest('base64url').slice(0, 16);
+  return `${reference}:details:${digest}`;
+}
+
+/** A redirectResult whose answer is not this payment's: nothing changes. */
+function notThisPayment(): never {
+  throw ValidationError.field(
+    'redirectResult',
+    'error.validation.not_valid',
+    'This redirectResult is not of this payment',
+  );
+}
+
+/**
+ * What Adyen says of a redirect the donor came back from (`/payments/details` with `redirectResult`).
+ * The answer is applied only when it names this payment: a redirectResult is a bearer value the
+ * donor's browser carries, and one of another payment (the donor's own cheaper one, say) would
+ * otherwise settle this one with that payment's result. Adyen's answer names the payment by
+ * `merchantReference`, "the reference used during the /payments request", and by `pspReference`
+ * (Checkout v72 PaymentDetailsResponse); either, where we can compare it, must be ours, and one of
+ * them must be there to compare.
+ */
 export async function adyenDetails(
   context: ProviderContext,
   redirectResult: string,
   reference: string,
+  knownPspReference?: string,
 ): Promise<FoundOutcome> {
+  let response: Awaited<ReturnType<CheckoutAPI['PaymentsApi']['paymentsDetails']>>;
   try {
     const checkout = await adyenCheckout(context.testMode, ADYEN_PAYMENT_TIMEOUT_MS);
-    const response = await checkout.PaymentsApi.paymentsDetails(
+    response = await checkout.PaymentsApi.paymentsDetails(
       { details: { redirectResult } },
-      { idempotencyKey: `${reference}:details` },
+      { idempotencyKey: detailsIdempotencyKey(reference, redirectResult) },
     );
-    const stored = storedMethodId(response.additionalData);
-    const shopper =
-      response.additionalData?.['tokenization.shopperReference'] ??
-      response.additionalData?.['recurring.shopperReference'];
-    return {
-      ...adyenOutcome(response as AdyenPaymentResponse),
-      ...(response.pspReference ? { providerReference: response.pspReference } : {}),
-      ...(stored && shopper ? { instrumentToken: adyenInstrumentToken(shopper, stored) } : {}),
-    };
   } catch (thrown) {
     const error = asCallError(thrown);
-    // A redirectResult Adyen does not take (forged, or of another payment): nothing changes.
+    // A redirectResult Adyen does not take (forged, used, or expired): nothing changes.
     if (error.kind === 'invalid')
       throw ValidationError.field('redirectResult', 'error.validation.not_valid', `Adyen: ${error.message}`);
     throw new AdyenUnavailableError(error);
   }
+  const named = response.merchantReference;
+  const psp = response.pspReference;
+  const comparable = named !== undefined || (psp !== undefined && knownPspReference !== undefined);
+  if (
+    !comparable ||
+    (named !== undefined && named !== reference) ||
+    (psp !== undefined && knownPspReference !== undefined && psp !== knownPspReference)
+  ) {
+    logger.warn('An Adyen redirectResult answered for another payment was refused', {
+      payment: reference,
+      named,
+      psp,
+    });
+    notThisPayment();
+  }
+  const stored = storedMethodId(response.additionalData);
+  const shopper =
+    response.additionalData?.['tokenization.shopperReference'] ??
+    response.additionalData?.['recurring.shopperReference'];
+  return {
+    ...adyenOutcome(response as AdyenPaymentResponse),
+    ...(psp ? { providerReference: psp } : {}),
+    ...(stored && shopper ? { instrumentToken: adyenInstrumentToken(shopper, stored) } : {}),
+  };
 }
 
 export const adyenProvider: PaymentProvider & Required<Pick<PaymentProvider, 'outcomeOf'>> = {
