@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { benchBilling, billingSummary } from './billing';
+import { benchFailover, failoverSummary } from './failover';
 import { benchIdempotencyCrash, crashSummary } from './idempotency-crash';
 import { measureInit } from './init-time';
 import { type LoadResult, runLoad } from './load';
@@ -15,7 +16,7 @@ import { benchWebhooks, webhooksSummary } from './webhooks';
 /**
  * `pnpm bench`: every figure beside a baseline measured in the same run. All traffic goes to
  * 127.0.0.1; every loop is bounded in time and count. BENCH_ONLY=reads|payments|search|init|billing|
- * webhooks|reconciliation|idempotency-crash|stripe runs one part (BENCH_CRASH_PAYMENTS sizes the last); BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_SEARCH_SIZES,
+ * webhooks|reconciliation|idempotency-crash|stripe|failover runs one part (BENCH_CRASH_PAYMENTS sizes the last); BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_SEARCH_SIZES,
  * BENCH_BILLING_CONCURRENCY, BENCH_WEBHOOK_PAYMENTS, BENCH_RECONCILIATION_ROWS and
  * BENCH_RECONCILIATION_RUNS tune it. To see where a service process's time goes:
  * BENCH_SERVICE_CPU_PROF=<directory> writes its V8 CPU profile there when it stops, and
@@ -196,6 +197,17 @@ async function main() {
       stripeRuns.push(stripe);
     }
     results.stripe = stripeRuns;
+  }
+  if (wants('failover')) {
+    const failover = await benchFailover({
+      seconds: SECONDS,
+      // Past the circuit's 30 s cool-down, so a half-open probe (which times out) is in the figures.
+      outageSeconds: Number(process.env.BENCH_OUTAGE_SECONDS ?? 40),
+      concurrency: CONCURRENCY,
+      timeoutMs: Number(process.env.BENCH_ADYEN_TIMEOUT_MS ?? 3000),
+    });
+    for (const text of failoverSummary(failover)) console.log(text);
+    results.failover = failover;
   }
   if (wants('idempotency-crash')) {
     const payments = Number(process.env.BENCH_CRASH_PAYMENTS ?? 200);

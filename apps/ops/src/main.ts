@@ -26,8 +26,10 @@ const USAGE = `Usage:
   pnpm ops clients create [--role customer|operator] [--grant <org uuid>[:<account uuid>]]... [--id <client id>] [--stage <stage>] [--table <name>]
   pnpm ops source-configurations create --organisation <org uuid> --name <name> --file-type camt054|csv [--uuid <uuid>] [--stage <stage>] [--table <name>]
   pnpm ops stripe configure --stage <stage>
-      puts SVC_STRIPE_TEST_SECRET_KEY, SVC_STRIPE_LIVE_SECRET_KEY and SVC_STRIPE_WEBHOOK_SECRET from the
-      environment (keys never on the command line) into the stage's Stripe secret; unset ones are kept
+      puts SVC_STRIPE_TEST_SECRET_KEY, SVC_STRIPE_LIVE_SECRET_KEY and SVC_STRIPE_WEBHOOK_SECRET, and
+      Adyen's SVC_ADYEN_API_KEY, SVC_ADYEN_HMAC_KEY, SVC_ADYEN_LIVE_URL_PREFIX,
+      SVC_ADYEN_NOTIFICATION_USERNAME and SVC_ADYEN_NOTIFICATION_PASSWORD, from the environment (keys
+      never on the command line) into the stage's providers secret; unset ones are kept
   pnpm ops stripe:webhook-endpoint --url https://<api host>/providers/stripe/events [--stage <stage>] [--mode test|live] [--connect]
       creates (or updates) Stripe's webhook endpoint at the pinned API version with the handled event
       list; a new endpoint's signing secret is added to the stage's Stripe secret (printed once locally)

@@ -16,6 +16,20 @@ describe('pnpm ops stripe configure', () => {
     expect(changed).toEqual(['test_secret_key', 'webhook_secret']);
   });
 
+  it('puts Adyen’s keys in the same secret, keeping Stripe’s', () => {
+    const { secret, changed } = stripeSecretUpdate(
+      { test_secret_key: 'sk_test_kept' },
+      { SVC_ADYEN_API_KEY: 'AQE-key', SVC_ADYEN_HMAC_KEY: '44782DEF', SVC_ADYEN_NOTIFICATION_PASSWORD: 'pw' },
+    );
+    expect(secret).toEqual({
+      test_secret_key: 'sk_test_kept',
+      adyen_api_key: 'AQE-key',
+      adyen_hmac_key: '44782DEF',
+      adyen_notification_password: 'pw',
+    });
+    expect(changed).toEqual(['adyen_api_key', 'adyen_hmac_key', 'adyen_notification_password']);
+  });
+
   it('refuses to run without a key in the environment or without a deployed stage', async () => {
     expect(() => stripeSecretUpdate({}, {})).toThrow(/SVC_STRIPE_TEST_SECRET_KEY/);
     await expect(configureStripe(undefined, {})).rejects.toThrow(/--stage/);

@@ -5,11 +5,19 @@ import type Stripe from 'stripe';
 import { stageSecret } from './stage-secret';
 import { openTarget, outputsOfStage } from './target';
 
-/** The environment variables `stripe configure` reads, and the secret's field for each. */
+/**
+ * The environment variables `stripe configure` reads, and the secret's field for each: the stage's
+ * one providers secret holds Stripe's keys and Adyen's (adyen-config.ts reads the `adyen_*` fields).
+ */
 const FIELDS = {
   SVC_STRIPE_TEST_SECRET_KEY: 'test_secret_key',
   SVC_STRIPE_LIVE_SECRET_KEY: 'live_secret_key',
   SVC_STRIPE_WEBHOOK_SECRET: 'webhook_secret',
+  SVC_ADYEN_API_KEY: 'adyen_api_key',
+  SVC_ADYEN_HMAC_KEY: 'adyen_hmac_key',
+  SVC_ADYEN_LIVE_URL_PREFIX: 'adyen_live_url_prefix',
+  SVC_ADYEN_NOTIFICATION_USERNAME: 'adyen_notification_username',
+  SVC_ADYEN_NOTIFICATION_PASSWORD: 'adyen_notification_password',
 } as const;
 
 /** What `stripe configure` will write: the given values over the current ones, nothing printed. */
