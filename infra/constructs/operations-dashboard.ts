@@ -155,6 +155,23 @@ export class OperationsDashboard extends Construct {
         ),
         width: 8,
       }),
+      new GraphWidget({
+        title: 'Provider circuits opened, and payments passed over',
+        left: (['stripe', 'adyen'] as const).map((provider) =>
+          labelled(
+            `${provider} opened`,
+            businessMetric(props.stage, BUSINESS_METRICS.providerCircuitChanges, { provider, state: 'open' }),
+          ),
+        ),
+        right: [
+          new MathExpression({
+            label: 'passed over',
+            expression: `SEARCH('{${metricsNamespace(props.stage)},service,provider,reason} MetricName="${BUSINESS_METRICS.providerFailovers}" service="${METRICS_SERVICE}"', 'Sum', ${PERIOD.toSeconds()})`,
+            period: PERIOD,
+          }),
+        ],
+        width: 8,
+      }),
     );
     const queues = Object.entries(props.queues);
     this.dashboard.addWidgets(

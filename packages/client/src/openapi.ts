@@ -562,6 +562,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/providers/adyen/return/payments/{payment_uuid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Adyen: the donor's way back after Adyen's page; submits Adyen's redirectResult, settles the payment and redirects to its return_url */
+        get: operations["adyenPaymentReturn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/providers/adyen/return/payment-sources/{payment_source_uuid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Adyen: the donor's way back after saving a payment method on Adyen's page; settles the source */
+        get: operations["adyenPaymentSourceReturn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/providers/adyen/notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Adyen: standard notifications, every item HMAC-verified (and basic auth when configured); answered [accepted] once applied */
+        post: operations["adyenNotifications"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/supporters": {
         parameters: {
             query?: never;
@@ -1757,6 +1808,11 @@ export interface components {
             payment_method: "card" | "twint" | "sepa_dd";
             profile: string;
             provider: string;
+            /** @description Providers of the profile’s route passed over before `provider`, with why: circuit_open, connection_refused, rate_limited, limit_reached, unusable */
+            providers_tried?: {
+                provider: string;
+                reason: string;
+            }[];
             locale?: string;
             return_url?: string;
             /** @description Where to send the donor while the payment is pending */
@@ -4302,6 +4358,11 @@ export interface operations {
                         payment_method: "card" | "twint" | "sepa_dd";
                         profile: string;
                         provider: string;
+                        /** @description Providers of the profile’s route passed over before `provider`, with why: circuit_open, connection_refused, rate_limited, limit_reached, unusable */
+                        providers_tried?: {
+                            provider: string;
+                            reason: string;
+                        }[];
                         locale?: string;
                         return_url?: string;
                         /** @description Where to send the donor while the payment is pending */
@@ -4611,6 +4672,11 @@ export interface operations {
                         payment_method: "card" | "twint" | "sepa_dd";
                         profile: string;
                         provider: string;
+                        /** @description Providers of the profile’s route passed over before `provider`, with why: circuit_open, connection_refused, rate_limited, limit_reached, unusable */
+                        providers_tried?: {
+                            provider: string;
+                            reason: string;
+                        }[];
                         locale?: string;
                         return_url?: string;
                         /** @description Where to send the donor while the payment is pending */
@@ -4829,6 +4895,11 @@ export interface operations {
                         payment_method: "card" | "twint" | "sepa_dd";
                         profile: string;
                         provider: string;
+                        /** @description Providers of the profile’s route passed over before `provider`, with why: circuit_open, connection_refused, rate_limited, limit_reached, unusable */
+                        providers_tried?: {
+                            provider: string;
+                            reason: string;
+                        }[];
                         locale?: string;
                         return_url?: string;
                         /** @description Where to send the donor while the payment is pending */
@@ -5203,6 +5274,11 @@ export interface operations {
                         payment_method: "card" | "twint" | "sepa_dd";
                         profile: string;
                         provider: string;
+                        /** @description Providers of the profile’s route passed over before `provider`, with why: circuit_open, connection_refused, rate_limited, limit_reached, unusable */
+                        providers_tried?: {
+                            provider: string;
+                            reason: string;
+                        }[];
                         locale?: string;
                         return_url?: string;
                         /** @description Where to send the donor while the payment is pending */
@@ -5437,6 +5513,11 @@ export interface operations {
                         payment_method: "card" | "twint" | "sepa_dd";
                         profile: string;
                         provider: string;
+                        /** @description Providers of the profile’s route passed over before `provider`, with why: circuit_open, connection_refused, rate_limited, limit_reached, unusable */
+                        providers_tried?: {
+                            provider: string;
+                            reason: string;
+                        }[];
                         locale?: string;
                         return_url?: string;
                         /** @description Where to send the donor while the payment is pending */
@@ -5651,6 +5732,11 @@ export interface operations {
                             payment_method?: "card" | "twint" | "sepa_dd";
                             profile?: string;
                             provider?: string;
+                            /** @description Providers of the profile’s route passed over before `provider`, with why: circuit_open, connection_refused, rate_limited, limit_reached, unusable */
+                            providers_tried?: {
+                                provider: string;
+                                reason: string;
+                            }[];
                             locale?: string;
                             return_url?: string;
                             /** @description Where to send the donor while the payment is pending */
@@ -6680,6 +6766,242 @@ export interface operations {
                      *             "code": "error.validation.not_valid",
                      *             "property": "Stripe-Signature",
                      *             "message": "The Stripe-Signature does not match the body, or is older than 5 minutes"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adyenPaymentReturn: {
+        parameters: {
+            query: {
+                /** @example zdj6mZeEZLRWwZ0f7J_dEM0LbJz-8ftmwkzH3uWwcjk */
+                token: string;
+                /** @example lc_EodT4IkEgcioQWyOZ38Gk_R50kcy-!ZPVZUNZAPQR5T861 */
+                redirectResult: string;
+            };
+            header?: never;
+            path: {
+                /** @example 4d950331-cb4e-443b-9c3d-fe314a8e202a */
+                payment_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Result page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Back to the return_url */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "8c17b28b-838e-45b7-aaf9-dbbc116527a5",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.not_valid",
+                     *             "property": "redirectResult",
+                     *             "message": "Adyen: Invalid payload provided"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adyenPaymentSourceReturn: {
+        parameters: {
+            query: {
+                /** @example XE6X1m6zpKwLOtyFZ_8VIG7Yxd9YtzAZGTu5E91LkhI */
+                token: string;
+                /** @example sroUdq7BAMNmSutp4md8JiKi1SCuUECu!CL2AGJDDTEB3C3HD */
+                redirectResult: string;
+            };
+            header?: never;
+            path: {
+                /** @example 86af940f-0104-4d23-9db3-318f3e4461d9 */
+                payment_source_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Result page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adyenNotifications: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "live": "false",
+                 *       "notificationItems": [
+                 *         {
+                 *           "NotificationRequestItem": {
+                 *             "amount": {
+                 *               "currency": "CHF",
+                 *               "value": 2500
+                 *             },
+                 *             "eventCode": "AUTHORISATION",
+                 *             "eventDate": "2026-11-27T14:41:31+00:00",
+                 *             "merchantAccountCode": "CharityECOM",
+                 *             "merchantReference": "4d950331-cb4e-443b-9c3d-fe314a8e202a",
+                 *             "paymentMethod": "visa",
+                 *             "reason": "942855:0000:03/2030",
+                 *             "operations": [
+                 *               "CANCEL",
+                 *               "CAPTURE",
+                 *               "REFUND"
+                 *             ],
+                 *             "pspReference": "SW7FSN3FQVNQ4V7P",
+                 *             "success": "true",
+                 *             "additionalData": {
+                 *               "hmacSignature": "H9qdWswrFuC+kta48oFJGS2q9nqAqTONMFK2mjGCuDQ="
+                 *             }
+                 *           }
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": unknown;
+            };
+        };
+        responses: {
+            /** @description Applied: the text [accepted] */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Not a batch of Adyen notifications, or an item whose HMAC signature does not match: nothing applied */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "06bbdd31-f4ec-4b84-9fcb-71ffa47f0fb5",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.not_valid",
+                     *             "property": "hmacSignature",
+                     *             "message": "The HMAC signature of AUTHORISATION 784H5DMH6BQDW8R5 does not match"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Basic auth is configured and the request does not carry it */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Adyen notifications need the configured basic auth"
+                     *     }
+                     */
+                    "application/json": {
+                        message: string;
+                    };
+                };
+            };
+            /** @description An item names a payment not written yet: Adyen delivers the batch again */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "64d7f2b2-7b24-4930-82f9-de9e600bce5f",
+                     *       "error": {
+                     *         "http_code": 503,
+                     *         "code": "service_unavailable",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.service.unavailable",
+                     *             "property": "",
+                     *             "message": "No payment da368664-7bfd-509b-8ca9-2a309e201277 yet for AUTHORISATION 4PBXR33ERRKS7XVV"
                      *           }
                      *         ]
                      *       }
