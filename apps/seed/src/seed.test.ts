@@ -51,6 +51,34 @@ describe('seed files', () => {
     ]);
   });
 
+  it('take routed profiles, and refuse a bad candidate naming its field', async () => {
+    const seed = structuredClone(DEMO_SEED) as {
+      organisations: Array<{ accounts: Array<{ uuid: string; payment_method_profiles?: unknown[] }> }>;
+    };
+    const account = seed.organisations[0]?.accounts[0];
+    if (!account) throw new Error('The demo seed has an account');
+    account.payment_method_profiles = [
+      {
+        name: 'card-route',
+        payment_method: 'card',
+        route: [
+          { provider: 'stripe', weight: 3 },
+          { provider: 'adyen', merchant_account: 'CharityECOM', when: { currency: ['CHF', 'EUR'] }, weight: 1 },
+        ],
+      },
+    ];
+    await applySeed(parseSeed(seed));
+    expect((await findAccount(account.uuid))?.payment_method_profiles[0]?.route).toHaveLength(2);
+    account.payment_method_profiles = [
+      {
+        name: 'bad',
+        payment_method: 'card',
+        route: [{ provider: 'stripe' }, { provider: 'adyen', merchant_account: 'no spaces' }],
+      },
+    ];
+    expect(() => parseSeed(seed)).toThrow(/payment_method_profiles\.0\.route\.1\.merchant_account/);
+  });
+
   it('refuse an invalid file with every problem named', () => {
     expect(() =>
       parseSeed({ organisations: [{ uuid: 'nope', name: '' }], clients: [{ client_id: 'a', client_secret: 'short' }] }),

@@ -50,4 +50,4 @@ export {
   PROVIDER_HEALTH,
   type ProviderHealth,
 } from './repository/provider-health-repository';
-export { PROVIDER_RATE } from './repository/provider-rate-repository';
+export { forgetProviderSlots, PROVIDER_RATE, takeProviderSlot } from './repository/provider-rate-repository';

@@ -68,7 +68,24 @@ export const PROVIDER_RATE = defineEntity<RateCount, readonly [string, number, n
   parse: (value) => value as RateCount,
 });
 
-/** Whether one more request may go to the provider this second (a slot is taken when it may). */
+/**
+ * What this container holds of a scope's current second: slots taken in a block and not used
+ * yet, and whether the shared count was found full (then no more writes are tried that second:
+ * a refused conditional write still costs a write unit, and at a peak most would be refused).
+ */
+const local = new Map<string, { second: number; allowance: number; full: Set<number> }>();
+
+/** Forgets what this container holds (tests that play several containers). */
+export function forgetProviderSlots(): void {
+  local.clear();
+}
+
+/**
+ * Whether one more request may go to the provider this second (a slot is taken when it may).
+ * Slots are taken from the shared count in blocks of a quarter of a shard's share (at least one),
+ * so a busy container writes once per few requests; the rest of a block unused at the second's
+ * end is lost, which keeps us under the limit, never over it.
+ */
 export async function takeProviderSlot(
   provider: string,
   account: string | undefined,
@@ -77,33 +94,57 @@ export async function takeProviderSlot(
 ): Promise<boolean> {
   const limit = providerRateLimit(provider, testMode);
   if (limit === undefined) return true;
+  const scope = `${provider}#${account ?? 'platform'}#${testMode ? 'test' : 'live'}`;
+  let held = local.get(scope);
+  if (held?.second !== second) {
+    held = { second, allowance: 0, full: new Set() };
+    local.set(scope, held);
+  }
+  if (held.allowance > 0) {
+    held.allowance -= 1;
+    return true;
+  }
   // One item takes 50 conditional writes a second easily; above that, shards of at least 10.
   const shards = limit <= 50 ? 1 : Math.min(MAX_SHARDS, Math.floor(limit / 10));
-  const first = Math.floor(Math.random() * shards);
-  const scope = `${provider}#${account ?? 'platform'}#${testMode ? 'test' : 'live'}`;
-  // Two shards are tried: one full shard among free ones does not refuse the request.
-  for (const shard of shards === 1 ? [0] : [first, (first + 1) % shards]) {
+  const open = Array.from({ length: shards }, (_, shard) => shard).filter((shard) => !held.full.has(shard));
+  const start = Math.floor(Math.random() * open.length);
+  // Up to two shards not yet seen full are tried: one full shard among free ones refuses nothing.
+  for (const shard of [open[start], open[(start + 1) % open.length]].filter(
+    (s, i, all) => s !== undefined && all.indexOf(s) === i,
+  )) {
+    if (shard === undefined) continue;
     const share = Math.floor(limit / shards) + (shard < limit % shards ? 1 : 0);
-    try {
-      await db().send(
-        new UpdateCommand({
-          TableName: tableName(),
-          Key: PROVIDER_RATE.key([scope, second, shard]),
-          UpdateExpression: 'ADD #count :one SET entity = :entity, #ttl = :expires',
-          ConditionExpression: 'attribute_not_exists(#count) OR #count < :share',
-          ExpressionAttributeNames: { '#count': 'count', '#ttl': TTL_ATTRIBUTE },
-          ExpressionAttributeValues: {
-            ':one': 1,
-            ':share': share,
-            ':entity': 'provider_rate',
-            ':expires': second + 120,
-          },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
+    for (const block of [...new Set([Math.max(1, Math.floor(share / 4)), 1])]) {
+      if (await take(scope, second, shard, share, block)) {
+        held.allowance += block - 1;
+        return true;
+      }
     }
+    held.full.add(shard);
   }
   return false;
+}
+
+async function take(scope: string, second: number, shard: number, share: number, block: number): Promise<boolean> {
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: PROVIDER_RATE.key([scope, second, shard]),
+        UpdateExpression: 'ADD #count :block SET entity = :entity, #ttl = :expires',
+        ConditionExpression: 'attribute_not_exists(#count) OR #count <= :room',
+        ExpressionAttributeNames: { '#count': 'count', '#ttl': TTL_ATTRIBUTE },
+        ExpressionAttributeValues: {
+          ':block': block,
+          ':room': share - block,
+          ':entity': 'provider_rate',
+          ':expires': second + 120,
+        },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
+    return false;
+  }
 }
