@@ -1,9 +1,16 @@
-import { advanceClock, freezeClock, now } from '@svc/core';
-import { forgetProviderHealth, OPEN_AFTER } from '@svc/payments';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type AdyenHarness, adyenCalls, adyenCard, useAdyen } from './support/adyen-harness';
+import { advanceClock, freezeClock, logger, newUuid, now } from '@svc/core';
+import {
+  CANCELLED_AFTER_SUCCESS,
+  forgetProviderHealth,
+  OPEN_AFTER,
+  PAID_AT_OTHER_PROVIDER,
+  UNRECORDED_PAYMENT,
+} from '@svc/payments';
+import * as table from '@svc/table';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ACCOUNT, type AdyenHarness, adyenCalls, adyenCard, MERCHANT, useAdyen } from './support/adyen-harness';
 import { ADYEN_DECLINE, ADYEN_TEST_CARDS } from './support/adyen-stand-in';
-import { call } from './support/api';
+import { call, DEMO, tokenFor } from './support/api';
 
 /**
  * Fail-over between providers (services/payments/src/domain/routing.ts), each rule a test: the
@@ -116,6 +123,25 @@ describe('the circuit, shared through the table', () => {
     );
   });
 
+  it('claims a probe only for a call it makes: payments that never reach the provider leave its circuit open', async () => {
+    advanceClock(60);
+    forgetProviderHealth();
+    harness.adyen.fault('error');
+    for (let i = 0; i < OPEN_AFTER; i++) await routed();
+    harness.adyen.fault(null);
+    advanceClock(31);
+    forgetProviderHealth();
+    // Payments taken by the first candidate never ask Adyen's circuit.
+    for (let i = 0; i < 3; i++)
+      expect((await routed({ profile: 'card-simulated-first' })).json.provider).toBe('simulated');
+    const view = await call('GET', '/_local/providers');
+    expect(view.json.providers.find((p: { name: string }) => p.name === 'adyen').circuits).toContainEqual(
+      expect.objectContaining({ mode: 'test', state: 'open' }),
+    );
+    // So the next payment that would go to Adyen probes it at once.
+    expect((await routed()).json).toMatchObject({ provider: 'adyen', status: 'succeeded' });
+  });
+
   it('reopens at once when the probe fails', async () => {
     advanceClock(60);
     forgetProviderHealth();
@@ -130,6 +156,112 @@ describe('the circuit, shared through the table', () => {
     harness.adyen.fault(null);
     advanceClock(31);
     await closeCircuit();
+  });
+});
+
+describe('a request re-run after its first run died', () => {
+  it('goes back to the provider the first run called, even when a fresh payment would go elsewhere now', async () => {
+    const key = newUuid();
+    const post = async () =>
+      call('POST', '/payments', {
+        token: await tokenFor(DEMO.client),
+        headers: { 'idempotency-key': key },
+        body: {
+          account_uuid: ACCOUNT,
+          payment_method: 'card',
+          profile: 'card-route',
+          amount: { value: '2500', currency: 'CHF' },
+          test_mode: true,
+          payment_information: adyenCard(ADYEN_TEST_CARDS.visa),
+        },
+      });
+    // Adyen charges; our write of the payment fails.
+    vi.spyOn(table, 'transactWrite').mockRejectedValueOnce(new Error('the store is unavailable'));
+    expect((await post()).status).toBe(500);
+    // Adyen is unreachable now: a new payment would go to the simulated provider, this one must not.
+    harness.adyen.fault('refuse');
+    const retried = await post();
+    expect(retried.status, retried.text).toBe(201);
+    expect(retried.json).toMatchObject({ provider: 'adyen', status: 'pending', status_reason: 'provider_unavailable' });
+    harness.adyen.fault(null);
+    // Adyen's notification of the first run's charge settles it: one charge, at Adyen.
+    expect((await notify()).text).toBe('[accepted]');
+    expect(await getPayment(retried.json.uuid)).toMatchObject({ status: 'succeeded', provider: 'adyen' });
+    expect(harness.adyen.byReference(retried.json.uuid)).toHaveLength(1);
+    await closeCircuit();
+  });
+});
+
+describe('money a provider reports that is not its to record', () => {
+  const authorisation = (reference: string, at: number) => ({
+    live: 'false',
+    notificationItems: [
+      {
+        NotificationRequestItem: harness.adyen.sign({
+          additionalData: {},
+          amount: { currency: 'CHF', value: 2500 },
+          eventCode: 'AUTHORISATION',
+          eventDate: new Date(at * 1000).toISOString().replace('.000Z', '+00:00'),
+          merchantAccountCode: MERCHANT,
+          merchantReference: reference,
+          pspReference: `P${reference.replace(/-/g, '').slice(0, 15).toUpperCase()}`,
+          reason: '',
+          success: 'true',
+        }),
+      },
+    ],
+  });
+  const deliver = (body: unknown) =>
+    call('POST', '/providers/adyen/notifications', {
+      rawBody: JSON.stringify(body),
+      headers: { 'content-type': 'application/json' },
+    });
+
+  it('alarms, and changes nothing, when Adyen reports paid a payment recorded at another provider', async () => {
+    harness.adyen.fault('refuse');
+    const elsewhere = await routed();
+    harness.adyen.fault(null);
+    expect(elsewhere.json.provider).toBe('simulated');
+    const errors = vi.spyOn(logger, 'error');
+    expect((await deliver(authorisation(elsewhere.json.uuid, now()))).text).toBe('[accepted]');
+    expect(errors).toHaveBeenCalledWith(
+      PAID_AT_OTHER_PROVIDER,
+      expect.objectContaining({ payment: elsewhere.json.uuid }),
+    );
+    expect(await getPayment(elsewhere.json.uuid)).toMatchObject({ provider: 'simulated', status: 'succeeded' });
+    errors.mockRestore();
+    await closeCircuit();
+  });
+
+  it('alarms, and keeps the record, when Adyen cancels a payment recorded as paid', async () => {
+    const paid = await routed();
+    expect(paid.json).toMatchObject({ provider: 'adyen', status: 'succeeded' });
+    const [atAdyen] = harness.adyen.byReference(paid.json.uuid);
+    const cancelled = authorisation(paid.json.uuid, now()) as {
+      notificationItems: Array<{ NotificationRequestItem: Record<string, unknown> }>;
+    };
+    const [item] = cancelled.notificationItems;
+    const cancel = harness.adyen.sign({
+      ...item?.NotificationRequestItem,
+      eventCode: 'CANCELLATION',
+      originalReference: atAdyen?.pspReference,
+    });
+    const errors = vi.spyOn(logger, 'error');
+    expect((await deliver({ live: 'false', notificationItems: [{ NotificationRequestItem: cancel }] })).text).toBe(
+      '[accepted]',
+    );
+    expect(errors).toHaveBeenCalledWith(CANCELLED_AFTER_SUCCESS, expect.objectContaining({ payment: paid.json.uuid }));
+    expect(await getPayment(paid.json.uuid)).toMatchObject({ status: 'succeeded' });
+    errors.mockRestore();
+  });
+
+  it('asks Adyen to retry a payment not recorded yet, and alarms once it never will be', async () => {
+    const reference = newUuid();
+    expect((await deliver(authorisation(reference, now()))).status).toBe(503);
+    const errors = vi.spyOn(logger, 'error');
+    expect((await deliver(authorisation(reference, now() - 2 * 3600))).text).toBe('[accepted]');
+    expect(errors).toHaveBeenCalledWith(UNRECORDED_PAYMENT, expect.objectContaining({ reference }));
+    errors.mockRestore();
   });
 });
 

@@ -170,7 +170,15 @@ export class OperationsAlarms extends Construct {
       ),
       // Each one needs a person at once: a donor paid for a payment we had failed (refund or keep,
       // and tell them), or Stripe refused our key or a connected account (no payment can be taken).
-      ...(['succeeded_after_failure', 'access_refused'] as const).map(
+      ...(
+        [
+          'succeeded_after_failure',
+          'access_refused',
+          'paid_at_other_provider',
+          'unrecorded_payment',
+          'cancelled_after_success',
+        ] as const
+      ).map(
         (kind) =>
           new Alarm(this, `ProviderAnomaly-${kind}`, {
             metric: businessMetric(props.stage, BUSINESS_METRICS.providerAnomalies, { kind }, PERIOD),
@@ -181,7 +189,13 @@ export class OperationsAlarms extends Construct {
             alarmDescription:
               kind === 'succeeded_after_failure'
                 ? 'A payment recorded as failed was paid at the provider after all (recorded as succeeded): check with the donor'
-                : 'The payment provider refused the platform’s key or a connected account: payments on it fail',
+                : kind === 'paid_at_other_provider'
+                  ? 'A provider reports paid a payment recorded at another provider: the donor may have paid twice, refund one'
+                  : kind === 'unrecorded_payment'
+                    ? 'Adyen took money for a payment of ours never recorded (its request died and was not retried): record or refund it'
+                    : kind === 'cancelled_after_success'
+                      ? 'Adyen cancelled a payment recorded as paid: the donor has not paid; correct the record'
+                      : 'The payment provider refused the platform’s key or a connected account: payments on it fail',
           }),
       ),
       // A provider's circuit opened: new payments go to the route's next candidate (or wait on it).

@@ -150,9 +150,13 @@ export class OperationsDashboard extends Construct {
       }),
       new GraphWidget({
         title: 'Provider anomalies (each needs a person)',
-        left: ['succeeded_after_failure', 'access_refused'].map((kind) =>
-          labelled(kind, businessMetric(props.stage, BUSINESS_METRICS.providerAnomalies, { kind })),
-        ),
+        left: [
+          'succeeded_after_failure',
+          'access_refused',
+          'paid_at_other_provider',
+          'unrecorded_payment',
+          'cancelled_after_success',
+        ].map((kind) => labelled(kind, businessMetric(props.stage, BUSINESS_METRICS.providerAnomalies, { kind }))),
         width: 8,
       }),
       new GraphWidget({

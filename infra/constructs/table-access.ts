@@ -205,7 +205,7 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
       ...partitionsOf('payment', 'payment_source'),
       ...partitionsOf('provider_event', 'provider_customer', 'supporter', 'subscription'),
       // The shared circuit of each provider and the limiter's counts (domain/routing.ts).
-      ...partitionsOf('provider_health', 'provider_rate'),
+      ...partitionsOf('provider_health', 'provider_rate', 'payment_route'),
     ],
   },
   /** Supporters (an organisation's on gsi1) and the subscriptions a supporter's view shows. */

@@ -28,6 +28,13 @@ export const ADYEN_PROFILES = [
     raw_card_data: true,
     route: [{ provider: 'adyen', merchant_account: MERCHANT }, { provider: 'simulated' }],
   },
+  // The simulated provider first, Adyen behind it.
+  {
+    name: 'card-simulated-first',
+    payment_method: 'card',
+    raw_card_data: true,
+    route: [{ provider: 'simulated' }, { provider: 'adyen', merchant_account: MERCHANT }],
+  },
 ];
 
 export interface AdyenHarness {

@@ -9,6 +9,7 @@ import {
   PROVIDER_EVENT,
   PROVIDER_HEALTH,
   PROVIDER_RATE,
+  ROUTE_CALLED,
 } from '@svc/payments';
 import { REPORT, SOURCE_CONFIGURATION } from '@svc/reconciliation';
 import { DEFAULT_PLAN, INVOICE, PLAN, SUBSCRIPTION } from '@svc/subscriptions';
@@ -36,6 +37,7 @@ export const ENTITIES: readonly DescribedEntity[] = [
   PROVIDER_EVENT,
   PROVIDER_HEALTH,
   PROVIDER_RATE,
+  ROUTE_CALLED,
   SUPPORTER,
   PLAN,
   SUBSCRIPTION,

@@ -31,7 +31,9 @@ export const BUSINESS_METRICS = {
    * What a provider did that should never happen and needs a person; dimension `kind`:
    * `succeeded_after_failure` (a payment we had failed was paid after all: the money is recorded,
    * the donor may have paid twice), `access_refused` (the provider refused our key or a connected
-   * account).
+   * account), `paid_at_other_provider` (a provider reports paid a payment recorded at another
+   * one: the donor may have paid twice), `unrecorded_payment` (Adyen took money for a payment
+   * never recorded), `cancelled_after_success` (Adyen cancelled a payment recorded as paid).
    */
   providerAnomalies: 'ProviderAnomalies',
   /**

@@ -1,4 +1,5 @@
 export { paymentStatusEvents } from './domain/events';
+export { PAID_AT_OTHER_PROVIDER } from './domain/provider-updates';
 export {
   chargeSavedSource,
   isProcessing,
@@ -7,6 +8,7 @@ export {
   settledRecurringPayment,
 } from './domain/recurring';
 export { resolveUnknownPayments } from './domain/resolution';
+export { ROUTE_CALLED } from './domain/routing';
 export { searchPayments } from './domain/search';
 export { paymentShape, paymentSourceShape, refundShape } from './domain/shapes';
 export {
@@ -18,7 +20,11 @@ export {
 } from './domain/subscriptions-port';
 export { paymentEventData } from './event-data';
 export { paymentsRoutes } from './handlers/routes';
-export { HANDLED_ADYEN_EVENTS } from './providers/adyen/adyen-notifications';
+export {
+  CANCELLED_AFTER_SUCCESS,
+  HANDLED_ADYEN_EVENTS,
+  UNRECORDED_PAYMENT,
+} from './providers/adyen/adyen-notifications';
 export { PROVIDER_FAULTS, type ProviderFault, providerFault, setProviderFault } from './providers/faults';
 export { PROVIDER_NAMES } from './providers/registry';
 export {

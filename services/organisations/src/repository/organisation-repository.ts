@@ -118,8 +118,28 @@ export const routeCandidateSchema = deferred(() =>
         .optional(),
       weight: z.number().int().min(0).max(1_000).optional(),
     })
-    .strict(),
+    .strict()
+    .superRefine(accountsMatchProvider),
 );
+
+/** A Stripe account only on a Stripe candidate, an Adyen merchant account only on an Adyen one. */
+function accountsMatchProvider(
+  value: { provider?: string | undefined; stripe_account?: string | undefined; merchant_account?: string | undefined },
+  context: z.RefinementCtx,
+): void {
+  if (value.stripe_account !== undefined && value.provider !== undefined && value.provider !== 'stripe')
+    context.addIssue({
+      code: 'custom',
+      path: ['stripe_account'],
+      message: 'A Stripe account is for the stripe provider',
+    });
+  if (value.merchant_account !== undefined && value.provider !== undefined && value.provider !== 'adyen')
+    context.addIssue({
+      code: 'custom',
+      path: ['merchant_account'],
+      message: 'A merchant account is for the adyen provider',
+    });
+}
 export type RouteCandidate = z.infer<typeof routeCandidateSchema>;
 
 /**
@@ -156,6 +176,7 @@ export const paymentMethodProfileSchema = deferred(() =>
         .regex(/^[^<>\\'"*]+$/, 'None of < > \\ \' " *')
         .optional(),
     })
+    .superRefine(accountsMatchProvider)
     .refine((profile) => (profile.provider === undefined) !== (profile.route === undefined), {
       message: 'A profile names either one provider or a route of candidates',
       path: ['provider'],

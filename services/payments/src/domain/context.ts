@@ -135,6 +135,7 @@ export async function authoriseNew({
   const approvalToken = await derivedToken('approval', uuid);
   const amount = money(minorUnits(request.amount), request.amount.currency);
   const { provider, context, authorisation, tried } = await authoriseRouted({
+    reference: uuid,
     profile,
     method: request.payment_method,
     saving: saving !== 'none',

@@ -16,6 +16,26 @@ import { savePaymentVersion } from './versioned';
  * failed, a dispute's status only follows the provider's latest.
  */
 
+/**
+ * Logged (ProviderAnomalies, kind paid_at_other_provider, alarmed) when a provider reports paid a
+ * payment of ours that is recorded at another provider: the donor may have paid twice.
+ */
+export const PAID_AT_OTHER_PROVIDER = 'A provider reports paid a payment recorded at another provider';
+
+/** Whether the payment is this provider's; when not and it reports money, a person is alerted. */
+export function heldBy(payment: PaymentRecord, provider: string, paid: boolean): boolean {
+  if (payment.provider === provider) return true;
+  if (paid) {
+    recordMetric(BUSINESS_METRICS.providerAnomalies, 1, { kind: 'paid_at_other_provider' });
+    logger.error(PAID_AT_OTHER_PROVIDER, {
+      payment: payment.uuid,
+      recorded_at: payment.provider,
+      reported_by: provider,
+    });
+  }
+  return false;
+}
+
 /** Logged (with the ProviderAnomalies metric, kind succeeded_after_failure, alarmed) when a failed payment was paid. */
 export const SUCCEEDED_AFTER_FAILURE = 'A payment recorded as failed was paid at the provider';
 

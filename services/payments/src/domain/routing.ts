@@ -1,6 +1,17 @@
 import { setTimeout } from 'node:timers/promises';
-import { BUSINESS_METRICS, definedFields, logger, recordMetric, ValidationError } from '@svc/core';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BUSINESS_METRICS,
+  definedFields,
+  isResumedRequest,
+  logger,
+  now,
+  recordMetric,
+  ValidationError,
+} from '@svc/core';
 import type { PaymentMethodProfile, RouteCandidate } from '@svc/organisations';
+import { db, defineEntity, TTL_ATTRIBUTE, tableName } from '@svc/table';
+import * as z from 'zod';
 import { providerFault } from '../providers/faults';
 import {
   type Authorisation,
@@ -11,7 +22,13 @@ import {
   ProviderNotReachedError,
 } from '../providers/provider';
 import { providerNamed } from '../providers/registry';
-import { type Admission, admit, recordAnswer, recordFailure } from '../repository/provider-health-repository';
+import {
+  type Admission,
+  admit,
+  recordAnswer,
+  recordFailure,
+  releaseProbe,
+} from '../repository/provider-health-repository';
 import { takeProviderSlot } from '../repository/provider-rate-repository';
 
 /**
@@ -115,7 +132,7 @@ export function candidateContext(
 
 /** The account a provider charges on (a Stripe connected account, an Adyen merchant account). */
 export function providerAccountOf(context: ProviderContext): string | undefined {
-  return context.profile.stripe_account ?? context.profile.merchant_account;
+  return context.profile.provider === 'adyen' ? context.profile.merchant_account : context.profile.stripe_account;
 }
 
 interface Usable {
@@ -168,10 +185,20 @@ async function usableCandidates(
 /**
  * Authorises a new payment (or sets up a source) at the first candidate that takes it, by the
  * rules above. `request` builds the provider's request for a candidate (its approval page is the
- * provider's own). When every candidate was passed over without being reached, the payment
- * fails (`provider_unavailable`): nothing was charged anywhere.
+ * provider's own). A candidate's circuit is asked when the payment reaches it, so a probe is
+ * claimed only for a call about to be made (and released when that call is not made after all).
+ * Candidates passed over for their circuit alone are the last resort: when every other was passed
+ * over too, the first of them is tried anyway (a payment not tried at all is a donation lost).
+ * When nothing could be called, the payment fails (`provider_unavailable`): nothing was charged.
+ *
+ * A re-run of a request that died (same Idempotency-Key, same payment uuid) must not reach a
+ * provider the first run did not use while the first run's call may have charged: with several
+ * candidates, the provider about to be called is recorded first (PAYMENT_ROUTE), and a re-run
+ * asks the provider recorded again under the same idempotency key, and no other.
  */
 export async function authoriseRouted(options: {
+  /** The new payment's (or source's) uuid. */
+  reference: string;
   profile: PaymentMethodProfile;
   method: PaymentMethod;
   saving: boolean;
@@ -179,34 +206,38 @@ export async function authoriseRouted(options: {
   testMode: boolean;
   request: (provider: PaymentProvider, context: ProviderContext) => AuthoriseRequest;
 }): Promise<RoutedAuthorisation> {
-  const { profile, method, saving, amount, testMode } = options;
+  const { profile, method, saving, amount, testMode, reference } = options;
   const tried: TriedProvider[] = [];
-  const usable = await usableCandidates(profile, method, saving, { ...amount, testMode }, tried);
+  const found = await usableCandidates(profile, method, saving, { ...amount, testMode }, tried);
+  const several = found.length > 1;
+  const resumedAt = several ? await calledBefore(reference, found) : undefined;
+  const usable = resumedAt ? [resumedAt] : found;
   const mode = testMode ? 'test' : 'live';
-  const admissions = await Promise.all(usable.map(({ provider }) => admit(provider.name, mode)));
-  // Every circuit open: the first is tried still (a payment not tried at all is a donation lost).
-  const allOpen = admissions.every((admission) => admission === 'skip');
-  for (const [index, { provider, context }] of usable.entries()) {
-    const admission: Admission = allOpen && index === 0 ? 'go' : (admissions[index] ?? 'go');
-    const last = index === usable.length - 1;
-    if (admission === 'skip') {
-      tried.push(passedOver(provider.name, 'circuit_open'));
-      continue;
-    }
+  const circuitOpen: Usable[] = [];
+  let last: Usable | undefined;
+
+  const attempt = async (
+    candidate: Usable,
+    admission: Admission,
+    isLast: boolean,
+  ): Promise<RoutedAuthorisation | 'moved'> => {
+    const { provider, context } = candidate;
+    last = candidate;
+    const release = () => (admission === 'probe' ? releaseProbe(provider.name, mode) : Promise.resolve());
     const slot = () => takeProviderSlot(provider.name, providerAccountOf(context), testMode);
     if (!(await slot())) {
-      if (!last) {
-        tried.push(passedOver(provider.name, 'limit_reached'));
-        continue;
-      }
       // The last candidate: the payment waits for the next second's share (within the request's
-      // budget), and fails without a call if there is none then either.
-      await setTimeout(1000 - (Date.now() % 1000));
-      // (A frozen service clock, in tests, stays in its second: the payment then fails as below.)
-      if (!(await slot())) {
+      // budget) once. (A frozen service clock, in tests, stays in its second.)
+      if (isLast) await setTimeout(1000 - (Date.now() % 1000));
+      if (!isLast || !(await slot())) {
+        await release();
         tried.push(passedOver(provider.name, 'limit_reached'));
-        return notReachedAnywhere(provider, context, tried);
+        return 'moved';
       }
+    }
+    if (several) {
+      const route = { payment_uuid: reference, provider: provider.name, expires_at: now() + 8 * 86_400 };
+      await db().send(new PutCommand({ TableName: tableName(), Item: ROUTE_CALLED.item(route) }));
     }
     try {
       const authorisation = await authoriseAt(provider, options.request(provider, context));
@@ -218,15 +249,83 @@ export async function authoriseRouted(options: {
       else await recordAnswer(provider.name, mode, admission);
       return { provider, context, authorisation, tried };
     } catch (error) {
-      if (!(error instanceof ProviderNotReachedError)) throw error;
+      if (!(error instanceof ProviderNotReachedError)) {
+        await release();
+        throw error;
+      }
       // 429 is the provider's limit, not an outage: it does not count against its circuit.
       if (error.reason === 'connection_refused') await recordFailure(provider.name, mode, admission, error.reason);
+      else await release();
       tried.push(passedOver(provider.name, error.reason === 'rate_limited' ? 'rate_limited' : 'connection_refused'));
-      if (last) return notReachedAnywhere(provider, context, tried);
+      return 'moved';
     }
+  };
+
+  if (resumedAt) {
+    // The first run called it and may have charged there: asked again whatever its circuit, and
+    // never left for another; not reached now, the payment waits on it as an unknown outcome.
+    const result = await attempt(resumedAt, 'go', true);
+    if (result !== 'moved') return result;
+    const { provider, context } = resumedAt;
+    const unknown: Authorisation = {
+      outcome: { status: 'pending', reason: 'provider_unavailable' },
+      maskedInformation: {},
+    };
+    return { provider, context, authorisation: unknown, tried };
   }
-  // Unreachable: the last candidate returns above.
-  throw new Error('No candidate was tried');
+  for (const [index, candidate] of usable.entries()) {
+    const admission = await admit(candidate.provider.name, mode);
+    if (admission === 'skip') {
+      tried.push(passedOver(candidate.provider.name, 'circuit_open'));
+      circuitOpen.push(candidate);
+      continue;
+    }
+    const result = await attempt(candidate, admission, index === usable.length - 1 && circuitOpen.length === 0);
+    if (result !== 'moved') return result;
+  }
+  const lastResort = circuitOpen[0];
+  if (lastResort) {
+    const result = await attempt(lastResort, 'go', true);
+    if (result !== 'moved') return result;
+  }
+  const nothing = last ?? lastResort ?? usable[0];
+  if (!nothing) throw new Error('No usable candidate');
+  return notReachedAnywhere(nothing.provider, nothing.context, tried);
+}
+
+const routeSchema = z.object({ payment_uuid: z.string(), provider: z.string(), expires_at: z.number() });
+
+/**
+ * The provider a payment with several candidates was last sent to, written before the call (TTL
+ * 8 days: past every idempotency window of ours and the providers'), so a re-run of its request
+ * asks that provider again instead of another.
+ */
+export const ROUTE_CALLED = defineEntity<z.infer<typeof routeSchema>, string>({
+  name: 'payment_route',
+  summary:
+    'The provider a routed payment was last sent to, written before the call, so a re-run of its request asks the same provider (TTL 8 days).',
+  prefix: 'PAYMENT_ROUTE',
+  idShown: '<payment uuid>',
+  sort: 'PAYMENT_ROUTE',
+  id: (route) => route.payment_uuid,
+  idParts: (uuid) => [uuid],
+  byKey: 'where a re-run of a routed payment goes',
+  storage: {
+    toAttributes: ({ provider, expires_at }) => ({ provider, [TTL_ATTRIBUTE]: expires_at }),
+    fromAttributes: (item) => ({
+      payment_uuid: String(item.pk).split('#')[1],
+      provider: item.provider,
+      expires_at: item[TTL_ATTRIBUTE],
+    }),
+  },
+  parse: (value) => routeSchema.parse(value),
+});
+
+/** On a re-run, the candidate the first run called last, if it called one. */
+async function calledBefore(reference: string, candidates: Usable[]): Promise<Usable | undefined> {
+  if (!isResumedRequest()) return undefined;
+  const called = await ROUTE_CALLED.find(reference);
+  return candidates.find((candidate) => candidate.provider.name === called?.provider);
 }
 
 /** The provider's authorisation, or the fault the local runtime injects in its place. */

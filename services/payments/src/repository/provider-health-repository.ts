@@ -134,6 +134,14 @@ export async function admit(provider: string, mode: 'test' | 'live'): Promise<Ad
   return 'probe';
 }
 
+/**
+ * A probe claimed and then not sent (the payment went elsewhere, or its input was refused):
+ * the circuit goes back to open as it was, so the next payment may probe at once.
+ */
+export async function releaseProbe(provider: string, mode: 'test' | 'live'): Promise<void> {
+  await update(provider, mode, 'SET #state = :open', '#state = :half', { ':open': 'open', ':half': 'half_open' });
+}
+
 /** The provider answered (a payment, a decline): a closed circuit stays so without a write. */
 export async function recordAnswer(provider: string, mode: 'test' | 'live', admission: Admission): Promise<void> {
   const health = await providerHealth(provider, mode);

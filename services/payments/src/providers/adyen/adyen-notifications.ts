@@ -15,6 +15,7 @@ import * as z from 'zod';
 import { settlePending, settlePendingSource } from '../../domain/approval';
 import {
   applyProviderRefunds,
+  heldBy,
   recordDispute,
   SUCCEEDED_AFTER_FAILURE,
   settleFromProvider,
@@ -56,6 +57,7 @@ const itemSchema = z.looseObject({
   merchantAccountCode: z.string().max(200),
   merchantReference: z.string().max(200),
   eventCode: z.string().min(1).max(100),
+  eventDate: z.string().max(64).optional(),
   success: z.enum(['true', 'false']),
   reason: z.string().max(2_000).optional(),
   amount: z.object({ value: z.number().int(), currency: z.string() }),
@@ -172,8 +174,33 @@ async function paymentOf(reference: string): Promise<PaymentRecord | undefined> 
   return (await findPayment(reference)) ?? (await findPayment(derivedUuid('payment', reference)));
 }
 
-/** Ours but not written yet (the answer to our request is still on its way): Adyen sends it again. */
-function notYet(item: Item): never {
+/**
+ * A notification's payment is not written after this long: its request died after Adyen acted
+ * and was never retried (our request budget is 30 s; a client retries within minutes).
+ */
+export const UNRECORDED_AFTER_SECONDS = 3600;
+
+/** Logged (ProviderAnomalies, kind cancelled_after_success, alarmed) when Adyen cancels a payment we recorded as paid. */
+export const CANCELLED_AFTER_SUCCESS = 'Adyen cancelled a payment recorded as paid';
+
+/** Logged (ProviderAnomalies, kind unrecorded_payment, alarmed) when Adyen took money for no payment of ours. */
+export const UNRECORDED_PAYMENT = 'Adyen reports a payment of ours that was never recorded';
+
+/**
+ * Ours but not written yet (the answer to our request is still on its way): 503, and Adyen sends
+ * the batch again. Once UNRECORDED_AFTER_SECONDS have passed since Adyen's event, it never will
+ * be: money taken is alerted to a person (the pspReference names it at Adyen), and the item is
+ * accepted so it does not hold up the others of its batch.
+ */
+function notYet(item: Item): void {
+  const at = item.eventDate ? Math.floor(Date.parse(item.eventDate) / 1000) : Number.NaN;
+  if (Number.isFinite(at) && now() - at >= UNRECORDED_AFTER_SECONDS) {
+    if (item.success === 'true' && item.eventCode === 'AUTHORISATION') {
+      recordMetric(BUSINESS_METRICS.providerAnomalies, 1, { kind: 'unrecorded_payment' });
+      logger.error(UNRECORDED_PAYMENT, { reference: item.merchantReference, psp: item.pspReference });
+    }
+    return;
+  }
   throw new NotYetKnown(`No payment ${item.merchantReference} yet for ${item.eventCode} ${item.pspReference}`);
 }
 
@@ -214,9 +241,11 @@ async function authorisation(item: Item): Promise<void> {
   if (!payment) {
     const source = UUID.test(item.merchantReference) ? await findPaymentSource(item.merchantReference) : undefined;
     if (source) return settleSource(source.uuid, item);
-    if (UUID.test(item.merchantReference)) notYet(item);
+    if (UUID.test(item.merchantReference)) return notYet(item);
     return;
   }
+  // A payment recorded at another provider (a route's other candidate): its money is alarmed, never applied here.
+  if (!heldBy(payment, 'adyen', succeeded)) return;
   const outcome = succeeded
     ? ({ status: 'succeeded' } as const)
     : ({ status: 'failed', reason: refusalReason(item.reason) } as const);
@@ -294,6 +323,14 @@ async function cancellation(item: Item): Promise<void> {
   await mark(fact(paymentPsp(item), 'cancelled'), item.eventCode);
   const payment = await paymentOf(item.merchantReference);
   if (!payment) return;
+  if (payment.status === 'succeeded' && payment.provider === 'adyen') {
+    // Cancelled after we recorded it paid (its AUTHORISATION came first, and Adyen had not captured
+    // it yet): no money was taken after all. A paid payment never moves back by itself here: a
+    // person checks it (the donor has not paid) and refunds or marks it.
+    recordMetric(BUSINESS_METRICS.providerAnomalies, 1, { kind: 'cancelled_after_success' });
+    logger.error(CANCELLED_AFTER_SUCCESS, { payment: payment.uuid, psp: paymentPsp(item) });
+    return;
+  }
   await settleFromProvider(payment.uuid, async (stored) => ({
     status: 'failed',
     // A payment whose answer never came, cancelled by our reference: nothing was charged.
@@ -341,8 +378,7 @@ async function refunded(item: Item): Promise<void> {
     logger.warn('An Adyen refund names no payment of ours', { psp: item.pspReference });
     return;
   }
-  const payment = await findPayment(paymentUuid);
-  if (!payment) notYet(item);
+  if (!(await findPayment(paymentUuid))) return notYet(item);
   const succeeded = item.eventCode === 'REFUND' && item.success === 'true';
   await applyProviderRefunds(paymentUuid, [
     {
@@ -363,7 +399,7 @@ async function refunded(item: Item): Promise<void> {
 async function chargeback(item: Item): Promise<void> {
   const payment = await paymentOf(item.merchantReference);
   if (!payment) {
-    if (UUID.test(item.merchantReference)) notYet(item);
+    if (UUID.test(item.merchantReference)) return notYet(item);
     return;
   }
   // The dispute is the payment's: named by the payment's pspReference, which a CHARGEBACK gives as

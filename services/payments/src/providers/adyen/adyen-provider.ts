@@ -468,9 +468,11 @@ async function cancel(reference: string, payment?: PaymentAtProvider): Promise<v
         { idempotencyKey: `${reference}:cancel` },
       );
     } else {
+      // Its own key: a cancel by pspReference of the same payment is another request (Adyen
+      // refuses one key with two bodies, errorCode 704).
       await checkout.ModificationsApi.cancelAuthorisedPayment(
         { merchantAccount: account, paymentReference: reference, reference },
-        { idempotencyKey: `${reference}:cancel` },
+        { idempotencyKey: `${reference}:cancel-by-reference` },
       );
     }
   } catch (thrown) {

@@ -97,6 +97,28 @@ export const STRIPE_CONFIRM_RETRIES = 0;
 
 const clients = new Map<string, Stripe>();
 
+/**
+ * How many times the SDK sent a request under each idempotency key (its `request` event fires per
+ * attempt). The SDK re-sends a request whose connection closed once even without retries
+ * ("these codes can also surface after the API processed the request", stripe-node
+ * RequestSender._shouldRetry), so a failure is proof that Stripe did nothing only when its key
+ * was sent exactly once. Only keys being watched are counted.
+ */
+const attempts = new Map<string, number>();
+
+/** Counts the attempts under a key while `work` runs; `work` gets the count so far. */
+export async function withAttemptsCounted<T>(
+  idempotencyKey: string,
+  work: (sent: () => number) => Promise<T>,
+): Promise<T> {
+  attempts.set(idempotencyKey, 0);
+  try {
+    return await work(() => attempts.get(idempotencyKey) ?? 0);
+  } finally {
+    attempts.delete(idempotencyKey);
+  }
+}
+
 function apiLocation(): Pick<Stripe.StripeConfig, 'host' | 'port' | 'protocol'> {
   const base = process.env.SVC_STRIPE_API_BASE;
   if (!base) return {};
@@ -122,6 +144,10 @@ export async function stripeClient(testMode: boolean): Promise<Stripe | undefine
       maxNetworkRetries: STRIPE_RETRIES,
       timeout: STRIPE_TIMEOUT_MS,
       telemetry: false,
+    });
+    client.on('request', (event: { idempotency_key?: string }) => {
+      const key = event.idempotency_key;
+      if (key && attempts.has(key)) attempts.set(key, (attempts.get(key) ?? 0) + 1);
     });
     clients.set(id, client);
   }

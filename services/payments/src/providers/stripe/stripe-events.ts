@@ -7,6 +7,7 @@ import { settlePendingSource } from '../../domain/approval';
 import { storedContext } from '../../domain/context';
 import {
   applyProviderRefunds,
+  heldBy,
   recordDispute,
   SUCCEEDED_AFTER_FAILURE,
   settleFromProvider,
@@ -205,6 +206,8 @@ export async function paymentOfIntent(
 async function settleIntent(intent: Stripe.PaymentIntent, succeeded: boolean): Promise<boolean> {
   const payment = await paymentOfIntent(intent);
   if (!payment) return false;
+  // Recorded at another provider of its route: Stripe's money on it is alarmed, never applied.
+  if (!heldBy(payment, 'stripe', succeeded)) return true;
   const current = (stored: PaymentRecord) =>
     stripeProvider.outcomeOf(stored.uuid, {
       context: storedContext(stored),

@@ -31,6 +31,7 @@ import {
   STRIPE_CONFIRM_RETRIES,
   STRIPE_CONFIRM_TIMEOUT_MS,
   stripeClient,
+  withAttemptsCounted,
 } from './stripe-config';
 import {
   classifyError,
@@ -383,6 +384,10 @@ function refusedAccess(failure: StripeFailure, context: ProviderContext): void {
 
 async function authorise(request: AuthoriseRequest): Promise<Authorisation> {
   if (request.sourceOnly) return setUpSource(request);
+  return withAttemptsCounted(`${request.reference}:payment_intent`, (sent) => authoriseIntent(request, sent));
+}
+
+async function authoriseIntent(request: AuthoriseRequest, sent: () => number): Promise<Authorisation> {
   const stripe = await clientFor(request.context);
   const { params, masked } = methodParams(request);
   let customer: string | undefined;
@@ -426,7 +431,7 @@ async function authorise(request: AuthoriseRequest): Promise<Authorisation> {
       refusedAccess(failure, request.context);
       return { outcome: { status: 'failed', reason: 'provider_unavailable' }, maskedInformation: masked };
     }
-    const notReached = notReachedReason(error);
+    const notReached = notReachedReason(error, sent());
     if (notReached) throw new ProviderNotReachedError('stripe', notReached, { cause: error });
     // The outcome is unknown: the payment waits, and background work reads Stripe's records.
     return {
@@ -441,11 +446,12 @@ async function authorise(request: AuthoriseRequest): Promise<Authorisation> {
  * Whether a failed call provably did nothing at Stripe: a 429 (Stripe rejects a request over its
  * rate limit before processing it: "treat these as a signal to slow down", the request can be
  * retried, https://docs.stripe.com/rate-limits), or a connection that was never made (refused,
- * or a name that did not resolve) on the only try (the SDK re-sends a closed socket once, and a
- * re-sent request may have reached Stripe the first time: its message then says "retried").
+ * or a name that did not resolve), and either only when the request was sent once: the SDK
+ * re-sends a closed socket once, and a re-sent request may have reached Stripe the first time.
  */
-function notReachedReason(error: unknown): 'rate_limited' | 'connection_refused' | undefined {
+function notReachedReason(error: unknown, sent: number): 'rate_limited' | 'connection_refused' | undefined {
   const e = error as { type?: string; message?: string; detail?: { code?: string } };
+  if (sent > 1) return undefined;
   if (e.type === 'StripeRateLimitError') return 'rate_limited';
   if (e.type !== 'StripeConnectionError' || e.message?.includes('retried')) return undefined;
   const code = e.detail?.code;
