@@ -632,6 +632,38 @@ describe('an answer that never comes', () => {
   });
 });
 
+describe('an instrument Adyen reports after the payment settled', () => {
+  it('saves the source from RECURRING_CONTRACT when the authorisation that settled the payment lacked it', async () => {
+    adyen.fault('lose_answer', { times: 1 });
+    const lost = await pay({ ...card(), create_payment_source: true });
+    expect(lost.json).toMatchObject({ status: 'pending', status_reason: 'provider_unavailable' });
+    const items = itemsOf(adyen.takeNotifications()) as Item[];
+    const authorised = items.find((item) => item.eventCode === 'AUTHORISATION') as Item;
+    const contract = items.find((item) => item.eventCode === 'RECURRING_CONTRACT') as Item;
+    expect(contract).toBeDefined();
+    // Adyen's additional data without tokenization (a setting of the merchant's Customer Area).
+    const bare = { ...authorised, additionalData: {} };
+    expect((await deliver(batchOf([adyen.sign(bare)]))).text).toBe('[accepted]');
+    const paid = await getPayment(lost.json.uuid);
+    expect(paid.status).toBe('succeeded');
+    expect(paid.created_payment_source_uuid).toBeUndefined();
+    expect((await deliver(batchOf([contract]))).text).toBe('[accepted]');
+    const saved = await getPayment(lost.json.uuid);
+    expect(saved.created_payment_source_uuid).toEqual(expect.any(String));
+    const source = await api('GET', `/payment-sources/${saved.created_payment_source_uuid}`);
+    expect(source.json).toMatchObject({ status: 'active', provider: 'adyen' });
+    // Once: the same contract again changes nothing.
+    expect(
+      (
+        await deliver(
+          batchOf([adyen.sign({ ...contract, pspReference: `${String(contract.pspReference).slice(0, 15)}Y` })]),
+        )
+      ).text,
+    ).toBe('[accepted]');
+    expect((await getPayment(lost.json.uuid)).created_payment_source_uuid).toBe(saved.created_payment_source_uuid);
+  });
+});
+
 describe('a request Adyen is still processing', () => {
   it('is an unknown outcome, never a refusal: the retried request waits, and Adyen’s notification settles it once', async () => {
     // Adyen is slow on the first run, which then dies before its write (500).

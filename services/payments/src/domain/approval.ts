@@ -88,49 +88,83 @@ export async function settlePending(payment: PaymentRecord, outcome: Outcome): P
     ...rest
   } = payment;
   const succeeded = outcome.status === 'succeeded';
-  const source =
-    succeeded && payment.create_payment_source && instrumentToken
-      ? newSource({
-          request: {
-            account_uuid: payment.account_uuid,
-            payment_method: payment.payment_method,
-            profile: payment.profile,
-            amount: { value: String(payment.amount_minor), currency: payment.currency },
-          },
-          organisationUuid: payment.organisation_uuid,
-          provider: payment.provider,
-          authorisation: { outcome, maskedInformation: payment.payment_information ?? {}, instrumentToken },
-          created: payment.created,
-          testMode: payment.test_mode,
-          supporterUuid: payment.supporter_uuid,
-          providerAccount: payment.provider_account,
-        })
-      : undefined;
   const next: PaymentRecord = {
     ...rest,
     status: succeeded ? 'succeeded' : 'failed',
     ...(outcome.status === 'failed' ? { status_reason: outcome.reason } : {}),
-    ...(source ? { created_payment_source_uuid: source.uuid } : {}),
     event_sequence: payment.event_sequence + 1,
     events: [],
   };
+  const source =
+    succeeded && payment.create_payment_source && instrumentToken ? sourceOfPayment(next, instrumentToken) : undefined;
   next.events = paymentStatusEvents(next);
-  const extra: GuardedWrite[] = [];
-  if (source) extra.push({ item: newPaymentSourceWrite(source) });
-  if (source && subscriptionRequest !== undefined) {
+  const extra = source ? await withSubscription(next, source, subscriptionRequest) : [];
+  return savePaymentVersion(payment, next, extra);
+}
+
+/** The payment source a succeeded payment saves: `next` names it. */
+function sourceOfPayment(next: PaymentRecord, instrumentToken: string): PaymentSourceRecord {
+  const source = newSource({
+    request: {
+      account_uuid: next.account_uuid,
+      payment_method: next.payment_method,
+      profile: next.profile,
+      amount: { value: String(next.amount_minor), currency: next.currency },
+    },
+    organisationUuid: next.organisation_uuid,
+    provider: next.provider,
+    authorisation: {
+      outcome: { status: 'succeeded' },
+      maskedInformation: next.payment_information ?? {},
+      instrumentToken,
+    },
+    created: next.created,
+    testMode: next.test_mode,
+    supporterUuid: next.supporter_uuid,
+    providerAccount: next.provider_account,
+  });
+  next.created_payment_source_uuid = source.uuid;
+  return source;
+}
+
+/** The source's write, and the subscription the payment asked for, started on it (`next` names it). */
+async function withSubscription(
+  next: PaymentRecord,
+  source: PaymentSourceRecord,
+  subscriptionRequest: unknown,
+): Promise<GuardedWrite[]> {
+  const writes: GuardedWrite[] = [{ item: newPaymentSourceWrite(source) }];
+  if (subscriptionRequest !== undefined) {
     const started = await startSubscription(subscriptionRequest, next, source).catch((error: unknown) => {
       // The donor has paid: the payment is recorded whatever happens to its subscription, and
       // the request stays on the payment for support to act on.
-      logger.error('Could not start the subscription of an approved payment', { payment: payment.uuid, error });
+      logger.error('Could not start the subscription of an approved payment', { payment: next.uuid, error });
       next.subscription_request = subscriptionRequest;
       return undefined;
     });
     if (started) {
       next.subscription_uuid = started.uuid;
-      extra.push({ item: started.write });
+      writes.push({ item: started.write });
     }
   }
-  return savePaymentVersion(payment, next, extra);
+  return writes;
+}
+
+/**
+ * The instrument of a paid payment that was to save one, come after the payment settled without
+ * it (the provider's answer lacked it; its notification brings it): the source is saved now, and
+ * the subscription the payment asked for starts. Safe twice: a payment with its source is left.
+ */
+export function attachLateInstrument(uuid: string, instrumentToken: string): Promise<PaymentRecord | undefined> {
+  return retryOnConflict(async () => {
+    const payment = await findPayment(uuid);
+    if (payment?.status !== 'succeeded' || !payment.create_payment_source || payment.created_payment_source_uuid)
+      return payment;
+    const { subscription_request: subscriptionRequest, ...rest } = payment;
+    const next: PaymentRecord = { ...rest, events: [] };
+    const extra = await withSubscription(next, sourceOfPayment(next, instrumentToken), subscriptionRequest);
+    return savePaymentVersion(payment, next, extra);
+  });
 }
 
 export function findPendingSource(uuid: string, token: string): Promise<PaymentSourceRecord> {

@@ -12,7 +12,7 @@ import {
 } from '@svc/core';
 import { db, getItem, retryOnConflict, tableName } from '@svc/table';
 import * as z from 'zod';
-import { settlePending, settlePendingSource } from '../../domain/approval';
+import { attachLateInstrument, settlePending, settlePendingSource } from '../../domain/approval';
 import {
   applyProviderRefunds,
   heldBy,
@@ -264,6 +264,8 @@ async function authorisation(item: Item): Promise<void> {
   const cancelled = succeeded && (await getItem(markerKey(fact(item.pspReference, 'cancelled'))));
   if (succeeded && !cancelled && payment.status === 'cancelled') return capturedAfterCancel(payment.uuid, found);
   await settleFromProvider(payment.uuid, async () => found, { reviveFailed: succeeded && !cancelled });
+  // Paid already without the instrument it was to save (the answer that settled it lacked it).
+  if (succeeded && found.instrumentToken) await attachLateInstrument(payment.uuid, found.instrumentToken);
 }
 
 /**
@@ -444,6 +446,10 @@ async function recurringContract(item: Item): Promise<void> {
   if (!token || !UUID.test(item.merchantReference)) return;
   await retryOnConflict(async () => {
     const payment = await findPayment(item.merchantReference);
+    if (payment?.status === 'succeeded') {
+      await attachLateInstrument(payment.uuid, token);
+      return;
+    }
     if (payment) {
       if (payment.status !== 'pending' || !payment.create_payment_source || payment.instrument_token) return;
       await savePaymentVersion(payment, { ...payment, instrument_token: token, events: [] });
