@@ -338,7 +338,7 @@ async function authoriseAt(provider: PaymentProvider, request: AuthoriseRequest)
 
 function passedOver(provider: string, reason: TriedProvider['reason']): TriedProvider {
   recordMetric(BUSINESS_METRICS.providerFailovers, 1, { provider, reason });
-  logger.warn('A payment passed over a provider', { provider, reason });
+  logger.info('A payment passed over a provider', { provider, reason });
   return { provider, reason };
 }
 
