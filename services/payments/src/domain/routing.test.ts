@@ -37,7 +37,7 @@ describe('orderCandidates', () => {
       fc.property(
         fc.array(candidate, { minLength: 1, maxLength: 6 }),
         payment,
-        fc.double({ min: 0, max: 0.999999 }),
+        fc.double({ min: 0, max: 0.999999, noNaN: true }),
         (route, p, draw) => {
           const profile = profileOf(route);
           const ordered = orderCandidates(profile, p, draw);
