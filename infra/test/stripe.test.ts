@@ -40,6 +40,16 @@ describe.each(STAGE_NAMES)('Stripe in the %s stage', (stage) => {
     for (const route of keys) expect(route.authorizationType ?? 'NONE', route.routeKey).toBe('NONE');
   });
 
+  it('routes Adyen’s notifications and the donor’s return to the payments function, without an authorizer', () => {
+    const keys = routes(templateOf(stage)).filter((route) => route.routeKey.includes('/providers/adyen/'));
+    expect(keys.map((route) => route.routeKey).sort()).toEqual([
+      'GET /providers/adyen/return/payment-sources/{payment_source_uuid}',
+      'GET /providers/adyen/return/payments/{payment_uuid}',
+      'POST /providers/adyen/notifications',
+    ]);
+    for (const route of keys) expect(route.authorizationType ?? 'NONE', route.routeKey).toBe('NONE');
+  });
+
   it('asks about payments with an unknown outcome every five minutes', () => {
     const template = templateOf(stage);
     const schedule = Object.values(template.findResources('AWS::Scheduler::Schedule')).find((s) =>
@@ -74,5 +84,22 @@ describe.each(STAGE_NAMES)('Stripe’s time budget in the %s stage', (stage) => 
     );
     const anomalies = descriptions.filter((d) => /paid at the provider after all|refused the platform’s key/.test(d));
     expect(anomalies).toHaveLength(STAGES[stage].alarms.enabled ? 2 : 0);
+  });
+
+  it('alarms on money a provider reports elsewhere or unrecorded, and on an open circuit, where the stage has alarms', () => {
+    const alarms = Object.values(templateOf(stage).findResources('AWS::CloudWatch::Alarm'));
+    const on = (pattern: RegExp) => alarms.filter((alarm) => pattern.test(String(alarm.Properties?.AlarmDescription)));
+    const expected = STAGES[stage].alarms.enabled ? 1 : 0;
+    expect(on(/recorded at another provider/)).toHaveLength(expected);
+    expect(on(/never recorded/)).toHaveLength(expected);
+    expect(on(/cancelled a payment recorded as paid/)).toHaveLength(expected);
+    const circuits = on(/circuit opened/);
+    expect(circuits).toHaveLength(2 * expected);
+    for (const alarm of circuits) {
+      expect(alarm.Properties?.MetricName).toBe('ProviderCircuitChanges');
+      expect(alarm.Properties?.Threshold).toBe(1);
+      // Sent to the stage's alarm topic (and its other targets), as every alarm.
+      expect(alarm.Properties?.AlarmActions).toContainEqual({ Ref: expect.stringMatching(/^AlarmTopic/) });
+    }
   });
 });
