@@ -1,9 +1,9 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEMO_SEED } from '@svc/seed';
 import { startAdyenStandIn } from '../test/support/adyen-stand-in';
+import { httpPostJson } from './load';
 import { startService, tokenFor } from './service';
 
 /**
@@ -67,38 +67,6 @@ function seedFile(): string {
   return file;
 }
 
-const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-
-function post(url: string, headers: Record<string, string>, body: unknown): Promise<{ status: number; json: unknown }> {
-  const payload = Buffer.from(JSON.stringify(body));
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      {
-        method: 'POST',
-        headers: { ...headers, 'content-type': 'application/json', 'content-length': payload.length },
-        agent,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString();
-          let json: unknown;
-          try {
-            json = JSON.parse(text);
-          } catch {
-            json = undefined;
-          }
-          resolve({ status: res.statusCode ?? 0, json });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
-
 const percentile = (sorted: number[], p: number) =>
   sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0);
 
@@ -145,7 +113,7 @@ export async function benchFailover(options: {
     let phaseStart = performance.now();
     const pay = async (): Promise<Outcome> => {
       const t = performance.now();
-      const response = await post(`${service.url}/payments`, headers, {
+      const response = await httpPostJson(`${service.url}/payments`, headers, {
         account_uuid: ACCOUNT,
         payment_method: 'card',
         profile: 'card-route',

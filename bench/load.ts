@@ -61,12 +61,21 @@ export function httpGet(url: string, headers: Record<string, string>, expectStat
 }
 
 /** A POST of a JSON body over a kept-alive connection; true on the expected status. */
-export function httpPost(
+export async function httpPost(
   url: string,
   headers: Record<string, string>,
   body: unknown,
   expectStatus = 201,
 ): Promise<boolean> {
+  return (await httpPostJson(url, headers, body)).status === expectStatus;
+}
+
+/** A POST of a JSON body over a kept-alive connection: the status and the parsed answer. */
+export function httpPostJson(
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+): Promise<{ status: number; json: unknown }> {
   const payload = Buffer.from(JSON.stringify(body));
   return new Promise((resolve, reject) => {
     const req = request(
@@ -77,8 +86,17 @@ export function httpPost(
         agent,
       },
       (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode === expectStatus));
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          let json: unknown;
+          try {
+            json = JSON.parse(Buffer.concat(chunks).toString());
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, json });
+        });
       },
     );
     req.on('error', reject);

@@ -312,6 +312,24 @@ describe('the local runtime’s fault switch', () => {
     await closeCircuit();
   });
 
+  it('holds a new payment as an unknown outcome at that provider on timeout, without calling it', async () => {
+    await call('POST', '/_local/providers/adyen/fault', { body: { mode: 'timeout' } });
+    const before = harness.adyen.requests.length;
+    try {
+      const payment = await routed();
+      expect(payment.json).toMatchObject({
+        provider: 'adyen',
+        status: 'pending',
+        status_reason: 'provider_unavailable',
+      });
+      expect(payment.json.providers_tried).toBeUndefined();
+      expect(harness.adyen.requests.length).toBe(before);
+    } finally {
+      await call('POST', '/_local/providers/adyen/fault', { body: { mode: null } });
+    }
+    await closeCircuit();
+  });
+
   it('answers 400 for a mode it does not know and 404 for a provider it does not have', async () => {
     expect((await call('POST', '/_local/providers/adyen/fault', { body: { mode: 'slow' } })).status).toBe(400);
     expect((await call('POST', '/_local/providers/worldpay/fault', { body: { mode: 'refuse' } })).status).toBe(404);

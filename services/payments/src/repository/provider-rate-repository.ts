@@ -30,10 +30,18 @@ const limitsSchema = deferred(() =>
   ),
 );
 
+/** The configured limits, parsed once per value of the variable (not once per payment). */
+let parsed: { from: string | undefined; limits: Record<string, { live?: number; test?: number }> } | undefined;
+
 export function providerRateLimit(provider: string, testMode: boolean): number | undefined {
   const configured = process.env.SVC_PROVIDER_RATE_LIMITS;
-  const limits = configured ? limitsSchema.parse(JSON.parse(configured)) : DEFAULT_RATE_LIMITS;
-  return limits[provider]?.[testMode ? 'test' : 'live'];
+  if (!parsed || parsed.from !== configured) {
+    parsed = {
+      from: configured,
+      limits: configured ? limitsSchema.parse(JSON.parse(configured)) : DEFAULT_RATE_LIMITS,
+    };
+  }
+  return parsed.limits[provider]?.[testMode ? 'test' : 'live'];
 }
 
 interface RateCount {
