@@ -3,6 +3,8 @@ import {
   DELIVERY_MAX_RECEIVES,
   DELIVERY_PARTITION_PREFIX,
   EVENT_SOURCE,
+  PACING_ATTRIBUTES,
+  PACING_PREFIXES,
   WORKER_BATCH_WRITE_PREFIXES,
 } from '@svc/webhooks';
 import { Duration, Validations } from 'aws-cdk-lib';
@@ -143,6 +145,13 @@ export const DELIVERY_WORKER_TABLE_GRANT: TableGrant = {
   indexes: [],
   writes: ['dynamodb:PutItem', 'dynamodb:BatchWriteItem'],
   writeKeys: WORKER_BATCH_WRITE_PREFIXES.map((prefix) => `${prefix}*`),
+  attributeUpdates: [
+    {
+      leadingKeys: PACING_PREFIXES.map((prefix) => `${prefix}*`),
+      attributes: PACING_ATTRIBUTES,
+      why: "an endpoint's pace: ADD to a second's count, SET a pause (services/webhooks/src/domain/pacing.ts)",
+    },
+  ],
 };
 
 /**

@@ -15,7 +15,15 @@ import { REPORT, SOURCE_CONFIGURATION } from '@svc/reconciliation';
 import { DEFAULT_PLAN, INVOICE, PLAN, SUBSCRIPTION } from '@svc/subscriptions';
 import { SUPPORTER } from '@svc/supporters';
 import type { DescribedEntity } from '@svc/table';
-import { DELIVERY, ENDPOINT, EVENT_SUBSCRIPTION, RESPONSE, WEBHOOK_URL } from '@svc/webhooks';
+import {
+  DELIVERY,
+  ENDPOINT,
+  EVENT_SUBSCRIPTION,
+  RESPONSE,
+  WEBHOOK_PACE,
+  WEBHOOK_PAUSE,
+  WEBHOOK_URL,
+} from '@svc/webhooks';
 
 /**
  * The item types described by `defineEntity` (@svc/table), each domain's: docs/access-patterns.md
@@ -48,6 +56,8 @@ export const ENTITIES: readonly DescribedEntity[] = [
   EVENT_SUBSCRIPTION,
   DELIVERY,
   RESPONSE,
+  WEBHOOK_PACE,
+  WEBHOOK_PAUSE,
   SOURCE_CONFIGURATION,
   REPORT,
   USER,

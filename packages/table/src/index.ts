@@ -17,4 +17,13 @@ export {
 export * from './keys';
 export { type PartitionQuery, queryAll, queryPages } from './query';
 export { retryOnConflict, StaleVersionError } from './retry';
+export {
+  type MergedQuery,
+  mergedItems,
+  mergedPages,
+  queryMerged,
+  shardedPartition,
+  shardOf,
+  shardPartitions,
+} from './shards';
 export * from './transact';

@@ -17,6 +17,8 @@ export interface PartitionQuery {
   descending?: boolean;
   /** Read at most this many items. */
   limit?: number;
+  /** At most this many items per call (a page), when less than what is left of `limit`. */
+  pageLimit?: number;
 }
 
 /** The partition's items page by page (1 MB each at most), so callers can stream them. */
@@ -27,6 +29,7 @@ export async function* queryPages(query: PartitionQuery): AsyncGenerator<Record<
   do {
     const remaining = query.limit === undefined ? undefined : query.limit - read;
     if (remaining !== undefined && remaining <= 0) return;
+    const pageLimit = query.pageLimit === undefined ? remaining : Math.min(query.pageLimit, remaining ?? Infinity);
     const out = await db().send(
       new QueryCommand({
         TableName: tableName(),
@@ -34,7 +37,7 @@ export async function* queryPages(query: PartitionQuery): AsyncGenerator<Record<
         ...keyCondition(query, keys),
         ...(query.consistent ? { ConsistentRead: true } : {}),
         ...(query.descending ? { ScanIndexForward: false } : {}),
-        ...definedFields({ Limit: remaining }),
+        ...definedFields({ Limit: pageLimit }),
         ExclusiveStartKey: cursor,
       }),
     );

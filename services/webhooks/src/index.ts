@@ -8,6 +8,11 @@ export {
   type SealedInitialWebhook,
   sealInitialWebhooks,
 } from './domain/initial-webhooks';
+export {
+  DEFAULT_DELIVERIES_PER_SECOND,
+  forgetPacing,
+  MAX_DELIVERIES_PER_SECOND,
+} from './domain/pacing';
 export { sweepDueDeliveries } from './handlers/delivery-sweeper';
 export { processDeliveryBatch } from './handlers/delivery-worker';
 export { fanOutMessages } from './handlers/fan-out';
@@ -17,6 +22,7 @@ export { useEventData } from './pipeline/envelope';
 export { EVENT_SOURCE, resetBusClient } from './pipeline/publish';
 export type { DeliveryMessage } from './pipeline/queue';
 export { DELIVERY_MAX_RECEIVES, resetDeliveryQueueClient } from './pipeline/queue';
+export { PACING_ATTRIBUTES, PACING_PREFIXES, WEBHOOK_PACE, WEBHOOK_PAUSE } from './repository/pace-repository';
 export type { Envelope } from './repository/webhook-repository';
 export {
   DELIVERY,

@@ -241,7 +241,7 @@ describe('the delivery worker, a queue batch at a time', () => {
     expect(settled.lease_until).toBeUndefined();
   });
 
-  it('writes a delivered first attempt twice in all: its claim and its response', async () => {
+  it('writes a delivered first attempt twice in all (its claim and its response), and the pace once a batch', async () => {
     const tag = newUuid();
     const target = await hook('svc.payments.payment.cancelled', tag);
     const messages = (await Promise.all([envelope(tag), envelope(tag), envelope(tag)].map((e) => fanOut(e)))).flat();
@@ -272,8 +272,13 @@ describe('the delivery worker, a queue batch at a time', () => {
       'webhook_response',
       'webhook_response',
     ]);
-    // No other write: the rest are reads (the endpoint).
-    expect(commands.filter((c) => !/^(Get|BatchGet)Command$/.test(c.name))).toHaveLength(puts.length + batches.length);
+    // The endpoint's pace: one UpdateItem for the batch's three, in that second's own item.
+    const paces = commands.filter((c) => c.name === 'UpdateCommand');
+    expect(paces.map((c) => String(c.input.Key?.pk).replace(/#\d+$/, ''))).toEqual([`WEBHOOK_PACE#${target.uuid}`]);
+    // No other write: the rest are reads (the endpoint, its pause).
+    expect(commands.filter((c) => !/^(Get|BatchGet)Command$/.test(c.name))).toHaveLength(
+      puts.length + batches.length + paces.length,
+    );
     // Nothing comes back once the leases would have lapsed: the sweeper has nothing due.
     advanceClock(120);
     await ok('POST', '/_local/settle');
@@ -831,6 +836,7 @@ interface SentCommand {
   name: string;
   input: {
     Item?: Record<string, unknown>;
+    Key?: Record<string, unknown>;
     ConditionExpression?: string;
     RequestItems?: Record<string, Array<{ PutRequest: { Item: Record<string, unknown> } }>>;
   };

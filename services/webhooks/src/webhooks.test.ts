@@ -166,6 +166,8 @@ describe('webhook endpoints', () => {
       endpoint: `${receiverUrl()}/${endpoints}`,
       username: 'crm',
       hmac_key: expect.stringMatching(/^.{32,}$/),
+      // Its pace (contract section 11): the default unless set.
+      max_deliveries_per_second: 50,
     });
     const second = await ok(
       'POST',

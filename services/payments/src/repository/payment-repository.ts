@@ -1,7 +1,6 @@
-import { createHash } from 'node:crypto';
 import { deferred } from '@svc/core';
 import { storedEventSchema } from '@svc/events';
-import { byUuid, defineEntity, documentStorage, key, type TransactItem, timeKey } from '@svc/table';
+import { byUuid, defineEntity, documentStorage, key, shardOf, type TransactItem, timeKey } from '@svc/table';
 import * as z from 'zod';
 import { PAYMENT_METHODS } from '../providers/provider';
 
@@ -107,18 +106,15 @@ export const paymentRecordSchema = deferred(() =>
 );
 export type PaymentRecord = z.infer<typeof paymentRecordSchema>;
 
-function shardOf(uuid: string, shards: number): number {
-  return (createHash('sha1').update(uuid).digest()[0] ?? 0) % shards;
-}
-
 /**
  * What the resolver asks about is spread over this many due partitions. Every pending Stripe
- * payment (3-D Secure, TWINT, SEPA) is in the index until it settles, not only unknown outcomes,
- * so at a peak this is written about as often as payments are made: 16 keeps each partition far
- * below DynamoDB's 1,000 writes/s per key, and the resolver reads 16 small partitions a pass.
- * (Items written when there were 4 sit in partitions 0–3, which are among the 16 read.)
+ * payment (3-D Secure, TWINT, SEPA) and every refund waiting on its provider is in the index
+ * until it settles, one write in and one out: at a telethon's 5,000 payments a second that is
+ * 10,000 writes a second, so 32 keeps each partition near 300, well under DynamoDB's 1,000 per
+ * key (docs/load-model.md), and the resolver reads 32 small partitions a pass. (Items written
+ * when there were 4 or 16 sit in partitions 0–15, which are among the 32 read.)
  */
-export const UNKNOWN_OUTCOME_SHARDS = 16;
+export const UNKNOWN_OUTCOME_SHARDS = 32;
 /** A payment whose provider did not answer is asked about again this long after its last change. */
 export const ASK_AGAIN_SECONDS = 60;
 
@@ -163,7 +159,7 @@ export const PAYMENT = defineEntity<PaymentRecord, string>({
       index: 'due',
       pattern:
         'payments (or their refunds) whose provider’s answer is unknown or who wait on the provider, by when to ask again',
-      shown: 'duepk = PAYMENT_DUE#<shard 0-15>, duesk = <unix 12 digits>#<uuid>',
+      shown: `duepk = PAYMENT_DUE#<shard 0-${UNKNOWN_OUTCOME_SHARDS - 1}>, duesk = <unix 12 digits>#<uuid>`,
       keys: (payment) => {
         const keys = unknownOutcomeKeys(payment);
         return keys ? { partition: keys.duepk, sort: keys.duesk } : undefined;

@@ -3,7 +3,7 @@ import { storedEventSchema } from '@svc/events';
 import { byUuid, defineEntity, type TransactItem } from '@svc/table';
 import * as z from 'zod';
 import { PAYMENT_METHODS } from '../providers/provider';
-import { recheckKeys } from './payment-repository';
+import { recheckKeys, UNKNOWN_OUTCOME_SHARDS } from './payment-repository';
 
 /**
  * Payment sources: saved instruments that can be charged again. The instrument is the
@@ -52,7 +52,7 @@ export const PAYMENT_SOURCE = defineEntity<PaymentSourceRecord, string>({
     {
       index: 'due',
       pattern: 'pending sources by when to ask the provider again (as payments are)',
-      shown: 'duepk = PAYMENT_DUE#<shard 0-15>, duesk = <unix 12 digits>#<uuid>',
+      shown: `duepk = PAYMENT_DUE#<shard 0-${UNKNOWN_OUTCOME_SHARDS - 1}>, duesk = <unix 12 digits>#<uuid>`,
       keys: (source) => {
         if (source.status !== 'pending' || source.next_check === undefined) return undefined;
         const { duepk, duesk } = recheckKeys(source.uuid, source.next_check);

@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
 import { localMidnight } from '@svc/schedule';
-import { byUuid, defineEntity, documentStorage, key, queryAll, type TransactItem, timeKey } from '@svc/table';
+import { byUuid, defineEntity, documentStorage, key, queryAll, shardOf, type TransactItem, timeKey } from '@svc/table';
 import * as z from 'zod';
 import {
   type InvoiceRecord,
@@ -23,10 +22,6 @@ import { billableFrom } from './state';
  * to now, so its cost follows what is due, not how many subscriptions exist.
  */
 export const DUE_SHARDS = 16;
-
-function shardOf(uuid: string, shards: number): number {
-  return (createHash('sha1').update(uuid).digest()[0] ?? 0) % shards;
-}
 
 const defaultPlanSchema = z.object({ organisation_uuid: z.string(), plan_uuid: z.string() });
 

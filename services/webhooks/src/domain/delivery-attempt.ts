@@ -15,6 +15,7 @@ import {
   type Claimed,
   claimAttempt,
   claimFirstAttempt,
+  failedAttempts,
   LOST_ATTEMPT,
   MAX_ATTEMPTS,
   RESPONSE_RETENTION_SECONDS,
@@ -22,6 +23,7 @@ import {
   recordedHeaders,
   truncate,
 } from './delivery';
+import { deferDelivery, paceMessages, pauseAskedBy, pauseFor } from './pacing';
 
 /**
  * Sending and settling a claimed attempt (claims are delivery.ts's).
@@ -96,9 +98,17 @@ export async function attemptDeliveries(
   messages.forEach((message, index) => {
     if (!firstOf.has(message.delivery_uuid)) firstOf.set(message.delivery_uuid, index);
   });
+  // Each endpoint's pace first (domain/pacing.ts): what it holds back waits in the due index.
+  const held = await paceMessages(messages, [...firstOf.values()]);
   const claims = await Promise.allSettled(
     messages.map(async (message, index) => {
       if (firstOf.get(message.delivery_uuid) !== index) return undefined;
+      const deferral = held.get(index);
+      if (deferral) {
+        await deferDelivery(deferral);
+        recordMetric(BUSINESS_METRICS.webhookDeliveries, 1, { outcome: 'paced' });
+        return undefined;
+      }
       return message.delivery ? claimFirstAttempt(message.delivery) : claimAttempt(message.delivery_uuid);
     }),
   );
@@ -149,7 +159,18 @@ export async function sendAttempt(claimed: Claimed): Promise<PostResult | undefi
   const { endpoint, request } = claimed;
   if (!endpoint || claimed.problem !== undefined) return undefined;
   const allowPrivate = process.env.SVC_WEBHOOK_ALLOW_PRIVATE === 'true';
-  return postJson(endpoint.endpoint, request.body, request.headers, { allowPrivate, timeoutMs: timeoutMs() });
+  const result = await postJson(endpoint.endpoint, request.body, request.headers, {
+    allowPrivate,
+    timeoutMs: timeoutMs(),
+  });
+  const pause = pauseAskedBy(result, claimed.at);
+  if (pause !== undefined) {
+    // Shared with every worker at once; a failure to share it leaves this attempt's own wait.
+    await pauseFor(endpoint.uuid, pause).catch((error: unknown) =>
+      logger.warn('An endpoint’s pause was not shared', { endpoint: endpoint.uuid, error }),
+    );
+  }
+  return result;
 }
 
 interface Outcome {
@@ -157,16 +178,28 @@ interface Outcome {
   delivered: boolean;
   gone: boolean;
   final: boolean;
+  /** The endpoint asked us to wait until then (429, or 503 with Retry-After): not a failed attempt. */
+  pausedUntil?: number;
 }
+
+/**
+ * An endpoint that answers "wait" to every attempt is given up on once the delivery is as old as
+ * the whole retry schedule (about 3 days), as a failing one is.
+ */
+const THROTTLED_GIVE_UP_SECONDS = RETRY_DELAYS_SECONDS.reduce((sum, delay) => sum + delay, 0);
 
 /** What an attempt's result means: its Webhook Response and how the delivery goes on. */
 function outcomeOf(claimed: Claimed, result: PostResult | undefined): Outcome {
-  const { endpoint, attempt } = claimed;
+  const { endpoint, delivery } = claimed;
   const gone = result?.statusCode === 410;
   const delivered = result?.ok === true;
   // A URL the guard refuses for its form (not its address) can never succeed: no retries.
   const hopeless = result?.blocked === true && result.blockedReason !== undefined && result.blockedReason !== 'address';
-  const final = !endpoint || delivered || gone || hopeless || attempt >= MAX_ATTEMPTS;
+  const asked = pauseAskedBy(result, claimed.at);
+  const pausedUntil =
+    asked !== undefined && claimed.at - delivery.event.created < THROTTLED_GIVE_UP_SECONDS ? asked : undefined;
+  const failed = failedAttempts(delivery) - (pausedUntil === undefined ? 0 : 1);
+  const final = !endpoint || delivered || gone || hopeless || (pausedUntil === undefined && failed >= MAX_ATTEMPTS);
   const response: ResponseRecord = {
     ...baseResponse(claimed),
     error: !delivered,
@@ -181,7 +214,7 @@ function outcomeOf(claimed: Claimed, result: PostResult | undefined): Outcome {
   else if (result?.error !== undefined) response.error_message = result.error;
   else if (!delivered) response.error_message = `The receiver answered ${result?.statusCode}`;
   else delete response.error_message;
-  return { response, delivered, gone, final };
+  return { response, delivered, gone, final, ...definedFields({ pausedUntil }) };
 }
 
 /** A pending delivery after an attempt: delivered, gone, failed, or waiting for its next attempt. */
@@ -196,13 +229,23 @@ function settled(read: DeliveryRecord, outcome: Outcome, at: number): DeliveryRe
   else if (outcome.final) next.status = 'failed';
   // A settled delivery is kept as long as its responses (it also de-duplicates replays).
   if (next.status !== 'pending') next.expires_at = at + RESPONSE_RETENTION_SECONDS;
-  else next.next_attempt_at = at + (RETRY_DELAYS_SECONDS[read.attempts - 1] ?? 86_400);
+  else if (outcome.pausedUntil !== undefined) {
+    // The endpoint asked to wait: the next attempt when it said, this one not counted as failed.
+    next.next_attempt_at = outcome.pausedUntil;
+    next.throttled = (read.throttled ?? 0) + 1;
+  } else next.next_attempt_at = at + (RETRY_DELAYS_SECONDS[failedAttempts(read) - 1] ?? 86_400);
   return next;
 }
 
 function settledOutcome(claimed: Claimed, outcome: Outcome): AttemptOutcome {
   recordMetric(BUSINESS_METRICS.webhookDeliveries, 1, {
-    outcome: outcome.delivered ? 'delivered' : outcome.gone ? 'gone' : 'failed',
+    outcome: outcome.delivered
+      ? 'delivered'
+      : outcome.gone
+        ? 'gone'
+        : outcome.pausedUntil !== undefined
+          ? 'throttled'
+          : 'failed',
   });
   // How long a receiver waits for an event when all goes well (retries are waits by design).
   if (outcome.delivered && claimed.attempt === 1) {

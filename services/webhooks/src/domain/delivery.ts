@@ -336,6 +336,14 @@ export type ClaimDecision =
   | { kind: 'in_flight'; logLost: false }
   | { kind: 'save'; next: DeliveryRecord; claim: boolean; logLost: boolean };
 
+/**
+ * The attempts that count against MAX_ATTEMPTS and the back-off: those the endpoint did not
+ * answer with a request to wait (429, or 503 with Retry-After; domain/pacing.ts).
+ */
+export function failedAttempts(delivery: Pick<DeliveryRecord, 'attempts' | 'throttled'>): number {
+  return delivery.attempts - (delivery.throttled ?? 0);
+}
+
 /** Whether deciding needs the record of the last attempt: an ended delivery's, or one under a lease. */
 export function readsPreviousResponse(read: DeliveryRecord, at: number): boolean {
   if (read.status !== 'pending') return read.attempts > 0;
@@ -368,7 +376,7 @@ export function decideClaim(read: DeliveryRecord, previous: ResponseRecord | und
     if (!previous) logLost = true;
     else {
       // Recorded as failed but never settled: the next attempt keeps to the schedule.
-      const due = previous.sent_at + (RETRY_DELAYS_SECONDS[read.attempts - 1] ?? 86_400);
+      const due = previous.sent_at + (RETRY_DELAYS_SECONDS[failedAttempts(read) - 1] ?? 86_400);
       if (due > at) {
         const waiting: DeliveryRecord = { ...read, next_attempt_at: due, updated: at, version: read.version + 1 };
         delete waiting.lease_until;
@@ -379,7 +387,7 @@ export function decideClaim(read: DeliveryRecord, previous: ResponseRecord | und
       }
     }
   }
-  if (read.attempts >= MAX_ATTEMPTS) {
+  if (failedAttempts(read) >= MAX_ATTEMPTS) {
     // The last attempt's worker died: its record is the final word.
     const failed: DeliveryRecord = {
       ...read,
@@ -402,6 +410,8 @@ export function decideClaim(read: DeliveryRecord, previous: ResponseRecord | und
   delete next.next_attempt_at;
   delete next.queued_until;
   delete next.expires_at;
+  // Its pace's reservation is used by this attempt.
+  delete next.paced_for;
   // From now on the due index watches the lease (this message may be the sweeper's).
   delete next.held_by_message;
   return { kind: 'save', next, claim: true, logLost };
@@ -488,7 +498,7 @@ function lostAttemptRecord(read: DeliveryRecord) {
     sent_at: startedAt,
     error: true,
     error_message: LOST_ATTEMPT,
-    do_not_retry: read.attempts >= MAX_ATTEMPTS,
+    do_not_retry: failedAttempts(read) >= MAX_ATTEMPTS,
     request_headers: '{}',
     request_body: truncate(JSON.stringify({ event: read.event })),
     response_headers: '{}',

@@ -28,6 +28,7 @@ import {
   urlHash,
 } from '../repository/webhook-repository';
 import { assertCanManage, changeManaged, checkScope, managedLister, managedReader } from './access';
+import { MAX_DELIVERIES_PER_SECOND, rateOf } from './pacing';
 
 /**
  * Webhook endpoints: where deliveries go. `password` is write-only; password and
@@ -70,6 +71,14 @@ const fields = {
   password: secret.nullable().optional(),
   hmac_key: secret.nullable().optional(),
   prevent_duplicates: z.boolean().optional(),
+  /** Its pace (domain/pacing.ts): `null` returns it to the default. */
+  max_deliveries_per_second: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_DELIVERIES_PER_SECOND, `At most ${MAX_DELIVERIES_PER_SECOND} deliveries a second`)
+    .nullable()
+    .optional(),
 };
 
 export const createEndpointInput = z.object(fields).strict();
@@ -87,15 +96,21 @@ const duplicate = () =>
  * the bookkeeping; the hmac_key, opened, is shown to its managers.
  */
 export const endpointResponse = deferred(() =>
-  endpointRecordSchema.unwrap().pick({
-    uuid: true,
-    organisation_uuid: true,
-    account_uuid: true,
-    alias: true,
-    endpoint: true,
-    username: true,
-    hmac_key: true,
-  }),
+  endpointRecordSchema
+    .unwrap()
+    .pick({
+      uuid: true,
+      organisation_uuid: true,
+      account_uuid: true,
+      alias: true,
+      endpoint: true,
+      username: true,
+      hmac_key: true,
+    })
+    .extend({
+      /** Always shown: the endpoint's own pace, or the default. */
+      max_deliveries_per_second: z.number().int(),
+    }),
 );
 /**
  * An endpoint as a list shows it: every field of the single answer but the HMAC key, so a client
@@ -115,6 +130,7 @@ export function endpointListShape(endpoint: EndpointRecord) {
     ...definedFields({ alias: endpoint.alias }),
     endpoint: endpoint.endpoint,
     ...definedFields({ username: endpoint.username }),
+    max_deliveries_per_second: rateOf(endpoint),
   };
 }
 
@@ -146,6 +162,7 @@ export async function createEndpoint(principal: Promise<Principal>, input: z.inf
     ...(input.password ? { password: await seal(input.password, { endpoint: uuid, field: 'password' }) } : {}),
     hmac_key: await seal(input.hmac_key ?? newToken(32), { endpoint: uuid, field: 'hmac_key' }),
     ...(input.prevent_duplicates ? { unique_url: urlHash(input.endpoint) } : {}),
+    ...definedFields({ max_deliveries_per_second: input.max_deliveries_per_second ?? undefined }),
     created: at,
     updated: at,
     version: 1,
@@ -199,6 +216,13 @@ export async function changeEndpoint(
       if (accountUuid !== undefined) next.account_uuid = accountUuid;
       if (alias !== undefined) next.alias = alias;
       if (username !== undefined) next.username = username;
+      const pace =
+        'max_deliveries_per_second' in input
+          ? input.max_deliveries_per_second
+          : mode === 'replace'
+            ? undefined
+            : read.max_deliveries_per_second;
+      if (pace !== undefined && pace !== null) next.max_deliveries_per_second = pace;
       if (input.password === undefined && read.password !== undefined) next.password = read.password;
       if (input.password) next.password = await seal(input.password, { endpoint: read.uuid, field: 'password' });
       next.hmac_key =

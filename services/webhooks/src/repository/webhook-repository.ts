@@ -1,6 +1,18 @@
 import { createHash } from 'node:crypto';
 import { deferred, definedFields } from '@svc/core';
-import { byUuid, defineEntity, key, queryAll, queryPages, type TransactItem, timeKey } from '@svc/table';
+import {
+  byUuid,
+  defineEntity,
+  key,
+  mergedPages,
+  queryAll,
+  queryPages,
+  shardedPartition,
+  shardOf,
+  shardPartitions,
+  type TransactItem,
+  timeKey,
+} from '@svc/table';
 import * as z from 'zod';
 
 /**
@@ -8,8 +20,18 @@ import * as z from 'zod';
  * subscriptions, deliveries and webhook responses, each described below (`ENDPOINT`,
  * `WEBHOOK_URL`, `EVENT_SUBSCRIPTION`, `DELIVERY`, `RESPONSE`; docs/access-patterns.md).
  */
-export const DELIVERY_SHARDS = 8;
-const shardOf = (uuid: string, shards: number) => (createHash('sha1').update(uuid).digest()[0] ?? 0) % shards;
+/**
+ * Shards of the deliveries' due entries. At a peak every delivery an endpoint's pace holds back
+ * waits in the due index (one write in, one out), about as often as events are made: 32 keeps
+ * each shard at about 1/32 of those writes (docs/load-model.md). Deliveries written when there
+ * were 8 sit in shards 0–7, which are among the 32 read.
+ */
+export const DELIVERY_SHARDS = 32;
+/**
+ * Shards of an organisation's and of an endpoint's Webhook Responses (one per attempt, each
+ * event to each endpoint): 32, as the supporters' (docs/load-model.md).
+ */
+export const RESPONSE_SHARDS = 32;
 
 export const endpointRecordSchema = deferred(() =>
   z.object({
@@ -25,6 +47,8 @@ export const endpointRecordSchema = deferred(() =>
     hmac_key: z.string().optional(),
     /** sha256 of the URL when the endpoint claimed it as unique in its organisation. */
     unique_url: z.string().optional(),
+    /** Its pace (domain/pacing.ts); absent, the default. */
+    max_deliveries_per_second: z.number().int().optional(),
     created: z.number().int(),
     updated: z.number().int(),
     version: z.number().int(),
@@ -91,6 +115,10 @@ export const deliveryRecordSchema = deferred(() =>
     held_by_message: z.boolean().optional(),
     /** Sent to the queue: the sweeper leaves it alone until then. */
     queued_until: z.number().int().optional(),
+    /** The second reserved for its next attempt by the endpoint's pace (domain/pacing.ts). */
+    paced_for: z.number().int().optional(),
+    /** Attempts the endpoint answered with 429 (or 503 and Retry-After): not failed attempts. */
+    throttled: z.number().int().optional(),
     /** Once settled (or claimed while held by its message): when DynamoDB's TTL may remove it. */
     expires_at: z.number().int().optional(),
     created: z.number().int(),
@@ -312,7 +340,7 @@ export const DELIVERY = defineEntity<DeliveryRecord, string>({
     {
       index: 'due',
       pattern: 'deliveries due for an attempt (the sweeper)',
-      shown: 'duepk = DELIVERY_DUE#<shard 0-7>, duesk = <unix 12 digits>#<uuid>',
+      shown: `duepk = DELIVERY_DUE#<shard 0-${DELIVERY_SHARDS - 1}>, duesk = <unix 12 digits>#<uuid>`,
       keys: (delivery) => {
         // A delivery just sent to the queue is due for the sweeper only once that message had its
         // chance (queued_until), so a sweep never re-sends what is already waiting in the queue.
@@ -383,6 +411,10 @@ export async function dueDeliveries(at: number, perShard: number): Promise<strin
 
 // Webhook responses
 
+/** The unsharded keys: responses stored before the shards were introduced are still under them. */
+const organisationResponses = (organisationUuid: string) => key('ORG', organisationUuid, 'WEBHOOK_RESPONSES');
+const endpointResponses = (endpointUuid: string) => key('WEBHOOK', endpointUuid, 'RESPONSES');
+
 export const RESPONSE = defineEntity<ResponseRecord, string>({
   name: 'webhook_response',
   summary: 'What an endpoint answered to one delivery attempt (kept until its TTL).',
@@ -394,18 +426,22 @@ export const RESPONSE = defineEntity<ResponseRecord, string>({
     {
       index: 'gsi1',
       pattern: 'responses of an organisation, newest first',
-      shown: 'gsi1pk = ORG#<org>#WEBHOOK_RESPONSES, gsi1sk = <sent_at>#<uuid>',
+      shown: `gsi1pk = ORG#<org>#WEBHOOK_RESPONSES#<shard 0-${RESPONSE_SHARDS - 1}>, gsi1sk = <sent_at>#<uuid>`,
       keys: (response) => ({
-        partition: key('ORG', response.organisation_uuid, 'WEBHOOK_RESPONSES'),
+        partition: shardedPartition(organisationResponses(response.organisation_uuid), response.uuid, RESPONSE_SHARDS),
         sort: key(timeKey(response.sent_at), response.uuid),
       }),
     },
     {
       index: 'gsi2',
       pattern: 'responses of one endpoint, newest first',
-      shown: 'gsi2pk = WEBHOOK#<uuid>#RESPONSES, gsi2sk = <sent_at>#<uuid>',
+      shown: `gsi2pk = WEBHOOK#<uuid>#RESPONSES#<shard 0-${RESPONSE_SHARDS - 1}>, gsi2sk = <sent_at>#<uuid>`,
       keys: (response) => ({
-        partition: key('WEBHOOK', response.webhook_configuration_uuid, 'RESPONSES'),
+        partition: shardedPartition(
+          endpointResponses(response.webhook_configuration_uuid),
+          response.uuid,
+          RESPONSE_SHARDS,
+        ),
         sort: key(timeKey(response.sent_at), response.uuid),
       }),
     },
@@ -425,16 +461,25 @@ export function findResponse(uuid: string): Promise<ResponseRecord | undefined> 
   return RESPONSE.find(uuid);
 }
 
-/** Responses of an organisation (or of one endpoint), newest first, page by page, at most `limit` read. */
+/**
+ * Responses of an organisation (or of one endpoint), newest first, page by page, at most `limit`
+ * read: the shards merged in order (sent_at, then uuid).
+ */
 export async function* responsesOf(
   organisationUuid: string,
   endpointUuid: string | undefined,
   limit: number,
 ): AsyncGenerator<ResponseRecord[]> {
-  for await (const page of queryPages({
+  for await (const page of mergedPages({
     ...(endpointUuid === undefined
-      ? { index: 'gsi1' as const, partition: key('ORG', organisationUuid, 'WEBHOOK_RESPONSES') }
-      : { index: 'gsi2' as const, partition: key('WEBHOOK', endpointUuid, 'RESPONSES') }),
+      ? {
+          index: 'gsi1' as const,
+          partitions: shardPartitions(organisationResponses(organisationUuid), RESPONSE_SHARDS, { legacy: true }),
+        }
+      : {
+          index: 'gsi2' as const,
+          partitions: shardPartitions(endpointResponses(endpointUuid), RESPONSE_SHARDS, { legacy: true }),
+        }),
     descending: true,
     limit,
   })) {

@@ -1,0 +1,234 @@
+import { definedFields, logger, now } from '@svc/core';
+import type { PostResult } from '@svc/outbound';
+import { isConditionFailure, StaleVersionError, transactWrite, versioned } from '@svc/table';
+import type { DeliveryMessage } from '../pipeline/queue';
+import { pausedUntil, pauseEndpoint, reserveSlots, takeSlots } from '../repository/pace-repository';
+import {
+  type DeliveryRecord,
+  deliveryPut,
+  type EndpointRecord,
+  findDelivery,
+  findEndpoint,
+} from '../repository/webhook-repository';
+
+/**
+ * Pacing (contract section 11, docs/API.md "Webhook pacing"): an endpoint receives at most its
+ * `max_deliveries_per_second` (default 50, at most 500) by the service clock. The rest wait in the
+ * table's due index, in order, each with a reserved later second, and are delivered then: never
+ * failed or dropped for being many, and none of the waiting counts as an attempt. A 429, or a 503
+ * with Retry-After, pauses the endpoint until then (5 s for a 429 without it, an hour at most);
+ * the attempt it answered waits for the pause and does not count as a failed attempt.
+ *
+ * The delivery worker paces a batch before claiming it (attemptDeliveries):
+ * - a delivery holding a reservation for this second (or the one or two before: the queue's
+ *   delay is not exact) is sent on it;
+ * - the others of each endpoint take what is left of this second's rate, oldest event first
+ *   (one UpdateItem per endpoint and batch);
+ * - the rest reserve later seconds (one conditional UpdateItem per second reserved, starting at
+ *   the first second this container last found with room) and are written back due then.
+ *
+ * The pace of a second is its own item (`WEBHOOK_PACE#<endpoint>#<second>`), so the counter is
+ * no hot key: at most the endpoint's batches of one second go to it.
+ */
+export const DEFAULT_DELIVERIES_PER_SECOND = 50;
+export const MAX_DELIVERIES_PER_SECOND = 500;
+/** A reservation still holds this many seconds after its second (the queue may deliver late). */
+export const RESERVATION_GRACE_SECONDS = 2;
+/** A 429 without Retry-After pauses the endpoint this long. */
+export const DEFAULT_PAUSE_SECONDS = 5;
+/** The longest pause an endpoint can ask for. */
+export const MAX_PAUSE_SECONDS = 3600;
+/** A container trusts its read of an endpoint's pause this long. */
+const PAUSE_MEMO_SECONDS = 1;
+/** Seconds probed for room per reservation, before the rest wait unreserved. */
+const MAX_PROBES = 40;
+
+export function rateOf(endpoint: Pick<EndpointRecord, 'max_deliveries_per_second'> | undefined): number {
+  return endpoint?.max_deliveries_per_second ?? DEFAULT_DELIVERIES_PER_SECOND;
+}
+
+/**
+ * Until when the endpoint's answer asks us to wait, if it does: a 429, or a 503 with Retry-After
+ * (RFC 9110 section 10.2.3: seconds, or an HTTP date). Undefined for any other answer.
+ */
+export function pauseAskedBy(result: PostResult | undefined, at: number): number | undefined {
+  const status = result?.statusCode;
+  const header = result?.responseHeaders['retry-after'];
+  if (status !== 429 && !(status === 503 && header !== undefined)) return undefined;
+  let seconds = DEFAULT_PAUSE_SECONDS;
+  if (header !== undefined) {
+    const trimmed = header.trim();
+    if (/^\d+$/.test(trimmed)) seconds = Number(trimmed);
+    else {
+      const date = Date.parse(trimmed);
+      if (!Number.isNaN(date)) seconds = Math.ceil(date / 1000 - Date.now() / 1000);
+    }
+  }
+  return at + Math.min(MAX_PAUSE_SECONDS, Math.max(1, seconds));
+}
+
+/** What this container knows of each endpoint: its pause, and the first second seen with room. */
+const known = new Map<string, { pause: number; pauseReadAt: number; frontier: number }>();
+
+function knownOf(endpointUuid: string) {
+  let state = known.get(endpointUuid);
+  if (!state) {
+    state = { pause: 0, pauseReadAt: Number.NEGATIVE_INFINITY, frontier: 0 };
+    known.set(endpointUuid, state);
+  }
+  return state;
+}
+
+/** For tests: what containers remember of endpoints is forgotten. */
+export function forgetPacing(): void {
+  known.clear();
+}
+
+/** Records a pause the endpoint asked for (shared through the table, and kept here at once). */
+export async function pauseFor(endpointUuid: string, until: number): Promise<void> {
+  const state = knownOf(endpointUuid);
+  state.pause = Math.max(state.pause, until);
+  await pauseEndpoint(endpointUuid, until);
+}
+
+async function currentPause(endpointUuid: string, at: number): Promise<number> {
+  const state = knownOf(endpointUuid);
+  if (at - state.pauseReadAt >= PAUSE_MEMO_SECONDS) {
+    state.pause = Math.max(state.pause, await pausedUntil(endpointUuid));
+    state.pauseReadAt = at;
+  }
+  return state.pause;
+}
+
+/** A delivery held back: written due at `until`, with the second reserved for it (if any). */
+export interface Deferral {
+  delivery: DeliveryRecord;
+  /** Not yet in the table: a first attempt carried in its message. */
+  fresh: boolean;
+  until: number;
+  reserved: boolean;
+}
+
+interface Candidate {
+  index: number;
+  delivery: DeliveryRecord;
+  fresh: boolean;
+}
+
+/** Oldest event first; an object's events in their order. */
+const byEvent = (a: Candidate, b: Candidate) =>
+  a.delivery.event.created - b.delivery.event.created ||
+  a.delivery.event.sequence - b.delivery.event.sequence ||
+  (a.delivery.uuid < b.delivery.uuid ? -1 : a.delivery.uuid > b.delivery.uuid ? 1 : 0);
+
+/** Whether the claim would start an attempt now (else pacing leaves it to the claim to decide). */
+function startsAttempt(delivery: DeliveryRecord, at: number): boolean {
+  if (delivery.status !== 'pending') return false;
+  if ((delivery.lease_until ?? 0) > at) return false;
+  return (delivery.next_attempt_at ?? 0) <= at;
+}
+
+/**
+ * Which of a batch's messages are held back (by index). Each message's delivery is the one it
+ * carries, or the stored one it names; `indexes` are the messages to pace (the first of each
+ * delivery). Everything else goes on to its claim, which decides as before.
+ */
+export async function paceMessages(
+  messages: readonly DeliveryMessage[],
+  indexes: readonly number[],
+): Promise<Map<number, Deferral>> {
+  const at = now();
+  const candidates = await Promise.all(
+    indexes.map(async (index): Promise<Candidate | undefined> => {
+      const message = messages[index] as DeliveryMessage;
+      if (message.delivery) return { index, delivery: message.delivery, fresh: true };
+      const stored = await findDelivery(message.delivery_uuid);
+      return stored && startsAttempt(stored, at) ? { index, delivery: stored, fresh: false } : undefined;
+    }),
+  );
+  const byEndpoint = new Map<string, Candidate[]>();
+  for (const candidate of candidates) {
+    if (!candidate) continue;
+    const group = byEndpoint.get(candidate.delivery.endpoint_uuid) ?? [];
+    group.push(candidate);
+    byEndpoint.set(candidate.delivery.endpoint_uuid, group);
+  }
+  const deferred = new Map<number, Deferral>();
+  await Promise.all(
+    [...byEndpoint].map(async ([endpointUuid, group]) => {
+      for (const [index, deferral] of await paceEndpoint(endpointUuid, group.sort(byEvent), at)) {
+        deferred.set(index, deferral);
+      }
+    }),
+  );
+  return deferred;
+}
+
+async function paceEndpoint(endpointUuid: string, group: Candidate[], at: number): Promise<Map<number, Deferral>> {
+  const deferred = new Map<number, Deferral>();
+  const hold = (candidate: Candidate, until: number, reserved: boolean) =>
+    deferred.set(candidate.index, { delivery: candidate.delivery, fresh: candidate.fresh, until, reserved });
+  const endpoint = await findEndpoint(endpointUuid);
+  // A deleted endpoint: its claims record that, as before; nothing is sent to pace.
+  if (!endpoint) return deferred;
+  const rate = rateOf(endpoint);
+  const pause = await currentPause(endpointUuid, at);
+  if (pause > at) {
+    for (const candidate of group) hold(candidate, pause, false);
+    return deferred;
+  }
+  const asking: Candidate[] = [];
+  for (const candidate of group) {
+    const reservedFor = candidate.delivery.paced_for;
+    if (reservedFor !== undefined && reservedFor > at) hold(candidate, reservedFor, true);
+    else if (reservedFor === undefined || reservedFor < at - RESERVATION_GRACE_SECONDS) asking.push(candidate);
+    // Otherwise it holds a reservation for now: sent on it.
+  }
+  if (asking.length === 0) return deferred;
+  const state = knownOf(endpointUuid);
+  const granted = state.frontier > at ? 0 : await takeSlots(endpointUuid, at, asking.length, rate);
+  const waiting = asking.slice(granted);
+  if (waiting.length === 0) return deferred;
+  // The rest reserve later seconds, in order, from the first this container last found with room.
+  let second = Math.max(at + 1, state.frontier);
+  let next = 0;
+  for (let probe = 0; probe < MAX_PROBES && next < waiting.length; probe++) {
+    const count = Math.min(rate, waiting.length - next);
+    if (await reserveSlots(endpointUuid, second, count, rate)) {
+      for (const candidate of waiting.slice(next, next + count)) hold(candidate, second, true);
+      next += count;
+    }
+    second += 1;
+  }
+  state.frontier = second - 1;
+  // Beyond the probes: they wait unreserved, and ask again when that second comes.
+  for (const candidate of waiting.slice(next)) hold(candidate, second, false);
+  return deferred;
+}
+
+/**
+ * Writes a held-back delivery due at its second: a fresh one only if absent (a duplicate message
+ * finds it written), a stored one only at the version read. Either way its message is done: the
+ * due index brings it back.
+ */
+export async function deferDelivery(deferral: Deferral): Promise<void> {
+  const { delivery, until, reserved } = deferral;
+  const at = now();
+  const next: DeliveryRecord = {
+    ...delivery,
+    next_attempt_at: until,
+    updated: at,
+    ...definedFields({ paced_for: reserved ? until : undefined }),
+    version: deferral.fresh ? 1 : delivery.version + 1,
+  };
+  if (!reserved) delete next.paced_for;
+  delete next.queued_until;
+  delete next.held_by_message;
+  try {
+    if (deferral.fresh) await transactWrite([{ item: deliveryPut(next) }]);
+    else await transactWrite([versioned(deliveryPut(next, delivery.version))]);
+  } catch (error) {
+    if (!isConditionFailure(error) && !(error instanceof StaleVersionError)) throw error;
+    logger.info('A paced delivery changed meanwhile; left to its other message', { delivery: delivery.uuid });
+  }
+}
