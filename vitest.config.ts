@@ -37,7 +37,7 @@ const UNIT = [
   'services/*/src/{domain,page,providers,pipeline}/**/*.test.ts',
   'apps/local/src/object-store/**/*.test.ts',
   'apps/local/src/{background,environment}.test.ts',
-  'apps/ops/src/{client-types,providers,stripe}.test.ts',
+  'apps/ops/src/{client-types,prewarm,providers,stripe}.test.ts',
   'test/{access-patterns,adyen-stand-in,architecture,cold-start-schemas,search-warm-up,stripe-stand-in}.test.ts',
   'test/openapi/document.test.ts',
 ];

@@ -1,6 +1,7 @@
 import { DOMAINS, type DomainName, platformBundling } from '@svc/api';
-import { Duration } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { Alias, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 import type { StageConfig } from '../config/stages';
 import { REPO_ROOT } from './repo-paths';
@@ -24,6 +25,16 @@ export const DOMAIN_TIMEOUTS: Partial<Record<DomainName, Duration>> = {
   payments: Duration.seconds(29),
 };
 
+/**
+ * The alias API Gateway invokes instead of the function itself, for the domains listed in
+ * ALIASED_DOMAINS. Provisioned concurrency (`pnpm ops prewarm`) can only be put on a published
+ * version or an alias, and warms nothing unless that is what the API calls. Every deploy that
+ * changes the function publishes a version and moves the alias to it; Lambda moves the alias's
+ * provisioned concurrency to the new version (docs/operations.md, "Prewarming for a known date").
+ */
+export const LIVE_ALIAS = 'live';
+export const ALIASED_DOMAINS: ReadonlySet<DomainName> = new Set<DomainName>(['payments']);
+
 export interface DomainFunctionProps {
   domain: DomainName;
   stage: StageConfig;
@@ -42,6 +53,8 @@ export class DomainFunction extends ServiceFunction {
   readonly tableAccess: TableAccess;
   /** The table and index actions granted: the tier above, or less. */
   readonly tableGrant: TableGrant;
+  /** The `live` alias of an ALIASED_DOMAINS domain, on the version published by this deploy. */
+  readonly alias: Alias | undefined;
 
   constructor(scope: Construct, id: string, props: DomainFunctionProps) {
     const { domain, stage, table } = props;
@@ -69,6 +82,20 @@ export class DomainFunction extends ServiceFunction {
     this.tableAccess = tableAccessFor(domain);
     this.tableGrant = tableGrantFor(domain);
     grantTableAccess(table, this.role, this.tableGrant);
+    if (ALIASED_DOMAINS.has(domain)) {
+      const version = this.function.currentVersion;
+      // Replaced versions are deleted once the alias has moved on (CDK keeps them by default):
+      // a stage keeps no code of the past beside it (infra/test/retention.test.ts).
+      version.applyRemovalPolicy(RemovalPolicy.DESTROY);
+      this.alias = new Alias(this, 'Live', { aliasName: LIVE_ALIAS, version });
+    } else {
+      this.alias = undefined;
+    }
+  }
+
+  /** What API Gateway invokes for this domain's routes: the alias where there is one. */
+  get invoked(): IFunction {
+    return this.alias ?? this.function;
   }
 }
 

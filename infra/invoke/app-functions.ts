@@ -56,8 +56,18 @@ function triggerOf(
   resources: Resources,
 ): Pick<AppFunction, 'kind' | 'routes' | 'scheduleInput' | 'filters' | 'keyPrefix'> | undefined {
   const all = Object.entries(resources);
+  // The API invokes some functions through an alias (domain-function.ts, ALIASED_DOMAINS).
+  const invokedAs = new Set([
+    id,
+    ...all
+      .filter(([, r]) => r.Type === 'AWS::Lambda::Alias' && referredId(r.Properties?.FunctionName) === id)
+      .map(([aliasId]) => aliasId),
+  ]);
   const integrations = all
-    .filter(([, r]) => r.Type === 'AWS::ApiGatewayV2::Integration' && referredId(r.Properties?.IntegrationUri) === id)
+    .filter(
+      ([, r]) =>
+        r.Type === 'AWS::ApiGatewayV2::Integration' && invokedAs.has(referredId(r.Properties?.IntegrationUri) ?? ''),
+    )
     .map(([integrationId]) => integrationId);
   if (integrations.length > 0) {
     const routes = all.flatMap(([, r]) => {

@@ -4,6 +4,7 @@ import {
   DEAD_LETTER_QUEUE_OUTPUTS,
   type DeadLetterQueueName,
   type DomainName,
+  PREWARM_OUTPUTS,
   ROUTE_TABLE,
   SEARCH_CLUSTER_OUTPUT,
   SEARCH_SECRET_OUTPUT,
@@ -156,7 +157,7 @@ export class ServiceStack extends Stack {
       functionFor: (domain) => {
         const fn = functions.get(domain);
         if (!fn) throw new Error(`Route table names domain ${domain}, which DOMAINS does not list`);
-        return fn.function;
+        return fn.invoked;
       },
     });
 
@@ -299,6 +300,7 @@ export class ServiceStack extends Stack {
       value: this.table.table.tableName,
       description: 'The single DynamoDB table',
     });
+    this.prewarmOutputs();
     // The SQS-fed workers' dead-letter queues, for `pnpm ops dlq:pull`. A name added to
     // DEAD_LETTER_QUEUE_OUTPUTS does not compile until its queue is named here.
     const deadLetterQueues: Record<DeadLetterQueueName, Queue> = {
@@ -312,6 +314,30 @@ export class ServiceStack extends Stack {
         value: queue.queueUrl,
         description: `Dead letters of the ${name} queue's worker (pnpm ops dlq:pull --queue ${name})`,
       });
+    }
+  }
+
+  /** What `pnpm ops prewarm` addresses: the payments alias, the API's stage and its configured throttle. */
+  private prewarmOutputs(): void {
+    const payments = this.functions.get('payments');
+    if (!payments?.alias) throw new Error('The payments function has no alias for provisioned concurrency');
+    const { throttle } = this.config;
+    type Output = { value: string; description: string };
+    const outputs: Record<keyof typeof PREWARM_OUTPUTS, Output> = {
+      paymentsFunction: { value: payments.function.functionArn, description: 'The payments function' },
+      paymentsAlias: {
+        value: payments.alias.aliasName,
+        description: 'The alias its routes invoke (pnpm ops prewarm: provisioned concurrency)',
+      },
+      apiId: { value: this.api.api.apiId, description: 'The HTTP API (pnpm ops prewarm: throttling)' },
+      apiStage: { value: this.api.stage.stageName, description: 'The HTTP API stage' },
+      apiThrottle: {
+        value: `${throttle.rateLimit}/${throttle.burstLimit}`,
+        description: "The stage's configured throttle, rate/burst (pnpm ops prewarm --reset returns to it)",
+      },
+    };
+    for (const [key, output] of Object.entries(outputs) as Array<[keyof typeof PREWARM_OUTPUTS, Output]>) {
+      new CfnOutput(this, PREWARM_OUTPUTS[key], output);
     }
   }
 

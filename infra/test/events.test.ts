@@ -465,12 +465,29 @@ describe.each(STAGE_NAMES)('the %s pipeline functions', (stage) => {
     expect(actionsOf(statements, 'kms:')).toEqual(new Set());
   });
 
-  it('let the delivery worker read and put items (Webhook Responses in one BatchWriteItem), decrypt secrets, and consume the queue; no delete, update, query or scan', () => {
+  it('let the delivery worker read and put items (Webhook Responses in one BatchWriteItem), update only its pace, decrypt secrets, and consume the queue; no delete, query or scan', () => {
     const { template, worker, tableId, keyId, deliveryQueueId } = pipelineOf(stage);
     const statements = statementsOf(template, worker.roleId);
     expect(actionsOf(statements, 'dynamodb:')).toEqual(
-      new Set(['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem']),
+      new Set([
+        'dynamodb:GetItem',
+        'dynamodb:BatchGetItem',
+        'dynamodb:PutItem',
+        'dynamodb:BatchWriteItem',
+        'dynamodb:UpdateItem',
+      ]),
     );
+    // UpdateItem: an endpoint's pace only (services/webhooks/src/domain/pacing.ts), its
+    // counters' and pause's attributes only.
+    const updates = statements.filter((s) => s.Action.includes('dynamodb:UpdateItem'));
+    expect(updates).toHaveLength(1);
+    expect(updates[0]?.Action).toEqual(['dynamodb:UpdateItem']);
+    expect(updates[0]?.Condition).toEqual({
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['WEBHOOK_PACE#*', 'WEBHOOK_PAUSE#*'] },
+      'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'taken', 'paused_until', 'ttl'] },
+      // The count comes back (UPDATED_NEW), never the rest of an item (ALL_NEW, ALL_OLD).
+      StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE', 'UPDATED_OLD', 'UPDATED_NEW'] },
+    });
     expect(resourcesGranting(statements, 'dynamodb:PutItem')).toEqual([arnOf(tableId)]);
     expect(resourcesGranting(statements, 'dynamodb:BatchWriteItem')).toEqual([arnOf(tableId)]);
     // BatchWriteItem carries deletes as well as puts: it and every put are granted on Webhook
@@ -481,7 +498,7 @@ describe.each(STAGE_NAMES)('the %s pipeline functions', (stage) => {
     expect(batchWrite[0]?.Condition).toEqual({
       'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['WEBHOOK_RESPONSE#*', 'DELIVERY#*'] },
     });
-    for (const action of ['dynamodb:DeleteItem', 'dynamodb:Scan', 'dynamodb:UpdateItem', 'dynamodb:Query']) {
+    for (const action of ['dynamodb:DeleteItem', 'dynamodb:Scan', 'dynamodb:Query']) {
       expect(resourcesGranting(statements, action), action).toEqual([]);
     }
     expect(actionsOf(statements, 'kms:')).toEqual(new Set(['kms:Decrypt']));

@@ -23,3 +23,17 @@ export const DEAD_LETTER_QUEUE_OUTPUTS = {
   files: 'FilesDeadLetterQueueUrl',
 } as const;
 export type DeadLetterQueueName = keyof typeof DEAD_LETTER_QUEUE_OUTPUTS;
+
+/**
+ * What `pnpm ops prewarm` changes for a known busy date and puts back after it, by output: the
+ * payments function and the alias its routes invoke (provisioned concurrency goes on the alias),
+ * the HTTP API and its stage (throttling), and the stage's configured throttle as `rate/burst`
+ * (what `--reset` returns the stage to).
+ */
+export const PREWARM_OUTPUTS = {
+  paymentsFunction: 'PaymentsFunctionArn',
+  paymentsAlias: 'PaymentsFunctionAlias',
+  apiId: 'HttpApiId',
+  apiStage: 'HttpApiStageName',
+  apiThrottle: 'ApiThrottle',
+} as const;

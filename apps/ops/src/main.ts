@@ -16,6 +16,7 @@ import {
   DLQ_PULL_VISIBILITY_SECONDS,
   runDlqPull,
 } from './dlq-pull';
+import { runPrewarm } from './prewarm';
 import { providerStatusLines } from './providers';
 import { configureStripe, configureWebhookEndpoint, replayEvents } from './stripe';
 import { adoptTable, restoreTable } from './table-recovery';
@@ -64,6 +65,15 @@ const USAGE = `Usage:
       The stream publisher's dead-letter queue cannot be pulled: it holds the positions of table
       stream records given up on, not SQS messages of a function.
 
+  pnpm ops prewarm --stage <stage> --donations-per-second <N> --until <ISO time with zone> [--dry-run]
+  pnpm ops prewarm --stage <stage> --reset [--dry-run]
+  pnpm ops prewarm --stage <stage> --status
+      capacity for a known date (a telethon): raises the table's and indexes' warm throughput, puts
+      provisioned concurrency on the payments function's live alias and raises the API's throttle
+      for N donations a second (apps/ops/src/load-model.ts), with each one's cost; --reset takes the
+      last two back (warm throughput cannot be lowered; it costs nothing after the raise); --status
+      shows all three and warns once --until has passed (docs/operations.md, "Prewarming")
+
 Without --stage the local data directory (SVC_DATA_DIR, default .data) is used.`;
 
 export async function runOps(argv: string[], out: (line: string) => void = console.log): Promise<void> {
@@ -93,6 +103,11 @@ export async function runOps(argv: string[], out: (line: string) => void = conso
       url: { type: 'string' },
       connect: { type: 'boolean' },
       to: { type: 'string' },
+      'donations-per-second': { type: 'string' },
+      until: { type: 'string' },
+      reset: { type: 'boolean' },
+      status: { type: 'boolean' },
+      'dry-run': { type: 'boolean' },
       help: { type: 'boolean' },
     },
   });
@@ -138,6 +153,10 @@ export async function runOps(argv: string[], out: (line: string) => void = conso
     } finally {
       await target.close();
     }
+    return;
+  }
+  if (command === 'prewarm') {
+    await runPrewarm(values, out);
     return;
   }
   if (command === 'dlq:pull') {
@@ -220,6 +239,7 @@ const COMMANDS = [
   'dlq:pull',
   'table:restore',
   'table:adopt',
+  'prewarm',
 ];
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -48,7 +48,14 @@ const routeSchema = z.object({
 });
 
 const integrationSchema = z.object({
-  Properties: z.object({ IntegrationType: z.string(), IntegrationUri: getAttArn }),
+  // The function's ARN, or an alias's (`Ref` of an AWS::Lambda::Alias: domain-function.ts, ALIASED_DOMAINS).
+  Properties: z.object({ IntegrationType: z.string(), IntegrationUri: z.union([getAttArn, ref]) }),
+});
+
+const getAttVersion = z.object({ 'Fn::GetAtt': z.tuple([z.string(), z.literal('Version')]) });
+
+const aliasSchema = z.object({
+  Properties: z.object({ FunctionName: ref, FunctionVersion: getAttVersion, Name: z.string() }),
 });
 
 export type Statement = z.infer<typeof statementSchema>;
@@ -120,11 +127,41 @@ export function routes(template: Template) {
   }));
 }
 
-/** The Lambda function (logical id) behind each integration. */
+/** The Lambda function (logical id) behind each integration, through its alias where the API invokes one. */
 export function integrationTargets(template: Template): Map<string, string> {
   const integrations = resourcesOf(template, 'AWS::ApiGatewayV2::Integration', integrationSchema);
+  const aliases = lambdaAliases(template);
   return new Map(
-    [...integrations].map(([id, integration]) => [id, integration.Properties.IntegrationUri['Fn::GetAtt'][0]]),
+    [...integrations].map(([id, integration]) => {
+      const uri = integration.Properties.IntegrationUri;
+      const target = 'Ref' in uri ? uri.Ref : uri['Fn::GetAtt'][0];
+      return [id, aliases.get(target)?.functionId ?? target];
+    }),
+  );
+}
+
+/** The logical id each integration invokes as it is: a function's or an alias's. */
+export function integrationUris(template: Template): Map<string, string> {
+  const integrations = resourcesOf(template, 'AWS::ApiGatewayV2::Integration', integrationSchema);
+  return new Map(
+    [...integrations].map(([id, integration]) => {
+      const uri = integration.Properties.IntegrationUri;
+      return [id, 'Ref' in uri ? uri.Ref : uri['Fn::GetAtt'][0]];
+    }),
+  );
+}
+
+/** Lambda aliases by logical id: their name, function and the version (logical id) they point to. */
+export function lambdaAliases(template: Template) {
+  return new Map(
+    [...resourcesOf(template, 'AWS::Lambda::Alias', aliasSchema)].map(([id, alias]) => [
+      id,
+      {
+        name: alias.Properties.Name,
+        functionId: alias.Properties.FunctionName.Ref,
+        versionId: alias.Properties.FunctionVersion['Fn::GetAtt'][0],
+      },
+    ]),
   );
 }
 
