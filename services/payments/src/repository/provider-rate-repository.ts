@@ -7,19 +7,23 @@ import * as z from 'zod';
  * A shared limiter of the requests we send a provider per second, per provider, account and
  * mode, so a peak stays under the limit the provider enforces instead of meeting its 429s:
  *
- * - Stripe: "up to 100 read operations per second and 100 write operations per second" per
- *   account in live mode, 25 in test mode (https://docs.stripe.com/rate-limits); raising it takes
- *   weeks of notice. We keep 90 and 20 (room for the dashboard, retries and the resolver).
+ * - Stripe: "Live mode: 100 operations - Sandbox: 25 operations" per account, and "Calls to
+ *   individual resources have stricter limits, and also count against global limits. API
+ *   endpoints have a default limit of 25 requests per second", each named operation its own
+ *   endpoint (https://docs.stripe.com/rate-limits; raising either takes weeks of notice). What we
+ *   count here is one operation, the new payment's `POST /v1/payment_intents`, so its 25 a second
+ *   binds before the 100: we keep 22 live and 20 in test mode (room for retries of it). An
+ *   account whose limits Stripe raised says so in SVC_PROVIDER_RATE_LIMITS.
  * - Adyen publishes no fixed per-account figure (it answers 429 when a client is over its limit,
  *   https://docs.adyen.com/development-resources/rate-limits/): no limit unless configured.
  *
- * `SVC_PROVIDER_RATE_LIMITS` (JSON, e.g. `{"stripe": {"live": 90, "test": 20}, "adyen": {"live":
+ * `SVC_PROVIDER_RATE_LIMITS` (JSON, e.g. `{"stripe": {"live": 400, "test": 20}, "adyen": {"live":
  * 500}}`) replaces the defaults. The count of a second is split over shards (each holding its
  * share of the limit) so the counter is no hot key at thousands of requests per second; items
  * expire by TTL. Seconds are the service clock's (real time in a deployed stage; tests move it).
  */
 export const DEFAULT_RATE_LIMITS: Record<string, { live?: number; test?: number }> = {
-  stripe: { live: 90, test: 20 },
+  stripe: { live: 22, test: 20 },
 };
 const MAX_SHARDS = 10;
 
