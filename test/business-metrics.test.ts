@@ -77,8 +77,8 @@ const ok = async (method: string, path: string, body?: unknown, status = 200) =>
 };
 
 /** A webhook endpoint at `url` subscribed to one event. */
-async function subscribe(url: string, eventName: string): Promise<void> {
-  const endpoint = await ok('POST', '/webhooks', { organisation_uuid: DEMO.org, endpoint: url }, 201);
+async function subscribe(url: string, eventName: string, fields: Record<string, unknown> = {}): Promise<void> {
+  const endpoint = await ok('POST', '/webhooks', { organisation_uuid: DEMO.org, endpoint: url, ...fields }, 201);
   await ok(
     'POST',
     '/event-subscriptions',
@@ -158,5 +158,33 @@ describe('business metrics (EMF)', () => {
     } finally {
       await failing.close();
     }
+  });
+
+  it('show a paced endpoint’s backlog: deliveries held back count as paced, and arrive with their wait as lag', async () => {
+    await subscribe(`https://127.0.0.1:${receiver.port}/paced`, 'svc.payments.payment.failed', {
+      max_deliveries_per_second: 2,
+    });
+    await ok('POST', '/_local/settle');
+    const start = now();
+    freezeClock(start);
+    const declined = { number: '4000000000000002', expiry_month: 12, expiry_year: 2099, cvv: '123' };
+    for (let i = 0; i < 5; i++) {
+      await ok('POST', '/payments', cardPaymentBody({ test_mode: true, payment_information: declined }), 201);
+    }
+    capture();
+    for (let second = 0; second < 3; second++) {
+      await ok('POST', '/_local/settle');
+      freezeClock(start + second + 1);
+    }
+    const seen = metrics();
+    const outcomes = seen.filter((m) => m.name === 'WebhookDeliveries').map((m) => m.dimensions.outcome);
+    expect(outcomes.filter((o) => o === 'delivered')).toHaveLength(5);
+    // Three held back the first second (their reservations kept them from asking again).
+    expect(outcomes.filter((o) => o === 'paced')).toHaveLength(3);
+    expect(outcomes.filter((o) => o === 'failed')).toEqual([]);
+    // Two a second: the backlog is the lag, 0, 1 and 2 seconds.
+    const lags = seen.filter((m) => m.name === 'EventToDeliveryLag').map((m) => m.value);
+    expect(lags.sort()).toEqual([0, 0, 1, 1, 2]);
+    expect(receiver.requests.filter((r) => r.url === '/paced')).toHaveLength(5);
   });
 });

@@ -2,7 +2,7 @@ import { definedFields, logger, now } from '@svc/core';
 import type { PostResult } from '@svc/outbound';
 import { isConditionFailure, StaleVersionError, transactWrite, versioned } from '@svc/table';
 import type { DeliveryMessage } from '../pipeline/queue';
-import { pausedUntil, pauseEndpoint, reserveSlots, takeSlots } from '../repository/pace-repository';
+import { pausedUntil, pauseEndpoint, takeSlots } from '../repository/pace-repository';
 import {
   type DeliveryRecord,
   deliveryPut,
@@ -24,8 +24,8 @@ import {
  *   delay is not exact) is sent on it;
  * - the others of each endpoint take what is left of this second's rate, oldest event first
  *   (one UpdateItem per endpoint and batch);
- * - the rest reserve later seconds (one conditional UpdateItem per second reserved, starting at
- *   the first second this container last found with room) and are written back due then.
+ * - the rest reserve later seconds (one UpdateItem per second reserved in, starting at the first
+ *   second this container last found with room) and are written back due then.
  *
  * The pace of a second is its own item (`WEBHOOK_PACE#<endpoint>#<second>`), so the counter is
  * no hot key: at most the endpoint's batches of one second go to it.
@@ -194,13 +194,13 @@ async function paceEndpoint(endpointUuid: string, group: Candidate[], at: number
   let next = 0;
   for (let probe = 0; probe < MAX_PROBES && next < waiting.length; probe++) {
     const count = Math.min(rate, waiting.length - next);
-    if (await reserveSlots(endpointUuid, second, count, rate)) {
-      for (const candidate of waiting.slice(next, next + count)) hold(candidate, second, true);
-      next += count;
-    }
-    second += 1;
+    const reserved = await takeSlots(endpointUuid, second, count, rate);
+    for (const candidate of waiting.slice(next, next + reserved)) hold(candidate, second, true);
+    next += reserved;
+    // A second that gave less than asked is full; one that gave all may have room for the next.
+    if (reserved < count) second += 1;
   }
-  state.frontier = second - 1;
+  state.frontier = second;
   // Beyond the probes: they wait unreserved, and ask again when that second comes.
   for (const candidate of waiting.slice(next)) hold(candidate, second, false);
   return deferred;

@@ -61,9 +61,10 @@ export const WEBHOOK_PAUSE = defineEntity<Pause, string>({
 });
 
 /**
- * Takes up to `wanted` of the second's `rate` deliveries: one UpdateItem whatever `wanted` is.
- * The count goes up by all that was asked, so a second once over its rate stays full for
- * everyone; answers how many were granted (0 … wanted).
+ * Takes up to `wanted` of the second's `rate` deliveries, now or ahead of time (a reservation):
+ * one UpdateItem whatever `wanted` is. The count goes up by all that was asked, so a second once
+ * over its rate stays full for everyone (what was asked beyond the room was never sent, and the
+ * second was full without it); answers how many were granted (0 … wanted).
  */
 export async function takeSlots(endpointUuid: string, second: number, wanted: number, rate: number): Promise<number> {
   const out = await db().send(
@@ -78,34 +79,6 @@ export async function takeSlots(endpointUuid: string, second: number, wanted: nu
   );
   const before = Number(out.Attributes?.taken ?? wanted) - wanted;
   return Math.max(0, Math.min(wanted, rate - before));
-}
-
-/**
- * Reserves `count` deliveries in a later second, all or none: only if the second still has room
- * for them. One conditional UpdateItem.
- */
-export async function reserveSlots(
-  endpointUuid: string,
-  second: number,
-  count: number,
-  rate: number,
-): Promise<boolean> {
-  try {
-    await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: WEBHOOK_PACE.key([endpointUuid, second]),
-        UpdateExpression: 'ADD taken :count SET #ttl = if_not_exists(#ttl, :ttl)',
-        ConditionExpression: 'attribute_not_exists(taken) OR taken <= :room',
-        ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
-        ExpressionAttributeValues: { ':count': count, ':room': rate - count, ':ttl': second + PACE_TTL_SECONDS },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
-  }
 }
 
 /** Until when the endpoint is paused (0 when it is not). */

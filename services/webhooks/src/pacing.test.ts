@@ -1,0 +1,235 @@
+import { advanceClock, definedFields, freezeClock, now } from '@svc/core';
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { type Receiver, startReceiver } from '../../../packages/outbound/src/testing/receiver';
+import { call, cardPaymentBody, DEMO, seedDemo, tokenFor } from '../../../test/support/api';
+import { DEFAULT_DELIVERIES_PER_SECOND, MAX_DELIVERIES_PER_SECOND } from './domain/pacing';
+
+/**
+ * Webhook pacing (contract section 11, domain/pacing.ts): an endpoint receives at most its
+ * `max_deliveries_per_second` by the service clock, the rest wait and arrive later, none failed
+ * or dropped; a 429, or a 503 with Retry-After, pauses it, and such an answer is no failed
+ * attempt.
+ */
+let token: string;
+let receiver: Receiver;
+/** What the receiver answers on a path, request by request (200 once used up). */
+const answers = new Map<string, Array<{ status: number; headers?: Record<string, string> }>>();
+/** The service-clock second each request arrived in, by path. */
+const arrivals = new Map<string, number[]>();
+
+beforeAll(async () => {
+  await seedDemo();
+  freezeClock(Math.floor(Date.now() / 1000));
+  token = await tokenFor(DEMO.client);
+  receiver = await startReceiver((request, response) => {
+    const path = request.url ?? '';
+    arrivals.set(path, [...(arrivals.get(path) ?? []), now()]);
+    const answer = answers.get(path)?.shift() ?? { status: 200 };
+    response.writeHead(answer.status, { 'content-type': 'text/plain', ...(answer.headers ?? {}) });
+    response.end(answer.status === 200 ? 'thanks' : 'not now');
+  }, inject('receiverTls'));
+});
+
+beforeEach(() => {
+  freezeClock(now());
+});
+
+afterAll(async () => {
+  await receiver.close();
+});
+
+async function api(method: string, path: string, body?: unknown) {
+  return call(method, path, { token, ...definedFields({ body }) });
+}
+
+async function ok(method: string, path: string, body?: unknown, status = 200) {
+  const response = await api(method, path, body);
+  expect(response.status, `${method} ${path}: ${response.text}`).toBe(status);
+  return response.json;
+}
+
+const settle = () => ok('POST', '/_local/settle');
+let paths = 0;
+
+/** A new endpoint (its own receiver path) subscribed to payment.succeeded. */
+async function endpoint(fields: Record<string, unknown> = {}) {
+  paths += 1;
+  const path = `/paced/${paths}`;
+  const webhook = await ok(
+    'POST',
+    '/webhooks',
+    { organisation_uuid: DEMO.org, endpoint: `https://127.0.0.1:${receiver.port}${path}`, ...fields },
+    201,
+  );
+  await ok(
+    'POST',
+    '/event-subscriptions',
+    {
+      organisation_uuid: DEMO.org,
+      action_configuration_uuid: webhook.uuid,
+      action_type: 'webhook',
+      event_name: 'svc.payments.payment.succeeded',
+    },
+    201,
+  );
+  // Earlier tests' deliveries are settled before this one's clock starts.
+  await settle();
+  return { uuid: webhook.uuid as string, path, json: webhook };
+}
+
+const pay = () => ok('POST', '/payments', cardPaymentBody(), 201);
+const requestsAt = (path: string) => receiver.requests.filter((r) => r.url === path);
+
+async function responsesOf(webhook: { uuid: string }) {
+  const listed = (await ok(
+    'GET',
+    `/webhook-responses?organisation_uuid=${DEMO.org}&webhook_configuration_uuid=${webhook.uuid}&size=500`,
+  )) as Array<{ uuid: string }>;
+  return (await Promise.all(listed.map((r) => ok('GET', `/webhook-responses/${r.uuid}`)))) as Array<{
+    attempt: number;
+    status_code?: number;
+    error: string;
+    event_uuid: string;
+  }>;
+}
+
+function perSecond(path: string): Map<number, number> {
+  const counts = new Map<number, number>();
+  for (const second of arrivals.get(path) ?? []) counts.set(second, (counts.get(second) ?? 0) + 1);
+  return counts;
+}
+
+describe('an endpoint’s pace', () => {
+  it('sends at most max_deliveries_per_second; the rest wait and arrive later, each once, none counted as an attempt', async () => {
+    const target = await endpoint({ max_deliveries_per_second: 3 });
+    expect(target.json.max_deliveries_per_second).toBe(3);
+    const payments = [];
+    for (let i = 0; i < 10; i++) payments.push(await pay());
+    const start = now();
+    await settle();
+    expect(requestsAt(target.path)).toHaveLength(3);
+    for (let second = 1; second <= 5 && requestsAt(target.path).length < 10; second++) {
+      advanceClock(1);
+      await settle();
+      expect(requestsAt(target.path).length).toBeLessThanOrEqual(3 * (second + 1));
+    }
+    expect(now() - start).toBe(3);
+    const received = requestsAt(target.path).map((r) => JSON.parse(r.body).event.object_uuid);
+    expect(new Set(received)).toEqual(new Set(payments.map((p) => p.uuid)));
+    expect(received).toHaveLength(10);
+    expect(Math.max(...perSecond(target.path).values())).toBe(3);
+    // Waiting is no attempt: one Webhook Response each, its first attempt, delivered.
+    const log = await responsesOf(target);
+    expect(log).toHaveLength(10);
+    expect(log.every((r) => r.attempt === 1 && r.status_code === 200 && r.error === 'false')).toBe(true);
+  });
+
+  it('holds to the rate when several workers pace the same endpoint at once', async () => {
+    const target = await endpoint({ max_deliveries_per_second: 4 });
+    // Forty events wait in the queue together; the local drain works four batches of ten at once.
+    for (let i = 0; i < 40; i++) await pay();
+    const start = now();
+    for (let second = 0; second < 15 && requestsAt(target.path).length < 40; second++) {
+      await settle();
+      advanceClock(1);
+    }
+    expect(requestsAt(target.path)).toHaveLength(40);
+    expect(new Set(requestsAt(target.path).map((r) => r.headers['x-svc-event-uuid'])).size).toBe(40);
+    expect(Math.max(...perSecond(target.path).values())).toBeLessThanOrEqual(4);
+    // Ten seconds at four a second: every second reserved to the full.
+    expect(now() - start).toBe(10);
+  });
+
+  it('waits as long as a 429’s Retry-After, holds the endpoint’s other deliveries, and counts the 429 as no failed attempt', async () => {
+    const target = await endpoint();
+    answers.set(target.path, [{ status: 429, headers: { 'retry-after': '10' } }]);
+    await pay();
+    await settle();
+    expect(requestsAt(target.path)).toHaveLength(1);
+    advanceClock(5);
+    await pay();
+    await settle();
+    // Paused: neither the retry nor the new event is sent.
+    expect(requestsAt(target.path)).toHaveLength(1);
+    advanceClock(5);
+    await settle();
+    expect(requestsAt(target.path)).toHaveLength(3);
+    const log = await responsesOf(target);
+    expect(log.map((r) => [r.attempt, r.status_code]).sort()).toEqual([
+      [1, 200],
+      [1, 429],
+      [2, 200],
+    ]);
+  });
+
+  it('never fails a delivery for 429s: twelve in a row (more than the ten attempts), then delivered', async () => {
+    const target = await endpoint();
+    answers.set(
+      target.path,
+      Array.from({ length: 12 }, () => ({ status: 429, headers: { 'retry-after': '1' } })),
+    );
+    await pay();
+    for (let round = 0; round < 20 && requestsAt(target.path).length < 13; round++) {
+      await settle();
+      advanceClock(1);
+    }
+    expect(requestsAt(target.path)).toHaveLength(13);
+    const log = await responsesOf(target);
+    expect(log.filter((r) => r.status_code === 429)).toHaveLength(12);
+    expect(log.find((r) => r.attempt === 13)).toMatchObject({ status_code: 200, error: 'false' });
+  });
+
+  it('takes a 503’s Retry-After as a date too; a 503 without one is a failed attempt on the back-off', async () => {
+    const dated = await endpoint();
+    answers.set(dated.path, [{ status: 503, headers: { 'retry-after': new Date(Date.now() + 20_000).toUTCString() } }]);
+    await pay();
+    await settle();
+    advanceClock(15);
+    await settle();
+    expect(requestsAt(dated.path)).toHaveLength(1);
+    advanceClock(7);
+    await settle();
+    expect(requestsAt(dated.path)).toHaveLength(2);
+
+    const plain = await endpoint();
+    answers.set(plain.path, [{ status: 503 }]);
+    await pay();
+    await settle();
+    advanceClock(30);
+    await settle();
+    // No Retry-After: the published back-off (1 minute), as any failure.
+    expect(requestsAt(plain.path)).toHaveLength(1);
+    advanceClock(31);
+    await settle();
+    expect(requestsAt(plain.path)).toHaveLength(2);
+  });
+});
+
+describe('max_deliveries_per_second on an endpoint', () => {
+  it('defaults to 50, takes 1 to the stated maximum, keeps on PATCH, returns to the default on null or PUT without it', async () => {
+    const plain = await endpoint();
+    expect(plain.json.max_deliveries_per_second).toBe(DEFAULT_DELIVERIES_PER_SECOND);
+    for (const bad of [0, MAX_DELIVERIES_PER_SECOND + 1, 2.5, '10', true]) {
+      const refused = await api('POST', '/webhooks', {
+        organisation_uuid: DEMO.org,
+        endpoint: 'https://example.org/paced',
+        max_deliveries_per_second: bad,
+      });
+      expect(refused.status, JSON.stringify(bad)).toBe(400);
+      expect(refused.text).toContain('max_deliveries_per_second');
+    }
+    const target = await endpoint({ max_deliveries_per_second: MAX_DELIVERIES_PER_SECOND });
+    const patched = await ok('PATCH', `/webhooks/${target.uuid}`, { alias: 'CRM' });
+    expect(patched.max_deliveries_per_second).toBe(MAX_DELIVERIES_PER_SECOND);
+    expect((await ok('GET', `/webhooks/${target.uuid}`)).max_deliveries_per_second).toBe(MAX_DELIVERIES_PER_SECOND);
+    const reset = await ok('PATCH', `/webhooks/${target.uuid}`, { max_deliveries_per_second: null });
+    expect(reset.max_deliveries_per_second).toBe(DEFAULT_DELIVERIES_PER_SECOND);
+    await ok('PATCH', `/webhooks/${target.uuid}`, { max_deliveries_per_second: 7 });
+    const replaced = await ok('PUT', `/webhooks/${target.uuid}`, { endpoint: target.json.endpoint });
+    expect(replaced.max_deliveries_per_second).toBe(DEFAULT_DELIVERIES_PER_SECOND);
+    const listed = await ok('GET', `/webhooks?organisation_uuid=${DEMO.org}`);
+    expect(listed.find((w: { uuid: string }) => w.uuid === target.uuid).max_deliveries_per_second).toBe(
+      DEFAULT_DELIVERIES_PER_SECOND,
+    );
+  });
+});
