@@ -104,6 +104,11 @@ export const DELIVERY_MAX_RECEIVE_COUNT = DELIVERY_MAX_RECEIVES;
 
 /** Retries wait in the due index; the sweeper sends what is due to the queue every minute. */
 export const SWEEP_SCHEDULE: RateExpression = 'rate(1 minute)';
+/**
+ * What a sweep takes before it falls due: up to the next sweep, each sent with the queue's delay
+ * until its second, so a paced endpoint's reserved seconds are kept (delivery-sweeper.ts).
+ */
+export const SWEEP_LOOKAHEAD_SECONDS = 60;
 /** Below the period, so one sweep has finished (or timed out) before the next one starts. */
 export const SWEEPER_TIMEOUT = Duration.seconds(50);
 
@@ -411,6 +416,7 @@ export class Events extends Construct {
       environment: {
         ...base,
         SVC_DELIVERY_QUEUE_URL: this.deliveryQueue.queueUrl,
+        SVC_DELIVERY_SWEEP_LOOKAHEAD_SECONDS: String(SWEEP_LOOKAHEAD_SECONDS),
         POWERTOOLS_SERVICE_NAME: 'delivery-sweeper',
       },
       ...common,

@@ -423,7 +423,12 @@ describe.each(STAGE_NAMES)('the %s pipeline functions', (stage) => {
     });
     expect(publisher.properties.Environment.Variables.SVC_CONNECT_URL).toBeDefined();
     expect(serviceVariables(fanOut.properties.Environment.Variables)).toEqual({ ...base, ...queueUrl });
-    expect(serviceVariables(sweeper.properties.Environment.Variables)).toEqual({ ...base, ...queueUrl });
+    // The sweeper takes what falls due before the next sweep, delayed in the queue until its second.
+    expect(serviceVariables(sweeper.properties.Environment.Variables)).toEqual({
+      ...base,
+      ...queueUrl,
+      SVC_DELIVERY_SWEEP_LOOKAHEAD_SECONDS: '60',
+    });
     expect(serviceVariables(worker.properties.Environment.Variables)).toEqual(base);
   });
 

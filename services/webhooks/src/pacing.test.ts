@@ -1,8 +1,11 @@
+import { SQSClient } from '@aws-sdk/client-sqs';
 import { advanceClock, definedFields, freezeClock, now } from '@svc/core';
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
 import { type Receiver, startReceiver } from '../../../packages/outbound/src/testing/receiver';
 import { call, cardPaymentBody, DEMO, seedDemo, tokenFor } from '../../../test/support/api';
 import { DEFAULT_DELIVERIES_PER_SECOND, MAX_DELIVERIES_PER_SECOND } from './domain/pacing';
+import { sweepDueDeliveries } from './handlers/delivery-sweeper';
+import { findDelivery } from './repository/webhook-repository';
 
 /**
  * Webhook pacing (contract section 11, domain/pacing.ts): an endpoint receives at most its
@@ -202,6 +205,42 @@ describe('an endpoint’s pace', () => {
     advanceClock(31);
     await settle();
     expect(requestsAt(plain.path)).toHaveLength(2);
+  });
+});
+
+describe('the sweep in AWS (a minute apart)', () => {
+  it('takes what falls due before the next sweep and sends each with the queue’s delay until its second', async () => {
+    const target = await endpoint({ max_deliveries_per_second: 1 });
+    for (let i = 0; i < 4; i++) await pay();
+    // The first is sent now; the other three are held for the next three seconds.
+    await settle();
+    expect(requestsAt(target.path)).toHaveLength(1);
+    const sent = vi.spyOn(SQSClient.prototype, 'send');
+    process.env.SVC_DELIVERY_SWEEP_LOOKAHEAD_SECONDS = '60';
+    try {
+      const at = now();
+      expect(await sweepDueDeliveries()).toBeGreaterThanOrEqual(3);
+      const all = sent.mock.calls.flatMap(([command]) => {
+        const input = (command as { input: { Entries?: Array<{ MessageBody: string; DelaySeconds?: number }> } }).input;
+        return input.Entries ?? [];
+      });
+      // This endpoint's (earlier tests' retries may fall due within the minute too).
+      const entries = [];
+      for (const entry of all) {
+        const delivery = await findDelivery(JSON.parse(entry.MessageBody).delivery_uuid);
+        if (delivery?.endpoint_uuid === target.uuid) entries.push(entry);
+      }
+      expect(entries.map((e) => e.DelaySeconds ?? 0).sort()).toEqual([1, 2, 3]);
+      // Each left to its message until its second plus the grace, not the sweep's time.
+      for (const entry of entries) {
+        const delivery = await findDelivery(JSON.parse(entry.MessageBody).delivery_uuid);
+        expect(delivery?.queued_until).toBe((delivery?.paced_for ?? 0) + 300);
+        expect(delivery?.paced_for).toBe(at + (entry.DelaySeconds ?? 0));
+      }
+    } finally {
+      delete process.env.SVC_DELIVERY_SWEEP_LOOKAHEAD_SECONDS;
+      sent.mockRestore();
+    }
   });
 });
 

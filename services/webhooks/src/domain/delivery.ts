@@ -148,9 +148,11 @@ export async function markQueued(uuids: readonly string[]): Promise<string[]> {
       const read = await findDelivery(uuid);
       // One whose claim still holds is its worker's alone (see attemptDeliveries).
       if (read?.status !== 'pending' || (read.lease_until ?? 0) > at) return undefined;
+      // One the sweep looked ahead for waits in the queue's delay until its second first.
+      const due = Math.max(at, read.next_attempt_at ?? 0, read.lease_until ?? 0);
       const next: DeliveryRecord = {
         ...read,
-        queued_until: at + QUEUED_GRACE_SECONDS,
+        queued_until: due + QUEUED_GRACE_SECONDS,
         updated: at,
         version: read.version + 1,
       };

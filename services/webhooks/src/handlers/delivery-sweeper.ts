@@ -1,20 +1,38 @@
 import { now, workerHandler } from '@svc/core';
 import { markQueued } from '../domain/delivery';
 import { enqueueDeliveries } from '../pipeline/queue';
-import { dueDeliveries } from '../repository/webhook-repository';
+import { dueDeliveriesWithTimes } from '../repository/webhook-repository';
 
 /**
  * Scheduled every minute: every delivery whose next attempt (or lapsed lease) is due goes to the
  * delivery queue. Retries wait here, in the table's due index, by the service clock, so back-off
  * of hours costs nothing while it waits and survives any restart.
+ *
+ * Deliveries a paced endpoint holds back are due second by second (domain/pacing.ts). A sweep
+ * every minute would send a minute of them at once, too late for the seconds reserved for them,
+ * so in AWS the sweeper also takes what falls due before the next sweep
+ * (SVC_DELIVERY_SWEEP_LOOKAHEAD_SECONDS, the schedule's period) and sends each with the queue's
+ * delay until its second (DelaySeconds, at most 900: "the length of time, in seconds, for which to
+ * delay a specific message. Valid values: 0 to 900",
+ * https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessageBatchRequestEntry.html).
+ * The local runtime sweeps whenever it settles, by the service clock tests move: no look-ahead.
  */
 /** At most this many per shard per sweep: a back-log drains over several sweeps, fairly. */
 export const SWEEP_PER_SHARD = 2_000;
+const MAX_DELAY_SECONDS = 900;
+
+export function sweepLookaheadSeconds(): number {
+  const configured = Number(process.env.SVC_DELIVERY_SWEEP_LOOKAHEAD_SECONDS);
+  return Number.isInteger(configured) && configured > 0 ? Math.min(configured, MAX_DELAY_SECONDS) : 0;
+}
 
 export async function sweepDueDeliveries(): Promise<number> {
-  const due = await dueDeliveries(now(), SWEEP_PER_SHARD);
-  const uuids = due.length === 0 ? [] : await markQueued(due);
-  if (uuids.length > 0) await enqueueDeliveries(uuids);
+  const at = now();
+  const due = await dueDeliveriesWithTimes(at + sweepLookaheadSeconds(), SWEEP_PER_SHARD);
+  const uuids = due.length === 0 ? [] : await markQueued(due.map((d) => d.uuid));
+  const dueAt = new Map(due.map((d) => [d.uuid, d.due]));
+  const delays = uuids.map((uuid) => Math.min(MAX_DELAY_SECONDS, Math.max(0, (dueAt.get(uuid) ?? at) - at)));
+  if (uuids.length > 0) await enqueueDeliveries(uuids, delays);
   return uuids.length;
 }
 

@@ -46,7 +46,11 @@ export function resetDeliveryQueueClient(): void {
  * Sends messages ten (and at most 256 KB) to a call; returns the indexes of those the queue did
  * not take (refused entries, or every entry of a call that failed).
  */
-export async function sendDeliveryMessages(messages: readonly DeliveryMessage[]): Promise<number[]> {
+export async function sendDeliveryMessages(
+  messages: readonly DeliveryMessage[],
+  /** Per message: seconds the queue keeps it hidden first (SQS DelaySeconds, 0–900). */
+  delays: readonly number[] = [],
+): Promise<number[]> {
   if (messages.length === 0) return [];
   const url = process.env.SVC_DELIVERY_QUEUE_URL;
   if (!url) throw new Error('SVC_DELIVERY_QUEUE_URL is not set');
@@ -58,7 +62,11 @@ export async function sendDeliveryMessages(messages: readonly DeliveryMessage[])
       const out = await client.send(
         new SendMessageBatchCommand({
           QueueUrl: url,
-          Entries: batch.map(({ index, body }) => ({ Id: String(index), MessageBody: body })),
+          Entries: batch.map(({ index, body }) => ({
+            Id: String(index),
+            MessageBody: body,
+            ...(delays[index] ? { DelaySeconds: delays[index] } : {}),
+          })),
         }),
       );
       for (const failed of out.Failed ?? []) unsent.push(Number(failed.Id));
@@ -74,8 +82,14 @@ export async function sendDeliveryMessages(messages: readonly DeliveryMessage[])
  * Queues deliveries already in the table (the sweeper's retries, redeliveries). A message the
  * queue refuses is not lost: its delivery is in the due index and the sweeper sends it again.
  */
-export async function enqueueDeliveries(deliveryUuids: readonly string[]): Promise<void> {
-  const unsent = await sendDeliveryMessages(deliveryUuids.map((uuid) => ({ delivery_uuid: uuid })));
+export async function enqueueDeliveries(
+  deliveryUuids: readonly string[],
+  delays: readonly number[] = [],
+): Promise<void> {
+  const unsent = await sendDeliveryMessages(
+    deliveryUuids.map((uuid) => ({ delivery_uuid: uuid })),
+    delays,
+  );
   if (unsent.length > 0 && unsent.length === deliveryUuids.length)
     throw new Error('SQS took none of the delivery messages');
 }

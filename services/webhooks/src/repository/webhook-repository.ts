@@ -391,19 +391,30 @@ export function findDelivery(uuid: string): Promise<DeliveryRecord | undefined> 
  * `perShard` from each, oldest first, so one busy shard cannot starve the others.
  */
 export async function dueDeliveries(at: number, perShard: number): Promise<string[]> {
+  return (await dueDeliveriesWithTimes(at, perShard)).map(({ uuid }) => uuid);
+}
+
+/** As dueDeliveries, each with when it is due (Unix seconds, from its due key). */
+export async function dueDeliveriesWithTimes(
+  at: number,
+  perShard: number,
+): Promise<Array<{ uuid: string; due: number }>> {
   const before = `${timeKey(at)}$`;
   const shards = await Promise.all(
     Array.from({ length: DELIVERY_SHARDS }, async (_, shard) => {
-      const uuids: string[] = [];
+      const due: Array<{ uuid: string; due: number }> = [];
       for await (const page of queryPages({
         index: 'due',
         partition: key('DELIVERY_DUE', shard),
         sortBefore: before,
         limit: perShard,
       })) {
-        uuids.push(...page.map((item) => String(item.duesk).split('#')[1] ?? '').filter(Boolean));
+        for (const item of page) {
+          const [time, uuid] = String(item.duesk).split('#');
+          if (uuid) due.push({ uuid, due: Number(time) });
+        }
       }
-      return uuids;
+      return due;
     }),
   );
   return shards.flat();
