@@ -128,8 +128,10 @@ export class OperationsDashboard extends Construct {
     );
     this.dashboard.addWidgets(
       new GraphWidget({
+        // `paced`: held back by the endpoint's pace; `throttled`: the endpoint answered 429 (or 503
+        // with Retry-After). Both wait, neither fails (services/webhooks/src/domain/pacing.ts).
         title: 'Webhook deliveries by outcome',
-        left: ['delivered', 'failed', 'gone'].map((outcome) =>
+        left: ['delivered', 'failed', 'gone', 'paced', 'throttled'].map((outcome) =>
           labelled(outcome, businessMetric(props.stage, BUSINESS_METRICS.webhookDeliveries, { outcome })),
         ),
         width: 8,

@@ -10971,6 +10971,7 @@ export interface operations {
                         alias?: string;
                         endpoint: string;
                         username?: string;
+                        max_deliveries_per_second: number;
                     }[];
                 };
             };
@@ -11086,6 +11087,7 @@ export interface operations {
                     password?: string | null;
                     hmac_key?: string | null;
                     prevent_duplicates?: boolean;
+                    max_deliveries_per_second?: number | null;
                 };
             };
         };
@@ -11112,6 +11114,7 @@ export interface operations {
                         endpoint: string;
                         username?: string;
                         hmac_key?: string;
+                        max_deliveries_per_second: number;
                     };
                 };
             };
@@ -11228,6 +11231,7 @@ export interface operations {
                     password?: string | null;
                     hmac_key?: string | null;
                     prevent_duplicates?: boolean;
+                    max_deliveries_per_second?: number | null;
                 };
             };
         };
@@ -11254,6 +11258,7 @@ export interface operations {
                         endpoint: string;
                         username?: string;
                         hmac_key?: string;
+                        max_deliveries_per_second: number;
                     };
                 };
             };
@@ -11327,6 +11332,7 @@ export interface operations {
                         endpoint: string;
                         username?: string;
                         hmac_key?: string;
+                        max_deliveries_per_second: number;
                     };
                 };
             };
@@ -11444,6 +11450,7 @@ export interface operations {
                     password?: string | null;
                     hmac_key?: string | null;
                     prevent_duplicates?: boolean;
+                    max_deliveries_per_second?: number | null;
                 };
             };
         };
@@ -11470,6 +11477,7 @@ export interface operations {
                         endpoint: string;
                         username?: string;
                         hmac_key?: string;
+                        max_deliveries_per_second: number;
                     };
                 };
             };
@@ -11667,6 +11675,7 @@ export interface operations {
                     password?: string | null;
                     hmac_key?: string | null;
                     prevent_duplicates?: boolean;
+                    max_deliveries_per_second?: number | null;
                 };
             };
         };
@@ -11695,6 +11704,7 @@ export interface operations {
                         endpoint: string;
                         username?: string;
                         hmac_key?: string;
+                        max_deliveries_per_second: number;
                     };
                 };
             };

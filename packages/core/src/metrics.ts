@@ -49,7 +49,10 @@ export const BUSINESS_METRICS = {
   invoicesPaid: 'InvoicesPaid',
   /** Subscriptions suspended (the dunning gave up, or a client suspended them). */
   subscriptionsSuspended: 'SubscriptionsSuspended',
-  /** One webhook delivery attempt; dimension `outcome` (delivered, failed, gone). */
+  /**
+   * One webhook delivery attempt; dimension `outcome` (delivered, failed, gone, throttled: the
+   * endpoint asked to wait), or one held back by its endpoint's pace (`paced`).
+   */
   webhookDeliveries: 'WebhookDeliveries',
   /** From an event's creation to its delivery at the first attempt, in seconds (service time). */
   eventToDeliveryLag: 'EventToDeliveryLag',
