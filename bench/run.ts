@@ -11,13 +11,14 @@ import { benchReconciliation, reconciliationSummary } from './reconciliation';
 import { benchSearchEngine, searchEngineSummary } from './search';
 import { ROOT, startService, tokenFor } from './service';
 import { benchStripe, stripeSummary } from './stripe';
+import { benchTelethon, telethonSummary } from './telethon';
 import { benchWebhooks, webhooksSummary } from './webhooks';
 
 /**
  * `pnpm bench`: every figure beside a baseline measured in the same run. All traffic goes to
  * 127.0.0.1; every loop is bounded in time and count. BENCH_ONLY=reads|payments|search|init|billing|
- * webhooks|reconciliation|idempotency-crash|stripe|failover runs one part (BENCH_CRASH_PAYMENTS sizes the last); BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_SEARCH_SIZES,
- * BENCH_BILLING_CONCURRENCY, BENCH_WEBHOOK_PAYMENTS, BENCH_RECONCILIATION_ROWS and
+ * webhooks|reconciliation|idempotency-crash|stripe|failover|telethon runs one part (BENCH_CRASH_PAYMENTS sizes the last); BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_SEARCH_SIZES,
+ * BENCH_BILLING_CONCURRENCY, BENCH_WEBHOOK_PAYMENTS, BENCH_TELETHON_DONATIONS, BENCH_RECONCILIATION_ROWS and
  * BENCH_RECONCILIATION_RUNS tune it. To see where a service process's time goes:
  * BENCH_SERVICE_CPU_PROF=<directory> writes its V8 CPU profile there when it stops, and
  * BENCH_SERVICE_IMPORT=<module> preloads a module into it (a counter of SDK calls, say).
@@ -208,6 +209,15 @@ async function main() {
     });
     for (const text of failoverSummary(failover)) console.log(text);
     results.failover = failover;
+  }
+  if (wants('telethon')) {
+    const telethon = await benchTelethon({
+      donations: Number(process.env.BENCH_TELETHON_DONATIONS ?? 3000),
+      seconds: SECONDS * 8,
+      concurrency: CONCURRENCY,
+    });
+    for (const text of telethonSummary(telethon)) console.log(text);
+    results.telethon = telethon;
   }
   if (wants('idempotency-crash')) {
     const payments = Number(process.env.BENCH_CRASH_PAYMENTS ?? 200);

@@ -52,6 +52,7 @@ async function donate(n: number): Promise<void> {
     cardPaymentBody({
       amount: { value: String(500 + (n % 7) * 100), currency: 'CHF' },
       supporter: { first_name: `Donor ${n}`, last_name: 'Telethon', email: `donor${n}@example.org` },
+      create_supporter: true,
       custom_parameters: { campaign: 'telethon' },
       ...(n % 4 === 0 ? { create_payment_source: true } : {}),
     }),

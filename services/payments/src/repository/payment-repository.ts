@@ -110,11 +110,12 @@ export type PaymentRecord = z.infer<typeof paymentRecordSchema>;
  * What the resolver asks about is spread over this many due partitions. Every pending Stripe
  * payment (3-D Secure, TWINT, SEPA) and every refund waiting on its provider is in the index
  * until it settles, one write in and one out: at a telethon's 5,000 payments a second that is
- * 10,000 writes a second, so 32 keeps each partition near 300, well under DynamoDB's 1,000 per
- * key (docs/load-model.md), and the resolver reads 32 small partitions a pass. (Items written
- * when there were 4 or 16 sit in partitions 0–15, which are among the 32 read.)
+ * 10,000 writes a second, so 64 keeps each partition near 160, far under DynamoDB's 1,000 per
+ * key (docs/load-model.md), and a burst in which only refunds wait still spreads thin enough for
+ * the write-heat check (no key over 1/16). The resolver reads 64 small partitions a pass. (Items
+ * written when there were 4 or 16 sit in partitions 0–15, which are among the 64 read.)
  */
-export const UNKNOWN_OUTCOME_SHARDS = 32;
+export const UNKNOWN_OUTCOME_SHARDS = 64;
 /** A payment whose provider did not answer is asked about again this long after its last change. */
 export const ASK_AGAIN_SECONDS = 60;
 
