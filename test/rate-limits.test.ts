@@ -1,3 +1,6 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { tableWindows, WINDOW_SHARDS } from '@svc/http';
+import { db, tableName } from '@svc/table';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiResponse, call, cardPaymentBody, DEMO, seedDemo, tokenFor } from './support/api';
 
@@ -103,5 +106,31 @@ describe('the token route', () => {
     } finally {
       process.env.SVC_CREDENTIALS_RATE_LIMIT = saved.credentials;
     }
+  });
+});
+
+describe('the shared counts in the table', () => {
+  it('spread a caller’s second over its shard keys, each second its own, and add them all up on read', async () => {
+    const caller = `client:heat-${Date.now()}`;
+    const second = 1_800_000_000;
+    // Eight containers, each on its shard: the items of that second are summed, another second's are not.
+    await Promise.all(
+      Array.from({ length: WINDOW_SHARDS }, (_, shard) =>
+        db().send(
+          new UpdateCommand({
+            TableName: tableName(),
+            Key: { pk: `RATE_LIMIT#${caller}#${second}#${shard}`, sk: 'WINDOW' },
+            UpdateExpression: 'ADD admitted :n, instances :one',
+            ExpressionAttributeValues: { ':n': shard + 1, ':one': 1 },
+          }),
+        ),
+      ),
+    );
+    await tableWindows.add(caller, second + 1, 100);
+    expect(await tableWindows.total(caller, second)).toEqual({ admitted: 36, instances: 8 });
+    // This container's add went to one shard of its own second only.
+    await tableWindows.add(caller, second, 5);
+    expect(await tableWindows.total(caller, second)).toEqual({ admitted: 41, instances: 9 });
+    expect(await tableWindows.total(caller, second + 1)).toEqual({ admitted: 100, instances: 1 });
   });
 });

@@ -3,7 +3,14 @@ export * from './lambda-handler';
 export { MAX_BODY_BYTES } from './middleware/body-parser';
 export { UNHANDLED_ERROR_MESSAGE } from './middleware/error-mapper';
 export { IDEMPOTENCY_RECORD, MAX_KEY_LENGTH as MAX_IDEMPOTENCY_KEY_LENGTH } from './middleware/idempotency';
-export { parseRateLimit, type RateLimit, RateLimiter, type SharedWindows } from './middleware/rate-limit';
+export {
+  parseRateLimit,
+  type RateLimit,
+  RateLimiter,
+  type SharedWindows,
+  tableWindows,
+  WINDOW_SHARDS,
+} from './middleware/rate-limit';
 export * from './openapi';
 export { errorResult, internalErrorResult, JSON_TYPE, toLambdaResult } from './responses';
 export * from './route';

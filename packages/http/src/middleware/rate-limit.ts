@@ -1,7 +1,8 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { randomInt } from 'node:crypto';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { MiddlewareObj } from '@middy/core';
 import { logger, TooManyRequestsError } from '@svc/core';
-import { db, key, tableName } from '@svc/table';
+import { db, getItem, key, tableName } from '@svc/table';
 import type { StackEvent, StackResult } from '../context';
 
 /**
@@ -11,8 +12,8 @@ import type { StackEvent, StackResult } from '../context';
  *
  * Each function instance counts what it admits per caller and second. At a caller's first
  * request in a new second it adds what it admitted in the second before to that second's shared
- * item (one UpdateItem ADD, with one to the item's count of instances), and reads the item of two
- * seconds ago, which every busy instance has added to by then (one GetItem). If that second's
+ * item (one UpdateItem ADD, with one to the item's count of instances), and reads the items of two
+ * seconds ago, which every busy instance has added to by then (one BatchGetItem). If that second's
  * total is known, the instance may admit its share of the limit: the limit times its part of
  * that total (more than its part when the total was under the limit, less when over; an instance
  * that had no part gets the headroom or an even share). The shares add up to the limit, so across
@@ -55,14 +56,27 @@ export interface SharedWindows {
   total(caller: string, second: number): Promise<WindowTotal>;
 }
 
-const windowKey = (caller: string, second: number) => ({ pk: key('RATE_LIMIT', caller), sk: String(second) });
+/**
+ * A caller's second is split over WINDOW_SHARDS items, each container adding to the one its
+ * random shard names, and read whole (one BatchGetItem of all of them). At a telethon a single
+ * form client is served by hundreds of payments containers at once, each adding once a second:
+ * in one item (and one partition key, 1,000 writes a second at most) that would be the hottest
+ * key of the stage; spread over 8 keys of their own second, each takes about an eighth
+ * (docs/load-model.md).
+ */
+export const WINDOW_SHARDS = 8;
+const containerShard = randomInt(WINDOW_SHARDS);
+const windowKey = (caller: string, second: number, shard: number) => ({
+  pk: key('RATE_LIMIT', caller, second, shard),
+  sk: 'WINDOW',
+});
 
-const tableWindows: SharedWindows = {
+export const tableWindows: SharedWindows = {
   add: async (caller, second, admitted) => {
     await db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: windowKey(caller, second),
+        Key: windowKey(caller, second, containerShard),
         UpdateExpression: 'ADD admitted :admitted, instances :one SET #ttl = if_not_exists(#ttl, :ttl)',
         ExpressionAttributeNames: { '#ttl': 'ttl' },
         ExpressionAttributeValues: { ':admitted': admitted, ':one': 1, ':ttl': second + WINDOW_ITEM_TTL_SECONDS },
@@ -70,8 +84,16 @@ const tableWindows: SharedWindows = {
     );
   },
   total: async (caller, second) => {
-    const out = await db().send(new GetCommand({ TableName: tableName(), Key: windowKey(caller, second) }));
-    return { admitted: Number(out.Item?.admitted ?? 0), instances: Number(out.Item?.instances ?? 0) };
+    const items = await Promise.all(
+      Array.from({ length: WINDOW_SHARDS }, (_, shard) => getItem(windowKey(caller, second, shard))),
+    );
+    return items.reduce<WindowTotal>(
+      (sum, item) => ({
+        admitted: sum.admitted + Number(item?.admitted ?? 0),
+        instances: sum.instances + Number(item?.instances ?? 0),
+      }),
+      { admitted: 0, instances: 0 },
+    );
   },
 };
 
