@@ -33,6 +33,8 @@ export const DOMAIN_TIMEOUTS: Partial<Record<DomainName, Duration>> = {
  * provisioned concurrency to the new version (docs/operations.md, "Prewarming for a known date").
  */
 export const LIVE_ALIAS = 'live';
+/** How old a hot read (the calling client, the account paid into) may be in a deployed stage. */
+export const HOT_READ_SECONDS = 1;
 export const ALIASED_DOMAINS: ReadonlySet<DomainName> = new Set<DomainName>(['payments']);
 
 export interface DomainFunctionProps {
@@ -71,6 +73,9 @@ export class DomainFunction extends ServiceFunction {
         // Per-caller limits (packages/http middleware/rate-limit.ts): perSecond/burst.
         SVC_CLIENT_RATE_LIMIT: `${stage.rateLimits.client.perSecond}/${stage.rateLimits.client.burst}`,
         SVC_CREDENTIALS_RATE_LIMIT: `${stage.rateLimits.credentials.perSecond}/${stage.rateLimits.credentials.burst}`,
+        // The calling client and the account paid into, remembered a second per container (no hot
+        // read key at a peak: @svc/table getRecentItem, docs/load-model.md).
+        SVC_HOT_READ_SECONDS: String(HOT_READ_SECONDS),
         ...props.environment,
       },
       logRetention: stage.logRetention,

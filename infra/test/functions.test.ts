@@ -106,6 +106,8 @@ describe.each(STAGE_NAMES)('the %s functions', (stage) => {
         NODE_OPTIONS: '--enable-source-maps',
         // Every domain keeps idempotency records, whose fingerprints and responses use the hash key.
         SVC_HASH_KEY_SECRET_ARN: { Ref: hashKeyId },
+        // The calling client and the account paid into: remembered a second (no hot read key).
+        SVC_HOT_READ_SECONDS: '1',
       });
       if (domain === 'identity') expect(variables.SVC_SIGNING_KEY_SECRET_ARN).toEqual({ Ref: secretId });
       else expect(variables).not.toHaveProperty('SVC_SIGNING_KEY_SECRET_ARN');

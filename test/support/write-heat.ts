@@ -65,24 +65,48 @@ type Image = Record<string, unknown>;
  * Records every successful write the table client sends until `stop`: the items' keys, the
  * calling code and whether it was a transaction.
  */
-export function recordWriteCalls(): { calls: WriteCall[]; stop: () => void } {
+export function recordWriteCalls(): { calls: WriteCall[]; reads: Map<string, number>; stop: () => void } {
   const client = db();
   const original = client.send.bind(client);
   const calls: WriteCall[] = [];
+  const reads = new Map<string, number>();
   const patched = async (command: unknown, ...rest: unknown[]) => {
     const site = callSite(new Error().stack ?? '');
     // biome-ignore lint/suspicious/noExplicitAny: the document client's send is overloaded
     const result = await (original as any)(command, ...rest);
-    calls.push(...writesOf(command as { constructor: { name: string }; input: Record<string, unknown> }, site));
+    const sent = command as { constructor: { name: string }; input: Record<string, unknown> };
+    calls.push(...writesOf(sent, site));
+    for (const key of readKeysOf(sent)) reads.set(key, (reads.get(key) ?? 0) + 1);
     return result;
   };
   client.send = patched as typeof client.send;
   return {
     calls,
+    reads,
     stop: () => {
       client.send = original as typeof client.send;
     },
   };
+}
+
+/**
+ * The partition keys a read names (point reads, batches, queries on the table or an index: the
+ * query's `:pk`), for the read heat: how often each key is read, whatever the read's size.
+ */
+function readKeysOf(command: { constructor: { name: string }; input: Record<string, unknown> }): string[] {
+  const name = command.constructor.name.replace(/Command$/, '');
+  const input = command.input;
+  if (name === 'Get') return [String((input.Key as Record<string, unknown>)?.[KEY.partition])];
+  if (name === 'BatchGet') {
+    return Object.values(input.RequestItems as Record<string, { Keys: Array<Record<string, unknown>> }>).flatMap(
+      (request) => request.Keys.map((key) => String(key[KEY.partition])),
+    );
+  }
+  if (name === 'Query') {
+    const values = input.ExpressionAttributeValues as Record<string, unknown> | undefined;
+    return [`${typeof input.IndexName === 'string' ? `${input.IndexName}:` : ''}${String(values?.[':pk'])}`];
+  }
+  return [];
 }
 
 function writesOf(

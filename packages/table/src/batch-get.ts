@@ -89,3 +89,44 @@ async function readMany(all: ItemKey[]): Promise<Map<string, Item>> {
   }
   return found;
 }
+
+/**
+ * Items every request of a peak reads, read through a per-container memo at most
+ * SVC_HOT_READ_SECONDS old (unset or 0: always read; the local runtime and tests). At a
+ * telethon's 5,000 donations a second each payment reads the calling client (its grants) and the
+ * account it pays into: one key each, every request strongly consistent, would be 5,000 read
+ * units a second on a key DynamoDB caps at 3,000 (docs/load-model.md). Remembered for a second,
+ * each container reads each at most once a second: a few hundred reads a second at most.
+ *
+ * Only for reads that decide nothing a write is guarded by (who is calling and with which grants,
+ * the account's profiles): what they allow may lag a change by that long. Read-modify-write code
+ * never uses it (a stale read would fail its guard forever).
+ */
+const recent = new Map<string, { read: Promise<Item | undefined>; until: number }>();
+const MAX_RECENT = 10_000;
+
+export function hotReadSeconds(): number {
+  const seconds = Number(process.env.SVC_HOT_READ_SECONDS);
+  return Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds, 10) : 0;
+}
+
+export function getRecentItem(itemKey: ItemKey): Promise<Item | undefined> {
+  const seconds = hotReadSeconds();
+  if (seconds === 0) return getItem(itemKey);
+  const key = id(itemKey);
+  // Operational: real time, not the service clock tests move.
+  const at = Date.now();
+  const known = recent.get(key);
+  if (known && known.until > at) return known.read;
+  if (recent.size >= MAX_RECENT) recent.clear();
+  const read = getItem(itemKey);
+  recent.set(key, { read, until: at + seconds * 1000 });
+  // A failed read is not remembered.
+  read.catch(() => recent.delete(key));
+  return read;
+}
+
+/** For tests: what the container remembers is forgotten. */
+export function forgetRecentItems(): void {
+  recent.clear();
+}

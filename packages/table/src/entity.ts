@@ -1,5 +1,5 @@
 import { ConflictError } from '@svc/core';
-import { getItem } from './batch-get';
+import { getItem, getRecentItem } from './batch-get';
 import { INDEXES, type IndexName, KEY } from './definition';
 import type { ItemKey } from './keys';
 import { type GuardedWrite, type TransactItem, versioned } from './transact';
@@ -78,6 +78,8 @@ export interface Entity<Record, Id> {
   fromItem(item: { [name: string]: unknown }): Record;
   /** Strongly consistent, coalesced with the other reads of the turn. */
   find(id: Id): Promise<Record | undefined>;
+  /** As `find`, through the container's memo of hot reads (getRecentItem: read-only paths only). */
+  findRecent(id: Id): Promise<Record | undefined>;
   /** A new item, never over another: a taken key is `conflict` (409 by default). */
   create(record: Record, conflict?: () => Error): GuardedWrite;
   /** The item replaced only if still at `readVersion` (StaleVersionError otherwise). */
@@ -146,6 +148,10 @@ export function defineEntity<Record, Id>(description: EntityDescription<Record, 
     fromItem,
     async find(id) {
       const found = await getItem(key(id));
+      return found ? fromItem(found) : undefined;
+    },
+    async findRecent(id) {
+      const found = await getRecentItem(key(id));
       return found ? fromItem(found) : undefined;
     },
     indexKeys,

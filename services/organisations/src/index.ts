@@ -14,6 +14,7 @@ export {
   ACCOUNT_ADDRESS,
   type Account,
   findAccount,
+  findAccountToPay,
   findOrganisation,
   newOrganisationWrite,
   ORGANISATION,

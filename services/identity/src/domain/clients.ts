@@ -9,7 +9,13 @@ import {
   UnauthorizedError,
   verifySecret,
 } from '@svc/core';
-import { findClient, type PartnerProfile, saveClientCredentials, updateGrants } from '../repository/client-repository';
+import {
+  findCallingClient,
+  findClient,
+  type PartnerProfile,
+  saveClientCredentials,
+  updateGrants,
+} from '../repository/client-repository';
 
 export interface ClientInput {
   client_id: string;
@@ -54,7 +60,7 @@ export async function authenticateClient(clientId: string, clientSecret: string)
 }
 
 export async function loadPrincipal(clientId: string): Promise<Principal> {
-  const client = await findClient(clientId);
+  const client = await findCallingClient(clientId);
   if (!client) throw new UnauthorizedError('The client of this token no longer exists');
   return { clientId: client.client_id, role: client.role, kind: client.kind, grants: client.grants };
 }

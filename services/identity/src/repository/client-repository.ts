@@ -86,6 +86,15 @@ export const CLIENT = defineEntity<ClientRecord, string>({
 
 const clientKey = (clientId: string) => CLIENT.key(clientId);
 
+/**
+ * The client of a token, for every authenticated request: through the container's memo of hot
+ * reads (getRecentItem in @svc/table; off unless SVC_HOT_READ_SECONDS is set), so a peak's one
+ * form client is no hot read key. A grant removed takes effect here within that time.
+ */
+export function findCallingClient(clientId: string): Promise<ClientRecord | undefined> {
+  return CLIENT.findRecent(clientId);
+}
+
 export function findClient(clientId: string): Promise<ClientRecord | undefined> {
   return CLIENT.find(clientId);
 }

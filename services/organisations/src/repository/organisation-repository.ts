@@ -246,6 +246,15 @@ export function findAccount(uuid: string): Promise<Account | undefined> {
   return ACCOUNT.find(uuid);
 }
 
+/**
+ * The account a new payment goes to: through the container's memo of hot reads (getRecentItem in
+ * @svc/table; off unless SVC_HOT_READ_SECONDS is set), so a telethon's one account is no hot read
+ * key. A profile or activation changed takes effect for new payments within that time.
+ */
+export function findAccountToPay(uuid: string): Promise<Account | undefined> {
+  return ACCOUNT.findRecent(uuid);
+}
+
 function queryPartition(pk: string): Promise<Record<string, unknown>[]> {
   return queryAll({ partition: pk, consistent: true });
 }

@@ -8,7 +8,7 @@ import {
   type Principal,
   ValidationError,
 } from '@svc/core';
-import { type Account, findAccount } from '@svc/organisations';
+import { type Account, findAccountToPay } from '@svc/organisations';
 import type { DonorDetails, ProviderContext } from '../providers/provider';
 import { minorUnits, type PaymentRequest, refuseSubscription } from './request';
 import { authoriseRouted, providerAccountOf } from './routing';
@@ -19,7 +19,7 @@ import { linkSupporter } from './supporter-link';
  * method profile on that account. The provider is chosen later, per payment (routing.ts).
  */
 export async function resolveAccountAndProfile(principal: Promise<Principal>, request: PaymentRequest) {
-  const [caller, account] = await Promise.all([principal, findAccount(request.account_uuid)]);
+  const [caller, account] = await Promise.all([principal, findAccountToPay(request.account_uuid)]);
   if (!account) throw new NotFoundError('Account not found');
   assertAccountGrant(caller, account.organisation_uuid, account.uuid);
   if (!account.active) {
