@@ -142,6 +142,8 @@ beforeAll(async () => {
         donations: DONATIONS,
         refunds: Math.ceil(DONATIONS / 8),
         events: expectedEvents(),
+        // Items read (point reads, batch items) and queries, per donation, all keys together.
+        readsPerDonation: [...reads.values()].reduce((sum, n) => sum + n, 0) / DONATIONS,
         // The keys read most, reads per donation (point reads, batch items, queries).
         hottestReads: [...reads]
           .sort((a, b) => b[1] - a[1])

@@ -2,11 +2,13 @@ import type { IndexName } from '@svc/table';
 
 /**
  * What one donation costs the stage, and what `pnpm ops prewarm` computes from it for an event of
- * N donations a second. The figures come from the write-heat check (test/write-heat.test.ts) and
- * docs/load-model.md: one line per resource, so measured figures replace these without touching
- * the command.
+ * N donations a second (docs/load-model.md has the reasoning, per key and per resource).
  *
- * PLACEHOLDERS until the lead engineer puts the measured figures in.
+ * Measured by the write-heat check (test/write-heat.test.ts, `.test-results/write-heat.json`): 800
+ * card donations each with a new supporter, one in four saving the card, one in eight refunded, a
+ * search every 100, one webhook endpoint receiving every event at its default pace of 50 a second
+ * (so nearly every delivery waits in the due index: the costly case). Units as DynamoDB bills them
+ * (1 KB writes, transactional ones twice; reads of items of up to 4 KB), from the table's stream.
  */
 export interface LoadModel {
   /**
@@ -27,12 +29,20 @@ export interface LoadModel {
 
 export const LOAD_MODEL: LoadModel = {
   perDonation: {
-    table: { write: 12, read: 10 },
-    gsi1: { write: 3, read: 0 },
-    gsi2: { write: 3, read: 0 },
-    due: { write: 2, read: 0 },
+    // 18.55 write units a donation: deliveries 8.1 (7.2 per delivery, held back and brought back),
+    // payments 4.5, webhook responses 3.25, supporters 2.0, saved cards 0.5. 10.5 item reads and
+    // queries a donation (the pipeline's mostly; the client and account are remembered).
+    table: { write: 18.6, read: 10.5 },
+    // Supporters (1.0) and the organisation's webhook responses (3.25).
+    gsi1: { write: 4.3, read: 0 },
+    // The endpoint's webhook responses; fan-out's subscription queries.
+    gsi2: { write: 3.3, read: 0.2 },
+    // Held-back deliveries in and out (6.4), refunds waiting on the provider (0.25).
+    due: { write: 6.7, read: 0.1 },
   },
-  paymentsSecondsPerDonation: 0.15,
+  // POST /payments p50 with Stripe's stand-in answering in 150 ms (bench `stripe`, docs/performance.md).
+  paymentsSecondsPerDonation: 0.17,
+  // 1 payment + 1/8 refund + 1/100 search + a token an hour, and room for the form's own lookups.
   apiRequestsPerDonation: 1.2,
   apiBurstPerRate: 0.5,
   headroom: 1.5,

@@ -1,6 +1,32 @@
 import { describe, expect, it } from 'vitest';
 import { STAGES } from '../../../infra/config/stages';
-import { capacityFor, costOf, DEFAULT_QUOTAS, type Quotas, withinQuotas } from './load-model';
+import {
+  capacityFor,
+  costOf,
+  DEFAULT_QUOTAS,
+  LOAD_MODEL,
+  type LoadModel,
+  type Quotas,
+  withinQuotas,
+} from './load-model';
+
+/**
+ * The command's arithmetic and calls, on fixed per-donation figures (the measured ones in
+ * LOAD_MODEL change with the code: their own test is below).
+ */
+const MODEL: LoadModel = {
+  perDonation: {
+    table: { write: 12, read: 10 },
+    gsi1: { write: 3, read: 0 },
+    gsi2: { write: 3, read: 0 },
+    due: { write: 2, read: 0 },
+  },
+  paymentsSecondsPerDonation: 0.15,
+  apiRequestsPerDonation: 1.2,
+  apiBurstPerRate: 0.5,
+  headroom: 1.5,
+};
+
 import { type AwsCall, type Observed, type PrewarmAws, runPrewarm, statusLines, type Targets } from './prewarm';
 
 const NOW = new Date('2026-12-05T12:00:00Z');
@@ -69,6 +95,7 @@ function recordingAws(state: Observed) {
         return aws;
       },
       now: () => NOW,
+      model: MODEL,
     },
     log,
     calls,
@@ -86,8 +113,22 @@ async function run(args: Parameters<typeof runPrewarm>[0], state = observed()) {
 const prewarm5000 = { stage: 'prod', 'donations-per-second': '5000', until: UNTIL };
 
 describe('the load model', () => {
+  it('holds the measured figures: 5,000 donations/s need these, headroom included', () => {
+    expect(capacityFor(5000, LOAD_MODEL)).toEqual({
+      donationsPerSecond: 5000,
+      warm: {
+        table: { writeUnitsPerSecond: 139_500, readUnitsPerSecond: 78_750 },
+        gsi1: { writeUnitsPerSecond: 32_250, readUnitsPerSecond: 0 },
+        gsi2: { writeUnitsPerSecond: 24_750, readUnitsPerSecond: 1_500 },
+        due: { writeUnitsPerSecond: 50_250, readUnitsPerSecond: 750 },
+      },
+      provisionedConcurrency: 1_275,
+      api: { rateLimit: 9_000, burstLimit: 4_500 },
+    });
+  });
+
   it('gives 5,000 donations/s its warm throughput, provisioned concurrency and throttle, headroom included', () => {
-    expect(capacityFor(5000)).toEqual({
+    expect(capacityFor(5000, MODEL)).toEqual({
       donationsPerSecond: 5000,
       warm: {
         table: { writeUnitsPerSecond: 90_000, readUnitsPerSecond: 75_000 },
@@ -101,23 +142,23 @@ describe('the load model', () => {
   });
 
   it('refuses what the default quotas do not allow, naming the quota to raise, and holds the burst to AWS’s', () => {
-    const { refusals } = withinQuotas(capacityFor(5000), DEFAULT_QUOTAS);
+    const { refusals } = withinQuotas(capacityFor(5000, MODEL), DEFAULT_QUOTAS);
     expect(refusals).toHaveLength(3);
     expect(refusals[0]).toMatch(/^table needs 90,000 write units\/s, above the table-level quota of 40,000/);
     expect(refusals[1]).toMatch(/^table needs 75,000 read units\/s/);
     expect(refusals[2]).toMatch(/^payments needs 1,125 provisioned concurrency, above the 900/);
 
-    const big = withinQuotas(capacityFor(8000), { ...RAISED, apiRate: 20_000 });
+    const big = withinQuotas(capacityFor(8000, MODEL), { ...RAISED, apiRate: 20_000 });
     expect(big.refusals).toEqual([]);
     expect(big.capacity.api).toEqual({ rateLimit: 14_400, burstLimit: 5_000 });
     expect(big.notes[0]).toMatch(/burst is held to the account's 5,000/);
-    expect(withinQuotas(capacityFor(6000), RAISED).refusals[0]).toMatch(/API needs 10,800 requests\/s/);
+    expect(withinQuotas(capacityFor(6000, MODEL), RAISED).refusals[0]).toMatch(/API needs 10,800 requests\/s/);
   });
 
   it('prices a 6-hour event: warm throughput once for the raise, provisioned concurrency by the hour, throttling free', () => {
     const zero = { readUnitsPerSecond: 0, writeUnitsPerSecond: 0 };
     const [dynamodb, lambda, api] = costOf(
-      capacityFor(5000),
+      capacityFor(5000, MODEL),
       { table: zero, gsi1: zero, gsi2: zero, due: zero },
       1024,
       6,

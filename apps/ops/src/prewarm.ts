@@ -40,6 +40,8 @@ import {
   costOf,
   DEFAULT_QUOTAS,
   format,
+  LOAD_MODEL,
+  type LoadModel,
   MAX_DONATIONS_PER_SECOND,
   type Quotas,
   type WarmUnits,
@@ -119,6 +121,8 @@ export interface PrewarmOptions {
 export interface PrewarmDeps {
   aws: () => PrewarmAws;
   now: () => Date;
+  /** The per-donation figures (default LOAD_MODEL: the measured ones). */
+  model?: LoadModel;
 }
 
 export async function runPrewarm(
@@ -153,7 +157,7 @@ export async function runPrewarm(
   const until = parseUntil(options.until, now);
   const aws = dryRun ? undefined : deps.aws();
   const { targets, observed } = aws ? await read(aws, stage) : assumed(stage);
-  const plan = prewarmPlan({ targets, observed, donationsPerSecond, until, now });
+  const plan = prewarmPlan({ targets, observed, donationsPerSecond, until, now, model: deps.model ?? LOAD_MODEL });
   out(`Prewarming stage ${stage} for ${format(donationsPerSecond)} donations/s until ${until.toISOString()}:`);
   for (const line of capacityLines(plan.capacity)) out(`  ${line}`);
   if (dryRun) out('  (dry run: no AWS call; assumed: warm throughput 0, no provisioned concurrency, default quotas)');
@@ -187,9 +191,10 @@ export function prewarmPlan(input: {
   donationsPerSecond: number;
   until: Date;
   now: Date;
+  model: LoadModel;
 }): Plan {
   const { targets, observed } = input;
-  const held = withinQuotas(capacityFor(input.donationsPerSecond), observed.quotas);
+  const held = withinQuotas(capacityFor(input.donationsPerSecond, input.model), observed.quotas);
   const capacity = held.capacity;
   const notes = [...held.notes];
   const calls: PlannedCall[] = [];
