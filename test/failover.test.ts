@@ -283,6 +283,7 @@ describe('what stays with the provider that holds the payment', () => {
 
 describe('the shared limiter', () => {
   it('sends a provider no more than its configured requests a second; the rest go to the next candidate', async () => {
+    const configured = process.env.SVC_PROVIDER_RATE_LIMITS;
     process.env.SVC_PROVIDER_RATE_LIMITS = JSON.stringify({ adyen: { test: 2 } });
     try {
       advanceClock(5);
@@ -292,7 +293,8 @@ describe('the shared limiter', () => {
       advanceClock(1);
       expect((await routed()).json.provider).toBe('adyen');
     } finally {
-      delete process.env.SVC_PROVIDER_RATE_LIMITS;
+      if (configured === undefined) delete process.env.SVC_PROVIDER_RATE_LIMITS;
+      else process.env.SVC_PROVIDER_RATE_LIMITS = configured;
     }
   });
 });

@@ -10952,15 +10952,11 @@ export interface operations {
                     /**
                      * @example [
                      *       {
-                     *         "uuid": "6d0930bf-0f00-4a79-8c30-cd3c8aa085c3",
+                     *         "uuid": "a7e5e789-6172-4489-b3e3-22c425c95941",
                      *         "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
-                     *         "alias": "CRM",
-                     *         "endpoint": "https://crm.example.org/hooks/1"
-                     *       },
-                     *       {
-                     *         "uuid": "bbd931e8-7a12-4b65-9473-cc3c64cd3097",
-                     *         "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
-                     *         "endpoint": "https://crm.example.org/hooks/2"
+                     *         "endpoint": "https://crm.example.org/hooks/svc",
+                     *         "username": "crm",
+                     *         "max_deliveries_per_second": 50
                      *       }
                      *     ]
                      */
@@ -11100,10 +11096,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "uuid": "d9082a0b-c8a1-4382-8ca0-a632104889b9",
+                     *       "uuid": "3340e391-9b3b-4e27-8099-e36af09bf1d5",
                      *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
                      *       "endpoint": "https://8.8.8.8/hook",
-                     *       "hmac_key": "ELJQHB3Q0x3KipYj8cP25VxkhEAYbJn4kLYhybzzP3o"
+                     *       "max_deliveries_per_second": 50,
+                     *       "hmac_key": "yuzRfZD8yWzRZy99xmqjNpi_vug-sezbbgUM_Yz9Kc0"
                      *     }
                      */
                     "application/json": {
@@ -11244,9 +11241,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "uuid": "bbd931e8-7a12-4b65-9473-cc3c64cd3097",
+                     *       "uuid": "d92a0526-0dbb-4857-a2ea-7570e63dfd66",
                      *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
                      *       "endpoint": "https://example.org/b",
+                     *       "max_deliveries_per_second": 50,
                      *       "hmac_key": "my-key"
                      *     }
                      */
@@ -11303,7 +11301,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example fefaea1f-7074-4ccc-ab5f-e0717d72d434 */
+                /** @example 3d392883-135e-44b3-9b7f-d9a954a88ca8 */
                 webhook_uuid: string;
             };
             cookie?: never;
@@ -11318,9 +11316,10 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "uuid": "fefaea1f-7074-4ccc-ab5f-e0717d72d434",
-                     *       "organisation_uuid": "a644d82f-0641-41d7-a863-4992343e7119",
+                     *       "uuid": "3d392883-135e-44b3-9b7f-d9a954a88ca8",
+                     *       "organisation_uuid": "0fa01b96-31a8-4f27-95c0-dfc150c78cc2",
                      *       "endpoint": "https://hooks.example.org/a",
+                     *       "max_deliveries_per_second": 50,
                      *       "hmac_key": "k-approved"
                      *     }
                      */
@@ -11427,7 +11426,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 75091542-56fc-4600-a2a5-71fc26088092 */
+                /** @example 6855e44c-9973-4f9a-946c-df18bae1ba63 */
                 webhook_uuid: string;
             };
             cookie?: never;
@@ -11463,10 +11462,11 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "uuid": "75091542-56fc-4600-a2a5-71fc26088092",
+                     *       "uuid": "6855e44c-9973-4f9a-946c-df18bae1ba63",
                      *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
                      *       "endpoint": "https://example.org/new",
-                     *       "hmac_key": "yS4yrebhWztObOLrjvscbUllNf4-O-kZZeBNj1jdi08"
+                     *       "max_deliveries_per_second": 50,
+                     *       "hmac_key": "Vwlcxano_7o_czMXpgBIiII2RR0SILPEFOIguAxhaHA"
                      *     }
                      */
                     "application/json": {
@@ -11652,7 +11652,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 75091542-56fc-4600-a2a5-71fc26088092 */
+                /** @example 42193e86-f8c0-46c1-bd73-44d48fcf1c6e */
                 webhook_uuid: string;
             };
             cookie?: never;
@@ -11661,7 +11661,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "alias": "B"
+                 *       "alias": "CRM"
                  *     }
                  */
                 "application/json": {
@@ -11688,12 +11688,12 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "uuid": "75091542-56fc-4600-a2a5-71fc26088092",
+                     *       "uuid": "42193e86-f8c0-46c1-bd73-44d48fcf1c6e",
                      *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
-                     *       "alias": "B",
-                     *       "endpoint": "https://127.0.0.1:40289/hooks/3",
-                     *       "username": "u",
-                     *       "hmac_key": "yS4yrebhWztObOLrjvscbUllNf4-O-kZZeBNj1jdi08"
+                     *       "alias": "CRM",
+                     *       "endpoint": "https://127.0.0.1:43633/paced/9",
+                     *       "max_deliveries_per_second": 500,
+                     *       "hmac_key": "tZLxsQQwruIhOZIdchmKwC_hTaI1YXX3W4j2xbhoTgQ"
                      *     }
                      */
                     "application/json": {

@@ -32,8 +32,10 @@ async function perShard(scope: string, second: number, shards: number): Promise<
 beforeAll(() => {
   freezeClock(1_900_000_000);
 });
+const configured = process.env.SVC_PROVIDER_RATE_LIMITS;
 afterEach(() => {
-  delete process.env.SVC_PROVIDER_RATE_LIMITS;
+  if (configured === undefined) delete process.env.SVC_PROVIDER_RATE_LIMITS;
+  else process.env.SVC_PROVIDER_RATE_LIMITS = configured;
   forgetProviderSlots();
 });
 
