@@ -68,7 +68,12 @@ export async function benchTelethon(options: {
   const trim = setInterval(() => receiver.requests.splice(0), 1000);
   // The background work (events, deliveries, search projections) runs when settle asks, after the
   // burst: in AWS it runs in functions of its own, not on the cores that answer the donations.
-  const service = await startService({ NODE_EXTRA_CA_CERTS: caFile, SVC_BACKGROUND: 'settle' });
+  // As deployed: the calling client and the account paid into remembered a second (SVC_HOT_READ_SECONDS).
+  const service = await startService({
+    NODE_EXTRA_CA_CERTS: caFile,
+    SVC_BACKGROUND: 'settle',
+    SVC_HOT_READ_SECONDS: '1',
+  });
   try {
     const token = await tokenFor(service.url, 'demo-client', 'demo-secret-change-me');
     const headers = { authorization: `Bearer ${token}` };
