@@ -66,10 +66,11 @@ export async function* mergedItems(query: MergedQuery): AsyncGenerator<Record<st
       compareText(a[KEY.sort], b[KEY.sort]));
   // Shards hold about equal shares: a first page of twice a fair share each keeps most merges to
   // one call per shard without reading every shard's whole `limit`.
-  const fair = Math.ceil(((query.limit ?? 500) * 2) / Math.max(1, partitions.length));
-  const pageLimit = query.pageLimit ?? Math.min(1000, Math.max(10, fair));
+  // Without a limit (a whole list), each shard is read in DynamoDB's own pages (up to 1 MB).
+  const fair = query.limit === undefined ? undefined : Math.ceil((query.limit * 2) / Math.max(1, partitions.length));
+  const pageLimit = query.pageLimit ?? (fair === undefined ? undefined : Math.min(1000, Math.max(10, fair)));
   const heads: Head[] = partitions.map((partition) => ({
-    pages: queryPages({ ...rest, index, partition, pageLimit }),
+    pages: queryPages({ ...rest, index, partition, ...(pageLimit === undefined ? {} : { pageLimit }) }),
     buffer: [],
     done: false,
   }));

@@ -127,6 +127,22 @@ describe('an endpoint’s pace', () => {
     expect(log.every((r) => r.attempt === 1 && r.status_code === 200 && r.error === 'false')).toBe(true);
   });
 
+  it('sends a late reservation only on a slot of the second it comes in, ahead of newer events', async () => {
+    const target = await endpoint({ max_deliveries_per_second: 3 });
+    for (let i = 0; i < 10; i++) await pay();
+    await settle();
+    expect(requestsAt(target.path)).toHaveLength(3);
+    // The next second's three are reserved; nobody came for them (a slow queue): they are late now.
+    advanceClock(2);
+    for (let second = 0; second < 6 && requestsAt(target.path).length < 10; second++) {
+      await settle();
+      advanceClock(1);
+    }
+    expect(requestsAt(target.path)).toHaveLength(10);
+    // Never more than three in one second, the late ones included.
+    expect(Math.max(...perSecond(target.path).values())).toBeLessThanOrEqual(3);
+  });
+
   it('holds to the rate when several workers pace the same endpoint at once', async () => {
     const target = await endpoint({ max_deliveries_per_second: 4 });
     // Forty events wait in the queue together; the local drain works four batches of ten at once.
@@ -270,5 +286,31 @@ describe('max_deliveries_per_second on an endpoint', () => {
     expect(listed.find((w: { uuid: string }) => w.uuid === target.uuid).max_deliveries_per_second).toBe(
       DEFAULT_DELIVERIES_PER_SECOND,
     );
+  });
+});
+
+// Last: it moves the service clock days ahead, and the tokens with it.
+describe('an endpoint that only ever asks to wait', () => {
+  it('gives up on an endpoint that answers only 429 once the delivery is as old as the retry schedule', async () => {
+    const target = await endpoint();
+    answers.set(
+      target.path,
+      Array.from({ length: 3 }, () => ({ status: 429, headers: { 'retry-after': '1' } })),
+    );
+    await pay();
+    await settle();
+    expect(requestsAt(target.path)).toHaveLength(1);
+    // Past the whole schedule (about 2.9 days): the next 429 ends the delivery as failed.
+    advanceClock(260_000);
+    // Tokens live an hour by the service clock.
+    token = await tokenFor(DEMO.client);
+    await settle();
+    expect(requestsAt(target.path)).toHaveLength(2);
+    const log = await responsesOf(target);
+    expect(log.map((r) => r.status_code)).toEqual([429, 429]);
+    advanceClock(100_000);
+    token = await tokenFor(DEMO.client);
+    await settle();
+    expect(requestsAt(target.path)).toHaveLength(2);
   });
 });

@@ -20,6 +20,7 @@ import {
   QUEUED_GRACE_SECONDS,
 } from './domain/delivery';
 import { sendAttempt } from './domain/delivery-attempt';
+import { pauseFor } from './domain/pacing';
 import { processDeliveryBatch } from './handlers/delivery-worker';
 import { fanOutMessages } from './handlers/fan-out';
 import { publishStreamRecords } from './handlers/stream-publisher';
@@ -327,6 +328,19 @@ describe('the delivery worker, a queue batch at a time', () => {
     expect((await getItem(deliveryKey(message.delivery_uuid))) as Record<string, unknown>).toMatchObject({
       status: 'delivered',
       version: 2,
+    });
+  });
+
+  it('keeps a copy of a held attempt in flight unacknowledged also when the endpoint’s pace holds it back', async () => {
+    const { target, message } = await firstAttemptClaimed();
+    // The endpoint asked to wait: pacing would hold the copy back; its delivery is stored and held
+    // by the first message, so the copy must stay in the queue, not be acknowledged as deferred.
+    await pauseFor(target.uuid, now() + 30);
+    const copy = await processDeliveryBatch({ Records: [sqsRecord('copy', JSON.stringify(message))] });
+    expect(copy).toEqual({ response: { batchItemFailures: [{ itemIdentifier: 'copy' }] }, attempted: 0 });
+    expect((await getItem(deliveryKey(message.delivery_uuid))) as Record<string, unknown>).toMatchObject({
+      held_by_message: true,
+      version: 1,
     });
   });
 

@@ -23,7 +23,7 @@ import {
   recordedHeaders,
   truncate,
 } from './delivery';
-import { deferDelivery, paceMessages, pauseAskedBy, pauseFor } from './pacing';
+import { deferDelivery, PacingFailed, paceMessages, pauseAskedBy, pauseFor } from './pacing';
 
 /**
  * Sending and settling a claimed attempt (claims are delivery.ts's).
@@ -104,10 +104,15 @@ export async function attemptDeliveries(
     messages.map(async (message, index) => {
       if (firstOf.get(message.delivery_uuid) !== index) return undefined;
       const deferral = held.get(index);
+      if (deferral instanceof PacingFailed) throw deferral;
       if (deferral) {
-        await deferDelivery(deferral);
-        recordMetric(BUSINESS_METRICS.webhookDeliveries, 1, { outcome: 'paced' });
-        return undefined;
+        if (await deferDelivery(deferral)) {
+          recordMetric(BUSINESS_METRICS.webhookDeliveries, 1, { outcome: 'paced' });
+          return undefined;
+        }
+        // A stored one that changed meanwhile is its changer's; a carried one already stored is
+        // claimed from what is stored (an attempt in flight keeps its message).
+        if (!deferral.fresh) return undefined;
       }
       return message.delivery ? claimFirstAttempt(message.delivery) : claimAttempt(message.delivery_uuid);
     }),
@@ -196,10 +201,12 @@ function outcomeOf(claimed: Claimed, result: PostResult | undefined): Outcome {
   // A URL the guard refuses for its form (not its address) can never succeed: no retries.
   const hopeless = result?.blocked === true && result.blockedReason !== undefined && result.blockedReason !== 'address';
   const asked = pauseAskedBy(result, claimed.at);
-  const pausedUntil =
-    asked !== undefined && claimed.at - delivery.event.created < THROTTLED_GIVE_UP_SECONDS ? asked : undefined;
+  // Measured from the delivery's own creation (a redelivery of an old event starts afresh).
+  const givenUp = asked !== undefined && claimed.at - delivery.created >= THROTTLED_GIVE_UP_SECONDS;
+  const pausedUntil = asked !== undefined && !givenUp ? asked : undefined;
   const failed = failedAttempts(delivery) - (pausedUntil === undefined ? 0 : 1);
-  const final = !endpoint || delivered || gone || hopeless || (pausedUntil === undefined && failed >= MAX_ATTEMPTS);
+  const final =
+    !endpoint || delivered || gone || hopeless || givenUp || (pausedUntil === undefined && failed >= MAX_ATTEMPTS);
   const response: ResponseRecord = {
     ...baseResponse(claimed),
     error: !delivered,

@@ -20,10 +20,10 @@ import {
  * the attempt it answered waits for the pause and does not count as a failed attempt.
  *
  * The delivery worker paces a batch before claiming it (attemptDeliveries):
- * - a delivery holding a reservation for this second (or the one or two before: the queue's
- *   delay is not exact) is sent on it;
- * - the others of each endpoint take what is left of this second's rate, oldest event first
- *   (one UpdateItem per endpoint and batch);
+ * - a delivery holding a reservation for this second is sent on it;
+ * - the others of each endpoint (a late reservation among them: the queue's delay is not exact)
+ *   take what is left of this second's rate, oldest event first (one UpdateItem per endpoint and
+ *   batch), so no second sends more than the rate;
  * - the rest reserve later seconds (one UpdateItem per second reserved in, starting at the first
  *   second this container last found with room) and are written back due then.
  *
@@ -32,8 +32,6 @@ import {
  */
 export const DEFAULT_DELIVERIES_PER_SECOND = 50;
 export const MAX_DELIVERIES_PER_SECOND = 500;
-/** A reservation still holds this many seconds after its second (the queue may deliver late). */
-export const RESERVATION_GRACE_SECONDS = 2;
 /** A 429 without Retry-After pauses the endpoint this long. */
 export const DEFAULT_PAUSE_SECONDS = 5;
 /** The longest pause an endpoint can ask for. */
@@ -136,14 +134,20 @@ function startsAttempt(delivery: DeliveryRecord, at: number): boolean {
 export async function paceMessages(
   messages: readonly DeliveryMessage[],
   indexes: readonly number[],
-): Promise<Map<number, Deferral>> {
+): Promise<Map<number, Deferral | PacingFailed>> {
   const at = now();
+  const outcome = new Map<number, Deferral | PacingFailed>();
   const candidates = await Promise.all(
     indexes.map(async (index): Promise<Candidate | undefined> => {
       const message = messages[index] as DeliveryMessage;
       if (message.delivery) return { index, delivery: message.delivery, fresh: true };
-      const stored = await findDelivery(message.delivery_uuid);
-      return stored && startsAttempt(stored, at) ? { index, delivery: stored, fresh: false } : undefined;
+      try {
+        const stored = await findDelivery(message.delivery_uuid);
+        return stored && startsAttempt(stored, at) ? { index, delivery: stored, fresh: false } : undefined;
+      } catch (error) {
+        outcome.set(index, new PacingFailed(error));
+        return undefined;
+      }
     }),
   );
   const byEndpoint = new Map<string, Candidate[]>();
@@ -153,15 +157,27 @@ export async function paceMessages(
     group.push(candidate);
     byEndpoint.set(candidate.delivery.endpoint_uuid, group);
   }
-  const deferred = new Map<number, Deferral>();
+  // One endpoint's trouble (its pace item throttled, say) fails its own messages only: they come
+  // back from the queue, and the batch's others go on.
   await Promise.all(
     [...byEndpoint].map(async ([endpointUuid, group]) => {
-      for (const [index, deferral] of await paceEndpoint(endpointUuid, group.sort(byEvent), at)) {
-        deferred.set(index, deferral);
+      try {
+        for (const [index, deferral] of await paceEndpoint(endpointUuid, group.sort(byEvent), at)) {
+          outcome.set(index, deferral);
+        }
+      } catch (error) {
+        for (const candidate of group) outcome.set(candidate.index, new PacingFailed(error));
       }
     }),
   );
-  return deferred;
+  return outcome;
+}
+
+/** A message its endpoint's pace could not be decided for: it fails alone (the queue sends it again). */
+export class PacingFailed extends Error {
+  constructor(readonly reason: unknown) {
+    super(`The endpoint's pace could not be read: ${reason instanceof Error ? reason.message : String(reason)}`);
+  }
 }
 
 async function paceEndpoint(endpointUuid: string, group: Candidate[], at: number): Promise<Map<number, Deferral>> {
@@ -181,12 +197,15 @@ async function paceEndpoint(endpointUuid: string, group: Candidate[], at: number
   for (const candidate of group) {
     const reservedFor = candidate.delivery.paced_for;
     if (reservedFor !== undefined && reservedFor > at) hold(candidate, reservedFor, true);
-    else if (reservedFor === undefined || reservedFor < at - RESERVATION_GRACE_SECONDS) asking.push(candidate);
-    // Otherwise it holds a reservation for now: sent on it.
+    // Late for its second (the queue or the sweep was slow): it asks again with the others,
+    // ahead of newer events (the group is in event order), so the backlog keeps its order.
+    else if (reservedFor !== at) asking.push(candidate);
+    // Otherwise it holds a reservation for this very second: sent on it.
   }
   if (asking.length === 0) return deferred;
   const state = knownOf(endpointUuid);
-  const granted = state.frontier > at ? 0 : await takeSlots(endpointUuid, at, asking.length, rate);
+  // What this second has left beside its reservations (counted in the same item).
+  const granted = await takeSlots(endpointUuid, at, asking.length, rate);
   const waiting = asking.slice(granted);
   if (waiting.length === 0) return deferred;
   // The rest reserve later seconds, in order, from the first this container last found with room.
@@ -207,11 +226,12 @@ async function paceEndpoint(endpointUuid: string, group: Candidate[], at: number
 }
 
 /**
- * Writes a held-back delivery due at its second: a fresh one only if absent (a duplicate message
- * finds it written), a stored one only at the version read. Either way its message is done: the
- * due index brings it back.
+ * Writes a held-back delivery due at its second: a fresh one only if absent, a stored one only at
+ * the version read. False when it was not written: a fresh one already stored (its message came
+ * back, or a copy did) is then claimed as any other, which keeps an attempt in flight to its own
+ * message; a stored one that changed meanwhile is its changer's.
  */
-export async function deferDelivery(deferral: Deferral): Promise<void> {
+export async function deferDelivery(deferral: Deferral): Promise<boolean> {
   const { delivery, until, reserved } = deferral;
   const at = now();
   const next: DeliveryRecord = {
@@ -227,8 +247,10 @@ export async function deferDelivery(deferral: Deferral): Promise<void> {
   try {
     if (deferral.fresh) await transactWrite([{ item: deliveryPut(next) }]);
     else await transactWrite([versioned(deliveryPut(next, delivery.version))]);
+    return true;
   } catch (error) {
     if (!isConditionFailure(error) && !(error instanceof StaleVersionError)) throw error;
-    logger.info('A paced delivery changed meanwhile; left to its other message', { delivery: delivery.uuid });
+    logger.info('A paced delivery is written already, or changed meanwhile', { delivery: delivery.uuid });
+    return false;
   }
 }

@@ -31,7 +31,9 @@ export async function sweepDueDeliveries(): Promise<number> {
   const due = await dueDeliveriesWithTimes(at + sweepLookaheadSeconds(), SWEEP_PER_SHARD);
   const uuids = due.length === 0 ? [] : await markQueued(due.map((d) => d.uuid));
   const dueAt = new Map(due.map((d) => [d.uuid, d.due]));
-  const delays = uuids.map((uuid) => Math.min(MAX_DELAY_SECONDS, Math.max(0, (dueAt.get(uuid) ?? at) - at)));
+  // Counted from when they are sent, not from when the sweep began: marking thousands takes time.
+  const sentAt = now();
+  const delays = uuids.map((uuid) => Math.min(MAX_DELAY_SECONDS, Math.max(0, (dueAt.get(uuid) ?? sentAt) - sentAt)));
   if (uuids.length > 0) await enqueueDeliveries(uuids, delays);
   return uuids.length;
 }
