@@ -150,6 +150,8 @@ export interface StripeStandIn {
   failNext(count: number, fault: Fault): void;
   /** The next `count` requests for which `matches` holds meet `fault`. */
   failNextMatching(matches: (request: RecordedRequest) => boolean, fault: Fault, count?: number): void;
+  /** Faults armed and not yet met are dropped (a test's plan ends). */
+  clearFaults(): void;
   /** The donor's decision on the page a PaymentIntent redirected to (3-D Secure, TWINT). */
   decide(intentId: string, approved: boolean): void;
   /** The donor's decision on the page a SetupIntent redirected to. */
@@ -1559,6 +1561,9 @@ export async function startStripeStandIn(options: StripeStandInOptions = {}): Pr
     events,
     failNext: (count, fault) => failNextMatching(() => true, fault, count),
     failNextMatching,
+    clearFaults: () => {
+      faults.length = 0;
+    },
     decide(intentId, approved) {
       const intent = inStatus(found(intents, intentId, 'intent'), 'requires_action');
       if (approved) succeed(intent);
