@@ -35,8 +35,41 @@ export interface AlarmConfig {
 export interface CustomDomainConfig {
   /** e.g. `api.example.org`; DNS stays outside this app (no hosted-zone lookups offline). */
   name: string;
-  /** ACM certificate for `name`, in the stack's region. */
+  /**
+   * ACM certificate for `name`: in the stack's region where the API Gateway serves the domain,
+   * in us-east-1 where the stage has an `edge` (CloudFront takes certificates from there only).
+   */
   certificateArn: string;
+}
+
+/**
+ * An AWS WAF rate-based rule: at most `limit` requests from one client address within the last
+ * `windowSeconds`. AWS WAF allows windows of 60, 120, 300 or 600 s and a limit of at least 10
+ * (https://docs.aws.amazon.com/waf/latest/developerguide/waf-rule-statement-type-rate-based-high-level-settings.html).
+ */
+export interface AddressRateRule {
+  limit: number;
+  windowSeconds: 60 | 120 | 300 | 600;
+}
+
+/**
+ * The edge in front of the HTTP API: a CloudFront distribution with an AWS WAF web ACL
+ * (infra/constructs/edge.ts, edge-firewall.ts; docs/operations.md "Edge"). HTTP APIs cannot take a
+ * web ACL themselves. Each limit counts per client address as CloudFront sees it, before API
+ * Gateway's stage throttle (which all callers share) is reached.
+ */
+export interface EdgeConfig {
+  /** Every request but the provider callbacks (Stripe's and Adyen's few sending addresses carry every organisation's events). */
+  perAddress: AddressRateRule;
+  /** `POST /oauth2/token`: each call hashes a client secret (scrypt). */
+  tokenRoute: AddressRateRule;
+  /** The routes without a bearer token a person's browser calls: hosted pages, onboarding links, existence check, 3-D Secure stand-ins, provider returns. */
+  unauthenticated: AddressRateRule;
+  /**
+   * Bump to rotate the origin secret CloudFront sends the API (`x-svc-origin-verify`) on the next
+   * deploy: a new secret replaces the old one in the distribution and the functions together.
+   */
+  originSecretRotation: number;
 }
 
 export interface StageConfig {
@@ -75,6 +108,8 @@ export interface StageConfig {
    */
   signingKeyRotation: number;
   domain?: CustomDomainConfig;
+  /** CloudFront and AWS WAF in front of the API (staging, prod); none serves the API directly (dev, local). */
+  edge?: EdgeConfig;
   /**
    * Every function's AWS SDK calls, outbound HTTPS requests and handler as X-Ray subsegments
    * (Powertools Tracer, SVC_TRACE_CALLS) inside the invocation segment every stage records. It
@@ -201,6 +236,14 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     },
     billingSchedule: 'rate(15 minutes)',
     signingKeyRotation: 1,
+    // About 1.3x what one client may send (50/s); the token route a few a second; a browser's
+    // pages about 1 a second over five minutes. docs/operations.md "Edge" explains each number.
+    edge: {
+      perAddress: { limit: 4_000, windowSeconds: 60 },
+      tokenRoute: { limit: 150, windowSeconds: 300 },
+      unauthenticated: { limit: 300, windowSeconds: 300 },
+      originSecretRotation: 1,
+    },
     captcha: { verifier: 'recaptcha' },
     traceCalls: true,
     reconciliationRetentionDays: 90,
@@ -231,6 +274,16 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     },
     billingSchedule: 'rate(15 minutes)',
     signingKeyRotation: 1,
+    // About 1.3x what one client may send (250/s): raised with rateLimits.client for a telethon
+    // (docs/operations.md "Prewarming"). Tokens live an hour: 2 a second from one address serve
+    // hundreds of form-backend containers. Pages: 2 a second over five minutes per address,
+    // for donors behind one carrier NAT returning from 3-D Secure.
+    edge: {
+      perAddress: { limit: 20_000, windowSeconds: 60 },
+      tokenRoute: { limit: 600, windowSeconds: 300 },
+      unauthenticated: { limit: 600, windowSeconds: 300 },
+      originSecretRotation: 1,
+    },
     captcha: { verifier: 'recaptcha' },
     traceCalls: true,
     reconciliationRetentionDays: 400,

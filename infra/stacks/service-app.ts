@@ -3,11 +3,15 @@ import { App, type AppProps, Aspects, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { isStageName, STAGE_NAMES, STAGES, type StageName } from '../config/stages';
 import { ActiveTracing } from '../constructs/tracing';
+import { EdgeFirewallStack, edgeFirewallStackName, WEB_ACL_ARN_OUTPUT } from './edge-firewall-stack';
 import { ServiceStack } from './service-stack';
 
 export interface ServiceApp {
   app: App;
+  /** One per stage. */
   stacks: ServiceStack[];
+  /** The us-east-1 web ACL stacks of the stages with an edge; each service stack deploys after its own. */
+  edgeFirewalls: EdgeFirewallStack[];
 }
 
 /**
@@ -17,18 +21,36 @@ export interface ServiceApp {
  */
 export function createServiceApp(props: AppProps = {}): ServiceApp {
   const app = new App(props);
+  const edgeFirewalls: EdgeFirewallStack[] = [];
   const stacks = requestedStages(app).map((name) => {
     const stage = STAGES[name];
-    return new ServiceStack(app, stackName(name), {
+    // A stage with an edge gets its web ACL from a small us-east-1 stack (`cdk deploy --all`
+    // deploys it first: the service stack depends on it). The service stack stays region-agnostic.
+    const firewall = stage.edge
+      ? new EdgeFirewallStack(app, edgeFirewallStackName(stackName(name)), {
+          stage: name,
+          serviceStackName: stackName(name),
+          edge: stage.edge,
+          description: `svc fundraising payments back end (${name}): the AWS WAF web ACL of its CloudFront distribution`,
+          terminationProtection: stage.deletionProtection,
+        })
+      : undefined;
+    const stack = new ServiceStack(app, stackName(name), {
       stage,
       description: `svc fundraising payments back end (${name})`,
       terminationProtection: stage.deletionProtection,
+      ...(firewall ? { edgeFirewall: { stackName: firewall.stackName, outputName: WEB_ACL_ARN_OUTPUT } } : {}),
     });
+    if (firewall) {
+      stack.addStackDependency(firewall, 'reads the web ACL ARN (Fn::GetStackOutput)');
+      edgeFirewalls.push(firewall);
+    }
+    return stack;
   });
   Aspects.of(app).add(new ActiveTracing());
   // AWS Solutions rules run on every synth; exceptions are acknowledged next to their construct.
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
-  return { app, stacks };
+  return { app, stacks, edgeFirewalls };
 }
 
 function requestedStages(app: App): readonly StageName[] {

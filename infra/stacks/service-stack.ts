@@ -11,7 +11,7 @@ import {
   STRIPE_SECRET_OUTPUT,
   TABLE_NAME_OUTPUT,
 } from '@svc/api';
-import { Aspects, CfnOutput, Stack, type StackProps, Tags, Validations } from 'aws-cdk-lib';
+import { Aspects, CfnOutput, Fn, Stack, type StackProps, Tags, Validations } from 'aws-cdk-lib';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -29,6 +29,7 @@ import { AlarmTopic } from '../constructs/alarm-topic';
 import { Billing } from '../constructs/billing';
 import { TRACE_CALLS_CONTEXT } from '../constructs/bundle';
 import { DomainFunction, domainNames } from '../constructs/domain-function';
+import { Edge, ORIGIN_SECRET_ENV } from '../constructs/edge';
 import { Events } from '../constructs/events';
 import { OperationsAlarms } from '../constructs/operations-alarms';
 import { OperationsDashboard } from '../constructs/operations-dashboard';
@@ -40,9 +41,15 @@ import { ServiceApi } from '../constructs/service-api';
 import { ServiceTable } from '../constructs/service-table';
 import { SigningKeys } from '../constructs/signing-keys';
 import { TraceCalls } from '../constructs/tracing';
+import { EDGE_FIREWALL_REGION, edgeFirewallStackName, WEB_ACL_ARN_OUTPUT } from './edge-firewall-stack';
 
 export interface ServiceStackProps extends StackProps {
   stage: StageConfig;
+  /**
+   * Where a stage with an `edge` reads its web ACL's ARN: the us-east-1 firewall stack and its
+   * output (infra/stacks/edge-firewall-stack.ts); by default `<this stack's name>-edge-firewall`.
+   */
+  edgeFirewall?: { stackName: string; outputName: string };
 }
 
 /**
@@ -81,6 +88,10 @@ export class ServiceStack extends Stack {
   readonly alarmTopic?: AlarmTopic;
   /** The stage's CloudWatch dashboard (`svc-<stage>`). */
   readonly dashboard: OperationsDashboard;
+  /** CloudFront and the web ACL in front of the API (stages with `edge`). */
+  readonly edge: Edge | undefined;
+  /** The address clients are given, with a trailing slash: the edge's where there is one, else the API's. */
+  readonly publicUrl: string;
 
   constructor(scope: Construct, id: string, props: ServiceStackProps) {
     super(scope, id, props);
@@ -152,7 +163,8 @@ export class ServiceStack extends Stack {
     this.functions = functions;
 
     this.api = new ServiceApi(this, 'Api', {
-      stage,
+      // Behind an edge the custom domain is CloudFront's, not API Gateway's.
+      stage: stage.edge ? withoutDomain(stage) : stage,
       routes: ROUTE_TABLE,
       functionFor: (domain) => {
         const fn = functions.get(domain);
@@ -160,6 +172,10 @@ export class ServiceStack extends Stack {
         return fn.invoked;
       },
     });
+
+    this.edge = this.edgeInFront(props, functions);
+    this.publicUrl = this.edge?.publicUrl ?? this.api.publicUrl;
+    const connectUrl = `${this.publicUrl}connect`;
 
     // The billing schedule, queue and worker; its alarms follow the stage config like the ones below.
     this.billing = new Billing(this, 'Billing', { stage, table: this.table.table, stripeSecret: this.stripeSecret });
@@ -181,7 +197,7 @@ export class ServiceStack extends Stack {
     // and so does the stream publisher for their events.
     const onboarding = functions.get('onboarding');
     if (!onboarding) throw new Error('DOMAINS lists no onboarding domain, which serves the hosted page');
-    onboarding.function.addEnvironment('SVC_CONNECT_URL', this.api.connectUrl);
+    onboarding.function.addEnvironment('SVC_CONNECT_URL', connectUrl);
 
     // Stream → bus → fan-out queue → fan-out → delivery queue → worker; it also wires the webhooks
     // domain function (queue URL, secrets key). Its alarms follow the stage config too.
@@ -191,7 +207,7 @@ export class ServiceStack extends Stack {
       stage,
       table: this.table.table,
       webhooksApi,
-      connectUrl: this.api.connectUrl,
+      connectUrl,
     });
     // Onboarding seals the webhook passwords and HMAC keys given with a process, and opens them
     // again to seal them to the endpoints it creates: the same key and context as webhooks.
@@ -277,7 +293,17 @@ export class ServiceStack extends Stack {
       alarms,
     });
 
-    new CfnOutput(this, API_URL_OUTPUT, { value: this.api.url, description: 'Base URL of the HTTP API' });
+    new CfnOutput(this, API_URL_OUTPUT, {
+      // Behind an edge the execute-api endpoint refuses requests that did not come through CloudFront.
+      value: this.edge ? this.publicUrl : this.api.url,
+      description: 'Base URL of the HTTP API',
+    });
+    if (this.edge) {
+      new CfnOutput(this, 'EdgeDomainName', {
+        value: this.edge.distribution.distributionDomainName,
+        description: "The distribution's own domain: the target of the stage domain's CNAME or alias record",
+      });
+    }
     new CfnOutput(this, STRIPE_SECRET_OUTPUT, {
       value: this.stripeSecret.secretArn,
       description: 'Stripe keys secret (pnpm ops stripe configure)',
@@ -315,6 +341,35 @@ export class ServiceStack extends Stack {
         description: `Dead letters of the ${name} queue's worker (pnpm ops dlq:pull --queue ${name})`,
       });
     }
+  }
+
+  /**
+   * The stage's edge, if it has one: CloudFront with the us-east-1 web ACL in front of the API,
+   * and on every function that serves a route the origin secret it must see
+   * (SVC_EDGE_ORIGIN_SECRET) and the public address to build links with (SVC_PUBLIC_URL: the
+   * request's own host is the execute-api one CloudFront calls).
+   */
+  private edgeInFront(props: ServiceStackProps, functions: ReadonlyMap<DomainName, DomainFunction>): Edge | undefined {
+    const { stage } = props;
+    if (!stage.edge) return undefined;
+    const edgeFirewall = props.edgeFirewall ?? {
+      stackName: edgeFirewallStackName(this.stackName),
+      outputName: WEB_ACL_ARN_OUTPUT,
+    };
+    const edge = new Edge(this, 'Edge', {
+      stage,
+      edge: stage.edge,
+      api: this.api.api,
+      // A weak cross-region reference, resolved by CloudFormation at deploy (edge-firewall-stack.ts).
+      webAclArn: Fn.getStackOutput(edgeFirewall.stackName, edgeFirewall.outputName, EDGE_FIREWALL_REGION),
+    });
+    const secret = edge.originSecret.secretValue.unsafeUnwrap();
+    const publicUrl = edge.publicUrl.replace(/\/$/, '');
+    for (const fn of functions.values()) {
+      fn.function.addEnvironment(ORIGIN_SECRET_ENV, secret);
+      fn.function.addEnvironment('SVC_PUBLIC_URL', publicUrl);
+    }
+    return edge;
   }
 
   /** What `pnpm ops prewarm` addresses: the payments alias, the API's stage and its configured throttle. */
@@ -408,6 +463,12 @@ export class ServiceStack extends Stack {
     });
     return secret;
   }
+}
+
+/** The stage without its custom domain (which its edge serves instead of API Gateway). */
+function withoutDomain(stage: StageConfig): StageConfig {
+  const { domain: _served, ...rest } = stage;
+  return rest;
 }
 
 /**

@@ -8,13 +8,18 @@ import { appProps, SKIP_BUNDLING } from './support/app-props';
 
 const CERTIFICATE_ARN = 'arn:aws:acm:eu-central-2:000000000000:certificate/11111111-2222-3333-4444-555555555555';
 
+/**
+ * A stage without an edge (the API Gateway serves its domain): dev's config. A
+ * stage with an edge serves its domain from CloudFront instead (edge.test.ts).
+ */
 function stackWith(domain: CustomDomainConfig | undefined): ServiceStack {
+  expect(STAGES.dev.edge).toBeUndefined();
   return new ServiceStack(new App(appProps(SKIP_BUNDLING)), 'custom-domain', {
-    stage: { ...STAGES.staging, ...(domain ? { domain } : {}) },
+    stage: { ...STAGES.dev, ...(domain ? { domain } : {}) },
   });
 }
 
-describe('a stage with a custom domain in its config', () => {
+describe('a stage without an edge, with a custom domain in its config', () => {
   it('maps the domain, with its certificate and TLS 1.2, onto the API stage', () => {
     const template = Template.fromStack(
       stackWith({ name: 'api.staging.example.org', certificateArn: CERTIFICATE_ARN }),

@@ -25,7 +25,10 @@ const KEPT: Readonly<Record<string, { count: number; why: string }>> = {
     count: 2,
     why: "the webhook secrets key (restored endpoints' passwords and HMAC keys are sealed under it) and the alarm topic's key",
   },
-  'AWS::S3::Bucket': { count: 2, why: 'uploaded bank files and reports, and the access logs of who read them' },
+  'AWS::S3::Bucket': {
+    count: 3,
+    why: "uploaded bank files and reports, the access logs of who read them, and the edge's access logs (every request's client address)",
+  },
   'AWS::SQS::Queue': { count: 12, why: 'dead letters (and the work queues they redrive to) still to be replayed' },
   'AWS::Logs::LogGroup': { count: 24, why: "every function's and the API's logs: the audit trail outlives the stack" },
 };
