@@ -8,7 +8,7 @@ function entry(domain: DomainName, method: HttpMethod, auth: AnyRoute['auth'], r
   const route: AnyRoute = {
     method,
     path,
-    auth,
+    ...(auth === 'none' ? { auth, limit: 'address' as const } : { auth }),
     operationId: `${domain}${method}`,
     summary: 'test route',
     responses: {},

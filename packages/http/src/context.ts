@@ -8,6 +8,8 @@ export interface RequestState {
   route: AnyRoute;
   requestId: string;
   rawBody: string;
+  /** The caller's address (client-address.ts), set before anything else reads the request. */
+  sourceIp: string;
   parsedBody: unknown;
   clientId?: string;
   principal?: Promise<Principal>;

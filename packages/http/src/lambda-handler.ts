@@ -7,6 +7,7 @@ import type { Authenticator } from './authenticator';
 import type { StackEvent, StackHandler } from './context';
 import { authenticate } from './middleware/authenticate';
 import { bodyParser } from './middleware/body-parser';
+import { clientAddressCheck } from './middleware/client-address';
 import { errorMapper } from './middleware/error-mapper';
 import { idempotency, replayedResponse, resourceNaming } from './middleware/idempotency';
 import { rateLimit } from './middleware/rate-limit';
@@ -77,6 +78,7 @@ function buildStack(route: AnyRoute, authenticator: Authenticator): StackHandler
     .use(requestContext(route))
     .use(httpHeaderNormalizer({ canonical: false }))
     .use(errorMapper())
+    .use(clientAddressCheck())
     .use(authenticate(authenticator))
     .use(rateLimit())
     .use(bodyParser())
@@ -115,7 +117,7 @@ async function dispatch(event: StackEvent): Promise<APIGatewayProxyStructuredRes
       cookies: cookiesOf(event.cookies),
       requestId: svc.requestId,
       baseUrl: process.env.SVC_PUBLIC_URL ?? `https://${event.requestContext.domainName}`,
-      sourceIp: event.requestContext.http.sourceIp,
+      sourceIp: svc.sourceIp,
       rawBody: svc.rawBody,
       principal: () => principal ?? Promise.reject(new UnauthorizedError('This route takes no token')),
     }),

@@ -1,5 +1,6 @@
 import { AppError, TooManyRequestsError } from '@svc/core';
 import type { StackResult } from './context';
+import { withPageSecurity } from './page-headers';
 import type { HttpResult } from './route';
 
 /**
@@ -10,7 +11,9 @@ import type { HttpResult } from './route';
 export const JSON_TYPE = 'application/json';
 
 export function toLambdaResult(result: HttpResult): StackResult {
-  const headers: Record<string, string> = { ...(result.headers ?? {}) };
+  // Every HTML page gets the one security header set here, where a page becomes a response.
+  const headers: Record<string, string> =
+    result.html !== undefined ? withPageSecurity(result.headers ?? {}) : { ...(result.headers ?? {}) };
   let body: string | undefined;
   if (result.html !== undefined) {
     headers['content-type'] ??= 'text/html; charset=utf-8';

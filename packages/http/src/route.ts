@@ -34,7 +34,10 @@ export interface RouteRequest<P, Q, B> {
   requestId: string;
   /** The service's public base address (`SVC_PUBLIC_URL`, else the API's own domain). */
   baseUrl: string;
-  /** The caller's address as API Gateway saw it (a SEPA mandate records the donor's). */
+  /**
+   * The caller's address (a SEPA mandate records the donor's): API Gateway's source address, or
+   * behind the edge the viewer's address CloudFront reports (client-address.ts).
+   */
   sourceIp: string;
   /** The body as received (a provider's signature covers these exact bytes). */
   rawBody: string;
@@ -52,15 +55,32 @@ export interface ResponseSpec {
   text?: true;
 }
 
-export interface RouteDefinition<
+/**
+ * How a route without a bearer token is limited per caller address (middleware/rate-limit.ts,
+ * docs/API.md "Rate limits"): `credentials` for routes that check a secret or a password (the
+ * token route, the onboarding token's connect and onboard, the hosted page's sign-in),
+ * `address` for every other unauthenticated action (the hosted and simulated pages, the e-mail
+ * existence check, provider return pages), `provider-callback` for a provider's signed events
+ * (generous: a provider sends in bursts), `public-read` for health and the API description.
+ */
+export type AddressLimit = 'credentials' | 'address' | 'provider-callback' | 'public-read';
+
+/**
+ * A route takes a bearer token (limited per client), or none and then MUST name its address
+ * limit: the type refuses an unauthenticated route without one.
+ */
+export type RouteAccess = { auth: 'token'; limit?: never } | { auth: 'none'; limit: AddressLimit };
+
+export type RouteDefinition<
   P extends z.ZodType = z.ZodType,
   Q extends z.ZodType = z.ZodType,
   B extends z.ZodType = z.ZodType,
-> {
+> = RouteShape<P, Q, B> & RouteAccess;
+
+export interface RouteShape<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> {
   method: HttpMethod;
   /** API Gateway path template, e.g. `/organisations/{organisation_uuid}`; `$default` for the fallback. */
   path: string;
-  auth: 'token' | 'none';
   operationId: string;
   summary: string;
   description?: string;
@@ -80,11 +100,6 @@ export interface RouteDefinition<
   readOnly?: boolean;
   /** Leave out of the API description (the fallback route). */
   hidden?: boolean;
-  /**
-   * `credentials`: the route checks a secret (the token route): limited per source address by
-   * the stricter credentials limit instead of per client (middleware/rate-limit.ts).
-   */
-  limit?: 'credentials';
   handle: (request: RouteRequest<z.output<P>, z.output<Q>, z.output<B>>) => Promise<HttpResult>;
 }
 

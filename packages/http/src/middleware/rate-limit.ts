@@ -3,7 +3,9 @@ import { BatchGetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { MiddlewareObj } from '@middy/core';
 import { logger, TooManyRequestsError } from '@svc/core';
 import { db, key, tableName } from '@svc/table';
+import { addressKey } from '../client-address';
 import type { StackEvent, StackResult } from '../context';
+import type { AddressLimit } from '../route';
 
 /**
  * Per-caller limits, approximate by design (docs/API.md "Rate limits", docs/operations.md):
@@ -21,10 +23,10 @@ import type { StackEvent, StackResult } from '../context';
  * its limit is not refused. Per caller and instance: at most one write and one read a second,
  * whatever the request rate. Without the table (an error), an instance limits by the burst alone.
  *
- * Two limits: `client` for authenticated routes (per client id), `credentials` for the token
- * route (per source address: each call costs a scrypt hash). Each is `perSecond/burst` in
- * SVC_CLIENT_RATE_LIMIT and SVC_CREDENTIALS_RATE_LIMIT; unset, that limit is off (the local
- * runtime's default). The stage's API Gateway throttle stays the hard ceiling of the whole API.
+ * The limits: `client` for authenticated routes (per client id; `perSecond/burst` in
+ * SVC_CLIENT_RATE_LIMIT, off when unset), and one per address class for every route without a
+ * token (ADDRESS_LIMITS below, always on). The stage's API Gateway throttle stays the hard
+ * ceiling of the whole API.
  */
 export interface RateLimit {
   perSecond: number;
@@ -196,31 +198,59 @@ export class RateLimiter {
   }
 }
 
-let limiters: { env: string; client?: RateLimiter; credentials?: RateLimiter } | undefined;
+/**
+ * The per-address limits of the routes without a bearer token, by class (route.ts AddressLimit):
+ * requests a second and the burst an instance admits within one. Each is on by default, also
+ * in the local runtime, and set per stage by its variable (`<per second>/<burst>`, e.g. `5/10`);
+ * a value that does not parse keeps the default, so a typo cannot switch a limit off. The
+ * defaults are generous for a person or a form backend and far below what a script guessing
+ * secrets needs; docs/API.md "Rate limits" states them.
+ */
+export const ADDRESS_LIMITS: Record<AddressLimit, { variable: string; defaults: RateLimit }> = {
+  credentials: { variable: 'SVC_CREDENTIALS_RATE_LIMIT', defaults: { perSecond: 10, burst: 30 } },
+  address: { variable: 'SVC_ADDRESS_RATE_LIMIT', defaults: { perSecond: 20, burst: 60 } },
+  'provider-callback': { variable: 'SVC_PROVIDER_CALLBACK_RATE_LIMIT', defaults: { perSecond: 100, burst: 300 } },
+  'public-read': { variable: 'SVC_PUBLIC_READ_RATE_LIMIT', defaults: { perSecond: 50, burst: 150 } },
+};
+
+const LIMIT_CLASSES = Object.keys(ADDRESS_LIMITS) as AddressLimit[];
+
+/** The limit of a class now: its variable when it parses, else its default. */
+export function addressLimit(limit: AddressLimit): RateLimit {
+  const { variable, defaults } = ADDRESS_LIMITS[limit];
+  return parseRateLimit(process.env[variable]) ?? defaults;
+}
+
+let limiters: { env: string; client?: RateLimiter; address: Map<AddressLimit, RateLimiter> } | undefined;
 
 /** The instance's limiters, made again when their configuration changes (tests set it). */
 function limitersNow() {
-  const env = `${process.env.SVC_CLIENT_RATE_LIMIT ?? ''}|${process.env.SVC_CREDENTIALS_RATE_LIMIT ?? ''}`;
+  const env = [process.env.SVC_CLIENT_RATE_LIMIT, ...LIMIT_CLASSES.map((c) => process.env[ADDRESS_LIMITS[c].variable])]
+    .map((value) => value ?? '')
+    .join('|');
   if (limiters?.env !== env) {
     const client = parseRateLimit(process.env.SVC_CLIENT_RATE_LIMIT);
-    const credentials = parseRateLimit(process.env.SVC_CREDENTIALS_RATE_LIMIT);
     limiters = {
       env,
       ...(client ? { client: new RateLimiter(client) } : {}),
-      ...(credentials ? { credentials: new RateLimiter(credentials) } : {}),
+      address: new Map(LIMIT_CLASSES.map((c) => [c, new RateLimiter(addressLimit(c))])),
     };
   }
   return limiters;
 }
 
-/** After authentication: the token route by source address, authenticated routes by client. */
+/**
+ * After authentication: a route without a token by its caller's address (an IPv6 address by its
+ * /64, client-address.ts), under its class's own key; authenticated routes by client.
+ */
 export function rateLimit(): MiddlewareObj<StackEvent, StackResult> {
   return {
     before: async (request) => {
-      const { svc, requestContext } = request.event;
-      const { client, credentials } = limitersNow();
-      if (svc.route.limit === 'credentials') {
-        await credentials?.admit(`ip:${requestContext.http.sourceIp}`);
+      const { svc } = request.event;
+      const { client, address } = limitersNow();
+      const { route } = svc;
+      if (route.auth === 'none') {
+        await address.get(route.limit)?.admit(`${route.limit}:${addressKey(svc.sourceIp)}`);
       } else if (svc.clientId !== undefined) {
         await client?.admit(`client:${svc.clientId}`);
       }

@@ -15,7 +15,8 @@ export function requestContext(route: AnyRoute): MiddlewareObj<StackEvent, Stack
   return {
     before: (request) => {
       const requestId = request.event.requestContext?.requestId || newUuid();
-      request.event.svc = { route, requestId, rawBody: '', parsedBody: undefined };
+      const sourceIp = request.event.requestContext?.http?.sourceIp ?? '';
+      request.event.svc = { route, requestId, rawBody: '', sourceIp, parsedBody: undefined };
     },
     after: stamp,
     onError: stamp,

@@ -8,6 +8,7 @@ import {
   newUuid,
   now,
   parseOrThrow,
+  TooManyRequestsError,
   UnprocessableError,
 } from '@svc/core';
 import { findClient, grantsChangeWrite } from '@svc/identity';
@@ -16,7 +17,13 @@ import { type GuardedWrite, retryOnConflict, transactWrite, versioned } from '@s
 import { initialWebhookWrites } from '@svc/webhooks';
 import type { IntegrationRecord } from '../repository/integration-repository';
 import { newIntegrationWrites } from '../repository/integration-repository';
-import { countFailedAttempt, executedProcessWrite, type ProcessRecord } from '../repository/process-repository';
+import {
+  executedProcessWrite,
+  findProcess,
+  type ProcessRecord,
+  releaseAttempt,
+  reserveAttempt,
+} from '../repository/process-repository';
 import { newUserWrites, type UserRecord } from '../repository/user-repository';
 import { processEvents } from './process-events';
 import { assertExecutable, readProcessByToken } from './processes';
@@ -153,10 +160,35 @@ async function failingPermanently<T>(record: ProcessRecord, run: () => Promise<T
  */
 export const MAX_FAILED_ATTEMPTS = 5;
 
-export async function noteFailedAttempt(record: ProcessRecord): Promise<void> {
-  const attempts = await countFailedAttempt(record.uuid);
-  if (attempts !== undefined && attempts >= MAX_FAILED_ATTEMPTS) {
-    await markFailed({ ...record, failed_attempts: attempts }, undefined, 'too_many_attempts');
+/**
+ * Runs one guess on a process: its attempt is reserved first (a conditional write, at most
+ * MAX_FAILED_ATTEMPTS), so guesses sent at once past the bound are refused with 429 before any
+ * password is verified; a refusal `isCounted` keeps the reservation (the one that takes the last
+ * fails the process), anything else (the right password, a conflict) gives it back.
+ */
+export async function guardedGuess<T>(
+  record: ProcessRecord,
+  isCounted: (error: unknown) => boolean,
+  run: () => Promise<T>,
+): Promise<T> {
+  const reserved = await reserveAttempt(record.uuid, MAX_FAILED_ATTEMPTS);
+  if (reserved === undefined) {
+    // Refused: the process ended meanwhile (409, as for any later request), or its guesses are
+    // all taken (429; they free up only if one in flight turns out right).
+    const current = await findProcess(record.uuid);
+    if (current) assertExecutable(current);
+    throw new TooManyRequestsError('Too many attempts on this onboarding process; it takes no more guesses', 1);
+  }
+  try {
+    const result = await run();
+    await releaseAttempt(record.uuid);
+    return result;
+  } catch (error) {
+    if (!isCounted(error)) await releaseAttempt(record.uuid);
+    else if (reserved >= MAX_FAILED_ATTEMPTS) {
+      await markFailed({ ...record, failed_attempts: reserved }, undefined, 'too_many_attempts');
+    }
+    throw error;
   }
 }
 
@@ -230,7 +262,7 @@ export async function executeOnboarding(token: string, body: OnboardRequest): Pr
   const webhooks = await failingPermanently(record, () =>
     initialWebhookWrites(record.uuid, organisationUuid, record.initialisation_data.event_subscriptions ?? []),
   );
-  return countingRefusals(record, 'error.onboarding.user_exists', () =>
+  return guardedGuess(record, refusal('error.onboarding.user_exists'), () =>
     execute(record, {
       organisationUuid,
       accounts: { main: { uuid: accountUuid } },
@@ -245,18 +277,12 @@ export async function executeOnboarding(token: string, body: OnboardRequest): Pr
   );
 }
 
-/** Runs a step; a refusal that tells an outsider something (see MAX_FAILED_ATTEMPTS) is counted. */
-async function countingRefusals<T>(record: ProcessRecord, counted: string | 403, run: () => Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (error) {
-    const isCounted =
-      error instanceof AppError &&
-      (counted === 403 ? error.statusCode === 403 : error.details.some((d) => d.code === counted));
-    if (isCounted) await noteFailedAttempt(record);
-    throw error;
-  }
-}
+/** A refusal that tells an outsider something (see MAX_FAILED_ATTEMPTS): counted. */
+const refusal =
+  (counted: string | 403) =>
+  (error: unknown): boolean =>
+    error instanceof AppError &&
+    (counted === 403 ? error.statusCode === 403 : error.details.some((d) => d.code === counted));
 
 /** Connects an organisation the user belongs to (403 otherwise): the shared path of API and page. */
 export async function connectOrganisation(
@@ -282,6 +308,9 @@ export async function executeConnection(
   input: { email: string; password: string; organisation_uuid: string },
 ): Promise<ProcessRecord> {
   const record = await loadExecutable(token);
-  const user = await countingRefusals(record, 403, () => authenticateUser(input.email, input.password));
-  return countingRefusals(record, 403, () => connectOrganisation(record, user, input.organisation_uuid));
+  // One reservation for the whole guess: the password and the organisation it names.
+  return guardedGuess(record, refusal(403), async () => {
+    const user = await authenticateUser(input.email, input.password);
+    return connectOrganisation(record, user, input.organisation_uuid);
+  });
 }

@@ -1,9 +1,17 @@
-import { AppError, ConflictError, ForbiddenError, logger, parseOrThrow, ValidationError } from '@svc/core';
-import { type AnyRoute, defineRoute, type HttpResult } from '@svc/http';
+import {
+  AppError,
+  ConflictError,
+  ForbiddenError,
+  logger,
+  parseOrThrow,
+  TooManyRequestsError,
+  ValidationError,
+} from '@svc/core';
+import { type AddressLimit, type AnyRoute, defineRoute, type HttpResult } from '@svc/http';
 import { findOrganisation } from '@svc/organisations';
 import * as z from 'zod';
 import { CAPTCHA_OFF_TOKEN, captchaKind, TEST_CAPTCHA_TOKEN, verifyCaptcha } from '../domain/captcha';
-import { connectOrganisation, executeOnboarding, noteFailedAttempt } from '../domain/execution';
+import { connectOrganisation, executeOnboarding, guardedGuess } from '../domain/execution';
 import { onboardRequestSchema } from '../domain/rules';
 import { authenticateUser, issueTicket, redeemTicket } from '../domain/users';
 import { ASSET_CACHE_CONTROL, findAsset } from '../page/assets';
@@ -211,12 +219,15 @@ const signInStep: Step = async (loaded, ctx, body) => {
     htmlPage(status, renderSignInStep(ctx, { email, errors }), { ctx, partnerUrl: ctx.partner.returnUrl });
   let user: Awaited<ReturnType<typeof authenticateUser>>;
   try {
-    user = await authenticateUser(email, body.password ?? '');
+    // Reserved on the process before the password is checked (execution.ts guardedGuess).
+    user = await guardedGuess(
+      loaded.record,
+      (error) => error instanceof ForbiddenError,
+      () => authenticateUser(email, body.password ?? ''),
+    );
   } catch (error) {
-    if (error instanceof ForbiddenError) {
-      await noteFailedAttempt(loaded.record);
-      return page({ password: t(ctx.locale, 'error_credentials') }, 403);
-    }
+    if (error instanceof ForbiddenError) return page({ password: t(ctx.locale, 'error_credentials') }, 403);
+    if (error instanceof TooManyRequestsError) return page({ password: t(ctx.locale, 'error_credentials') }, 429);
     throw error;
   }
   const organisations = await organisationsOf(user.organisation_uuids);
@@ -262,11 +273,13 @@ const connectStep: Step = async (loaded, ctx, body) => {
   return redirect(ctx.partner.returnUrl);
 };
 
-const postRoute = (path: string, operationId: string, summary: string, step: Step) =>
+/** The steps that check a password or hash a new one take the stricter per-address limit. */
+const postRoute = (path: string, operationId: string, summary: string, step: Step, limit: AddressLimit = 'address') =>
   defineRoute({
     method: 'POST',
     path,
     auth: 'none',
+    limit,
     hidden: true,
     operationId,
     summary,
@@ -281,6 +294,7 @@ export const connectRoutes: AnyRoute[] = [
     method: 'GET',
     path: '/connect',
     auth: 'none',
+    limit: 'address',
     operationId: 'connectPage',
     summary: 'The hosted onboarding page (HTML): /connect?token=…[&redirect_url=<base64>][&locale=de_CH]',
     query: pageQuery,
@@ -310,13 +324,20 @@ export const connectRoutes: AnyRoute[] = [
       }),
   }),
   postRoute('/connect/email', 'connectEmailStep', 'Hosted page: e-mail step', emailStep),
-  postRoute('/connect/onboard', 'connectOnboardStep', 'Hosted page: create the organisation', onboardStep),
-  postRoute('/connect/sign-in', 'connectSignInStep', 'Hosted page: sign in', signInStep),
+  postRoute(
+    '/connect/onboard',
+    'connectOnboardStep',
+    'Hosted page: create the organisation',
+    onboardStep,
+    'credentials',
+  ),
+  postRoute('/connect/sign-in', 'connectSignInStep', 'Hosted page: sign in', signInStep, 'credentials'),
   postRoute('/connect/connect', 'connectConnectStep', 'Hosted page: connect an organisation', connectStep),
   defineRoute({
     method: 'GET',
     path: '/connect/assets/{file}',
     auth: 'none',
+    limit: 'public-read',
     hidden: true,
     operationId: 'connectPageAsset',
     summary: "The hosted page's stylesheet and script (content-hashed names, cached for a year)",

@@ -165,17 +165,22 @@ export function executedProcessWrite(process: ProcessRecord, events: StoredEvent
   };
 }
 
-/** Counts a refused attempt on a pending process; the new count, or undefined when it is no longer pending. */
-export async function countFailedAttempt(uuid: string): Promise<number | undefined> {
+/**
+ * Reserves one guess on a pending process BEFORE any secret is checked: the count goes up only
+ * while it is below `max` (one conditional UpdateItem, so of guesses racing at most `max` pass,
+ * however many there are). The new count, or undefined when the process has no guess left or is
+ * no longer pending. A guess that turns out right gives its reservation back (releaseAttempt).
+ */
+export async function reserveAttempt(uuid: string, max: number): Promise<number | undefined> {
   try {
     const out = await db().send(
       new UpdateCommand({
         TableName: tableName(),
         Key: processKey(uuid),
         UpdateExpression: 'ADD failed_attempts :one',
-        ConditionExpression: '#status = :pending',
+        ConditionExpression: '#status = :pending AND (attribute_not_exists(failed_attempts) OR failed_attempts < :max)',
         ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':one': 1, ':pending': 'pending' },
+        ExpressionAttributeValues: { ':one': 1, ':pending': 'pending', ':max': max },
         ReturnValues: 'UPDATED_NEW',
       }),
     );
@@ -184,6 +189,24 @@ export async function countFailedAttempt(uuid: string): Promise<number | undefin
   } catch (error) {
     if (isConditionFailure(error)) return undefined;
     throw error;
+  }
+}
+
+/** Gives a reservation back (the guess was right, or not a guess); nothing once the process ended. */
+export async function releaseAttempt(uuid: string): Promise<void> {
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: processKey(uuid),
+        UpdateExpression: 'ADD failed_attempts :minus',
+        ConditionExpression: '#status = :pending AND failed_attempts > :zero',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':minus': -1, ':pending': 'pending', ':zero': 0 },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
   }
 }
 

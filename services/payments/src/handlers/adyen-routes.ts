@@ -32,6 +32,7 @@ export const adyenRoutes: AnyRoute[] = [
     method: 'GET',
     path: '/providers/adyen/return/payments/{payment_uuid}',
     auth: 'none',
+    limit: 'address',
     operationId: 'adyenPaymentReturn',
     summary:
       "Adyen: the donor's way back after Adyen's page; submits Adyen's redirectResult, settles the payment and redirects to its return_url",
@@ -64,6 +65,7 @@ export const adyenRoutes: AnyRoute[] = [
     method: 'GET',
     path: '/providers/adyen/return/payment-sources/{payment_source_uuid}',
     auth: 'none',
+    limit: 'address',
     operationId: 'adyenPaymentSourceReturn',
     summary: "Adyen: the donor's way back after saving a payment method on Adyen's page; settles the source",
     params: uuidParams('payment_source_uuid'),
@@ -102,6 +104,7 @@ export const adyenRoutes: AnyRoute[] = [
     method: 'POST',
     path: '/providers/adyen/notifications',
     auth: 'none',
+    limit: 'provider-callback',
     operationId: 'adyenNotifications',
     summary:
       'Adyen: standard notifications, every item HMAC-verified (and basic auth when configured); answered [accepted] once applied',
