@@ -79,6 +79,16 @@ const apiAddress = (apiId: string, path: string) => ({
   ],
 });
 
+/**
+ * Where a stage's links to the hosted page point: its API's own address, or, behind an edge
+ * (staging, prod), the CloudFront distribution's (infra/constructs/edge.ts).
+ */
+function connectAddress(stage: StageName, template: Template, apiId: string) {
+  if (!STAGES[stage].edge) return apiAddress(apiId, '/connect');
+  const [distributionId] = Object.keys(template.findResources('AWS::CloudFront::Distribution'));
+  return { 'Fn::Join': ['', ['https://', { 'Fn::GetAtt': [distributionId, 'DomainName'] }, '/connect']] };
+}
+
 function functionOf(template: Template, service: string) {
   const fn = functionsByService(template).get(service);
   if (!fn) throw new Error(`No ${service} function`);
@@ -225,10 +235,10 @@ describe.each(STAGE_NAMES)('the %s onboarding function', (stage) => {
     expect(actionsOf(statements, 'secretsmanager:').has('secretsmanager:PutSecretValue')).toBe(false);
   });
 
-  it('points SVC_CONNECT_URL at the API’s own /connect (no custom domain in the stage config)', () => {
-    const { variables, apiId } = onboardingOf(stage);
+  it('points SVC_CONNECT_URL at the API’s own /connect, or its edge’s (no custom domain in the stage config)', () => {
+    const { template, variables, apiId } = onboardingOf(stage);
     expect(STAGES[stage].domain).toBeUndefined();
-    expect(variables.SVC_CONNECT_URL).toEqual(apiAddress(apiId, '/connect'));
+    expect(variables.SVC_CONNECT_URL).toEqual(connectAddress(stage, template, apiId));
   });
 });
 
@@ -282,7 +292,7 @@ describe.each(STAGE_NAMES)('the %s stream publisher', (stage) => {
   it('gets the same SVC_CONNECT_URL as onboarding, for the onboarding_url of process events', () => {
     const { template, variables, apiId } = onboardingOf(stage);
     const publisher = functionOf(template, 'stream-publisher');
-    expect(publisher.properties.Environment.Variables.SVC_CONNECT_URL).toEqual(apiAddress(apiId, '/connect'));
+    expect(publisher.properties.Environment.Variables.SVC_CONNECT_URL).toEqual(connectAddress(stage, template, apiId));
     expect(publisher.properties.Environment.Variables.SVC_CONNECT_URL).toEqual(variables.SVC_CONNECT_URL);
   });
 
@@ -312,7 +322,8 @@ describe('a stage with a custom domain', () => {
         ...STAGES.staging,
         domain: {
           name: 'api.staging.example.org',
-          certificateArn: 'arn:aws:acm:eu-central-2:000000000000:certificate/11111111-2222-3333-4444-555555555555',
+          // Staging serves its domain from CloudFront (its edge), which takes us-east-1 certificates.
+          certificateArn: 'arn:aws:acm:us-east-1:000000000000:certificate/11111111-2222-3333-4444-555555555555',
         },
       },
     });
