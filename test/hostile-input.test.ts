@@ -1,6 +1,8 @@
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ROUTE_TABLE } from '@svc/api';
 import { FREE_JSON_LIMITS, freezeClock, newUuid, now } from '@svc/core';
+import { type AnyRoute, routeKey } from '@svc/http';
 import { createGateway } from '@svc/local';
 import * as table from '@svc/table';
 import fc from 'fast-check';
@@ -428,5 +430,124 @@ describe('webhook targets', () => {
     expect((await create('https://hooks.example.org/hook')).status).toBe(201);
     process.env.SVC_WEBHOOK_ALLOW_PRIVATE = 'true';
     expect((await create('https://127.0.0.1/hook')).status).toBe(201);
+  });
+});
+
+describe('the security headers of every HTML page', () => {
+  /** A request each page answers with HTML from real state, where the local runtime can make it. */
+  async function realRequest(route: AnyRoute): Promise<ApiResponse | undefined> {
+    const pending = async (path: string) => {
+      const created = await ok(
+        'POST',
+        path,
+        paymentBody({ payment_information: { ...card, number: '4000000000003220' } }),
+      );
+      const action = new URL(String((created.action as { url: string }).url));
+      return { uuid: String(created.uuid), token: action.searchParams.get('token') ?? '' };
+    };
+    switch (routeKey(route)) {
+      case 'GET /docs':
+        return call('GET', '/docs');
+      case 'GET /connect':
+        return call('GET', '/connect?token=unknown');
+      case 'GET /simulated/payments/{payment_uuid}': {
+        const { uuid, token: pageToken } = await pending('/payments');
+        return call('GET', `/simulated/payments/${uuid}?token=${pageToken}`);
+      }
+      case 'POST /simulated/payments/{payment_uuid}': {
+        const { uuid, token: pageToken } = await pending('/payments');
+        return call('POST', `/simulated/payments/${uuid}`, {
+          rawBody: `token=${pageToken}&decision=approve`,
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        });
+      }
+      case 'GET /simulated/payment-sources/{payment_source_uuid}': {
+        const { uuid, token: pageToken } = await pending('/payment-sources');
+        return call('GET', `/simulated/payment-sources/${uuid}?token=${pageToken}`);
+      }
+      case 'POST /simulated/payment-sources/{payment_source_uuid}': {
+        const { uuid, token: pageToken } = await pending('/payment-sources');
+        return call('POST', `/simulated/payment-sources/${uuid}`, {
+          rawBody: `token=${pageToken}&decision=approve`,
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        });
+      }
+      default:
+        if (route.path.startsWith('/connect/')) {
+          // Without the page's CSRF cookie: the page's own refusal, in HTML.
+          return call('POST', route.path, {
+            rawBody: 'a=b',
+            headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          });
+        }
+        return undefined;
+    }
+  }
+
+  it('is sent by every route of the route table that answers HTML', async () => {
+    const pages = ROUTE_TABLE.filter(({ route }) => Object.values(route.responses).some((r) => r.html));
+    expect(pages.length).toBeGreaterThanOrEqual(14);
+    const checked: string[] = [];
+    for (const { route } of pages) {
+      let answer = await realRequest(route);
+      if (!answer?.headers['content-type']?.startsWith('text/html')) {
+        // A provider's return page needs that provider's payment, which only its stand-in
+        // harness makes: its handler answers a page of its own kind (with a policy of its own),
+        // and the whole stack in front of it runs as for any request.
+        const original = route.handle;
+        route.handle = async () => ({
+          status: 200,
+          html: '<!doctype html><title>page</title>',
+          headers: { 'content-security-policy': "default-src 'none'" },
+        });
+        try {
+          const path = route.path.replace(/\{[a-z_]+\}/g, () => newUuid());
+          answer = await call(route.method, `${path}?token=t&redirectResult=r`, { planted: true });
+        } finally {
+          route.handle = original;
+        }
+      }
+      const key = routeKey(route);
+      expect(answer.headers['content-type'], key).toMatch(/^text\/html/);
+      expect(answer.headers['x-frame-options'], key).toBe('DENY');
+      expect(answer.headers['x-content-type-options'], key).toBe('nosniff');
+      expect(answer.headers['referrer-policy'], key).toBe('no-referrer');
+      expect(answer.headers['content-security-policy'], key).toContain("frame-ancestors 'none'");
+      checked.push(key);
+    }
+    expect(checked).toEqual(expect.arrayContaining(['GET /docs', 'GET /connect', 'POST /connect/sign-in']));
+  });
+});
+
+describe('the local controls', () => {
+  it('answer only a loopback Host: another name (DNS rebinding) is a 403 in the error shape', async () => {
+    for (const host of ['127.0.0.1:3000', 'localhost', 'LOCALHOST:8080', '[::1]:3000']) {
+      expect((await call('GET', '/_local/providers', { headers: { host } })).status, host).toBe(200);
+    }
+    for (const host of ['attacker.example', 'attacker.example:3000', '127.0.0.1.attacker.example', '', '[::2]:3000']) {
+      const refused = await call('POST', '/_local/clock', { headers: { host }, body: { advance_seconds: 86_400 } });
+      expect(refused.status, host).toBe(403);
+      expect(refused.json.error).toMatchObject({ http_code: 403, code: 'forbidden' });
+    }
+  });
+
+  it('take a POST only as JSON: a form or text (a cross-site form can send those) is a 415', async () => {
+    const before = (await call('GET', '/_local/providers')).status;
+    expect(before).toBe(200);
+    for (const type of ['application/x-www-form-urlencoded', 'text/plain', 'multipart/form-data; boundary=x']) {
+      const refused = await call('POST', '/_local/clock', {
+        rawBody: '{"advance_seconds":86400}',
+        headers: { 'content-type': type },
+      });
+      expect(refused.status, type).toBe(415);
+      expect(refused.json.error).toMatchObject({ http_code: 415, code: 'unsupported_media_type' });
+    }
+    const noType = await call('POST', '/_local/settle', { rawBody: '', headers: { 'content-type': '' } });
+    expect(noType.status).toBe(415);
+    const json = await call('POST', '/_local/clock', {
+      rawBody: '{"advance_seconds":0}',
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+    });
+    expect(json.status).toBe(200);
   });
 });

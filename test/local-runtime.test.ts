@@ -61,24 +61,39 @@ describe('pnpm start', () => {
 
     const clock = await fetch(`${service.url}/_local/clock`, {
       method: 'POST',
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ advance_seconds: 3601 }),
     });
     expect(clock.status).toBe(200);
     const expired = await fetch(`${service.url}/organisations`, { headers: { authorization: `Bearer ${bearer}` } });
     expect(expired.status).toBe(401);
-    const badClock = await fetch(`${service.url}/_local/clock`, { method: 'POST', body: '{"now":"soon"}' });
+    const badClock = await fetch(`${service.url}/_local/clock`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"now":"soon"}',
+    });
     expect(badClock.status).toBe(400);
     expect(((await badClock.json()) as { error: { code: string } }).error.code).toBe('bad_request');
     // The donation's events go through the stream publisher and the bus (no receivers yet), on
     // the service's timers or on settle; once settled, nothing is left.
-    expect((await fetch(`${service.url}/_local/settle`, { method: 'POST' })).status).toBe(200);
-    const settledAgain = await fetch(`${service.url}/_local/settle`, { method: 'POST' });
+    expect(
+      (await fetch(`${service.url}/_local/settle`, { method: 'POST', headers: { 'content-type': 'application/json' } }))
+        .status,
+    ).toBe(200);
+    const settledAgain = await fetch(`${service.url}/_local/settle`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(await settledAgain.json()).toEqual({ processed: 0 });
     await fetch(`${service.url}/_local/clock`, {
       method: 'POST',
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ advance_seconds: 32 * 86_400 }),
     });
-    const run = await fetch(`${service.url}/_local/billing-run`, { method: 'POST' });
+    const run = await fetch(`${service.url}/_local/billing-run`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(await run.json()).toEqual({
       due: 1,
       invoices_created: 1,
@@ -86,7 +101,10 @@ describe('pnpm start', () => {
       succeeded: 1,
       failed: 0,
     });
-    const rerun = await fetch(`${service.url}/_local/billing-run`, { method: 'POST' });
+    const rerun = await fetch(`${service.url}/_local/billing-run`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(await rerun.json()).toEqual({
       due: 0,
       invoices_created: 0,
@@ -177,7 +195,10 @@ describe('pnpm start', () => {
         'bank.csv',
       );
       expect((await fetch(parameters.attributes.action, { method: 'POST', body: form })).status).toBe(204);
-      expect((await fetch(`${first.url}/_local/settle`, { method: 'POST' })).status).toBe(200);
+      expect(
+        (await fetch(`${first.url}/_local/settle`, { method: 'POST', headers: { 'content-type': 'application/json' } }))
+          .status,
+      ).toBe(200);
       const reports = (await (
         await fetch(`${first.url}/reconciliation/reports?organisation_uuid=${organisation}`, {
           headers: { authorization: `Bearer ${bearer}` },

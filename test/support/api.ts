@@ -39,6 +39,8 @@ export async function call(method: string, url: string, options: CallOptions = {
     body = Buffer.from(JSON.stringify(options.body));
     headers['content-type'] ??= 'application/json';
   }
+  // The local controls take a POST only as JSON (apps/local/src/control.ts assertLocalCaller).
+  if (url.startsWith('/_local/') && method === 'POST') headers['content-type'] ??= 'application/json';
   const response = await (await gateway).handle({
     method,
     url,

@@ -1,4 +1,13 @@
-import { advanceClock, freezeClock, NotFoundError, now, resumeRealTime, ValidationError } from '@svc/core';
+import {
+  advanceClock,
+  ForbiddenError,
+  freezeClock,
+  NotFoundError,
+  now,
+  resumeRealTime,
+  UnsupportedMediaTypeError,
+  ValidationError,
+} from '@svc/core';
 import { allProviderHealth, PROVIDER_FAULTS, PROVIDER_NAMES, providerFault, setProviderFault } from '@svc/payments';
 import * as z from 'zod';
 import { settle } from './background';
@@ -42,6 +51,36 @@ async function providersView() {
         })),
     })),
   };
+}
+
+/** `127.0.0.1`, `localhost` or `[::1]`, with or without a port. */
+const LOOPBACK_HOST = /^(?:127\.0\.0\.1|localhost|\[::1\])(?::\d{1,5})?$/i;
+
+/**
+ * The controls move the clock and inject faults, so a web page the developer visits must not
+ * reach them. A page of another site that resolves its own name to 127.0.0.1 (DNS rebinding)
+ * sends its own name as `Host`: only a loopback host is answered (403 otherwise). A cross-site
+ * form can POST without a CORS preflight only as a "simple" content type (form, multipart,
+ * text/plain; Fetch standard, CORS-safelisted request header, https://fetch.spec.whatwg.org/#cors-safelisted-request-header):
+ * a POST must say `application/json` (415 otherwise), which a browser sends cross-site only
+ * after a preflight this server never grants.
+ */
+export function assertLocalCaller(method: string, headers: Record<string, string | string[] | undefined>): void {
+  const host = headerValue(headers, 'host')?.trim() ?? '';
+  if (!LOOPBACK_HOST.test(host)) {
+    throw new ForbiddenError(
+      'The local controls answer only requests to a loopback host (127.0.0.1, localhost, [::1])',
+    );
+  }
+  if (method.toUpperCase() !== 'POST') return;
+  const type = headerValue(headers, 'content-type') ?? '';
+  const mediaType = type.split(';')[0]?.trim().toLowerCase() ?? '';
+  if (mediaType !== 'application/json') throw new UnsupportedMediaTypeError(type);
+}
+
+function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const found = Object.entries(headers).find(([key]) => key.toLowerCase() === name)?.[1];
+  return Array.isArray(found) ? found[0] : found;
 }
 
 export async function handleControl(method: string, path: string, body: unknown): Promise<ControlResponse | undefined> {

@@ -15,7 +15,7 @@ import {
 import { errorResult, internalErrorResult, JSON_TYPE, type LambdaHandler } from '@svc/http';
 import type { APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { type IncomingRequest, toApiGatewayEvent } from './api-gateway-event';
-import { handleControl } from './control';
+import { assertLocalCaller, handleControl } from './control';
 import { ensureLocalObjectStore } from './object-files';
 import { compileRoutes } from './route-matcher';
 
@@ -100,6 +100,7 @@ export async function createGateway(options: { enableControl: boolean }): Promis
     if (path === undefined) return errorResponse(new NotFoundError('No such path'), requestId);
     if (options.enableControl && path.startsWith('/_local/')) {
       try {
+        assertLocalCaller(request.method, request.headers);
         const body = request.body.length > 0 ? parseJson(request.body) : {};
         const result = await handleControl(request.method, path, body);
         if (result) return jsonResponse(result.status, result.body, { 'x-request-id': requestId });

@@ -212,7 +212,11 @@ export async function runSmoke(options: SmokeOptions): Promise<SmokeResult> {
       const deadline = Date.now() + options.deliverySeconds * 1000;
       for (;;) {
         // The local runtime runs due background work on request; a deployed stage has no such path.
-        await fetch(`${base}/_local/settle`, { method: 'POST', signal: AbortSignal.timeout(60_000) }).catch(() => {});
+        await fetch(`${base}/_local/settle`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          signal: AbortSignal.timeout(60_000),
+        }).catch(() => {});
         const query = { organisation_uuid: organisation, webhook_configuration_uuid: endpoint, size: 100 };
         const listed = await client.GET('/webhook-responses', { params: { query } });
         const responses = (answered('GET /webhook-responses', listed).data ?? []) as DeliveryRecord[];
