@@ -93,11 +93,11 @@ describe.each(STAGE_NAMES)('the %s HTTP API', (stage) => {
 
   it('outputs the API URL and the table name', () => {
     const template = templateOf(stage);
-    template.hasOutput('ApiUrl', {
-      Value: {
-        'Fn::Join': ['', Match.arrayWith(['https://', { Ref: logicalIdOf(template, 'AWS::ApiGatewayV2::Api') }])],
-      },
-    });
+    // Behind an edge (staging, prod) clients are given the distribution's address, not execute-api's.
+    const host = STAGES[stage].edge
+      ? { 'Fn::GetAtt': [logicalIdOf(template, 'AWS::CloudFront::Distribution'), 'DomainName'] }
+      : { Ref: logicalIdOf(template, 'AWS::ApiGatewayV2::Api') };
+    template.hasOutput('ApiUrl', { Value: { 'Fn::Join': ['', Match.arrayWith(['https://', host])] } });
     template.hasOutput('TableName', { Value: { Ref: logicalIdOf(template, 'AWS::DynamoDB::Table') } });
   });
 });

@@ -86,7 +86,14 @@ describe("the README's deploy commands, as written", () => {
       const { status, output } = run(filled(command));
       expect(status, `${command}\n${output.slice(-2000)}`).toBe(0);
       expect(synthesizedStacks(), command).toEqual(
-        expected[command] ?? ['svc-fundraising-dev', 'svc-fundraising-prod', 'svc-fundraising-staging'],
+        // Staging and prod each with their us-east-1 web ACL stack (docs/operations.md "Edge").
+        expected[command] ?? [
+          'svc-fundraising-dev',
+          'svc-fundraising-prod',
+          'svc-fundraising-prod-edge-firewall',
+          'svc-fundraising-staging',
+          'svc-fundraising-staging-edge-firewall',
+        ],
       );
     }
   }, 600_000);
