@@ -13,6 +13,8 @@ import { type ApiResponse, call, cardPaymentBody, DEMO, seedDemo, tokenFor } fro
 const saved = {
   client: process.env.SVC_CLIENT_RATE_LIMIT,
   credentials: process.env.SVC_CREDENTIALS_RATE_LIMIT,
+  address: process.env.SVC_ADDRESS_RATE_LIMIT,
+  publicRead: process.env.SVC_PUBLIC_READ_RATE_LIMIT,
 };
 let token: string;
 let otherToken: string;
@@ -26,7 +28,14 @@ beforeAll(async () => {
 afterAll(() => {
   process.env.SVC_CLIENT_RATE_LIMIT = saved.client;
   process.env.SVC_CREDENTIALS_RATE_LIMIT = saved.credentials;
+  restore('SVC_ADDRESS_RATE_LIMIT', saved.address);
+  restore('SVC_PUBLIC_READ_RATE_LIMIT', saved.publicRead);
 });
+
+function restore(name: string, value: string | undefined) {
+  if (value === undefined) delete process.env[name];
+  else process.env[name] = value;
+}
 
 /** Sends until the first 429 (a burst of 3 is spent in 4; a new second may grant one more burst). */
 async function untilRefused(send: () => Promise<ApiResponse>): Promise<{ admitted: number; refused: ApiResponse }> {
@@ -132,5 +141,64 @@ describe('the shared counts in the table', () => {
     await tableWindows.add(caller, second, 5);
     expect(await tableWindows.total(caller, second)).toEqual({ admitted: 41, instances: 9 });
     expect(await tableWindows.total(caller, second + 1)).toEqual({ admitted: 100, instances: 1 });
+  });
+});
+
+describe('the routes without a token', () => {
+  const existence = (sourceIp: string) =>
+    call('GET', '/onboarding/users/nobody%40example.ch/existence?recaptcha_token=test-captcha-ok', { sourceIp });
+
+  it('are limited per address by default, with no variable set', async () => {
+    delete process.env.SVC_ADDRESS_RATE_LIMIT;
+    // The default burst (60) admits a page's worth at once; a script's hundreds are refused.
+    const answers = await Promise.all(Array.from({ length: 150 }, () => existence('198.51.100.77')));
+    const refused = answers.filter((a) => a.status === 429);
+    expect(answers.filter((a) => a.status === 404).length).toBeGreaterThanOrEqual(20);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused[0]?.json.error.code).toBe('too_many_requests');
+  });
+
+  it('count an IPv6 caller by its /64: another host of the same /64 is refused, another /64 is not', async () => {
+    process.env.SVC_PUBLIC_READ_RATE_LIMIT = '1/3';
+    const health = (sourceIp: string) => call('GET', '/health', { sourceIp });
+    try {
+      const { admitted, refused } = await untilRefused(() => health('2001:db8:1:2:aaaa::1'));
+      expect(admitted).toBeGreaterThanOrEqual(3);
+      expectTooManyRequests(refused);
+      expect((await health('2001:db8:1:2:bbbb::9')).status).toBe(429);
+      expect((await health('2001:db8:1:3::1')).status).toBe(200);
+      // Each class counts under its own key: the same /64 still reaches the e-mail check.
+      expect((await existence('2001:db8:1:2:cccc::2')).status).toBe(404);
+    } finally {
+      restore('SVC_PUBLIC_READ_RATE_LIMIT', saved.publicRead);
+    }
+  });
+});
+
+describe('behind the edge (SVC_EDGE_ORIGIN_SECRET set)', () => {
+  it('refuses a request without the origin secret (403), and limits by the viewer address, not the edge server', async () => {
+    const previous = { secret: process.env.SVC_EDGE_ORIGIN_SECRET, limit: process.env.SVC_PUBLIC_READ_RATE_LIMIT };
+    process.env.SVC_EDGE_ORIGIN_SECRET = 'origin-secret-for-the-test';
+    process.env.SVC_PUBLIC_READ_RATE_LIMIT = '1/3';
+    const edgeServer = '130.176.9.9';
+    const viaEdge = (viewer: string) =>
+      call('GET', '/health', {
+        sourceIp: edgeServer,
+        headers: { 'x-svc-origin-verify': 'origin-secret-for-the-test', 'cloudfront-viewer-address': viewer },
+      });
+    try {
+      const bypass = await call('GET', '/health', { sourceIp: '198.51.100.3' });
+      expect(bypass.status).toBe(403);
+      expect(bypass.json.error).toMatchObject({ http_code: 403, code: 'forbidden' });
+      const wrong = await call('GET', '/health', { headers: { 'x-svc-origin-verify': 'guess' } });
+      expect(wrong.status).toBe(403);
+      const { refused } = await untilRefused(() => viaEdge('198.51.100.20:51000'));
+      expectTooManyRequests(refused);
+      // Another viewer behind the same edge server is not locked out with it.
+      expect((await viaEdge('198.51.100.21:51001')).status).toBe(200);
+    } finally {
+      restore('SVC_EDGE_ORIGIN_SECRET', previous.secret);
+      restore('SVC_PUBLIC_READ_RATE_LIMIT', previous.limit);
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { definedFields, freezeClock, now } from '@svc/core';
+import { advanceClock, definedFields, freezeClock, now } from '@svc/core';
 import { beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { call, DEMO, seedDemo, tokenFor } from '../../../test/support/api';
 
@@ -94,5 +94,39 @@ describe('guessing a password through an onboarding token', () => {
     expect(right.json.error.message[0].code).not.toBe('error.onboarding.already_connected');
     const read = await api('GET', `/onboarding/processes/${process.uuid}`, partner);
     expect(read.json.status).toBe('failed');
+  });
+});
+
+describe("guessing one user's password across processes", () => {
+  it('verifies at most 10 wrong passwords per address in 15 minutes, then refuses the right one too until the window ends', async () => {
+    const { email, organisation } = await connectedUser();
+    // Start at the beginning of a 15-minute window, so the whole attack falls in one.
+    freezeClock(Math.ceil(now() / 900) * 900 + 1);
+    verified.secrets.length = 0;
+    const processes = await Promise.all([newProcess(), newProcess(), newProcess(), newProcess()]);
+    const connect = (token: string, password: string) =>
+      api('POST', `/onboarding/processes/token/${token}/connect`, undefined, {
+        email,
+        password,
+        organisation_uuid: organisation,
+      });
+    // Four processes, four guesses each, all at once: 16 guesses, none over a process's bound.
+    const answers = await Promise.all(
+      processes.flatMap((p, i) => guesses(i * 10, 4).map((password) => connect(p.token, password))),
+    );
+    const checked = verified.secrets.filter((s) => s.startsWith('guess-')).length;
+    expect(checked, `${checked} of 16 guesses verified`).toBe(10);
+    expect(answers.filter((a) => a.status === 429)).toHaveLength(6);
+    // A fresh process, the right password: refused unverified while the window lasts.
+    const fresh = await newProcess();
+    const locked = await connect(fresh.token, 'correct horse battery');
+    expect(locked.status).toBe(429);
+    expect(Number(locked.headers['retry-after'])).toBeGreaterThan(800);
+    expect(verified.secrets).not.toContain('correct horse battery');
+    // The next window: the right password is checked again (the partner is connected: 409).
+    advanceClock(900);
+    const after = await connect(fresh.token, 'correct horse battery');
+    expect(verified.secrets).toContain('correct horse battery');
+    expect(after.json.error.message[0].code).toBe('error.onboarding.already_connected');
   });
 });

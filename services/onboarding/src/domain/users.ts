@@ -1,10 +1,12 @@
-import { decoyHash, ForbiddenError, newToken, now, verifySecret } from '@svc/core';
+import { decoyHash, ForbiddenError, newToken, now, TooManyRequestsError, verifySecret } from '@svc/core';
 import { transactWrite } from '@svc/table';
 import {
   emailExists,
   findTicket,
   findUser,
   findUserByEmail,
+  releasePasswordCheck,
+  reservePasswordCheck,
   TICKET_LIFETIME_SECONDS,
   ticketWrite,
   type UserRecord,
@@ -23,13 +25,34 @@ export async function userExists(email: string, captchaToken: string): Promise<b
 }
 
 /**
+ * A user's password is checked at most PASSWORD_LOCKOUT.failures times wrongly per e-mail address
+ * and clock-aligned window of PASSWORD_LOCKOUT.windowSeconds (service clock), whatever process or
+ * page the checks come through; past it, every check of that address is refused with 429 until
+ * the window ends, unverified, the right password too. Unknown addresses count the same, so
+ * the refusal tells nothing about whether the address has a user. docs/API.md states the numbers.
+ */
+export const PASSWORD_LOCKOUT = { failures: 10, windowSeconds: 15 * 60 } as const;
+
+/**
  * A user's credentials, checked in constant time: an unknown address costs the same scrypt
- * work as a wrong password, and both are the same 403.
+ * work as a wrong password, and both are the same 403. The check is reserved on the address
+ * first (a conditional write) and given back when the password is right.
  */
 export async function authenticateUser(email: string, password: string): Promise<UserRecord> {
+  const { failures, windowSeconds } = PASSWORD_LOCKOUT;
+  const at = now();
+  const window = Math.floor(at / windowSeconds);
+  const windowEnd = (window + 1) * windowSeconds;
+  if (!(await reservePasswordCheck(email, window, failures, windowEnd + windowSeconds))) {
+    throw new TooManyRequestsError(
+      'Too many wrong passwords for this e-mail address; try again later',
+      Math.max(1, windowEnd - at),
+    );
+  }
   const user = await findUserByEmail(email);
   const matches = await verifySecret(password, user?.password_hash ?? (await decoyHash()));
   if (!user || !matches) throw wrongCredentials();
+  await releasePasswordCheck(email, window);
   return user;
 }
 

@@ -1,4 +1,15 @@
-import { byUuid, defineEntity, getItem, type TransactItem, TTL_ATTRIBUTE } from '@svc/table';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  byUuid,
+  db,
+  defineEntity,
+  getItem,
+  isConditionFailure,
+  key,
+  type TransactItem,
+  TTL_ATTRIBUTE,
+  tableName,
+} from '@svc/table';
 import * as z from 'zod';
 
 /**
@@ -122,4 +133,59 @@ export async function findTicket(
   if (!found) return undefined;
   const { user_uuid, process_uuid, expires_at } = found;
   return { user_uuid, process_uuid, expires_at };
+}
+
+/**
+ * Failed password checks of one e-mail address in one fixed window (users.ts PASSWORD_LOCKOUT),
+ * across every process and page: one item per address and window, gone by TTL after it.
+ */
+const guessesKey = (email: string, window: number) => ({
+  pk: key('PASSWORD_GUESSES', email.trim().toLowerCase(), window),
+  sk: 'PASSWORD_GUESSES',
+});
+
+/**
+ * Reserves one password check of an address BEFORE it is made: counted only while the window
+ * has fewer than `max` (one conditional UpdateItem, so racing checks cannot pass the bound).
+ * False when the address has none left in this window.
+ */
+export async function reservePasswordCheck(
+  email: string,
+  window: number,
+  max: number,
+  expiresAt: number,
+): Promise<boolean> {
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: guessesKey(email, window),
+        UpdateExpression: 'ADD failures :one SET #ttl = if_not_exists(#ttl, :ttl)',
+        ConditionExpression: 'attribute_not_exists(failures) OR failures < :max',
+        ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
+        ExpressionAttributeValues: { ':one': 1, ':max': max, ':ttl': expiresAt },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}
+
+/** Gives a reservation back: the password was right. */
+export async function releasePasswordCheck(email: string, window: number): Promise<void> {
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: guessesKey(email, window),
+        UpdateExpression: 'ADD failures :minus',
+        ConditionExpression: 'failures > :zero',
+        ExpressionAttributeValues: { ':minus': -1, ':zero': 0 },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
 }
