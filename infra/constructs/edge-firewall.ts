@@ -38,8 +38,8 @@ const TOO_MANY_REQUESTS_BODY = JSON.stringify({
 });
 
 /**
- * Rules of AWSManagedRulesCommonRuleSet that would refuse legitimate requests, made to count
- * (metrics and sampled requests still show each match). Rule names and what they match:
+ * Rules of AWSManagedRulesCommonRuleSet (700 WCU) that would refuse legitimate requests, made to
+ * count (metrics and sampled requests still show each match). Rule names and what they match:
  * https://docs.aws.amazon.com/waf/latest/developerguide/aws-managed-rule-groups-baseline.html
  * - SizeRestrictions_BODY blocks bodies over 8 KB; the API takes bodies up to its own limit
  *   (256 KiB, checked by the functions), e.g. payments with metadata and batch requests.
@@ -58,9 +58,11 @@ export interface EdgeFirewallProps {
 
 /**
  * The AWS WAF web ACL CloudFront evaluates before a request reaches API Gateway, so its limits
- * act before the stage throttle every caller shares (WAF "inspects requests at the edge before
- * forwarding them to the origin":
- * https://docs.aws.amazon.com/waf/latest/developerguide/cloudfront-features.html).
+ * act before the stage throttle every caller shares: WAF's rules apply when CloudFront receives the
+ * viewer's request, before even a viewer-request function and before the origin request
+ * (https://docs.aws.amazon.com/AmazonCloudFront/latest/DeveloperGuide/lambda-edge-event-request-response.html),
+ * and a blocked request is answered by CloudFront itself
+ * (https://docs.aws.amazon.com/waf/latest/developerguide/cloudfront-waf-use-cases.html).
  * Scope CLOUDFRONT: such a web ACL must be created in us-east-1
  * (https://docs.aws.amazon.com/waf/latest/APIReference/API_CreateWebACL.html, `Scope`), hence its
  * own stack (infra/stacks/edge-firewall-stack.ts). Rules in priority order, the cheapest and

@@ -22,9 +22,11 @@ import { type EdgeConfig, type StageConfig, StageConfigurationError } from '../c
 /**
  * The header CloudFront adds to every origin request, with the stage's origin secret: the API
  * refuses a request without it (403) where SVC_EDGE_ORIGIN_SECRET is set (packages/http), so the
- * execute-api endpoint cannot be called around the web ACL. CloudFront overwrites a header of the
- * same name sent by the viewer
- * (https://docs.aws.amazon.com/AmazonCloudFront/latest/DeveloperGuide/add-origin-custom-headers.html).
+ * execute-api endpoint cannot be called around the web ACL. Custom origin headers are CloudFront's
+ * way of "identifying requests from CloudFront"
+ * (https://docs.aws.amazon.com/AmazonCloudFront/latest/DeveloperGuide/forward-custom-headers.html);
+ * that page also says CloudFront overwrites a header of the same name sent by the viewer (recalled,
+ * not in the excerpt read here: a viewer's guess would in any case have to equal the secret).
  */
 export const ORIGIN_VERIFY_HEADER = 'x-svc-origin-verify';
 
@@ -99,7 +101,12 @@ export class Edge extends Construct {
       );
     }
 
-    // The origin secret as a CloudFormation dynamic reference: resolved at deploy, never in the template.
+    // The origin secret as a CloudFormation dynamic reference: resolved at deploy, never in the
+    // template. "The secretsmanager dynamic reference can be used in all resource properties", the
+    // value "may show up in the service whose resource it's being used in" (here CloudFront's and
+    // Lambda's configuration), and a changed secret is taken only by a stack update of the resource
+    // (https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/dynamic-references-secretsmanager.html):
+    // hence a new secret per rotation, above.
     const secretValue = this.originSecret.secretValue.unsafeUnwrap();
     this.distribution = new Distribution(this, 'Distribution', {
       comment: `svc fundraising API (${stage.name})`,
