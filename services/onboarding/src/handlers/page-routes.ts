@@ -227,7 +227,7 @@ const signInStep: Step = async (loaded, ctx, body) => {
     );
   } catch (error) {
     if (error instanceof ForbiddenError) return page({ password: t(ctx.locale, 'error_credentials') }, 403);
-    if (error instanceof TooManyRequestsError) return page({ password: t(ctx.locale, 'error_credentials') }, 429);
+    if (error instanceof TooManyRequestsError) return page({ password: t(ctx.locale, 'error_too_many_attempts') }, 429);
     throw error;
   }
   const organisations = await organisationsOf(user.organisation_uuids);

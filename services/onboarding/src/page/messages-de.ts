@@ -77,6 +77,7 @@ export const de_CH: Messages = {
   error_password_short: 'Das Passwort muss mindestens {min} Zeichen lang sein.',
   error_passwords_differ: 'Die Passwörter stimmen nicht überein.',
   error_credentials: 'E-Mail-Adresse oder Passwort ist falsch.',
+  error_too_many_attempts: 'Zu viele Versuche. Bitte warten Sie einige Minuten und versuchen Sie es dann erneut.',
   error_no_organisations: 'Zu Ihrem Konto gibt es keine Organisation, die verbunden werden kann.',
   error_captcha: 'Die Sicherheitsprüfung ist fehlgeschlagen. Bitte versuchen Sie es erneut.',
   error_already_connected: 'Diese Organisation ist bereits mit {partner} verbunden.',

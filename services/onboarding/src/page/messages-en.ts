@@ -78,6 +78,7 @@ export const en_GB = {
   error_password_short: 'The password must be at least {min} characters long.',
   error_passwords_differ: 'The passwords do not match.',
   error_credentials: 'The e-mail address or password is incorrect.',
+  error_too_many_attempts: 'Too many attempts. Please wait a few minutes and try again.',
   error_no_organisations: 'Your account has no organisation that can be connected.',
   error_captcha: 'The security check failed. Please try again.',
   error_already_connected: 'This organisation is already connected to {partner}.',

@@ -76,6 +76,7 @@ export const fr_CH: Messages = {
   error_password_short: 'Le mot de passe doit comporter au moins {min} caractères.',
   error_passwords_differ: 'Les mots de passe ne correspondent pas.',
   error_credentials: 'L’adresse e-mail ou le mot de passe est incorrect.',
+  error_too_many_attempts: 'Trop de tentatives. Veuillez patienter quelques minutes, puis réessayer.',
   error_no_organisations: 'Votre compte n’a aucune organisation pouvant être connectée.',
   error_captcha: 'La vérification de sécurité a échoué. Veuillez réessayer.',
   error_already_connected: 'Cette organisation est déjà connectée à {partner}.',

@@ -77,6 +77,7 @@ export const it_CH: Messages = {
   error_password_short: 'La password deve contenere almeno {min} caratteri.',
   error_passwords_differ: 'Le password non corrispondono.',
   error_credentials: 'L’indirizzo e-mail o la password non sono corretti.',
+  error_too_many_attempts: 'Troppi tentativi. Attenda qualche minuto e riprovi.',
   error_no_organisations: 'Al suo account non è associata alcuna organizzazione che possa essere collegata.',
   error_captcha: 'La verifica di sicurezza non è riuscita. Riprovi.',
   error_already_connected: 'Questa organizzazione è già collegata a {partner}.',
