@@ -97,7 +97,20 @@ export class EdgeFirewall extends Construct {
           scopeDownStatement,
         },
       },
-      action: { block: { customResponse: { responseCode: 429, customResponseBodyKey: 'too_many_requests' } } },
+      // The contract's 429 with Retry-After (docs/API.md "Rate limits"): the block lasts until the
+      // address's count over the window falls under the limit, so at most one window. A custom
+      // response may carry any header but content-type, unprefixed (the x-amzn-waf- prefix is for
+      // headers inserted into requests):
+      // https://docs.aws.amazon.com/waf/latest/developerguide/customizing-the-response-for-blocked-requests.html
+      action: {
+        block: {
+          customResponse: {
+            responseCode: 429,
+            customResponseBodyKey: 'too_many_requests',
+            responseHeaders: [{ name: 'Retry-After', value: String(rate.windowSeconds) }],
+          },
+        },
+      },
       visibilityConfig: visibility(ruleName),
     });
 

@@ -158,7 +158,7 @@ describe.each(['staging', 'prod'] as const)('the edge of %s', (stage) => {
     ['TokenRoutePerAddress', 'tokenRoute'],
     ['UnauthenticatedPerAddress', 'unauthenticated'],
     ['PerAddress', 'perAddress'],
-  ] as const)('%s counts per client IP with the stage numbers and answers 429', (name, key) => {
+  ] as const)('%s counts per client IP with the stage numbers and answers 429 with Retry-After', (name, key) => {
     const rule = ruleOf(stage, name);
     const statement = rateStatementSchema.parse(rule.Statement.RateBasedStatement);
     expect(statement).toMatchObject({
@@ -169,7 +169,13 @@ describe.each(['staging', 'prod'] as const)('the edge of %s', (stage) => {
     });
     expect(statement.Limit).toBeGreaterThanOrEqual(10);
     expect(rule.Action).toEqual({
-      Block: { CustomResponse: { ResponseCode: 429, CustomResponseBodyKey: 'too_many_requests' } },
+      Block: {
+        CustomResponse: {
+          ResponseCode: 429,
+          CustomResponseBodyKey: 'too_many_requests',
+          ResponseHeaders: [{ Name: 'Retry-After', Value: String(edge?.[key].windowSeconds) }],
+        },
+      },
     });
   });
 
