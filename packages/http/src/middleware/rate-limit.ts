@@ -204,12 +204,16 @@ export class RateLimiter {
  * in the local runtime, and set per stage by its variable (`<per second>/<burst>`, e.g. `5/10`);
  * a value that does not parse keeps the default, so a typo cannot switch a limit off. The
  * defaults are generous for a person or a form backend and far below what a script guessing
- * secrets needs; docs/API.md "Rate limits" states them.
+ * secrets needs; docs/API.md "Rate limits" states them. Provider callbacks come from a
+ * provider's few sending addresses (Stripe publishes about a dozen for webhooks,
+ * https://docs.stripe.com/ips#webhook-notifications), so at a telethon's peak
+ * (docs/load-model.md) one address may carry hundreds of events a second: their limit only
+ * bounds a flood, and a provider refused retries later.
  */
 export const ADDRESS_LIMITS: Record<AddressLimit, { variable: string; defaults: RateLimit }> = {
   credentials: { variable: 'SVC_CREDENTIALS_RATE_LIMIT', defaults: { perSecond: 10, burst: 30 } },
   address: { variable: 'SVC_ADDRESS_RATE_LIMIT', defaults: { perSecond: 20, burst: 60 } },
-  'provider-callback': { variable: 'SVC_PROVIDER_CALLBACK_RATE_LIMIT', defaults: { perSecond: 100, burst: 300 } },
+  'provider-callback': { variable: 'SVC_PROVIDER_CALLBACK_RATE_LIMIT', defaults: { perSecond: 1000, burst: 3000 } },
   'public-read': { variable: 'SVC_PUBLIC_READ_RATE_LIMIT', defaults: { perSecond: 50, burst: 150 } },
 };
 
