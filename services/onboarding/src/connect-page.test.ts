@@ -165,6 +165,27 @@ describe('the hosted page', () => {
     expect((await call('GET', `/organisations/${organisation}`, { token: partner })).status).toBe(200);
   });
 
+  it('refuses a sign-in unchecked once the address has had 10 wrong passwords (429, said so on the page)', async () => {
+    const first = await newProcess();
+    expect((await onboardThroughPage(new Browser(), first.token)).status).toBe(303);
+    const email = first.initialisation_data.user.email;
+    // Ten wrong passwords through the API, five on each of two processes (each process's bound).
+    for (const guesser of [await newProcess(), await newProcess()]) {
+      for (let i = 0; i < 5; i += 1) {
+        const wrong = await call('POST', `/onboarding/processes/token/${guesser.token}/connect`, {
+          body: { email, password: `wrong ${i}`, organisation_uuid: DEMO.org },
+        });
+        expect(wrong.status).toBe(403);
+      }
+    }
+    const second = await newProcess({ user: { ...first.initialisation_data.user } });
+    const browser = new Browser();
+    const signIn = await browser.post('/connect/email', formOf(await browser.get(`/connect?token=${second.token}`)));
+    const locked = await browser.post('/connect/sign-in', { ...formOf(signIn), password: PASSWORD });
+    expect(locked.status).toBe(429);
+    expect(locked.text).toContain('Trop de tentatives');
+  });
+
   it('refuses a form without the matching CSRF cookie (403) and changes nothing', async () => {
     const process = await newProcess();
     const browser = new Browser();

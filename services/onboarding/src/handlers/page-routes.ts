@@ -203,6 +203,9 @@ const onboardStep: Step = async (loaded, ctx, body) => {
     if (error instanceof ConflictError) {
       return onboardForm(ctx, values, { user_email: t(ctx.locale, 'error_user_exists') }, 409);
     }
+    if (error instanceof TooManyRequestsError) {
+      return onboardForm(ctx, values, { user_email: t(ctx.locale, 'error_too_many_attempts') }, 429);
+    }
     throw error;
   }
   return redirect(ctx.partner.returnUrl);
