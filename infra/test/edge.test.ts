@@ -1,7 +1,8 @@
-import { stackName } from '@svc/api';
+import { ROUTE_TABLE, stackName } from '@svc/api';
 import { App, type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { STAGES, type StageName } from '../config/stages';
@@ -200,6 +201,42 @@ describe.each(['staging', 'prod'] as const)('the edge of %s', (stage) => {
     for (const path of [...TOKEN_PATHS, ...CALLBACK_PATHS, ...AUTHENTICATED_PATHS]) {
       expect(open.regex.test(path), path).toBe(false);
     }
+  });
+
+  it('classifies every route of the route table, whatever its path parameters: a new route without a bearer token must be placed', () => {
+    const rateScope = (name: string) =>
+      scopeRegex(rateStatementSchema.parse(ruleOf(stage, name).Statement.RateBasedStatement).ScopeDownStatement);
+    const token = rateScope('TokenRoutePerAddress');
+    const open = rateScope('UnauthenticatedPerAddress');
+    const everything = rateScope('PerAddress');
+    // By the route table's per-address class (packages/http route.ts): `credentials` and `address`
+    // routes get the stricter rule (the token route its own), `provider-callback` routes neither it
+    // nor the all-traffic limit, `public-read` ones the all-traffic limit only, but for the hosted
+    // page's assets, which count with the page.
+    const TOKEN_ROUTE = 'POST /oauth2/token';
+    const countedWithThePage = new Set(['GET /connect/assets/{file}']);
+    const entries = ROUTE_TABLE.filter((entry) => entry.key !== '$default');
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...entries),
+        fc.stringMatching(/^[A-Za-z0-9._~%@+-]{1,40}$/).filter((value) => !/^\.+$/.test(value)),
+        (entry, value) => {
+          const path = entry.route.path.replace(/\{[^}]+\}/g, value);
+          const limit: unknown = entry.route.limit;
+          const isToken = entry.key === TOKEN_ROUTE;
+          const isCallback = limit === 'provider-callback';
+          const isOpen =
+            entry.route.auth !== 'token' &&
+            !isToken &&
+            (limit === 'credentials' || limit === 'address' || countedWithThePage.has(entry.key));
+          expect(token.regex.test(path), `${entry.key} as ${path}`).toBe(isToken);
+          expect(open.regex.test(path), `${entry.key} as ${path}`).toBe(isOpen);
+          // PerAddress and the common rule set skip a path when the (negated) callback pattern matches.
+          expect(everything.regex.test(path), `${entry.key} as ${path}`).toBe(isCallback);
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 
   it('leaves the provider callbacks out of the all-traffic limit and the common rule set', () => {
