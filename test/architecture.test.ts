@@ -1,5 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import { ROUTE_TABLE } from '@svc/api';
+import { ADDRESS_LIMITS } from '@svc/http';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
@@ -334,5 +336,90 @@ describe('the cycle finder', () => {
       "import type { X } from 'zod';",
     ].join('\n');
     expect(importsOf(source)).toEqual(['@svc/core', '@svc/payments', '@svc/table', '@svc/subscriptions']);
+  });
+});
+
+/**
+ * The trust boundaries (issue 44; docs/security.md lists them): every route without a bearer
+ * token is limited per caller address, and a provider's callback goes through the one binding
+ * check that ties an event to the payment, account, mode and reference we stored.
+ */
+interface RouteFacts {
+  method: string;
+  path: string;
+  auth: string;
+  limit?: string | undefined;
+}
+
+/** The module every provider callback must reach (services/payments, issue 44 point 1). */
+const PROVIDER_BINDING = 'services/payments/src/domain/provider-binding.ts';
+
+const isProviderCallback = (route: RouteFacts) =>
+  route.limit === 'provider-callback' || /^\/providers\/[^/]+\/(?:events|notifications)$/.test(route.path);
+
+/** Unauthenticated routes without a per-address limit class, as `METHOD path`. */
+function unlimited(routes: readonly RouteFacts[]): string[] {
+  return routes
+    .filter((route) => route.auth !== 'token' && !(route.limit !== undefined && route.limit in ADDRESS_LIMITS))
+    .map((route) => `${route.method} ${route.path}`);
+}
+
+/** The source files that define a route with this path (`path: '…'`). */
+function definingFiles(path: string): string[] {
+  const literal = `path: '${path}'`;
+  return ['services', 'apps']
+    .flatMap((folder) => readdirSync(join(ROOT, folder)).map((name) => join(ROOT, folder, name, 'src')))
+    .filter((dir) => existsSync(dir))
+    .flatMap(sourceFiles)
+    .filter((file) => readFileSync(file, 'utf8').includes(literal))
+    .map((file) => relative(ROOT, file));
+}
+
+/** Whether `from` reaches `to` through the imports that run. */
+function reaches(graph: Map<string, Map<string, string>>, from: string, to: string): boolean {
+  const seen = new Set<string>();
+  const queue = [from];
+  while (queue.length > 0) {
+    const node = queue.shift() ?? '';
+    if (node === to) return true;
+    if (seen.has(node)) continue;
+    seen.add(node);
+    queue.push(...(graph.get(node)?.keys() ?? []));
+  }
+  return false;
+}
+
+/** Provider callback routes whose defining module does not reach the binding check. */
+function unbound(routes: readonly RouteFacts[], graph: Map<string, Map<string, string>>): string[] {
+  return routes.filter(isProviderCallback).flatMap((route) => {
+    const files = definingFiles(route.path);
+    const bound = files.length > 0 && files.every((file) => reaches(graph, file, PROVIDER_BINDING));
+    return bound ? [] : [`${route.method} ${route.path} (${files.join(', ') || 'no defining file found'})`];
+  });
+}
+
+describe('the routes without a bearer token', () => {
+  const routes: RouteFacts[] = ROUTE_TABLE.map(({ route }) => route);
+
+  it('are each limited per caller address', () => {
+    expect(routes.filter((r) => r.auth === 'none').length).toBeGreaterThan(20);
+    expect(unlimited(routes)).toEqual([]);
+  });
+
+  it('catch a new one without a limit', () => {
+    const synthetic: RouteFacts = { method: 'POST', path: '/new/unguarded', auth: 'none' };
+    expect(unlimited([...routes, synthetic])).toEqual(['POST /new/unguarded']);
+    expect(unlimited([{ ...synthetic, limit: 'no-such-class' }])).toHaveLength(1);
+  });
+
+  it('catch a new provider callback whose module does not reach the binding check', () => {
+    const graph = new Map([
+      ['services/payments/src/handlers/stripe-routes.ts', new Map([[PROVIDER_BINDING, 'x']])],
+      [PROVIDER_BINDING, new Map<string, string>()],
+    ]);
+    const synthetic: RouteFacts = { method: 'POST', path: '/providers/newpsp/events', auth: 'none', limit: 'address' };
+    expect(unbound([synthetic], graph)).toEqual(['POST /providers/newpsp/events (no defining file found)']);
+    expect(reaches(graph, 'services/payments/src/handlers/stripe-routes.ts', PROVIDER_BINDING)).toBe(true);
+    expect(reaches(graph, 'services/payments/src/handlers/other.ts', PROVIDER_BINDING)).toBe(false);
   });
 });
