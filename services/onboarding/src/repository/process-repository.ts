@@ -64,7 +64,7 @@ export const processRecordSchema = deferred(() =>
       })
       .optional(),
     failure_reason: z.string().optional(),
-    /** Refused credentials and known-address refusals so far (execution.ts MAX_FAILED_ATTEMPTS). */
+    /** Refused credentials and known-address refusals so far, and guesses in flight (execution.ts guardedGuess). */
     failed_attempts: z.number().int().optional(),
     event_sequence: z.number().int(),
   }),
