@@ -125,8 +125,9 @@ export const AUTHENTICATOR_KEYS = ['CLIENT#*', 'SIGNING_KEYS'] as const;
 /** An authenticated POST keeps an idempotency record per Idempotency-Key (@svc/http): Put, then Update. */
 const IDEMPOTENCY_KEYS = partitionsOf('idempotency_record');
 /**
- * A limited route (every authenticated one, and the token route) adds to its caller's per-second
- * item and reads it (@svc/http middleware/rate-limit.ts): UpdateItem and GetItem.
+ * A limited route (every authenticated one, and every one without a token but those limited per
+ * instance only, `public-read`) adds to its caller's per-second item and reads it (@svc/http
+ * middleware/rate-limit.ts): UpdateItem and GetItem.
  */
 const RATE_LIMIT_KEYS = ['RATE_LIMIT#*'] as const;
 
@@ -261,6 +262,7 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
         'partner_link',
         'user',
         'user_email',
+        'password_guesses',
         'organisation',
         'account',
         'webhook',
@@ -313,7 +315,8 @@ export function tableGrantFor(domain: DomainName, routes: readonly RouteEntry[] 
   const idempotent = own.some(
     (entry) => entry.route.auth === 'token' && entry.route.method === 'POST' && !entry.route.readOnly,
   );
-  const limited = authenticated || own.some((entry) => entry.route.limit === 'credentials');
+  const limited =
+    authenticated || own.some((entry) => entry.route.auth === 'none' && entry.route.limit !== 'public-read');
   const writes = [
     ...new Set<TableWriteAction>([
       ...scope.writes,

@@ -1,6 +1,15 @@
 import { IDEMPOTENCY_RECORD } from '@svc/http';
 import { CLIENT, SIGNING_KEYS } from '@svc/identity';
-import { CONNECT_TICKET, INTEGRATION, PARTNER_LINK, PROCESS, PROCESS_TOKEN, USER, USER_EMAIL } from '@svc/onboarding';
+import {
+  CONNECT_TICKET,
+  INTEGRATION,
+  PARTNER_LINK,
+  PASSWORD_GUESSES,
+  PROCESS,
+  PROCESS_TOKEN,
+  USER,
+  USER_EMAIL,
+} from '@svc/onboarding';
 import { ACCOUNT, ACCOUNT_ADDRESS, ORGANISATION, ORGANISATION_ADDRESS } from '@svc/organisations';
 import {
   PAYMENT,
@@ -63,6 +72,7 @@ export const ENTITIES: readonly DescribedEntity[] = [
   USER,
   USER_EMAIL,
   CONNECT_TICKET,
+  PASSWORD_GUESSES,
   INTEGRATION,
   PARTNER_LINK,
   PROCESS,

@@ -225,6 +225,16 @@ export function addressLimit(limit: AddressLimit): RateLimit {
   return parseRateLimit(process.env[variable]) ?? defaults;
 }
 
+/**
+ * Health, the API description and static assets are limited per instance only: each instance
+ * admits the burst a second per address and shares nothing, so these routes write nothing to the
+ * table (their function, the platform's, has no table access) and cost nothing per request.
+ */
+const instanceOnly: SharedWindows = {
+  add: async () => {},
+  total: async () => ({ admitted: 0, instances: 0 }),
+};
+
 let limiters: { env: string; client?: RateLimiter; address: Map<AddressLimit, RateLimiter> } | undefined;
 
 /** The instance's limiters, made again when their configuration changes (tests set it). */
@@ -237,7 +247,12 @@ function limitersNow() {
     limiters = {
       env,
       ...(client ? { client: new RateLimiter(client) } : {}),
-      address: new Map(LIMIT_CLASSES.map((c) => [c, new RateLimiter(addressLimit(c))])),
+      address: new Map(
+        LIMIT_CLASSES.map((c) => [
+          c,
+          new RateLimiter(addressLimit(c), c === 'public-read' ? instanceOnly : tableWindows),
+        ]),
+      ),
     };
   }
   return limiters;

@@ -5,7 +5,6 @@ import {
   defineEntity,
   getItem,
   isConditionFailure,
-  key,
   type TransactItem,
   TTL_ATTRIBUTE,
   tableName,
@@ -135,14 +134,38 @@ export async function findTicket(
   return { user_uuid, process_uuid, expires_at };
 }
 
+interface PasswordGuesses {
+  email: string;
+  window: number;
+  failures: number;
+}
+
 /**
  * Failed password checks of one e-mail address in one fixed window (users.ts PASSWORD_LOCKOUT),
  * across every process and page: one item per address and window, gone by TTL after it.
  */
-const guessesKey = (email: string, window: number) => ({
-  pk: key('PASSWORD_GUESSES', email.trim().toLowerCase(), window),
-  sk: 'PASSWORD_GUESSES',
+export const PASSWORD_GUESSES = defineEntity<PasswordGuesses, readonly [string, number]>({
+  name: 'password_guesses',
+  summary:
+    'Password checks of one e-mail address in one 15-minute window, reserved before each check (the per-user lockout; TTL after the window).',
+  prefix: 'PASSWORD_GUESSES',
+  idShown: '<lower-case e-mail>#<window>',
+  sort: 'PASSWORD_GUESSES',
+  id: (guesses) => [guesses.email, guesses.window] as const,
+  idParts: ([email, window]) => [email.trim().toLowerCase(), String(window)],
+  byKey: 'the failed password checks of an address in a window (lockout)',
+  storage: {
+    toAttributes: ({ failures }) => ({ failures }),
+    fromAttributes: (item) => {
+      const parts = String(item.pk).split('#');
+      return { email: parts.slice(1, -1).join('#'), window: Number(parts.at(-1)), failures: item.failures };
+    },
+  },
+  parse: (value) =>
+    z.object({ email: z.string(), window: z.number().int(), failures: z.number().int() }).parse(value),
 });
+
+const guessesKey = (email: string, window: number) => PASSWORD_GUESSES.key([email, window]);
 
 /**
  * Reserves one password check of an address BEFORE it is made: counted only while the window
