@@ -6,6 +6,7 @@
 export { type BlockedReason, BlockedTargetError } from './blocked-target-error';
 export type { LookupAddress, LookupFn } from './lookup';
 export {
+  DEFAULT_CONNECT_TIMEOUT_MS,
   DEFAULT_MAX_RESPONSE_BYTES,
   DEFAULT_TIMEOUT_MS,
   type PostJsonOptions,

@@ -1,12 +1,13 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { definedFields } from '@svc/core';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { postJson } from './post-json';
+import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_TIMEOUT_MS, postJson } from './post-json';
 import { selfSignedCertificate, type TestCertificate } from './testing/certificates';
 import { fakeLookup } from './testing/fake-lookup';
 import { closedPort, type Receiver, startReceiver, startSilentServer } from './testing/receiver';
@@ -476,5 +477,54 @@ describe('postJson over plain http to loopback (local receivers)', () => {
     const result = await postJson(`http://127.0.0.1:${server.port}/in`, BODY, {}, { allowPrivate: false });
     expect(result).toMatchObject({ ok: false, blocked: true });
     expect(server.connections).toBe(0);
+  });
+});
+
+describe('postJson against an address that never completes the TCP handshake', () => {
+  // A socket left "connecting" forever stands in for a SYN nobody answers (a local black hole
+  // cannot be made without root): Node queues the request until a connect that never comes.
+  const neverConnects = () => Object.assign(new Socket(), { connecting: true });
+
+  it('gives up after the connect timeout, well before the total bound', async () => {
+    const started = performance.now();
+    const result = await postJson(
+      'http://127.0.0.1:9/in',
+      BODY,
+      {},
+      { allowPrivate: true, timeoutMs: 5_000, connectTimeoutMs: 60, createConnection: neverConnects },
+    );
+    const elapsed = performance.now() - started;
+    expect(result.ok).toBe(false);
+    expect(result.error).toBe('Could not connect within 60 ms');
+    expect(elapsed).toBeLessThan(1_000);
+  });
+
+  it('still bounds the whole attempt by timeoutMs when the connect timeout is longer', async () => {
+    const result = await postJson(
+      'http://127.0.0.1:9/in',
+      BODY,
+      {},
+      { allowPrivate: true, timeoutMs: 60, connectTimeoutMs: 5_000, createConnection: neverConnects },
+    );
+    expect(result.error).toBe('Timed out after 60 ms (connecting)');
+  });
+
+  it('lets a connected receiver use the whole bound (the connect timeout is the handshake’s only)', async () => {
+    const server = await startReceiver((_request, response) => {
+      setTimeout(() => response.end('late'), 150);
+    });
+    servers.push(server);
+    const result = await postJson(
+      `http://127.0.0.1:${server.port}/in`,
+      BODY,
+      {},
+      { allowPrivate: true, timeoutMs: 2_000, connectTimeoutMs: 50 },
+    );
+    expect(result).toMatchObject({ ok: true, responseBody: 'late' });
+  });
+
+  it('defaults to a 3 s connect timeout inside the 10 s total bound', () => {
+    expect(DEFAULT_CONNECT_TIMEOUT_MS).toBe(3_000);
+    expect(DEFAULT_TIMEOUT_MS).toBe(10_000);
   });
 });

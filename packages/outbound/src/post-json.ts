@@ -8,6 +8,13 @@ import { type ResolvedTarget, resolveTarget } from './resolve-target';
 import { ResponseBody } from './response-body';
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
+/**
+ * The TCP handshake's own bound, inside the total one: a host that never answers a SYN (gone,
+ * firewalled) is given up on after 3 s instead of holding a worker for the whole 10 s. Linux
+ * would otherwise retry the SYN for about two minutes (tcp_syn_retries = 6,
+ * https://www.kernel.org/doc/Documentation/networking/ip-sysctl.txt), so the bound must be ours.
+ */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 3_000;
 /** Enough of a receiver's answer to debug a failed delivery, not enough to fill the delivery log. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024;
 
@@ -39,6 +46,10 @@ export interface PostJsonOptions {
   allowPrivate: boolean;
   /** Overall budget for resolution, connect, TLS and the whole response. */
   timeoutMs?: number;
+  /** Budget for the TCP handshake alone (from the socket's creation to its connect). */
+  connectTimeoutMs?: number;
+  /** Tests only: the socket to send on, instead of a fresh TCP connection to the checked address. */
+  createConnection?: () => Socket;
   maxResponseBytes?: number;
   lookup?: LookupFn;
   /** Replaces the default trust store (which includes NODE_EXTRA_CA_CERTS); tests only, normally. */
@@ -62,6 +73,12 @@ interface Exchange {
   responseHeaders: Record<string, string>;
   body: ResponseBody;
   error?: unknown;
+}
+
+class ConnectTimeout extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`Could not connect within ${timeoutMs} ms`);
+  }
 }
 
 class DeliveryTimeout extends Error {
@@ -111,7 +128,12 @@ export async function postJson(
   try {
     requestHeaders = buildRequestHeaders(hostHeaderOf(url), body, headers);
     const target = await untilAborted(resolveTarget(url, options), deadline.signal);
-    await send(target, body, requestHeaders, exchange, { ca: options.ca, signal: deadline.signal });
+    await send(target, body, requestHeaders, exchange, {
+      ca: options.ca,
+      signal: deadline.signal,
+      connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+      ...definedConnection(options.createConnection),
+    });
   } catch (error) {
     exchange.error = error;
   } finally {
@@ -166,14 +188,16 @@ function send(
   body: string,
   headers: Record<string, string>,
   exchange: Exchange,
-  context: { ca: string | Buffer | undefined; signal: AbortSignal },
+  context: SendContext,
 ): Promise<void> {
   return new Promise((resolve) => {
     let request: http.ClientRequest | undefined;
     let settled = false;
+    let connectTimer: NodeJS.Timeout | undefined;
     const finish = (error?: unknown) => {
       if (settled) return;
       settled = true;
+      clearTimeout(connectTimer);
       if (error !== undefined) exchange.error = error;
       context.signal.removeEventListener('abort', onAbort);
       request?.destroy();
@@ -186,16 +210,36 @@ function send(
     exchange.phase = 'connecting';
     try {
       const transport = secure ? https : http;
-      request = transport.request(requestOptions(target, headers, context.ca), (response) =>
-        readResponse(response, exchange, finish),
-      );
+      const options = requestOptions(target, headers, context.ca);
+      if (context.createConnection) {
+        // Node's client takes createConnection only without an agent (lib/_http_client.js).
+        delete options.agent;
+        options.createConnection = context.createConnection;
+      }
+      request = transport.request(options, (response) => readResponse(response, exchange, finish));
     } catch (error) {
       return finish(error);
     }
-    request.on('socket', (socket) => trackPhases(socket, exchange, secure));
+    request.on('socket', (socket) => {
+      trackPhases(socket, exchange, secure);
+      // The handshake's own bound; the total deadline still covers everything after it.
+      connectTimer = setTimeout(() => finish(new ConnectTimeout(context.connectTimeoutMs)), context.connectTimeoutMs);
+      socket.once('connect', () => clearTimeout(connectTimer));
+    });
     request.on('error', finish);
     request.end(body);
   });
+}
+
+interface SendContext {
+  ca: string | Buffer | undefined;
+  signal: AbortSignal;
+  connectTimeoutMs: number;
+  createConnection?: () => Socket;
+}
+
+function definedConnection(createConnection: (() => Socket) | undefined): Pick<SendContext, 'createConnection'> {
+  return createConnection === undefined ? {} : { createConnection };
 }
 
 function requestOptions(
@@ -323,6 +367,7 @@ const MAX_MESSAGE_LENGTH = 300;
 /** One line for the delivery log; the error's own message is kept where it helps (addresses, certificate names). */
 function describeError(error: unknown, phase: Phase): string {
   if (error instanceof DeliveryTimeout) return `${error.message} (${phase})`;
+  if (error instanceof ConnectTimeout) return error.message;
   if (error instanceof BlockedTargetError) return error.message;
   if (!(error instanceof Error)) return clip(String(error));
   const code = (error as NodeJS.ErrnoException).code;
