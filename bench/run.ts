@@ -6,6 +6,7 @@ import { benchFailover, failoverSummary } from './failover';
 import { benchIdempotencyCrash, crashSummary } from './idempotency-crash';
 import { measureInit } from './init-time';
 import { type LoadResult, runLoad } from './load';
+import { benchNoisyNeighbour, noisyNeighbourSummary } from './noisy-neighbour';
 import { benchCapacity, benchInitialiseThroughput, benchSearch } from './payments';
 import { benchReconciliation, reconciliationSummary } from './reconciliation';
 import { benchSearchEngine, searchEngineSummary } from './search';
@@ -17,7 +18,7 @@ import { benchWebhooks, webhooksSummary } from './webhooks';
 /**
  * `pnpm bench`: every figure beside a baseline measured in the same run. All traffic goes to
  * 127.0.0.1; every loop is bounded in time and count. BENCH_ONLY=reads|payments|search|init|billing|
- * webhooks|reconciliation|idempotency-crash|stripe|failover|telethon runs one part (BENCH_CRASH_PAYMENTS sizes the last); BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_SEARCH_SIZES,
+ * webhooks|noisy-neighbour|reconciliation|idempotency-crash|stripe|failover|telethon runs one part (BENCH_CRASH_PAYMENTS sizes the last); BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_SEARCH_SIZES,
  * BENCH_BILLING_CONCURRENCY, BENCH_WEBHOOK_PAYMENTS, BENCH_TELETHON_DONATIONS, BENCH_RECONCILIATION_ROWS and
  * BENCH_RECONCILIATION_RUNS tune it. To see where a service process's time goes:
  * BENCH_SERVICE_CPU_PROF=<directory> writes its V8 CPU profile there when it stops, and
@@ -167,6 +168,14 @@ async function main() {
     });
     for (const text of webhooksSummary(webhooks)) console.log(text);
     results.webhooks = webhooks;
+  }
+  if (wants('noisy-neighbour')) {
+    const noisy = await benchNoisyNeighbour({
+      payments: Number(process.env.BENCH_NOISY_PAYMENTS ?? 30),
+      waitSeconds: 120,
+    });
+    for (const text of noisyNeighbourSummary(noisy)) console.log(text);
+    results.noisy_neighbour = noisy;
   }
   if (wants('reconciliation')) {
     const reconciliation = await benchReconciliation({
