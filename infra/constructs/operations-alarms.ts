@@ -177,6 +177,7 @@ export class OperationsAlarms extends Construct {
           'paid_at_other_provider',
           'unrecorded_payment',
           'cancelled_after_success',
+          'callback_unbound',
         ] as const
       ).map(
         (kind) =>
@@ -195,7 +196,9 @@ export class OperationsAlarms extends Construct {
                     ? 'Adyen took money for a payment of ours never recorded (its request died and was not retried): record or refund it'
                     : kind === 'cancelled_after_success'
                       ? 'Adyen cancelled a payment recorded as paid: the donor has not paid; correct the record'
-                      : 'The payment provider refused the platform’s key or a connected account: payments on it fail',
+                      : kind === 'callback_unbound'
+                        ? 'A provider callback named a payment its account, mode or reference does not hold (ignored): find who sent it (logs: callback_unbound)'
+                        : 'The payment provider refused the platform’s key or a connected account: payments on it fail',
           }),
       ),
       // A provider's circuit opened: new payments go to the route's next candidate (or wait on it).

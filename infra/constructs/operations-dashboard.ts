@@ -158,6 +158,7 @@ export class OperationsDashboard extends Construct {
           'paid_at_other_provider',
           'unrecorded_payment',
           'cancelled_after_success',
+          'callback_unbound',
         ].map((kind) => labelled(kind, businessMetric(props.stage, BUSINESS_METRICS.providerAnomalies, { kind }))),
         width: 8,
       }),

@@ -124,6 +124,18 @@ describe.each(STAGE_NAMES.filter((name) => STAGES[name].alarms.enabled))(
         expect(fn.properties.Environment.Variables).toHaveProperty('POWERTOOLS_SERVICE_NAME');
     });
 
+    it('alarm at the first provider callback that names what its sender does not hold (issue 44)', () => {
+      const found = described('A provider callback named a payment');
+      expect(found).toHaveLength(1);
+      expect(found[0]).toMatchObject({
+        Namespace: `svc/${stage}`,
+        MetricName: BUSINESS_METRICS.providerAnomalies,
+        Dimensions: expect.arrayContaining([{ Name: 'kind', Value: 'callback_unbound' }]),
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      });
+    });
+
     it('alarm on the share of live payments and of charge attempts that fail, once enough happened', () => {
       const rate = (what: string) => {
         const found = described(what);

@@ -107,10 +107,11 @@ export function stripeCalls(harness: StripeHarness) {
   const deliver = (
     type: string,
     object: Record<string, unknown>,
-    options: { id?: string; signature?: string } = {},
+    options: { id?: string; signature?: string; account?: string; livemode?: boolean } = {},
   ): Promise<ApiResponse> => {
     // Signed at the service clock's time, as Stripe would sign it now.
-    const event = harness.stripe.event(type, object, { createdAt: now(), ...(options.id ? { id: options.id } : {}) });
+    const { signature: _signature, ...eventOptions } = options;
+    const event = harness.stripe.event(type, object, { createdAt: now(), ...eventOptions });
     return call('POST', '/providers/stripe/events', {
       rawBody: event.body,
       headers: { 'content-type': 'application/json', 'stripe-signature': options.signature ?? event.signature },

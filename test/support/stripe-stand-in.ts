@@ -184,7 +184,13 @@ export interface StripeStandIn {
   event(
     type: string,
     object: Params,
-    options?: { id?: string; createdAt?: number },
+    options?: {
+      id?: string;
+      createdAt?: number;
+      /** The connected account it comes from: by default the object's owner, as Stripe sets it. */
+      account?: string;
+      livemode?: boolean;
+    },
   ): { body: string; signature: string };
   /** A recorded event (from `events` or `GET /v1/events`), signed for delivery now. */
   signed(event: Params): { body: string; signature: string };
@@ -1650,15 +1656,23 @@ export async function startStripeStandIn(options: StripeStandInOptions = {}): Pr
     },
     event(type, object, eventOptions = {}) {
       const createdAt = eventOptions.createdAt ?? clock();
+      // Stripe names the connected account an event originates from in `account` (absent for the
+      // platform's own): https://docs.stripe.com/api/events/object#event_object-account. A charge,
+      // refund or dispute belongs to its intent's account.
+      const intentId = typeof object.payment_intent === 'string' ? object.payment_intent : undefined;
+      const owner =
+        eventOptions.account ??
+        (ownerOf(object) || (intentId && intents.has(intentId) ? ownerOf(intents.get(intentId) as Params) : ''));
       const body = JSON.stringify({
         id: eventOptions.id ?? id('evt'),
         object: 'event',
         api_version: DEFAULT_API_VERSION,
         created: createdAt,
         type,
-        livemode: false,
+        livemode: eventOptions.livemode ?? false,
         pending_webhooks: 1,
         data: { object },
+        ...(owner ? { account: owner } : {}),
       });
       return sign(body, createdAt);
     },

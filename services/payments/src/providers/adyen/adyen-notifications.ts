@@ -13,6 +13,7 @@ import {
 import { db, getItem, retryOnConflict, tableName } from '@svc/table';
 import * as z from 'zod';
 import { attachLateInstrument, settlePending, settlePendingSource } from '../../domain/approval';
+import { type BoundRecord, boundToCallback, type CallbackClaim } from '../../domain/provider-binding';
 import {
   applyProviderRefunds,
   heldBy,
@@ -47,7 +48,16 @@ import { adyenInstrumentToken, refusalReason, storedMethodId } from './adyen-pro
  *   (a cancellation, a reversed chargeback) are kept as markers of the payment's pspReference.
  *
  * Adyen's API reads nothing back, so the notification itself is the provider's word: HMAC-signed
- * with our key, it is trusted as Stripe's retrieved objects are.
+ * with our key, it is trusted as Stripe's retrieved objects are, but only about what its merchant
+ * account holds. Every charity's merchant account sends through the same webhook and key, and
+ * `merchantReference` is free text any of them can set, so an item changes a payment or source
+ * only when its `merchantAccountCode`, the batch's `live`, its pspReference (the payment's own,
+ * or `originalReference` for a modification) and its amount and currency are what we stored
+ * (domain/provider-binding.ts). Fields: NotificationRequestItem has `merchantAccountCode`,
+ * `pspReference`, `originalReference` ("for modifications, the pspReference of the original
+ * payment"), `amount` {value, currency}; the request has `live` ("true"/"false")
+ * (https://docs.adyen.com/api-explorer/Webhooks/1/post/AUTHORISATION, and the library's
+ * src/typings/notification/notificationRequestItem.ts in github:Adyen/adyen-node-api-library).
  */
 const MARKER_SECONDS = 60 * 86_400;
 
@@ -128,8 +138,9 @@ export async function receiveAdyenNotifications(
   }
   let applied = 0;
   let duplicates = 0;
+  const live = parsed.live === 'true';
   for (const item of items) {
-    if (await applyOnce(item)) applied += 1;
+    if (await applyOnce(item, live)) applied += 1;
     else duplicates += 1;
   }
   return { applied, duplicates };
@@ -156,11 +167,14 @@ async function mark(id: string, type: string): Promise<void> {
 }
 
 /** Applies an item unless one of the same pspReference, eventCode and success was applied before. */
-async function applyOnce(item: Item): Promise<boolean> {
+async function applyOnce(item: Item, live: boolean): Promise<boolean> {
   const id = `${item.pspReference}#${item.eventCode}#${item.success}`;
   if (await getItem(markerKey(id))) return false;
-  await applyAdyenNotification(item);
-  await mark(id, item.eventCode);
+  const received: Received = { item, live };
+  await applyAdyenNotification(received);
+  // An item that did not bind leaves no marker: its key (pspReference, eventCode, success) must
+  // not keep out the item that does.
+  if (!received.unbound) await mark(id, item.eventCode);
   return true;
 }
 
@@ -204,25 +218,56 @@ function notYet(item: Item): void {
   throw new NotYetKnown(`No payment ${item.merchantReference} yet for ${item.eventCode} ${item.pspReference}`);
 }
 
-export async function applyAdyenNotification(item: Item): Promise<void> {
+/** An item and the batch's mode: what it may claim to speak for. */
+interface Received {
+  item: Item;
+  live: boolean;
+  /** Set when the item named something its merchant account does not hold. */
+  unbound?: boolean;
+}
+
+/**
+ * Whether the item may change `record`: its merchant account and mode always, and `fields` (the
+ * references and amounts this kind of notification carries) as each caller says.
+ */
+function bound(received: Received, record: BoundRecord, fields: Partial<CallbackClaim>): boolean {
+  const { item, live } = received;
+  const ok = boundToCallback(
+    record,
+    { provider: 'adyen', account: item.merchantAccountCode, live, ...fields },
+    `adyen ${item.eventCode}`,
+  );
+  if (!ok) received.unbound = true;
+  return ok;
+}
+
+/** A modification (refund, chargeback, cancel) names its payment by `originalReference`, and moves at most its amount. */
+const modificationOf = (item: Item): Partial<CallbackClaim> => ({
+  reference: item.originalReference || undefined,
+  atMostMinor: item.amount.value,
+  currency: item.amount.currency,
+});
+
+export async function applyAdyenNotification(received: Received): Promise<void> {
+  const { item } = received;
   switch (item.eventCode) {
     case 'AUTHORISATION':
-      return authorisation(item);
+      return authorisation(received);
     case 'CANCELLATION':
     case 'TECHNICAL_CANCEL':
-      return cancellation(item);
+      return cancellation(received);
     case 'REFUND':
     case 'REFUND_FAILED':
-      return refunded(item);
+      return refunded(received);
     case 'NOTIFICATION_OF_CHARGEBACK':
     case 'CHARGEBACK':
     case 'SECOND_CHARGEBACK':
     case 'CHARGEBACK_REVERSED':
-      return chargeback(item);
+      return chargeback(received);
     case 'RECURRING_CONTRACT':
-      return recurringContract(item);
+      return recurringContract(received);
     case 'OFFER_CLOSED':
-      return offerClosed(item);
+      return offerClosed(received);
     default:
       return;
   }
@@ -235,17 +280,31 @@ function instrumentOf(item: Item): string | undefined {
   return stored && shopper ? adyenInstrumentToken(shopper, stored) : undefined;
 }
 
-async function authorisation(item: Item): Promise<void> {
+async function authorisation(received: Received): Promise<void> {
+  const { item } = received;
   const succeeded = item.success === 'true';
   const payment = await paymentOf(item.merchantReference);
   if (!payment) {
     const source = UUID.test(item.merchantReference) ? await findPaymentSource(item.merchantReference) : undefined;
-    if (source) return settleSource(source.uuid, item);
+    // A source's authorisation is a zero or small verification amount: its reference binds it.
+    if (source) {
+      if (!bound(received, source, { reference: item.pspReference })) return;
+      return settleSource(source.uuid, item);
+    }
     if (UUID.test(item.merchantReference)) return notYet(item);
     return;
   }
   // A payment recorded at another provider (a route's other candidate): its money is alarmed, never applied here.
   if (!heldBy(payment, 'adyen', succeeded)) return;
+  // The authorisation is of the whole payment: its amount and currency are the payment's.
+  if (
+    !bound(received, payment, {
+      reference: item.pspReference,
+      amountMinor: item.amount.value,
+      currency: item.amount.currency,
+    })
+  )
+    return;
   const outcome = succeeded
     ? ({ status: 'succeeded' } as const)
     : ({ status: 'failed', reason: refusalReason(item.reason) } as const);
@@ -320,10 +379,18 @@ async function settleSource(uuid: string, item: Item): Promise<void> {
  * donor, else `cancelled`). A cancellation Adyen refused changes nothing: the authorisation's own
  * notification decides.
  */
-async function cancellation(item: Item): Promise<void> {
+async function cancellation(received: Received): Promise<void> {
+  const { item } = received;
   if (item.success !== 'true') return;
-  await mark(fact(paymentPsp(item), 'cancelled'), item.eventCode);
   const payment = await paymentOf(item.merchantReference);
+  // A technical cancel by our reference may come without originalReference (its pspReference is
+  // the cancel's own): then merchant account, mode and currency bind it.
+  if (
+    payment &&
+    !bound(received, payment, { reference: item.originalReference || undefined, currency: item.amount.currency })
+  )
+    return;
+  await mark(fact(paymentPsp(item), 'cancelled'), item.eventCode);
   if (!payment) return;
   if (payment.status === 'succeeded' && payment.provider === 'adyen') {
     // Cancelled after we recorded it paid (its AUTHORISATION came first, and Adyen had not captured
@@ -350,10 +417,12 @@ async function cancellation(item: Item): Promise<void> {
  * nothing can be charged under it any more, so the pending payment or source fails
  * (`approval_expired`). Anything already settled stays as it is.
  */
-async function offerClosed(item: Item): Promise<void> {
+async function offerClosed(received: Received): Promise<void> {
+  const { item } = received;
   if (item.success !== 'true') return;
   const payment = await paymentOf(item.merchantReference);
   if (payment) {
+    if (!bound(received, payment, { reference: item.pspReference, currency: item.amount.currency })) return;
     if (payment.charge_attempt_uuid) return;
     await settleFromProvider(payment.uuid, async () => ({
       status: 'failed',
@@ -364,7 +433,7 @@ async function offerClosed(item: Item): Promise<void> {
   }
   if (!UUID.test(item.merchantReference)) return;
   const source = await findPaymentSource(item.merchantReference);
-  if (!source) return;
+  if (!source || !bound(received, source, { reference: item.pspReference })) return;
   await retryOnConflict(async () => {
     const read = await findPaymentSource(source.uuid);
     if (read?.status !== 'pending') return read;
@@ -373,14 +442,17 @@ async function offerClosed(item: Item): Promise<void> {
 }
 
 /** A refund's outcome; the reference we sent names the payment and the refund. */
-async function refunded(item: Item): Promise<void> {
+async function refunded(received: Received): Promise<void> {
+  const { item } = received;
   const [paymentUuid, refundUuid] = item.merchantReference.split(':');
   if (!paymentUuid || !refundUuid || !UUID.test(paymentUuid) || !UUID.test(refundUuid)) {
     // A refund made in Adyen's Customer Area names no payment of ours: support reconciles it.
     logger.warn('An Adyen refund names no payment of ours', { psp: item.pspReference });
     return;
   }
-  if (!(await findPayment(paymentUuid))) return notYet(item);
+  const payment = await findPayment(paymentUuid);
+  if (!payment) return notYet(item);
+  if (!bound(received, payment, modificationOf(item))) return;
   const succeeded = item.eventCode === 'REFUND' && item.success === 'true';
   await applyProviderRefunds(paymentUuid, [
     {
@@ -398,12 +470,14 @@ async function refunded(item: Item): Promise<void> {
  * (https://docs.adyen.com/risk-management/disputes-api/dispute-notifications/). A reversal outranks
  * the chargeback it reverses, whichever arrives first.
  */
-async function chargeback(item: Item): Promise<void> {
+async function chargeback(received: Received): Promise<void> {
+  const { item } = received;
   const payment = await paymentOf(item.merchantReference);
   if (!payment) {
     if (UUID.test(item.merchantReference)) return notYet(item);
     return;
   }
+  if (!bound(received, payment, modificationOf(item))) return;
   // The dispute is the payment's: named by the payment's pspReference, which a CHARGEBACK gives as
   // originalReference while a CHARGEBACK_REVERSED may come without one (Adyen's examples differ),
   // so the payment's own, when we have it, decides.
@@ -441,9 +515,13 @@ async function chargeback(item: Item): Promise<void> {
  * The instrument Adyen stored, for a payment or source still waiting for it (the answer that
  * would have carried it was lost, or the donor's redirect has not come back yet).
  */
-async function recurringContract(item: Item): Promise<void> {
+async function recurringContract(received: Received): Promise<void> {
+  const { item } = received;
   const token = instrumentOf(item) ?? tokenFromContract(item);
   if (!token || !UUID.test(item.merchantReference)) return;
+  // Its pspReference is the stored method's, not the payment's: merchant account and mode bind it.
+  const named = (await findPayment(item.merchantReference)) ?? (await findPaymentSource(item.merchantReference));
+  if (!named || !bound(received, named, {})) return;
   await retryOnConflict(async () => {
     const payment = await findPayment(item.merchantReference);
     if (payment?.status === 'succeeded') {

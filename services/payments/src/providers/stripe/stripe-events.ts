@@ -5,6 +5,7 @@ import type Stripe from 'stripe';
 import * as z from 'zod';
 import { settlePendingSource } from '../../domain/approval';
 import { storedContext } from '../../domain/context';
+import { type BoundRecord, boundToCallback, type CallbackClaim } from '../../domain/provider-binding';
 import {
   applyProviderRefunds,
   heldBy,
@@ -150,12 +151,12 @@ export async function applyStripeEvent(event: Stripe.Event): Promise<boolean> {
     case 'payment_intent.processing':
     case 'payment_intent.canceled':
     case 'payment_intent.requires_action':
-      return settleIntent(event.data.object, event.type === 'payment_intent.succeeded');
+      return settleIntent(on, event.data.object, event.type === 'payment_intent.succeeded');
     case 'setup_intent.succeeded':
     case 'setup_intent.setup_failed':
     case 'setup_intent.canceled':
     case 'setup_intent.requires_action':
-      return settleSetup(event.data.object);
+      return settleSetup(on, event.data.object);
     case 'refund.created':
     case 'refund.updated':
     case 'refund.failed':
@@ -176,17 +177,47 @@ export async function applyStripeEvent(event: Stripe.Event): Promise<boolean> {
   }
 }
 
-/** The client and account an event's objects are read with: its mode's key, its connected account. */
+/**
+ * The client and account an event's objects are read with (its mode's key, its connected
+ * account), and what the event speaks for. Stripe sets `account` on every event of a connected
+ * account ("The connected account that originates the event",
+ * https://docs.stripe.com/api/events/object#event_object-account; absent for the platform's own)
+ * and `livemode` on every event (#event_object-livemode): an event is bound to the payment only
+ * when both are the payment's (domain/provider-binding.ts).
+ */
 interface Connection {
   stripe: () => Promise<Stripe | undefined>;
   options: Stripe.RequestOptions;
+  account: string | undefined;
+  live: boolean;
+  type: string;
 }
 
 function connection(event: Stripe.Event): Connection {
   return {
     stripe: () => stripeClient(!event.livemode),
     options: event.account ? { stripeAccount: event.account } : {},
+    account: event.account ?? undefined,
+    live: event.livemode,
+    type: event.type,
   };
+}
+
+/** Whether the event may change `record`: what it claims about the intent (or setup) is what we stored. */
+function bound(
+  on: Connection,
+  record: BoundRecord,
+  object: { id: string; amount?: number; currency?: string | null } | undefined,
+): boolean {
+  const claim: CallbackClaim = {
+    provider: 'stripe',
+    account: on.account,
+    live: on.live,
+    reference: object?.id,
+    amountMinor: object?.amount,
+    currency: object?.currency ?? undefined,
+  };
+  return boundToCallback(record, claim, `stripe ${on.type}`);
 }
 
 function idOf(value: string | { id: string } | null | undefined): string | undefined {
@@ -203,11 +234,12 @@ export async function paymentOfIntent(
   return (await findPayment(reference)) ?? (await findPayment(derivedUuid('payment', reference)));
 }
 
-async function settleIntent(intent: Stripe.PaymentIntent, succeeded: boolean): Promise<boolean> {
+async function settleIntent(on: Connection, intent: Stripe.PaymentIntent, succeeded: boolean): Promise<boolean> {
   const payment = await paymentOfIntent(intent);
   if (!payment) return false;
   // Recorded at another provider of its route: Stripe's money on it is alarmed, never applied.
   if (!heldBy(payment, 'stripe', succeeded)) return true;
+  if (!bound(on, payment, intent)) return false;
   const current = (stored: PaymentRecord) =>
     stripeProvider.outcomeOf(stored.uuid, {
       context: storedContext(stored),
@@ -228,9 +260,12 @@ async function settleIntent(intent: Stripe.PaymentIntent, succeeded: boolean): P
   return (await settleFromProvider(payment.uuid, current, { reviveFailed: succeeded })) !== undefined;
 }
 
-async function settleSetup(setup: Stripe.SetupIntent): Promise<boolean> {
+async function settleSetup(on: Connection, setup: Stripe.SetupIntent): Promise<boolean> {
   const uuid = setup.metadata?.svc_reference;
   if (!uuid) return false;
+  const found = await findPaymentSource(uuid);
+  if (!found) return false;
+  if (!bound(on, found, { id: setup.id })) return false;
   const settled = await retryOnConflict(async () => {
     const source = await findPaymentSource(uuid);
     if (source?.status !== 'pending') return source;
@@ -253,7 +288,7 @@ async function refundsOfIntent(on: Connection, intentId: string | undefined): Pr
   if (!intentId || !stripe) return false;
   const intent = await stripe.paymentIntents.retrieve(intentId, {}, on.options);
   const payment = await paymentOfIntent(intent);
-  if (!payment) return false;
+  if (!payment || !bound(on, payment, intent)) return false;
   const refunds: Parameters<typeof applyProviderRefunds>[1][number][] = [];
   for await (const made of stripe.refunds.list({ payment_intent: intentId, limit: 100 }, on.options)) {
     const ours = made.metadata?.svc_reference;
@@ -281,7 +316,7 @@ async function disputeUpdated(on: Connection, type: string, copy: Stripe.Dispute
   if (!intentId) return false;
   const intent = await stripe.paymentIntents.retrieve(intentId, {}, on.options);
   const payment = await paymentOfIntent(intent);
-  if (!payment) return false;
+  if (!payment || !bound(on, payment, intent)) return false;
   const funds =
     type === 'charge.dispute.funds_withdrawn'
       ? 'withdrawn'
@@ -316,6 +351,8 @@ async function mandateUpdated(on: Connection, copy: Stripe.Mandate): Promise<boo
   const sourceUuid = (await findPaymentSource(reference))
     ? reference
     : (await findPayment(reference))?.created_payment_source_uuid;
-  if (!sourceUuid) return false;
+  const source = sourceUuid ? await findPaymentSource(sourceUuid) : undefined;
+  // The mandate names no intent of the source's: provider, account and mode bind it.
+  if (!source || !sourceUuid || !bound(on, source, undefined)) return false;
   return (await deactivateSource(sourceUuid, 'mandate_inactive')) !== undefined;
 }
