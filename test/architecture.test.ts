@@ -412,6 +412,12 @@ describe('the routes without a bearer token', () => {
     expect(unlimited([{ ...synthetic, limit: 'no-such-class' }])).toHaveLength(1);
   });
 
+  it('take provider callbacks only through the shared binding check (provider-binding.ts)', () => {
+    const callbacks = routes.filter(isProviderCallback).map((r) => r.path);
+    expect(callbacks).toEqual(expect.arrayContaining(['/providers/stripe/events', '/providers/adyen/notifications']));
+    expect(unbound(routes, moduleGraph(workspacePackages()))).toEqual([]);
+  });
+
   it('catch a new provider callback whose module does not reach the binding check', () => {
     const graph = new Map([
       ['services/payments/src/handlers/stripe-routes.ts', new Map([[PROVIDER_BINDING, 'x']])],
