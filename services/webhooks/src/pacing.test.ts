@@ -3,7 +3,12 @@ import { advanceClock, definedFields, freezeClock, now } from '@svc/core';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
 import { type Receiver, startReceiver } from '../../../packages/outbound/src/testing/receiver';
 import { call, cardPaymentBody, DEMO, seedDemo, tokenFor } from '../../../test/support/api';
-import { DEFAULT_DELIVERIES_PER_SECOND, MAX_DELIVERIES_PER_SECOND } from './domain/pacing';
+import {
+  DEFAULT_DELIVERIES_PER_SECOND,
+  MAX_DELIVERIES_PER_SECOND,
+  MAX_THROTTLED_ATTEMPTS,
+  throttleFloorSeconds,
+} from './domain/pacing';
 import { sweepDueDeliveries } from './handlers/delivery-sweeper';
 import { findDelivery } from './repository/webhook-repository';
 
@@ -181,16 +186,18 @@ describe('an endpoint’s pace', () => {
     ]);
   });
 
-  it('never fails a delivery for 429s: twelve in a row (more than the ten attempts), then delivered', async () => {
+  it('never fails a delivery for 429s: twelve in a row (more than the ten attempts), waiting ever longer, then delivered', async () => {
     const target = await endpoint();
     answers.set(
       target.path,
       Array.from({ length: 12 }, () => ({ status: 429, headers: { 'retry-after': '1' } })),
     );
     await pay();
+    // Each wait at least the growing floor (1 s, 2 s, 4 s …), whatever Retry-After says.
     for (let round = 0; round < 20 && requestsAt(target.path).length < 13; round++) {
       await settle();
-      advanceClock(1);
+      advanceClock(throttleFloorSeconds(round));
+      token = await tokenFor(DEMO.client);
     }
     expect(requestsAt(target.path)).toHaveLength(13);
     const log = await responsesOf(target);
@@ -313,4 +320,31 @@ describe('an endpoint that only ever asks to wait', () => {
     await settle();
     expect(requestsAt(target.path)).toHaveLength(2);
   });
+
+  it('is tried at most MAX_THROTTLED_ATTEMPTS times in 3 days when it answers 429 with Retry-After: 1', async () => {
+    token = await tokenFor(DEMO.client);
+    const target = await endpoint();
+    answers.set(
+      target.path,
+      Array.from({ length: 1_000 }, () => ({ status: 429, headers: { 'retry-after': '1' } })),
+    );
+    await pay();
+    const start = now();
+    // An hour a step (72 steps): a receiver honoured at its Retry-After alone is tried every step.
+    while (now() - start < 3 * 86_400) {
+      token = await tokenFor(DEMO.client);
+      await settle();
+      advanceClock(3_600);
+    }
+    token = await tokenFor(DEMO.client);
+    const attempts = requestsAt(target.path).length;
+    expect(attempts, `${attempts} attempts in 3 days`).toBeLessThanOrEqual(MAX_THROTTLED_ATTEMPTS);
+    const log = await responsesOf(target);
+    expect(log.filter((r) => r.status_code === 429)).toHaveLength(attempts);
+    // The last throttled attempt ended the delivery (failed, like any other): nothing more is sent.
+    advanceClock(86_400);
+    token = await tokenFor(DEMO.client);
+    await settle();
+    expect(requestsAt(target.path)).toHaveLength(attempts);
+  }, 120_000);
 });

@@ -23,7 +23,15 @@ import {
   recordedHeaders,
   truncate,
 } from './delivery';
-import { deferDelivery, PacingFailed, paceMessages, pauseAskedBy, pauseFor } from './pacing';
+import {
+  deferDelivery,
+  MAX_THROTTLED_ATTEMPTS,
+  nextThrottledAttempt,
+  PacingFailed,
+  paceMessages,
+  pauseAskedBy,
+  pauseFor,
+} from './pacing';
 
 /**
  * Sending and settling a claimed attempt (claims are delivery.ts's).
@@ -201,9 +209,15 @@ function outcomeOf(claimed: Claimed, result: PostResult | undefined): Outcome {
   // A URL the guard refuses for its form (not its address) can never succeed: no retries.
   const hopeless = result?.blocked === true && result.blockedReason !== undefined && result.blockedReason !== 'address';
   const asked = pauseAskedBy(result, claimed.at);
-  // Measured from the delivery's own creation (a redelivery of an old event starts afresh).
-  const givenUp = asked !== undefined && claimed.at - delivery.created >= THROTTLED_GIVE_UP_SECONDS;
-  const pausedUntil = asked !== undefined && !givenUp ? asked : undefined;
+  // Measured from the delivery's own creation (a redelivery of an old event starts afresh), or
+  // once this is its MAX_THROTTLED_ATTEMPTS-th throttled answer.
+  const throttledSoFar = delivery.throttled ?? 0;
+  const givenUp =
+    asked !== undefined &&
+    (claimed.at - delivery.created >= THROTTLED_GIVE_UP_SECONDS || throttledSoFar + 1 >= MAX_THROTTLED_ATTEMPTS);
+  // Growing waits: the receiver's Retry-After, but never less than the floor for this many.
+  const pausedUntil =
+    asked !== undefined && !givenUp ? nextThrottledAttempt(asked, claimed.at, throttledSoFar) : undefined;
   const failed = failedAttempts(delivery) - (pausedUntil === undefined ? 0 : 1);
   const final =
     !endpoint || delivered || gone || hopeless || givenUp || (pausedUntil === undefined && failed >= MAX_ATTEMPTS);

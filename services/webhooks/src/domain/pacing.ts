@@ -38,6 +38,29 @@ export const DEFAULT_PAUSE_SECONDS = 5;
 export const MAX_PAUSE_SECONDS = 3600;
 /** A container trusts its read of an endpoint's pause this long. */
 const PAUSE_MEMO_SECONDS = 1;
+/**
+ * Throttled attempts (429/503 asking to wait) a delivery gets before it fails like any other: a
+ * receiver that asks to wait for ever is not tried for ever (issue 44).
+ */
+export const MAX_THROTTLED_ATTEMPTS = 50;
+/** The longest wait the growing floor imposes between two throttled attempts. */
+export const MAX_THROTTLE_FLOOR_SECONDS = 3600;
+
+/**
+ * The least a delivery waits after its n-th throttled answer (n from 1): 1 s, 2 s, 4 s … an hour
+ * at most. Retry-After is honoured when longer (RFC 9110 section 10.2.3 says how long the client
+ * ought to wait at least, not that it may come back at once), so a receiver answering
+ * `Retry-After: 1` forever is tried 12 times in its first 68 minutes, then hourly, and at most
+ * MAX_THROTTLED_ATTEMPTS times (about 1.6 days) in all.
+ */
+export function throttleFloorSeconds(throttledSoFar: number): number {
+  return Math.min(MAX_THROTTLE_FLOOR_SECONDS, 2 ** Math.max(0, throttledSoFar));
+}
+
+/** When a delivery answered "wait" for the n-th time goes again: the later of the ask and the floor. */
+export function nextThrottledAttempt(asked: number, at: number, throttledSoFar: number): number {
+  return Math.max(asked, at + throttleFloorSeconds(throttledSoFar));
+}
 /** Seconds probed for room per reservation, before the rest wait unreserved. */
 const MAX_PROBES = 40;
 
