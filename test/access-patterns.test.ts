@@ -47,13 +47,13 @@ describe('the access patterns of the table', () => {
         byPrefix.set(prefix, [...(byPrefix.get(prefix) ?? []), entity.description.name]);
     }
     // Invoices live in their subscription's partition (one Query reads a subscription's invoices),
-    // addresses in their owner's; the default-plan and one-URL markers in the organisation's,
-    // unique by key. IAM's LeadingKeys
+    // addresses in their owner's; the default-plan and one-URL markers and the endpoint counter
+    // (one conditional write per create, issue 44) in the organisation's, unique by key. IAM's LeadingKeys
     // cannot tell them apart: whoever may write a marker may write the organisation's partition
     // (docs/security.md).
     expect(new Map([...byPrefix].filter(([, names]) => names.length > 1))).toEqual(
       new Map([
-        ['ORG#*', ['organisation', 'address', 'default_plan', 'webhook_url']],
+        ['ORG#*', ['organisation', 'address', 'default_plan', 'webhook_url', 'webhook_endpoint_count']],
         ['ACCOUNT#*', ['account', 'address']],
         ['SUBSCRIPTION#*', ['subscription', 'invoice']],
       ]),

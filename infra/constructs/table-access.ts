@@ -237,8 +237,8 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
     readKeys: ['WEBHOOK_RESPONSE#*'],
     writes: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
     // A retried delivery is written back due; one endpoint per URL is held by a marker item in
-    // the organisation's partition.
-    writeKeys: partitionsOf('webhook', 'event_subscription', 'delivery', 'webhook_url'),
+    // the organisation's partition, the endpoint cap by a counter there.
+    writeKeys: partitionsOf('webhook', 'event_subscription', 'delivery', 'webhook_url', 'webhook_endpoint_count'),
   },
   /**
    * Processes, users and partner integrations, and through organisations' and webhooks' exported

@@ -22,6 +22,7 @@ export { useEventData } from './pipeline/envelope';
 export { EVENT_SOURCE, resetBusClient } from './pipeline/publish';
 export type { DeliveryMessage } from './pipeline/queue';
 export { DELIVERY_MAX_RECEIVES, resetDeliveryQueueClient } from './pipeline/queue';
+export { MAX_ENDPOINTS_PER_ORGANISATION, WEBHOOK_ENDPOINT_COUNT } from './repository/endpoint-count';
 export { PACING_ATTRIBUTES, PACING_PREFIXES, WEBHOOK_PACE, WEBHOOK_PAUSE } from './repository/pace-repository';
 export type { Envelope } from './repository/webhook-repository';
 export {

@@ -4,7 +4,7 @@ import { EVENT_NAMES } from '@svc/events';
 import { createClient } from '@svc/identity';
 import { findPayment, newPaymentWrite, paymentStatusEvents } from '@svc/payments';
 import { transactWrite } from '@svc/table';
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { type Receiver, startReceiver } from '../../../packages/outbound/src/testing/receiver';
 import { type ApiResponse, call, DEMO, seedDemo, tokenFor } from '../../../test/support/api';
 import { claimAttempt } from './domain/delivery';
@@ -71,17 +71,29 @@ const details = (response: ApiResponse) =>
 const settle = () => ok('POST', '/_local/settle');
 const receiverUrl = () => `https://127.0.0.1:${receiver.port}/hooks`;
 let endpoints = 0;
+/** Endpoints the running test made: deleted after it, as an organisation has at most 20. */
+const made: string[] = [];
 
 /** Each endpoint gets its own path on the receiver, so a test sees only its own deliveries. */
 async function endpoint(fields: Record<string, unknown> = {}) {
   endpoints += 1;
-  return ok(
+  const created = await ok(
     'POST',
     '/webhooks',
     { organisation_uuid: DEMO.org, endpoint: `${receiverUrl()}/${endpoints}`, ...fields },
     201,
   );
+  made.push(String(created.uuid));
+  return created;
 }
+
+afterEach(async () => {
+  for (const uuid of made.splice(0)) {
+    const deleted = await api('DELETE', `/webhooks/${uuid}`);
+    if (deleted.status !== 204 && deleted.status !== 404)
+      throw new Error(`DELETE /webhooks/${uuid}: ${deleted.status}`);
+  }
+});
 
 async function subscribe(webhook: string, eventName: string, fields: Record<string, unknown> = {}) {
   return ok(

@@ -14,6 +14,7 @@ import {
 import { isNonPublicLiteralHost } from '@svc/outbound';
 import { type GuardedWrite, transactWrite, versioned } from '@svc/table';
 import * as z from 'zod';
+import { countEndpoint, MAX_ENDPOINTS_PER_ORGANISATION, releaseEndpoint } from '../repository/endpoint-count';
 import { open, seal } from '../repository/secrets';
 import {
   claimUrl,
@@ -87,6 +88,16 @@ export const replaceEndpointInput = z
   .strict();
 export const updateEndpointInput = replaceEndpointInput.partial();
 export type EndpointInput = z.infer<typeof updateEndpointInput>;
+
+const limitReached = () =>
+  new ConflictError(
+    `An organisation has at most ${MAX_ENDPOINTS_PER_ORGANISATION} webhook endpoints; delete one first`,
+    'error.webhook_endpoint.limit_reached',
+    'organisation_uuid',
+  );
+
+/** Thrown inside deleteEndpoint only: the organisation's counter does not count this endpoint. */
+class Uncounted extends Error {}
 
 const duplicate = () =>
   new ConflictError('An endpoint with this URL exists in the organisation', 'error.webhook.duplicate_url', 'endpoint');
@@ -167,7 +178,11 @@ export async function createEndpoint(principal: Promise<Principal>, input: z.inf
     updated: at,
     version: 1,
   };
-  const writes: GuardedWrite[] = [{ item: endpointPut(endpoint) }];
+  const writes: GuardedWrite[] = [
+    { item: endpointPut(endpoint) },
+    // The cap, counted in the same transaction (never read-then-write): see endpoint-count.ts.
+    { item: countEndpoint(endpoint.organisation_uuid), onConditionFailed: limitReached },
+  ];
   if (endpoint.unique_url) writes.push({ item: claimUrl(endpoint, endpoint.unique_url), onConditionFailed: duplicate });
   await transactWrite(writes);
   return endpoint;
@@ -254,7 +269,16 @@ export async function deleteEndpoint(principal: Promise<Principal>, uuid: string
     async (read) => {
       const writes: GuardedWrite[] = [versioned(deleteGuarded(endpointKey(read.uuid), read.version))];
       if (read.unique_url) writes.push({ item: releaseUrl(read, read.unique_url) });
-      await transactWrite(writes);
+      try {
+        await transactWrite([
+          ...writes,
+          { item: releaseEndpoint(read.organisation_uuid), onConditionFailed: () => new Uncounted() },
+        ]);
+      } catch (error) {
+        // An endpoint older than the counter: deleted without releasing a slot it never took.
+        if (!(error instanceof Uncounted)) throw error;
+        await transactWrite(writes);
+      }
     },
   );
 }
