@@ -161,8 +161,7 @@ export const PASSWORD_GUESSES = defineEntity<PasswordGuesses, readonly [string, 
       return { email: parts.slice(1, -1).join('#'), window: Number(parts.at(-1)), failures: item.failures };
     },
   },
-  parse: (value) =>
-    z.object({ email: z.string(), window: z.number().int(), failures: z.number().int() }).parse(value),
+  parse: (value) => z.object({ email: z.string(), window: z.number().int(), failures: z.number().int() }).parse(value),
 });
 
 const guessesKey = (email: string, window: number) => PASSWORD_GUESSES.key([email, window]);
