@@ -489,7 +489,7 @@ describe.each(STAGE_NAMES)('the %s pipeline functions', (stage) => {
     expect(updates[0]?.Action).toEqual(['dynamodb:UpdateItem']);
     expect(updates[0]?.Condition).toEqual({
       'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['WEBHOOK_PACE#*', 'WEBHOOK_PAUSE#*'] },
-      'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'taken', 'paused_until', 'ttl'] },
+      'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'taken', 'paused_until', 'timeouts', 'ttl'] },
       // The count comes back (UPDATED_NEW), never the rest of an item (ALL_NEW, ALL_OLD).
       StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE', 'UPDATED_OLD', 'UPDATED_NEW'] },
     });

@@ -203,6 +203,7 @@ describe('postJson against a local HTTPS receiver', () => {
     expect(elapsed).toBeLessThan(1_500);
     expect(result.ok).toBe(false);
     expect(result.error).toBe('Timed out after 200 ms (waiting for the response)');
+    expect(result.timedOut).toBe(true);
     expect(server.requests).toHaveLength(1);
     await server.allClosed();
   });
@@ -278,6 +279,7 @@ describe('postJson against a local HTTPS receiver', () => {
       },
     );
     expect(result.error).toBe('Timed out after 200 ms (TLS handshake)');
+    expect(result.timedOut).toBe(true);
     expect(server.connections).toBe(1);
   });
 
@@ -296,6 +298,8 @@ describe('postJson against a local HTTPS receiver', () => {
     expect(result.ok).toBe(false);
     expect(result.statusCode).toBeUndefined();
     expect(result.error).toMatch(/^Connection refused \(.*127\.0\.0\.1/);
+    // Refused is an answer of sorts (nothing listens), not a receiver that says nothing.
+    expect(result.timedOut).toBeUndefined();
     expect(result.blocked).toBeUndefined();
   });
 
@@ -496,6 +500,7 @@ describe('postJson against an address that never completes the TCP handshake', (
     const elapsed = performance.now() - started;
     expect(result.ok).toBe(false);
     expect(result.error).toBe('Could not connect within 60 ms');
+    expect(result.timedOut).toBe(true);
     expect(elapsed).toBeLessThan(1_000);
   });
 
@@ -507,6 +512,7 @@ describe('postJson against an address that never completes the TCP handshake', (
       { allowPrivate: true, timeoutMs: 60, connectTimeoutMs: 5_000, createConnection: neverConnects },
     );
     expect(result.error).toBe('Timed out after 60 ms (connecting)');
+    expect(result.timedOut).toBe(true);
   });
 
   it('lets a connected receiver use the whole bound (the connect timeout is the handshake’s only)', async () => {

@@ -37,6 +37,8 @@ export interface PostResult {
   error?: string;
   /** Refused by the SSRF guard (never connected): retrying will not help. */
   blocked?: boolean;
+  /** The connect timeout or the total bound ended it: the receiver said nothing in time. */
+  timedOut?: boolean;
   /** Why the guard refused it (with `blocked`): `address` may change with DNS; the others never do. */
   blockedReason?: BlockedReason;
 }
@@ -344,6 +346,7 @@ function toResult(exchange: Exchange, requestHeaders: Record<string, string>, re
   if (exchange.reasonPhrase !== undefined) result.reasonPhrase = exchange.reasonPhrase;
   if (exchange.body.truncated) result.responseTruncated = true;
   if (error !== undefined) result.error = describeError(error, exchange.phase);
+  if (error instanceof DeliveryTimeout || error instanceof ConnectTimeout) result.timedOut = true;
   if (error instanceof BlockedTargetError) {
     result.blocked = true;
     result.blockedReason = error.reason;

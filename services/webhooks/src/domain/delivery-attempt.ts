@@ -32,6 +32,7 @@ import {
   pauseAskedBy,
   pauseFor,
 } from './pacing';
+import { noteAttempt } from './slow-endpoints';
 
 /**
  * Sending and settling a claimed attempt (claims are delivery.ts's).
@@ -176,6 +177,8 @@ export async function sendAttempt(claimed: Claimed): Promise<PostResult | undefi
     allowPrivate,
     timeoutMs: timeoutMs(),
   });
+  // An endpoint that keeps timing out is paused (slow-endpoints.ts): shared batches stop waiting on it.
+  await noteAttempt(endpoint.uuid, result, claimed.at);
   const pause = pauseAskedBy(result, claimed.at);
   if (pause !== undefined) {
     // Shared with every worker at once; a failure to share it leaves this attempt's own wait.

@@ -105,6 +105,40 @@ export async function pauseEndpoint(endpointUuid: string, until: number): Promis
   }
 }
 
+/**
+ * One more attempt to the endpoint that timed out, on its pause item (one atomic ADD, so racing
+ * workers count every one): answers the count. The item lives an hour past the last timeout.
+ */
+export async function noteTimeout(endpointUuid: string, at: number): Promise<number> {
+  const out = await db().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: WEBHOOK_PAUSE.key(endpointUuid),
+      UpdateExpression: 'ADD timeouts :one SET #ttl = :ttl',
+      ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
+      ExpressionAttributeValues: { ':one': 1, ':ttl': at + PACE_TTL_SECONDS },
+      ReturnValues: 'UPDATED_NEW',
+    }),
+  );
+  return Number(out.Attributes?.timeouts ?? 1);
+}
+
+/** The endpoint answered: its run of timeouts is over (nothing written when it had none). */
+export async function clearTimeouts(endpointUuid: string): Promise<void> {
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: WEBHOOK_PAUSE.key(endpointUuid),
+        UpdateExpression: 'REMOVE timeouts',
+        ConditionExpression: 'attribute_exists(timeouts)',
+      }),
+    );
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
+}
+
 /** What the delivery worker updates for pacing, for its IAM grant (infra/constructs/events.ts). */
 export const PACING_PREFIXES = [key('WEBHOOK_PACE', ''), key('WEBHOOK_PAUSE', '')] as const;
-export const PACING_ATTRIBUTES = ['pk', 'sk', 'taken', 'paused_until', TTL_ATTRIBUTE] as const;
+export const PACING_ATTRIBUTES = ['pk', 'sk', 'taken', 'paused_until', 'timeouts', TTL_ATTRIBUTE] as const;
