@@ -42,7 +42,14 @@ function callPlatform(
     routeKey,
     rawPath: path,
     rawQueryString: '',
-    headers: { host: 'api.example.org' },
+    // Behind the edge (staging, prod) the function takes only what CloudFront sends, with the
+    // origin secret it is given (here the template's unresolved reference, as text).
+    headers: {
+      host: 'api.example.org',
+      ...(environment.SVC_EDGE_ORIGIN_SECRET
+        ? { 'x-svc-origin-verify': String(environment.SVC_EDGE_ORIGIN_SECRET) }
+        : {}),
+    },
     ...(pathParameters ? { pathParameters } : {}),
     requestContext: {
       http: { method: 'GET', path, sourceIp: '203.0.113.1' },
@@ -56,7 +63,12 @@ const out = await handler(${JSON.stringify(event)}, { awsRequestId: 'r1', functi
 process.stdout.write(JSON.stringify(out));`;
   const output = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
     cwd: '/',
-    env: { PATH: process.env.PATH ?? '', AWS_REGION: 'eu-central-2', ...environment, NODE_OPTIONS: '' },
+    env: {
+      PATH: process.env.PATH ?? '',
+      AWS_REGION: 'eu-central-2',
+      ...Object.fromEntries(Object.entries(environment).map(([name, value]) => [name, String(value)])),
+      NODE_OPTIONS: '',
+    },
     encoding: 'utf8',
     // Swagger UI's script is about 1.4 MB.
     maxBuffer: 16 * 1024 * 1024,
