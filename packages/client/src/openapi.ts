@@ -2178,6 +2178,56 @@ export interface operations {
                     };
                 };
             };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "b3d90eff-7424-457e-96b7-8decf2d57a5e",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "Requests reach this API only through its public address"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "2230897b-4ff7-49fb-a97e-013455ede142",
+                     *       "error": {
+                     *         "http_code": 429,
+                     *         "code": "too_many_requests",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.rate_limited",
+                     *             "property": "",
+                     *             "message": "Too many requests: the limit is 1 a second, in bursts of up to 3"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Error */
             default: {
                 headers: {
@@ -11625,6 +11675,31 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "8e4a473c-36aa-43f2-8f58-ed49055e8750",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Webhook endpoint not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Over the client's request limit; nothing was done */
             429: {
                 headers: {
@@ -13657,6 +13732,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Too many token requests from this address (the credentials limit); nothing was done */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Error */
             default: {
                 headers: {
@@ -13847,6 +13933,33 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Too many token requests from this address (the credentials limit); nothing was done */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "36eb5a28-e11d-4eac-97c5-035726f7ba31",
+                     *       "error": {
+                     *         "http_code": 429,
+                     *         "code": "too_many_requests",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.rate_limited",
+                     *             "property": "",
+                     *             "message": "Too many attempts on this onboarding process; it takes no more guesses"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Error */
             default: {
                 headers: {
@@ -13947,6 +14060,31 @@ export interface operations {
                      *             "code": "error.resource.not_found",
                      *             "property": "",
                      *             "message": "No user with this e-mail address"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "c06ddb2d-8597-4310-9c3f-41f5332c2f81",
+                     *       "error": {
+                     *         "http_code": 429,
+                     *         "code": "too_many_requests",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.rate_limited",
+                     *             "property": "",
+                     *             "message": "Too many requests: the limit is 20 a second, in bursts of up to 60"
                      *           }
                      *         ]
                      *       }
