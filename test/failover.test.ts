@@ -284,15 +284,23 @@ describe('what stays with the provider that holds the payment', () => {
 describe('the shared limiter', () => {
   it('sends a provider no more than its configured requests a second; the rest go to the next candidate', async () => {
     const configured = process.env.SVC_PROVIDER_RATE_LIMITS;
-    process.env.SVC_PROVIDER_RATE_LIMITS = JSON.stringify({ adyen: { test: 2 } });
+    process.env.SVC_PROVIDER_RATE_LIMITS = JSON.stringify({ adyen: { test: 4 } });
     try {
       advanceClock(5);
       const providers: string[] = [];
-      for (let i = 0; i < 4; i++) providers.push((await routed()).json.provider);
-      expect(providers).toEqual(['adyen', 'adyen', 'simulated', 'simulated']);
+      // One organisation takes at most 75% of a limit others may share (3 of 4); the rest moves on.
+      for (let i = 0; i < 5; i++) providers.push((await routed()).json.provider);
+      expect(providers).toEqual(['adyen', 'adyen', 'adyen', 'simulated', 'simulated']);
       advanceClock(1);
       expect((await routed()).json.provider).toBe('adyen');
+      // The whole limit, where the organisation is given all of it.
+      process.env.SVC_PROVIDER_ORGANISATION_SHARE = '1';
+      advanceClock(1);
+      const alone: string[] = [];
+      for (let i = 0; i < 5; i++) alone.push((await routed()).json.provider);
+      expect(alone).toEqual(['adyen', 'adyen', 'adyen', 'adyen', 'simulated']);
     } finally {
+      delete process.env.SVC_PROVIDER_ORGANISATION_SHARE;
       if (configured === undefined) delete process.env.SVC_PROVIDER_RATE_LIMITS;
       else process.env.SVC_PROVIDER_RATE_LIMITS = configured;
     }

@@ -136,6 +136,7 @@ export async function authoriseNew({
   const amount = money(minorUnits(request.amount), request.amount.currency);
   const { provider, context, authorisation, tried } = await authoriseRouted({
     reference: uuid,
+    organisation: account.organisation_uuid,
     profile,
     method: request.payment_method,
     saving: saving !== 'none',

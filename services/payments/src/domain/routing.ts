@@ -199,6 +199,8 @@ async function usableCandidates(
 export async function authoriseRouted(options: {
   /** The new payment's (or source's) uuid. */
   reference: string;
+  /** Whose payment: its share of a provider limit it shares with others is bounded (provider-rate-repository). */
+  organisation?: string;
   profile: PaymentMethodProfile;
   method: PaymentMethod;
   saving: boolean;
@@ -224,7 +226,8 @@ export async function authoriseRouted(options: {
     const { provider, context } = candidate;
     last = candidate;
     const release = () => (admission === 'probe' ? releaseProbe(provider.name, mode) : Promise.resolve());
-    const slot = () => takeProviderSlot(provider.name, providerAccountOf(context), testMode);
+    const slot = () =>
+      takeProviderSlot(provider.name, providerAccountOf(context), testMode, now(), options.organisation);
     if (!(await slot())) {
       // The last candidate: the payment waits for the next second's share (within the request's
       // budget) once. (A frozen service clock, in tests, stays in its second.)

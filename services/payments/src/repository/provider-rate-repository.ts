@@ -34,6 +34,25 @@ const limitsSchema = deferred(() =>
   ),
 );
 
+/**
+ * The most of a scope's limit one organisation may take in a second (issue 44): several
+ * organisations share a provider account (the platform's Stripe account, a shared Adyen merchant
+ * account), and one organisation's peak must not leave the others none. 75% keeps a quarter of
+ * every second for the others while costing a lone organisation at its peak only a quarter of
+ * the account's limit; an organisation with an account of its own can be given all of it by
+ * setting SVC_PROVIDER_ORGANISATION_SHARE to 1. At least one slot a second, whatever the share.
+ */
+export const DEFAULT_ORGANISATION_SHARE = 0.75;
+
+export function organisationCap(limit: number, share = organisationShare()): number {
+  return Math.max(1, Math.floor(limit * share));
+}
+
+function organisationShare(): number {
+  const configured = Number(process.env.SVC_PROVIDER_ORGANISATION_SHARE);
+  return configured > 0 && configured <= 1 ? configured : DEFAULT_ORGANISATION_SHARE;
+}
+
 /** The configured limits, parsed once per value of the variable (not once per payment). */
 let parsed: { from: string | undefined; limits: Record<string, { live?: number; test?: number }> } | undefined;
 
@@ -85,7 +104,7 @@ export const PROVIDER_RATE = defineEntity<RateCount, readonly [string, number, n
  * yet, and whether the shared count was found full (then no more writes are tried that second:
  * a refused conditional write still costs a write unit, and at a peak most would be refused).
  */
-const local = new Map<string, { second: number; allowance: number; full: Set<number> }>();
+const local = new Map<string, { second: number; allowance: number; full: Set<number>; capped: Set<string> }>();
 
 /** Forgets what this container holds (tests that play several containers). */
 export function forgetProviderSlots(): void {
@@ -103,16 +122,44 @@ export async function takeProviderSlot(
   account: string | undefined,
   testMode: boolean,
   second = now(),
+  organisation?: string,
 ): Promise<boolean> {
   const limit = providerRateLimit(provider, testMode);
   if (limit === undefined) return true;
   const scope = `${provider}#${account ?? 'platform'}#${testMode ? 'test' : 'live'}`;
   let held = local.get(scope);
   if (held?.second !== second) {
-    held = { second, allowance: 0, full: new Set() };
+    held = { second, allowance: 0, full: new Set(), capped: new Set() };
     local.set(scope, held);
   }
-  if (held.allowance > 0) {
+  // The organisation's own count first (counted before it is checked: one conditional write), so
+  // an organisation past its share takes nothing of the others' room.
+  if (organisation !== undefined) {
+    if (held.capped.has(organisation)) return false;
+    if (!(await take(`${scope}#org#${organisation}`, second, 0, organisationCap(limit), 1))) {
+      // Seen full: no more writes for it this second (a refused write still costs a unit).
+      held.capped.add(organisation);
+      return false;
+    }
+  }
+  // One slot at a time for an organisation's request: a block taken for it and left unused at the
+  // second's end would be lost to the others too, defeating the share (it already writes once per
+  // request for its own count, and a provider's limit is tens a second).
+  const granted = await takeShared(scope, held, limit, second, organisation === undefined);
+  // Refused by the shared count: the organisation's slot goes back, so its share counts only
+  // what it was granted.
+  if (!granted && organisation !== undefined) await give(`${scope}#org#${organisation}`, second);
+  return granted;
+}
+
+async function takeShared(
+  scope: string,
+  held: { allowance: number; full: Set<number> },
+  limit: number,
+  second: number,
+  inBlocks: boolean,
+): Promise<boolean> {
+  if (inBlocks && held.allowance > 0) {
     held.allowance -= 1;
     return true;
   }
@@ -126,7 +173,7 @@ export async function takeProviderSlot(
   )) {
     if (shard === undefined) continue;
     const share = Math.floor(limit / shards) + (shard < limit % shards ? 1 : 0);
-    for (const block of [...new Set([Math.max(1, Math.floor(share / 4)), 1])]) {
+    for (const block of inBlocks ? [...new Set([Math.max(1, Math.floor(share / 4)), 1])] : [1]) {
       if (await take(scope, second, shard, share, block)) {
         held.allowance += block - 1;
         return true;
@@ -135,6 +182,19 @@ export async function takeProviderSlot(
     held.full.add(shard);
   }
   return false;
+}
+
+async function give(scope: string, second: number): Promise<void> {
+  await db().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: PROVIDER_RATE.key([scope, second, 0]),
+      UpdateExpression: 'ADD #count :minus',
+      ConditionExpression: 'attribute_exists(#count)',
+      ExpressionAttributeNames: { '#count': 'count' },
+      ExpressionAttributeValues: { ':minus': -1 },
+    }),
+  );
 }
 
 async function take(scope: string, second: number, shard: number, share: number, block: number): Promise<boolean> {

@@ -1,8 +1,16 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { freezeClock, now } from '@svc/core';
 import { db, tableName } from '@svc/table';
+import fc from 'fast-check';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { forgetProviderSlots, PROVIDER_RATE, takeProviderSlot } from './provider-rate-repository';
+import { call, DEMO, seedDemo, tokenFor } from '../../../../test/support/api';
+import {
+  DEFAULT_ORGANISATION_SHARE,
+  forgetProviderSlots,
+  organisationCap,
+  PROVIDER_RATE,
+  takeProviderSlot,
+} from './provider-rate-repository';
 
 /** The shared limiter of requests to a provider (its counts live in the table). */
 const limitTo = (limit: number) => {
@@ -84,5 +92,88 @@ describe('the provider limiter', () => {
   it('does not limit a provider without a known limit', async () => {
     expect(await takeProviderSlot('adyen', undefined, false)).toBe(true);
     expect(await counted('adyen#platform#live', now(), 1)).toBe(0);
+  });
+});
+
+describe('the provider limiter shared by several organisations (issue 44)', () => {
+  const A = 'organisation-a';
+  const B = 'organisation-b';
+
+  it('holds one organisation bursting from racing containers to its share, and leaves the rest to another', async () => {
+    limitTo(20);
+    const second = now() + 30;
+    let grantedA = 0;
+    // Organisation A: three containers, each with 30 requests at once (4.5 times the limit).
+    for (let container = 0; container < 3; container++) {
+      forgetProviderSlots();
+      const answers = await Promise.all(
+        Array.from({ length: 30 }, () => takeProviderSlot('adyen', 'Shared', false, second, A)),
+      );
+      grantedA += answers.filter(Boolean).length;
+    }
+    expect(grantedA).toBeLessThanOrEqual(organisationCap(20));
+    // Before the share (one count for everyone), A took all 20 and B found none.
+    forgetProviderSlots();
+    const answersB = await Promise.all(
+      Array.from({ length: 5 }, () => takeProviderSlot('adyen', 'Shared', false, second, B)),
+    );
+    expect(answersB.filter(Boolean).length).toBe(20 - organisationCap(20));
+    expect(await counted('adyen#Shared#live', second, 1)).toBeLessThanOrEqual(20);
+  });
+
+  it('gives an organisation’s slot back when the shared count refuses it', async () => {
+    limitTo(4);
+    const second = now() + 40;
+    for (let i = 0; i < 3; i++) expect(await takeProviderSlot('adyen', 'Small', false, second, A)).toBe(true);
+    expect(await takeProviderSlot('adyen', 'Small', false, second, B)).toBe(true);
+    // The shared second is used up: B is refused, and its own count keeps only what it was granted.
+    forgetProviderSlots();
+    expect(await takeProviderSlot('adyen', 'Small', false, second, B)).toBe(false);
+    expect(await counted(`adyen#Small#live#org#${B}`, second, 1)).toBe(1);
+  });
+
+  it('gives every organisation at least one slot and never more than the limit', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 10_000 }),
+        fc.double({ min: 0.01, max: 1, noNaN: true }),
+        (limit, share) => {
+          const cap = organisationCap(limit, share);
+          expect(cap).toBeGreaterThanOrEqual(1);
+          expect(cap).toBeLessThanOrEqual(limit);
+          expect(cap === 1 || cap <= limit * share).toBe(true);
+        },
+      ),
+    );
+    expect(organisationCap(22, DEFAULT_ORGANISATION_SHARE)).toBe(16);
+  });
+
+  it('takes no slot for a payment refused by validation', async () => {
+    process.env.SVC_PROVIDER_RATE_LIMITS = JSON.stringify({ simulated: { live: 5, test: 5 } });
+    await seedDemo();
+    const token = await tokenFor(DEMO.client);
+    const refused = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        call('POST', '/payments', {
+          token,
+          body: {
+            account_uuid: DEMO.account,
+            payment_method: 'card',
+            profile: i % 2 ? 'no-such-profile' : 'card',
+            amount: { value: i % 2 ? '2500' : 'not money', currency: 'CHF' },
+            payment_information: { number: '4242424242424242', expiry_month: 12, expiry_year: 2030, cvv: '123' },
+          },
+        }),
+      ),
+    );
+    expect(refused.map((response) => response.status)).toEqual(Array(10).fill(400));
+    const slots = await db().send(
+      new ScanCommand({
+        TableName: tableName(),
+        FilterExpression: 'begins_with(pk, :simulated)',
+        ExpressionAttributeValues: { ':simulated': 'PROVIDER_RATE#simulated' },
+      }),
+    );
+    expect(slots.Items ?? []).toEqual([]);
   });
 });
