@@ -116,7 +116,8 @@ describe('pnpm start', () => {
     expect(javaStillRunning(service.dynamoPort)).toBe(true);
     expect(await interrupt(service)).toBe(0);
     expect(javaStillRunning(service.dynamoPort)).toBe(false);
-  });
+    // Starting Java, the seed and the search engine takes most of it: 30 s was too tight on a busy CI machine.
+  }, 120_000);
 
   it('keeps data and signing keys on disk across restarts; pnpm ops seeds it, issues clients and configures file sources', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'svc-data-'));
