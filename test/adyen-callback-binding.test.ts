@@ -1,5 +1,7 @@
-import { freezeClock, newUuid } from '@svc/core';
-import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { freezeClock, logger, newUuid } from '@svc/core';
+import { beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { CALLBACK_UNBOUND } from '../services/payments/src/domain/provider-binding';
+import { PAID_AT_OTHER_PROVIDER } from '../services/payments/src/domain/provider-updates';
 import { adyenCalls, adyenCard, MERCHANT, useAdyen } from './support/adyen-harness';
 import { ADYEN_TEST_CARDS } from './support/adyen-stand-in';
 import { call, DEMO, GOOD_CARD_INFORMATION, tokenFor } from './support/api';
@@ -96,11 +98,17 @@ describe('an Adyen notification changes only what its merchant account holds', (
       },
     });
     expect(victim.json.status, victim.text).toBe('succeeded');
+    const errors = vi.spyOn(logger, 'error');
     const answer = await send([
       refundOf({ uuid: victim.json.uuid, psp: 'ATTACKERPSP00001' }),
       chargebackOf({ uuid: victim.json.uuid, psp: 'ATTACKERPSP00001' }),
+      // “Paid” about a payment Adyen never had a part in: bound before any double-charge alarm.
+      item({ eventCode: 'AUTHORISATION', merchantReference: victim.json.uuid, merchantAccountCode: 'SomeoneElses' }),
     ]);
     expect(answer.text).toBe('[accepted]');
+    expect(errors).toHaveBeenCalledWith(CALLBACK_UNBOUND, expect.objectContaining({ object: victim.json.uuid }));
+    expect(errors).not.toHaveBeenCalledWith(PAID_AT_OTHER_PROVIDER, expect.anything());
+    errors.mockRestore();
     const after = (await call('GET', `/payments/${victim.json.uuid}`, { token: otherToken })).json;
     expect(after.refunds).toEqual([]);
     expect(after.dispute).toBeUndefined();

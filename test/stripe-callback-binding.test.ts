@@ -1,6 +1,8 @@
-import { freezeClock } from '@svc/core';
+import { freezeClock, logger } from '@svc/core';
 import Stripe from 'stripe';
-import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { CALLBACK_UNBOUND } from '../services/payments/src/domain/provider-binding';
+import { PAID_AT_OTHER_PROVIDER } from '../services/payments/src/domain/provider-updates';
 import { call, DEMO, GOOD_CARD_INFORMATION, tokenFor } from './support/api';
 import { stripeCalls, useStripe } from './support/stripe-harness';
 
@@ -129,5 +131,24 @@ describe('a Stripe event changes only what Stripe holds for the event’s accoun
 
     expect((await deliver('payment_intent.succeeded', decided)).json.applied).toBe(true);
     expect((await getPayment(uuid)).status).toBe('succeeded');
+  });
+
+  it('binds before it alarms: another account’s “paid” about a payment at another provider pages no one as a double charge', async () => {
+    const victim = await victimPayment();
+    const intent = (await attackersIntent(victim.uuid)) as unknown as Record<string, unknown>;
+    const errors = vi.spyOn(logger, 'error');
+    try {
+      const succeeded = await deliver('payment_intent.succeeded', intent);
+      expect(succeeded.json).toEqual({ received: true, applied: false });
+      // The binding's alarm (callback_unbound), not the double-charge alarm a person acts on.
+      expect(errors).toHaveBeenCalledWith(CALLBACK_UNBOUND, expect.objectContaining({ object: victim.uuid }));
+      expect(errors).not.toHaveBeenCalledWith(PAID_AT_OTHER_PROVIDER, expect.anything());
+    } finally {
+      errors.mockRestore();
+    }
+    expect((await otherCharity(`/payments/${victim.uuid}`)).json).toMatchObject({
+      status: 'succeeded',
+      provider: 'simulated',
+    });
   });
 });

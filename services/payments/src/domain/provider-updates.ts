@@ -5,6 +5,7 @@ import type { FoundOutcome, Outcome, RefundOutcome } from '../providers/provider
 import { findPayment, type PaymentRecord, type RefundRecord } from '../repository/payment-repository';
 import { settlePending } from './approval';
 import { paymentEvent, refundEvents } from './events';
+import { boundToCallback, type CallbackClaim } from './provider-binding';
 import { type ChargeOutcome, offSession } from './recurring';
 import { subscriptions } from './subscriptions-port';
 import { savePaymentVersion } from './versioned';
@@ -22,18 +23,42 @@ import { savePaymentVersion } from './versioned';
  */
 export const PAID_AT_OTHER_PROVIDER = 'A provider reports paid a payment recorded at another provider';
 
-/** Whether the payment is this provider's; when not and it reports money, a person is alerted. */
-export function heldBy(payment: PaymentRecord, provider: string, paid: boolean): boolean {
-  if (payment.provider === provider) return true;
+/**
+ * Whose the payment is, as a callback of `claim.provider` sees it:
+ * - `held`: recorded at that provider (the caller still binds account, mode and references);
+ * - `elsewhere`: recorded at another provider of its route, and this provider, on this account
+ *   and in this mode, was a candidate passed over (`providers_tried`): money it reports is
+ *   alarmed for a person (the donor may have paid twice), never applied;
+ * - `unbound`: neither. The callback names a payment its sender never had a part in (another
+ *   charity's, by its free-text reference): ignored, and alarmed as such (provider-binding.ts),
+ *   before any alarm that would let a stranger page the operator about a payment not theirs.
+ */
+export function heldBy(
+  payment: PaymentRecord,
+  claim: CallbackClaim,
+  paid: boolean,
+  callback: string,
+): 'held' | 'elsewhere' | 'unbound' {
+  if (payment.provider === claim.provider) return 'held';
+  const candidate = (payment.providers_tried ?? []).some(
+    (tried) =>
+      tried.provider === claim.provider &&
+      (tried.account || undefined) === (claim.account || undefined) &&
+      payment.test_mode !== claim.live,
+  );
+  if (!candidate) {
+    boundToCallback(payment, claim, callback);
+    return 'unbound';
+  }
   if (paid) {
     recordMetric(BUSINESS_METRICS.providerAnomalies, 1, { kind: 'paid_at_other_provider' });
     logger.error(PAID_AT_OTHER_PROVIDER, {
       payment: payment.uuid,
       recorded_at: payment.provider,
-      reported_by: provider,
+      reported_by: claim.provider,
     });
   }
-  return false;
+  return 'elsewhere';
 }
 
 /** Logged (with the ProviderAnomalies metric, kind succeeded_after_failure, alarmed) when a failed payment was paid. */

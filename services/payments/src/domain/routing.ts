@@ -51,6 +51,12 @@ import { takeProviderSlot } from '../repository/provider-rate-repository';
 export interface TriedProvider {
   provider: string;
   reason: 'circuit_open' | 'rate_limited' | 'limit_reached' | 'connection_refused' | 'unusable';
+  /**
+   * The provider account the candidate would have charged on (stored, not in the API's answer):
+   * a callback of that provider about this payment is believed to be about money it may have
+   * taken only when it comes from this account (provider-binding.ts).
+   */
+  account?: string;
 }
 
 export interface RoutedAuthorisation {
@@ -173,7 +179,12 @@ async function usableCandidates(
     const unusable = await provider.unusableFor?.(context, method, saving);
     if (unusable) {
       why.push(unusable);
-      if (profile.route) tried.push({ provider: provider.name, reason: 'unusable' });
+      if (profile.route)
+        tried.push({
+          provider: provider.name,
+          reason: 'unusable',
+          ...definedFields({ account: providerAccountOf(context) }),
+        });
       continue;
     }
     usable.push({ provider, context });
@@ -234,7 +245,7 @@ export async function authoriseRouted(options: {
       if (isLast) await setTimeout(1000 - (Date.now() % 1000));
       if (!isLast || !(await slot())) {
         await release();
-        tried.push(passedOver(provider.name, 'limit_reached'));
+        tried.push(passedOver(provider.name, 'limit_reached', context));
         return 'moved';
       }
     }
@@ -259,7 +270,9 @@ export async function authoriseRouted(options: {
       // 429 is the provider's limit, not an outage: it does not count against its circuit.
       if (error.reason === 'connection_refused') await recordFailure(provider.name, mode, admission, error.reason);
       else await release();
-      tried.push(passedOver(provider.name, error.reason === 'rate_limited' ? 'rate_limited' : 'connection_refused'));
+      tried.push(
+        passedOver(provider.name, error.reason === 'rate_limited' ? 'rate_limited' : 'connection_refused', context),
+      );
       return 'moved';
     }
   };
@@ -279,7 +292,7 @@ export async function authoriseRouted(options: {
   for (const [index, candidate] of usable.entries()) {
     const admission = await admit(candidate.provider.name, mode);
     if (admission === 'skip') {
-      tried.push(passedOver(candidate.provider.name, 'circuit_open'));
+      tried.push(passedOver(candidate.provider.name, 'circuit_open', candidate.context));
       circuitOpen.push(candidate);
       continue;
     }
@@ -339,10 +352,10 @@ async function authoriseAt(provider: PaymentProvider, request: AuthoriseRequest)
   return provider.authorise(request);
 }
 
-function passedOver(provider: string, reason: TriedProvider['reason']): TriedProvider {
+function passedOver(provider: string, reason: TriedProvider['reason'], context: ProviderContext): TriedProvider {
   recordMetric(BUSINESS_METRICS.providerFailovers, 1, { provider, reason });
   logger.info('A payment passed over a provider', { provider, reason });
-  return { provider, reason };
+  return { provider, reason, ...definedFields({ account: providerAccountOf(context) }) };
 }
 
 function notReachedAnywhere(

@@ -125,7 +125,9 @@ export function paymentShape(p: PaymentRecord) {
     payment_method: p.payment_method,
     profile: p.profile,
     provider: p.provider,
-    ...(p.providers_tried?.length ? { providers_tried: p.providers_tried } : {}),
+    ...(p.providers_tried?.length
+      ? { providers_tried: p.providers_tried.map(({ provider, reason }) => ({ provider, reason })) }
+      : {}),
     ...definedFields({ locale: p.locale }),
     ...definedFields({ return_url: p.return_url }),
     ...definedFields({ action: p.status === 'pending' ? p.action : undefined }),

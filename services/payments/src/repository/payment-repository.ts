@@ -93,7 +93,9 @@ export const paymentRecordSchema = deferred(() =>
     /** The provider account the payment was made on (a Stripe Connect account, an Adyen merchant account), if not the platform's. */
     provider_account: z.string().optional(),
     /** The route's candidates passed over before the payment's provider, with why (domain/routing.ts). */
-    providers_tried: z.array(z.object({ provider: z.string(), reason: z.string() })).optional(),
+    providers_tried: z
+      .array(z.object({ provider: z.string(), reason: z.string(), account: z.string().optional() }))
+      .optional(),
     /** The provider's customer the payment was made for (a Stripe Customer), where its intent is looked for. */
     provider_customer: z.string().optional(),
     /** When the resolver asks the provider about this pending payment next (domain/recheck.ts). */

@@ -295,7 +295,14 @@ async function authorisation(received: Received): Promise<void> {
     return;
   }
   // A payment recorded at another provider (a route's other candidate): its money is alarmed, never applied here.
-  if (!heldBy(payment, 'adyen', succeeded)) return;
+  const held = heldBy(
+    payment,
+    { provider: 'adyen', account: item.merchantAccountCode, live: received.live },
+    succeeded,
+    `adyen ${item.eventCode}`,
+  );
+  if (held === 'unbound') received.unbound = true;
+  if (held !== 'held') return;
   // The authorisation is of the whole payment: its amount and currency are the payment's.
   if (
     !bound(received, payment, {

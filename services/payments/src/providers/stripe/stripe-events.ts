@@ -209,7 +209,15 @@ function bound(
   record: BoundRecord,
   object: { id: string; amount?: number; currency?: string | null } | undefined,
 ): boolean {
-  const claim: CallbackClaim = {
+  return boundToCallback(record, claimOf(on, object), `stripe ${on.type}`);
+}
+
+/** What an event claims about the intent (or setup) it names. */
+function claimOf(
+  on: Connection,
+  object: { id: string; amount?: number; currency?: string | null } | undefined,
+): CallbackClaim {
+  return {
     provider: 'stripe',
     account: on.account,
     live: on.live,
@@ -217,7 +225,6 @@ function bound(
     amountMinor: object?.amount,
     currency: object?.currency ?? undefined,
   };
-  return boundToCallback(record, claim, `stripe ${on.type}`);
 }
 
 function idOf(value: string | { id: string } | null | undefined): string | undefined {
@@ -237,8 +244,10 @@ export async function paymentOfIntent(
 async function settleIntent(on: Connection, intent: Stripe.PaymentIntent, succeeded: boolean): Promise<boolean> {
   const payment = await paymentOfIntent(intent);
   if (!payment) return false;
-  // Recorded at another provider of its route: Stripe's money on it is alarmed, never applied.
-  if (!heldBy(payment, 'stripe', succeeded)) return true;
+  // Recorded at another provider of its route: Stripe's money on it is alarmed, never applied
+  // (and only when this account and mode were that route's Stripe candidate).
+  const held = heldBy(payment, claimOf(on, intent), succeeded, `stripe ${on.type}`);
+  if (held !== 'held') return held === 'elsewhere';
   if (!bound(on, payment, intent)) return false;
   const current = (stored: PaymentRecord) =>
     stripeProvider.outcomeOf(stored.uuid, {
