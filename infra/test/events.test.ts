@@ -1,6 +1,6 @@
 import { WORKERS } from '@svc/api';
 import { INDEXES } from '@svc/table';
-import { ATTEMPT_LEASE_SECONDS, EVENT_SOURCE } from '@svc/webhooks';
+import { ATTEMPT_LEASE_SECONDS, DEFAULT_IN_FLIGHT_PER_ORGANISATION, EVENT_SOURCE } from '@svc/webhooks';
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -382,6 +382,9 @@ describe.each(STAGE_NAMES)('the %s delivery queue', (stage) => {
     expect(workerMapping.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
     expect(workerMapping.ScalingConfig?.MaximumConcurrency).toBe(DELIVERY_WORKER_MAX_CONCURRENCY);
     expect(DELIVERY_WORKER_MAX_CONCURRENCY).toBeGreaterThanOrEqual(2);
+    // One organisation's sends in flight hold at most that many invocations: the others keep
+    // most of the worker (issue 44).
+    expect(DELIVERY_WORKER_MAX_CONCURRENCY).toBeGreaterThanOrEqual(2 * DEFAULT_IN_FLIGHT_PER_ORGANISATION);
   });
 
   it('takes messages from fan-out, the sweeper and the webhooks API (redeliver) only; nobody sends to its dead-letter queue', () => {
@@ -488,7 +491,9 @@ describe.each(STAGE_NAMES)('the %s pipeline functions', (stage) => {
     expect(updates).toHaveLength(1);
     expect(updates[0]?.Action).toEqual(['dynamodb:UpdateItem']);
     expect(updates[0]?.Condition).toEqual({
-      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['WEBHOOK_PACE#*', 'WEBHOOK_PAUSE#*'] },
+      'ForAllValues:StringLike': {
+        'dynamodb:LeadingKeys': ['WEBHOOK_PACE#*', 'WEBHOOK_PAUSE#*', 'WEBHOOK_IN_FLIGHT#*'],
+      },
       'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'taken', 'paused_until', 'timeouts', 'ttl'] },
       // The count comes back (UPDATED_NEW), never the rest of an item (ALL_NEW, ALL_OLD).
       StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE', 'UPDATED_OLD', 'UPDATED_NEW'] },

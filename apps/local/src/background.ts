@@ -11,6 +11,14 @@ export interface BackgroundTask {
   runOnce(): Promise<number>;
   /** False for schedules (the billing run) that `settle()` must not fire; default true. */
   settles?: boolean;
+  /**
+   * What the timer runs instead of `runOnce`, when set: work started and left running (a queue's
+   * poller starting invocations as Lambda's event source does, without waiting for earlier ones
+   * to end). `runOnce` (settle's) must then wait for what `tick` left running.
+   */
+  tick?(): Promise<number>;
+  /** Resolves once nothing `tick` started is running (stopping waits for it). */
+  idle?(): Promise<void>;
 }
 
 const tasks: BackgroundTask[] = [];
@@ -60,11 +68,26 @@ export async function settle(maxRounds = 1000): Promise<number> {
   throw new Error(`Background work did not settle within ${maxRounds} rounds`);
 }
 
+/** A task's `tick`, one at a time (a tick only starts work; it does not wait for it). */
+function tickGuarded(tick: () => Promise<number>): () => Promise<number> {
+  let ticking = false;
+  return async () => {
+    if (ticking || stopping) return 0;
+    ticking = true;
+    try {
+      return await tick();
+    } finally {
+      ticking = false;
+    }
+  };
+}
+
 export function startBackgroundTimers(onError: (task: string, error: unknown) => void): void {
   stopping = false;
   for (const task of tasks) {
+    const tick = task.tick ? tickGuarded(task.tick) : () => runGuarded(task, true);
     const timer = setInterval(() => {
-      runGuarded(task, true).catch((error: unknown) => onError(task.name, error));
+      tick().catch((error: unknown) => onError(task.name, error));
     }, task.intervalMs);
     timer.unref();
     timers.push(timer);
@@ -91,6 +114,9 @@ export async function stopBackgroundTimers(waitMs = STOP_WAIT_MS): Promise<void>
   // Runs that were waiting behind others may still start (settle's): wait until none is left.
   while (running.size > 0 && !waited) {
     await Promise.race([Promise.all([...running.values()].map((run) => run.catch(() => 0))), deadline]);
+  }
+  if (!waited) {
+    await Promise.race([Promise.all(tasks.map((task) => task.idle?.().catch(() => undefined))), deadline]);
   }
   clearTimeout(timeout);
 }

@@ -2,7 +2,7 @@ import { asFunction } from '@svc/core';
 import { sweepDueDeliveries } from '@svc/webhooks';
 import { registerBackgroundTask } from './background';
 import { drainBus, ensureLocalBus } from './event-bus';
-import { drainDeliveryQueue, ensureLocalQueues } from './queues';
+import { deliveryPoller, drainDeliveryQueue, ensureLocalQueues } from './queues';
 import { pollStream } from './stream-poller';
 
 /**
@@ -39,4 +39,11 @@ registerBackgroundTask({
     await ensureLocalPipeline();
     return drainDeliveryQueue();
   },
+  // While the service runs: invocations started as the event source starts them, none waiting
+  // for another (a slow receiver holds its own invocation only).
+  tick: async () => {
+    await ensureLocalPipeline();
+    return deliveryPoller.tick();
+  },
+  idle: () => deliveryPoller.idle(),
 });

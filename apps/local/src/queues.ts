@@ -241,22 +241,96 @@ export async function drainBillingQueue(): Promise<DrainSummary> {
   return total;
 }
 
-/** The delivery queue through the delivery worker; returns the attempts made. */
+const deliveryWork = async (event: SQSEvent) => {
+  const result = await asFunction('delivery-worker', () => processDeliveryBatch(event));
+  return { failed: failedIds(result.response), result: result.attempted };
+};
+
+/**
+ * The delivery queue through the delivery worker, until nothing is visible; returns the attempts
+ * made (`settle()`'s). What the poller below has under way is waited for first and last, and its
+ * attempts meanwhile are counted, so "none" means the queue was quiet.
+ */
 export async function drainDeliveryQueue(): Promise<number> {
   const { deliveryQueueUrl } = await ensureLocalQueues();
+  await deliveryPoller.idle();
+  const before = deliveryPoller.attempted;
   let attempted = 0;
-  await drainQueue(
-    deliveryQueueUrl,
-    async (event) => {
-      const result = await asFunction('delivery-worker', () => processDeliveryBatch(event));
-      return { failed: failedIds(result.response), result: result.attempted };
-    },
-    (count) => {
-      attempted += count;
-    },
-  );
-  return attempted;
+  await drainQueue(deliveryQueueUrl, deliveryWork, (count) => {
+    attempted += count;
+  });
+  await deliveryPoller.idle();
+  return attempted + deliveryPoller.attempted - before;
 }
+
+/** Invocations of the delivery worker the poller runs at once (the deployed worker's maximum concurrency). */
+export const DELIVERY_POLLER_CONCURRENCY = 50;
+
+/**
+ * The delivery queue as Lambda's SQS event source polls it while `pnpm start` runs: each tick
+ * receives batches while fewer than DELIVERY_POLLER_CONCURRENCY invocations are under way and
+ * starts one for each, without waiting for those already running. A batch that waits on a slow
+ * receiver holds its own invocation only, not the queue: later messages go to free invocations.
+ */
+class QueuePoller {
+  attempted = 0;
+  private readonly running = new Set<Promise<void>>();
+
+  constructor(
+    private readonly concurrency: number,
+    private readonly queueUrl: () => Promise<string>,
+    private readonly work: typeof deliveryWork,
+  ) {}
+
+  /** Starts invocations for what is visible now; answers the messages handed over. */
+  async tick(): Promise<number> {
+    const queueUrl = await this.queueUrl();
+    const sqs = client as SQSClient;
+    let started = 0;
+    while (this.running.size < this.concurrency) {
+      const received = await sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: queueUrl,
+          MaxNumberOfMessages: RECEIVE_MAX,
+          WaitTimeSeconds: 0,
+          MessageSystemAttributeNames: ['All'],
+        }),
+      );
+      const messages = received.Messages ?? [];
+      if (messages.length === 0) break;
+      started += messages.length;
+      const run: Promise<void> = this.invoke(sqs, queueUrl, messages).finally(() => this.running.delete(run));
+      this.running.add(run);
+      if (messages.length < RECEIVE_MAX) break;
+    }
+    return started;
+  }
+
+  private async invoke(sqs: SQSClient, queueUrl: string, messages: Message[]): Promise<void> {
+    const { failed, result } = await this.work({ Records: messages.map((m) => toRecord(m, queueUrl)) });
+    const done = messages.filter((m) => !failed.has(m.MessageId ?? ''));
+    if (done.length > 0) {
+      await sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: done.map((m, index) => ({ Id: String(index), ReceiptHandle: m.ReceiptHandle })),
+        }),
+      );
+    }
+    this.attempted += result;
+  }
+
+  /** Resolves once no invocation it started is running (failures are the worker's to log). */
+  async idle(): Promise<void> {
+    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+  }
+}
+
+export const deliveryPoller = new QueuePoller(
+  DELIVERY_POLLER_CONCURRENCY,
+  async () => (await ensureLocalQueues()).deliveryQueueUrl,
+  deliveryWork,
+);
 
 /** The reconciliation files queue (S3 object-created notifications) through the file processor. */
 export async function drainFilesQueue(): Promise<number> {

@@ -1,5 +1,9 @@
 export { ATTEMPT_LEASE_SECONDS, hmacHex, RETRY_DELAYS_SECONDS } from './domain/delivery';
 export {
+  DEFAULT_IN_FLIGHT_PER_ENDPOINT,
+  DEFAULT_IN_FLIGHT_PER_ORGANISATION,
+} from './domain/in-flight';
+export {
   checkInitialWebhookEvent,
   INITIAL_WEBHOOK_EVENTS,
   type InitialWebhookInput,
@@ -23,7 +27,13 @@ export { EVENT_SOURCE, resetBusClient } from './pipeline/publish';
 export type { DeliveryMessage } from './pipeline/queue';
 export { DELIVERY_MAX_RECEIVES, resetDeliveryQueueClient } from './pipeline/queue';
 export { MAX_ENDPOINTS_PER_ORGANISATION, WEBHOOK_ENDPOINT_COUNT } from './repository/endpoint-count';
-export { PACING_ATTRIBUTES, PACING_PREFIXES, WEBHOOK_PACE, WEBHOOK_PAUSE } from './repository/pace-repository';
+export {
+  PACING_ATTRIBUTES,
+  PACING_PREFIXES,
+  WEBHOOK_IN_FLIGHT,
+  WEBHOOK_PACE,
+  WEBHOOK_PAUSE,
+} from './repository/pace-repository';
 export type { Envelope } from './repository/webhook-repository';
 export {
   DELIVERY,

@@ -273,9 +273,23 @@ describe('the delivery worker, a queue batch at a time', () => {
       'webhook_response',
       'webhook_response',
     ]);
-    // The endpoint's pace: one UpdateItem for the batch's three, in that second's own item.
+    // The endpoint's pace: one UpdateItem for the batch's three, in that second's own item; its
+    // places in flight: one ask and one give-back each for the endpoint and the organisation.
     const paces = commands.filter((c) => c.name === 'UpdateCommand');
-    expect(paces.map((c) => String(c.input.Key?.pk).replace(/#\d+$/, ''))).toEqual([`WEBHOOK_PACE#${target.uuid}`]);
+    expect(paces.map((c) => String(c.input.Key?.pk).replace(/#\d+$/, '')).sort()).toEqual(
+      [
+        `WEBHOOK_PACE#${target.uuid}`,
+        `WEBHOOK_IN_FLIGHT#${target.uuid}`,
+        `WEBHOOK_IN_FLIGHT#${target.uuid}`,
+        `WEBHOOK_IN_FLIGHT#${DEMO.org}`,
+        `WEBHOOK_IN_FLIGHT#${DEMO.org}`,
+      ].sort(),
+    );
+    expect(
+      paces
+        .filter((c) => String(c.input.Key?.pk).startsWith('WEBHOOK_IN_FLIGHT#'))
+        .map((c) => c.input.ExpressionAttributeValues?.[':count']),
+    ).toEqual([3, 3, -3, -3]);
     // No other write: the rest are reads (the endpoint, its pause).
     expect(commands.filter((c) => !/^(Get|BatchGet)Command$/.test(c.name))).toHaveLength(
       puts.length + batches.length + paces.length,
@@ -852,6 +866,7 @@ interface SentCommand {
     Item?: Record<string, unknown>;
     Key?: Record<string, unknown>;
     ConditionExpression?: string;
+    ExpressionAttributeValues?: Record<string, unknown>;
     RequestItems?: Record<string, Array<{ PutRequest: { Item: Record<string, unknown> } }>>;
   };
 }

@@ -23,6 +23,7 @@ import {
   recordedHeaders,
   truncate,
 } from './delivery';
+import { takeInFlight } from './in-flight';
 import {
   deferDelivery,
   MAX_THROTTLED_ATTEMPTS,
@@ -108,7 +109,16 @@ export async function attemptDeliveries(
     if (!firstOf.has(message.delivery_uuid)) firstOf.set(message.delivery_uuid, index);
   });
   // Each endpoint's pace first (domain/pacing.ts): what it holds back waits in the due index.
-  const held = await paceMessages(messages, [...firstOf.values()]);
+  const seen = new Map<number, { delivery: DeliveryRecord; fresh: boolean }>();
+  const held = await paceMessages(messages, [...firstOf.values()], seen);
+  // The places in flight of the deliveries that would start now (domain/in-flight.ts), before claims.
+  const startedAt = now();
+  const asking = [...seen.entries()].filter(([index]) => !held.has(index));
+  const inFlight = await takeInFlight(
+    asking.map(([, candidate]) => candidate.delivery),
+    startedAt,
+  );
+  const withoutRoom = new Set(asking.filter((_, position) => !inFlight.granted.has(position)).map(([index]) => index));
   const claims = await Promise.allSettled(
     messages.map(async (message, index) => {
       if (firstOf.get(message.delivery_uuid) !== index) return undefined;
@@ -123,6 +133,17 @@ export async function attemptDeliveries(
         // claimed from what is stored (an attempt in flight keeps its message).
         if (!deferral.fresh) return undefined;
       }
+      const candidate = seen.get(index);
+      if (candidate && withoutRoom.has(index)) {
+        // No room in flight: due again now, unclaimed, for the sweeper to bring back.
+        if (await deferDelivery({ ...candidate, until: startedAt, reserved: false })) {
+          recordMetric(BUSINESS_METRICS.webhookDeliveries, 1, { outcome: 'in_flight_capped' });
+          return undefined;
+        }
+        if (!candidate.fresh) return undefined;
+        // Carried, and stored meanwhile by a copy of its message: this one comes back later.
+        throw new Error('No place in flight for the delivery; its message is tried again');
+      }
       return message.delivery ? claimFirstAttempt(message.delivery) : claimAttempt(message.delivery_uuid);
     }),
   );
@@ -133,6 +154,8 @@ export async function attemptDeliveries(
       return { claimed, outcome: outcomeOf(claimed, await sendAttempt(claimed)) };
     }),
   );
+  // The batch's sends are over (the invocation was held until now too): their places go back.
+  await inFlight.release();
   const at = now();
   const recorded = sent.flatMap((attempt) => (attempt.status === 'fulfilled' && attempt.value ? [attempt.value] : []));
   const ttlOf = (claimed: Claimed) => claimed.at + RESPONSE_RETENTION_SECONDS;

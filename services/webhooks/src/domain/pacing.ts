@@ -157,6 +157,8 @@ function startsAttempt(delivery: DeliveryRecord, at: number): boolean {
 export async function paceMessages(
   messages: readonly DeliveryMessage[],
   indexes: readonly number[],
+  /** Filled with each message's delivery that would start an attempt now, as read (by index). */
+  seen?: Map<number, { delivery: DeliveryRecord; fresh: boolean }>,
 ): Promise<Map<number, Deferral | PacingFailed>> {
   const at = now();
   const outcome = new Map<number, Deferral | PacingFailed>();
@@ -176,6 +178,7 @@ export async function paceMessages(
   const byEndpoint = new Map<string, Candidate[]>();
   for (const candidate of candidates) {
     if (!candidate) continue;
+    seen?.set(candidate.index, { delivery: candidate.delivery, fresh: candidate.fresh });
     const group = byEndpoint.get(candidate.delivery.endpoint_uuid) ?? [];
     group.push(candidate);
     byEndpoint.set(candidate.delivery.endpoint_uuid, group);

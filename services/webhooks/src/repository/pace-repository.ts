@@ -139,6 +139,59 @@ export async function clearTimeouts(endpointUuid: string): Promise<void> {
   }
 }
 
+interface InFlightCount {
+  scope: string;
+  window: number;
+  held: number;
+}
+
+export const WEBHOOK_IN_FLIGHT = defineEntity<InFlightCount, readonly [string, number]>({
+  name: 'webhook_in_flight',
+  summary:
+    'Deliveries in flight to one endpoint, or of one organisation, counted in one minute (domain/in-flight.ts; TTL 1 hour).',
+  prefix: 'WEBHOOK_IN_FLIGHT',
+  idShown: '<endpoint or organisation uuid>#<minute>',
+  sort: 'WEBHOOK_IN_FLIGHT',
+  id: (count) => [count.scope, count.window] as const,
+  idParts: ([scope, window]) => [scope, String(window)],
+  byKey: 'the deliveries in flight of an endpoint or organisation (one minute’s count)',
+  storage: {
+    toAttributes: ({ held }) => ({ held }),
+    fromAttributes: (item) => {
+      const [, scope, window] = String(item.pk).split('#');
+      return { scope, window: Number(window), held: item.held };
+    },
+  },
+  parse: (value) => value as InFlightCount,
+});
+
+/** One count of deliveries in flight: an endpoint's or organisation's, in one minute. */
+export type InFlightKey = readonly [string, number];
+
+/**
+ * Adds `count` (positive: places asked for; negative: places given back) to a count in flight, in
+ * one ADD; answers the count before it. Asking counts first and checks after (the answer says
+ * how many of the asked fit under a cap); the caller gives back at once what did not fit, so
+ * racing workers never hold more than the cap between them (each sees every other's ask).
+ */
+export async function addInFlight(at: InFlightKey, count: number, ttl: number): Promise<number> {
+  const out = await db().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: WEBHOOK_IN_FLIGHT.key(at),
+      UpdateExpression: 'ADD held :count SET #ttl = if_not_exists(#ttl, :ttl)',
+      ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
+      ExpressionAttributeValues: { ':count': count, ':ttl': ttl },
+      ReturnValues: 'UPDATED_NEW',
+    }),
+  );
+  return Number(out.Attributes?.held ?? count) - count;
+}
+
 /** What the delivery worker updates for pacing, for its IAM grant (infra/constructs/events.ts). */
-export const PACING_PREFIXES = [key('WEBHOOK_PACE', ''), key('WEBHOOK_PAUSE', '')] as const;
-export const PACING_ATTRIBUTES = ['pk', 'sk', 'taken', 'paused_until', 'timeouts', TTL_ATTRIBUTE] as const;
+export const PACING_PREFIXES = [
+  key('WEBHOOK_PACE', ''),
+  key('WEBHOOK_PAUSE', ''),
+  key('WEBHOOK_IN_FLIGHT', ''),
+] as const;
+export const PACING_ATTRIBUTES = ['pk', 'sk', 'taken', 'paused_until', 'timeouts', 'held', TTL_ATTRIBUTE] as const;
