@@ -272,15 +272,21 @@ export const DELIVERY_POLLER_CONCURRENCY = 50;
  * starts one for each, without waiting for those already running. A batch that waits on a slow
  * receiver holds its own invocation only, not the queue: later messages go to free invocations.
  */
-class QueuePoller {
+export class QueuePoller {
+  /** What the invocations answered, summed (the delivery worker's: attempts made). */
   attempted = 0;
   private readonly running = new Set<Promise<void>>();
 
   constructor(
     private readonly concurrency: number,
     private readonly queueUrl: () => Promise<string>,
-    private readonly work: typeof deliveryWork,
+    private readonly work: (event: SQSEvent) => Promise<{ failed: ReadonlySet<string>; result: number }>,
   ) {}
+
+  /** Invocations under way now. */
+  get busy(): number {
+    return this.running.size;
+  }
 
   /** Starts invocations for what is visible now; answers the messages handed over. */
   async tick(): Promise<number> {

@@ -1,10 +1,11 @@
-import { freezeClock, newUuid, now } from '@svc/core';
+import { advanceClock, freezeClock, newUuid, now } from '@svc/core';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type Receiver, startReceiver } from '../../../packages/outbound/src/testing/receiver';
 import { call, cardPaymentBody, DEMO, seedDemo, tokenFor } from '../../../test/support/api';
 import {
   DEFAULT_IN_FLIGHT_PER_ENDPOINT,
   DEFAULT_IN_FLIGHT_PER_ORGANISATION,
+  IN_FLIGHT_WAIT_SECONDS,
   type InFlight,
   takeInFlight,
 } from './domain/in-flight';
@@ -142,8 +143,15 @@ describe('the delivery worker', () => {
       paid.push(String(payment.json.uuid));
     }
     mostOpen = 0;
-    // The clock stands still: what waited is due again at once, and settle goes round until done.
-    expect((await call('POST', '/_local/settle', { token })).status).toBe(200);
+    // What found no room is due again IN_FLIGHT_WAIT_SECONDS later, by the service clock.
+    const waits: number[] = [];
+    for (let round = 0; round < 6 && receiver.requests.filter((r) => r.url === '/capped').length < 6; round++) {
+      expect((await call('POST', '/_local/settle', { token })).status).toBe(200);
+      waits.push(receiver.requests.filter((r) => r.url === '/capped').length);
+      advanceClock(IN_FLIGHT_WAIT_SECONDS);
+    }
+    // Two at a time: 2, 4, 6 delivered after each wait.
+    expect(waits).toEqual([2, 4, 6]);
     expect(mostOpen).toBeGreaterThan(0);
     expect(mostOpen).toBeLessThanOrEqual(2);
     const arrived = receiver.requests.filter((r) => r.url === '/capped');

@@ -23,7 +23,7 @@ import {
   recordedHeaders,
   truncate,
 } from './delivery';
-import { takeInFlight } from './in-flight';
+import { IN_FLIGHT_WAIT_SECONDS, takeInFlight } from './in-flight';
 import {
   deferDelivery,
   MAX_THROTTLED_ATTEMPTS,
@@ -135,8 +135,8 @@ export async function attemptDeliveries(
       }
       const candidate = seen.get(index);
       if (candidate && withoutRoom.has(index)) {
-        // No room in flight: due again now, unclaimed, for the sweeper to bring back.
-        if (await deferDelivery({ ...candidate, until: startedAt, reserved: false })) {
+        // No room in flight: due again once the places held now have come free, unclaimed.
+        if (await deferDelivery({ ...candidate, until: startedAt + IN_FLIGHT_WAIT_SECONDS, reserved: false })) {
           recordMetric(BUSINESS_METRICS.webhookDeliveries, 1, { outcome: 'in_flight_capped' });
           return undefined;
         }

@@ -9,8 +9,8 @@ import type { DeliveryRecord } from '../repository/webhook-repository';
  * shared worker at once. Before a batch's deliveries are claimed, they take places in flight for
  * their endpoints, then for their organisations, counted in the table, and give them back when
  * the batch's sends are over (the invocation is held until then too). A delivery without room
- * is written back due now, unclaimed (no attempt used, its order kept), and is tried again by
- * the sweeper. So one organisation has at most its cap of sends in flight, and holds at most that
+ * is written back due IN_FLIGHT_WAIT_SECONDS later, unclaimed (no attempt used, its order kept),
+ * and is tried again by the sweeper. So one organisation has at most its cap of sends in flight, and holds at most that
  * many invocations of the worker, whose concurrency is kept well above it
  * (infra/constructs/events.ts): the other organisations always find invocations free.
  *
@@ -24,6 +24,12 @@ import type { DeliveryRecord } from '../repository/webhook-repository';
  * count is no hot key: what one holds is capped, so its writes are at most a few per batch.
  */
 export const DEFAULT_IN_FLIGHT_PER_ENDPOINT = 10;
+/**
+ * How long a delivery without room waits: an attempt's bound (10 s), by when every place held now
+ * has come free. Sooner would only bring the backlog of a hanging organisation round again and
+ * again (a sweep, a queue message and a write each time) while its places are still held.
+ */
+export const IN_FLIGHT_WAIT_SECONDS = 10;
 export const DEFAULT_IN_FLIGHT_PER_ORGANISATION = 20;
 const WINDOW_SECONDS = 60;
 /** Counts are kept an hour past their minute (TTL). */
