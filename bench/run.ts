@@ -171,7 +171,7 @@ async function main() {
   }
   if (wants('noisy-neighbour')) {
     const noisy = await benchNoisyNeighbour({
-      payments: Number(process.env.BENCH_NOISY_PAYMENTS ?? 30),
+      payments: Number(process.env.BENCH_NOISY_PAYMENTS ?? 60),
       waitSeconds: 120,
     });
     for (const text of noisyNeighbourSummary(noisy)) console.log(text);
