@@ -632,6 +632,23 @@ describe('an answer that never comes', () => {
   });
 });
 
+describe('an answer we do not understand (issue 45, point 9)', () => {
+  it.each([
+    ['a 200 whose body is no JSON', 'not_json'],
+    ['PartiallyAuthorised (never asked for)', 'partially_authorised'],
+  ] as const)('takes %s as an unknown outcome, never a decline, and Adyen’s notification settles it', async (_name, fault) => {
+    adyen.fault(fault, { times: 1 });
+    const unknown = await pay(card());
+    expect(unknown.status, unknown.text).toBe(201);
+    expect(unknown.json).toMatchObject({ status: 'pending', status_reason: 'provider_unavailable', provider: 'adyen' });
+    // Resolved as an answer that never came: by our reference, not by a pspReference we were not sure of.
+    expect(unknown.json.provider_reference).toBeUndefined();
+    await accepted();
+    expect(await getPayment(unknown.json.uuid)).toMatchObject({ status: 'succeeded' });
+    expect(atAdyen(unknown.json.uuid)).toHaveLength(1);
+  });
+});
+
 describe('an instrument Adyen reports after the payment settled', () => {
   it('saves the source from RECURRING_CONTRACT when the authorisation that settled the payment lacked it', async () => {
     adyen.fault('lose_answer', { times: 1 });

@@ -178,6 +178,8 @@ export class OperationsAlarms extends Construct {
           'unrecorded_payment',
           'cancelled_after_success',
           'callback_unbound',
+          'unknown_result',
+          'unusable_notification',
         ] as const
       ).map(
         (kind) =>
@@ -198,7 +200,11 @@ export class OperationsAlarms extends Construct {
                       ? 'Adyen cancelled a payment recorded as paid: the donor has not paid; correct the record'
                       : kind === 'callback_unbound'
                         ? 'A provider callback named a payment its account, mode or reference does not hold (ignored): find who sent it (logs: callback_unbound)'
-                        : 'The payment provider refused the platform’s key or a connected account: payments on it fail',
+                        : kind === 'unknown_result'
+                          ? 'Adyen answered a result code we do not act on (e.g. PartiallyAuthorised): the payment is resolved as an unknown outcome; check it at Adyen'
+                          : kind === 'unusable_notification'
+                            ? 'A correctly signed Adyen notification item could not be used (acknowledged so it does not hold the queue): read it in the logs and apply it by hand'
+                            : 'The payment provider refused the platform’s key or a connected account: payments on it fail',
           }),
       ),
       // A provider's circuit opened: new payments go to the route's next candidate (or wait on it).

@@ -159,6 +159,8 @@ export class OperationsDashboard extends Construct {
           'unrecorded_payment',
           'cancelled_after_success',
           'callback_unbound',
+          'unknown_result',
+          'unusable_notification',
         ].map((kind) => labelled(kind, businessMetric(props.stage, BUSINESS_METRICS.providerAnomalies, { kind }))),
         width: 8,
       }),

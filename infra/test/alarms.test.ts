@@ -136,6 +136,21 @@ describe.each(STAGE_NAMES.filter((name) => STAGES[name].alarms.enabled))(
       });
     });
 
+    it('alarm at the first answer Adyen gives that we cannot act on, and at the first signed item we cannot use (issue 45)', () => {
+      for (const [description, kind] of [
+        ['Adyen answered a result code we do not act on', 'unknown_result'],
+        ['A correctly signed Adyen notification item could not be used', 'unusable_notification'],
+      ] as const) {
+        const found = described(description);
+        expect(found).toHaveLength(1);
+        expect(found[0]).toMatchObject({
+          MetricName: BUSINESS_METRICS.providerAnomalies,
+          Dimensions: expect.arrayContaining([{ Name: 'kind', Value: kind }]),
+          Threshold: 1,
+        });
+      }
+    });
+
     it('alarm on the share of live payments and of charge attempts that fail, once enough happened', () => {
       const rate = (what: string) => {
         const found = described(what);

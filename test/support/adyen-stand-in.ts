@@ -27,7 +27,21 @@ export interface AdyenStandInOptions {
   merchantAccounts?: string[];
 }
 
-export type AdyenFault = 'timeout' | 'lose_answer' | 'error' | 'refuse' | 'rate_limit' | null;
+/**
+ * `partially_authorised` and `not_json` process the request and then answer what Adyen may answer
+ * but we never ask for: a 200 with `resultCode: PartiallyAuthorised`
+ * (https://docs.adyen.com/online-payments/build-your-integration/payment-result-codes: "The payment
+ * has been authorised for a partial amount"), or a 200 whose body is no JSON (a proxy's page).
+ */
+export type AdyenFault =
+  | 'timeout'
+  | 'lose_answer'
+  | 'error'
+  | 'refuse'
+  | 'rate_limit'
+  | 'partially_authorised'
+  | 'not_json'
+  | null;
 
 export interface AdyenPayment {
   pspReference: string;
@@ -1023,6 +1037,15 @@ export async function startAdyenStandIn(options: AdyenStandInOptions = {}): Prom
       return;
     }
     record.status = reply.status;
+    if (fault?.mode === 'not_json' && reply.status === 200) {
+      response.writeHead(200, { 'content-type': 'text/html', connection: 'close' });
+      response.end('<html><body>OK</body></html>');
+      return;
+    }
+    if (fault?.mode === 'partially_authorised' && reply.status === 200) {
+      respond(response, { ...reply, body: { ...(reply.body as Record<string, Json>), resultCode: 'PartiallyAuthorised' } }, key);
+      return;
+    }
     respond(response, reply, key);
   }
 

@@ -17,4 +17,11 @@ describe('local settings', () => {
     });
     expect(() => readSettings({ PORT: '70000' })).toThrow(/PORT must be a port number/);
   });
+
+  it('refuses to start with an Adyen HMAC key that is not hex (issue 45)', () => {
+    expect(() => readSettings({ SVC_ADYEN_HMAC_KEY: 'not-a-hex-key-but-long-enough-for-32-chars' })).toThrow(
+      /SVC_ADYEN_HMAC_KEY.*hexadecimal/,
+    );
+    expect(readSettings({ SVC_ADYEN_HMAC_KEY: 'ab'.repeat(32) }).port).toBe(3000);
+  });
 });

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { hexKeys } from '@svc/core';
 
 /**
  * Configuration of the local runtime. The handlers read the same variables in AWS; here they
@@ -28,6 +29,9 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): LocalSetting
   const background = env.SVC_BACKGROUND ?? 'timers';
   if (background !== 'timers' && background !== 'settle')
     throw new Error(`SVC_BACKGROUND must be timers or settle, got ${env.SVC_BACKGROUND}`);
+  // A provider key in the wrong form stops the start, rather than being used as what a parser
+  // makes of it (an HMAC key that is not hex becomes an empty key anyone can sign with).
+  hexKeys(env.SVC_ADYEN_HMAC_KEY, 'SVC_ADYEN_HMAC_KEY');
   return {
     background,
     port,

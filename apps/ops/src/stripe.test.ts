@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { captchaSecretFrom, configureCaptcha } from './captcha';
 import { configureStripe, stripeSecretUpdate } from './stripe';
 
+/** An HMAC key as Adyen's Customer Area gives one: 64 hex characters. */
+const HMAC = '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056';
+
 describe('pnpm ops stripe configure', () => {
   it('sets the given keys over the stored ones and drops the placeholder', () => {
     const { secret, changed } = stripeSecretUpdate(
@@ -19,15 +22,30 @@ describe('pnpm ops stripe configure', () => {
   it('puts Adyen’s keys in the same secret, keeping Stripe’s', () => {
     const { secret, changed } = stripeSecretUpdate(
       { test_secret_key: 'sk_test_kept' },
-      { SVC_ADYEN_API_KEY: 'AQE-key', SVC_ADYEN_HMAC_KEY: '44782DEF', SVC_ADYEN_NOTIFICATION_PASSWORD: 'pw' },
+      { SVC_ADYEN_API_KEY: 'AQE-key', SVC_ADYEN_HMAC_KEY: HMAC, SVC_ADYEN_NOTIFICATION_PASSWORD: 'pw' },
     );
     expect(secret).toEqual({
       test_secret_key: 'sk_test_kept',
       adyen_api_key: 'AQE-key',
-      adyen_hmac_key: '44782DEF',
+      adyen_hmac_key: HMAC,
       adyen_notification_password: 'pw',
     });
     expect(changed).toEqual(['adyen_api_key', 'adyen_hmac_key', 'adyen_notification_password']);
+  });
+
+  it('refuses keys in the wrong form before writing anything (issue 45)', () => {
+    const update = (env: Record<string, string>) => () => stripeSecretUpdate({}, env);
+    // Not hex, odd length, too short, base64: Node's hex parser would make a short or empty key of each.
+    for (const bad of ['zz'.repeat(32), `${HMAC}0`, '44782DEF', Buffer.from(HMAC, 'hex').toString('base64')])
+      expect(update({ SVC_ADYEN_HMAC_KEY: bad }), bad).toThrow(/hexadecimal/);
+    expect(update({ SVC_ADYEN_HMAC_KEY: `${HMAC},nothex` })).toThrow(/key 2/);
+    expect(update({ SVC_STRIPE_TEST_SECRET_KEY: 'sk_live_abc' })).toThrow(/test secret key/);
+    expect(update({ SVC_STRIPE_LIVE_SECRET_KEY: 'pk_live_abc' })).toThrow(/live secret key/);
+    expect(update({ SVC_STRIPE_WEBHOOK_SECRET: 'secret' })).toThrow(/webhook secret/);
+    expect(
+      update({ SVC_STRIPE_LIVE_SECRET_KEY: 'rk_live_abc', SVC_ADYEN_HMAC_KEY: `${HMAC}, ${HMAC.toLowerCase()}` })()
+        .changed,
+    ).toEqual(['live_secret_key', 'adyen_hmac_key']);
   });
 
   it('refuses to run without a key in the environment or without a deployed stage', async () => {

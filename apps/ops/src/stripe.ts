@@ -1,5 +1,6 @@
 import { GetSecretValueCommand, PutSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import { STRIPE_SECRET_OUTPUT } from '@svc/api';
+import { hexKeys, stripeSecretKey, stripeWebhookSecret } from '@svc/core';
 import { ensureWebhookEndpoint, replayStripeEvents, stripeClient } from '@svc/payments';
 import type Stripe from 'stripe';
 import { stageSecret } from './stage-secret';
@@ -40,6 +41,14 @@ export function stripeSecretUpdate(
   if (changed.length === 0) {
     throw new Error(`Set at least one of ${Object.keys(FIELDS).join(', ')} in the environment`);
   }
+  // Keys in the wrong form are refused before anything is written (the service would refuse them
+  // at its next cold start, or worse, use them).
+  if (env.SVC_STRIPE_TEST_SECRET_KEY)
+    stripeSecretKey(env.SVC_STRIPE_TEST_SECRET_KEY, 'test', 'SVC_STRIPE_TEST_SECRET_KEY');
+  if (env.SVC_STRIPE_LIVE_SECRET_KEY)
+    stripeSecretKey(env.SVC_STRIPE_LIVE_SECRET_KEY, 'live', 'SVC_STRIPE_LIVE_SECRET_KEY');
+  if (env.SVC_STRIPE_WEBHOOK_SECRET) stripeWebhookSecret(env.SVC_STRIPE_WEBHOOK_SECRET, 'SVC_STRIPE_WEBHOOK_SECRET');
+  if (env.SVC_ADYEN_HMAC_KEY) hexKeys(env.SVC_ADYEN_HMAC_KEY, 'SVC_ADYEN_HMAC_KEY');
   return { secret, changed };
 }
 

@@ -6,6 +6,7 @@ export * from './free-json';
 export * from './function-scope';
 export * from './iban';
 export * from './ids';
+export * from './key-forms';
 export { logger } from './logger';
 export * from './metrics';
 export * from './money';

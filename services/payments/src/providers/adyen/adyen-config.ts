@@ -1,5 +1,5 @@
 import type { CheckoutAPI } from '@adyen/api-library';
-import { deferred, sdkClient } from '@svc/core';
+import { deferred, hexKeys, sdkClient } from '@svc/core';
 import * as z from 'zod';
 import { adyenHttpClient } from './adyen-http';
 
@@ -42,11 +42,19 @@ const secretSchema = deferred(() =>
 
 let fromSecret: Promise<AdyenKeys> | undefined;
 
-const hmacList = (value: string | undefined) =>
-  (value ?? '')
-    .split(',')
-    .map((key) => key.trim())
-    .filter(Boolean);
+/**
+ * The HMAC keys, each an even-length hexadecimal string, or an error. Adyen's library turns the key
+ * into bytes with `Buffer.from(key, "hex")` (@adyen/api-library lib/src/utils/hmacValidator.js,
+ * `calculateHmac`), which stops silently at the first character that is not hex: a key mistyped,
+ * or pasted as base64, becomes a short or empty key, and with an empty key anyone can sign a
+ * notification. So a key not in that form is refused (the providers' configuration fails to
+ * load: no Adyen call or notification is taken with it, and `pnpm start` does not start).
+ * Adyen's keys are 64 hex characters (https://docs.adyen.com/development-resources/webhooks/verify-hmac-signatures/
+ * shows one); we ask for at least 16 bytes.
+ */
+export function hmacList(value: string | undefined): string[] {
+  return hexKeys(value, 'The Adyen HMAC key (SVC_ADYEN_HMAC_KEY / adyen_hmac_key)');
+}
 
 export async function adyenKeys(): Promise<AdyenKeys> {
   const secretArn = process.env.SVC_STRIPE_SECRET_ARN;

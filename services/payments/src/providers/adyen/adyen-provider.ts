@@ -218,9 +218,19 @@ export function refusalReason(reason: string | undefined): string {
   return (reason && REFUSALS[reason]) || 'declined';
 }
 
-/** A `/payments` or `/payments/details` answer as our outcome. */
+/**
+ * A `/payments` or `/payments/details` answer as our outcome. Only the result codes Adyen
+ * documents as final failures fail a payment: `Refused`, `Error` ("There was an error when the
+ * payment was being processed. The reason is given in the refusalReason field. This is a final
+ * state.") and `Cancelled`
+ * (https://docs.adyen.com/online-payments/build-your-integration/payment-result-codes). Any other
+ * code, and none, is an unknown outcome (`UNKNOWN_RESULT`), resolved in the background like an
+ * answer that never came: `PartiallyAuthorised` (we never ask for partial authorisations, so
+ * money may be held for part of the gift), the authentication-only codes, and codes added
+ * after this was written. Never `declined` for an answer we do not understand.
+ */
 export function adyenOutcome(response: Pick<AdyenPaymentResponse, 'resultCode' | 'action' | 'refusalReason'>): Outcome {
-  switch (response.resultCode) {
+  switch (response.resultCode as string | undefined) {
     case 'Authorised':
       return { status: 'succeeded' };
     case 'RedirectShopper':
@@ -239,11 +249,23 @@ export function adyenOutcome(response: Pick<AdyenPaymentResponse, 'resultCode' |
       return { status: 'pending', reason: 'processing' };
     case 'Cancelled':
       return { status: 'failed', reason: 'cancelled' };
-    default:
-      // Refused, Error, and partial authorisations (never asked for).
+    case 'Refused':
+    case 'Error':
       return { status: 'failed', reason: refusalReason(response.refusalReason) };
+    default:
+      recordMetric(BUSINESS_METRICS.providerAnomalies, 1, { kind: 'unknown_result' });
+      logger.error(UNKNOWN_RESULT, { result_code: response.resultCode ?? null });
+      return UNKNOWN_OUTCOME;
   }
 }
+
+/** Logged (ProviderAnomalies, kind unknown_result, alarmed) for a result code we do not act on. */
+export const UNKNOWN_RESULT = 'Adyen answered a result code that is no known outcome: resolved in the background';
+const UNKNOWN_OUTCOME = { status: 'pending', reason: 'provider_unavailable' } as const satisfies Outcome;
+
+/** Whether an outcome is the unknown one (resolved by reference, as an answer that never came). */
+const isUnknown = (outcome: Outcome) =>
+  outcome.status === 'pending' && 'reason' in outcome && outcome.reason === 'provider_unavailable';
 
 /** Masked information from Adyen's answer: the brand and the card summary (last four digits). */
 function maskedFromResponse(response: AdyenPaymentResponse): Record<string, unknown> {
@@ -327,10 +349,13 @@ async function authorise(request: AuthoriseRequest): Promise<Authorisation> {
     const checkout = await adyenCheckout(context.testMode, ADYEN_PAYMENT_TIMEOUT_MS);
     const response = await checkout.PaymentsApi.payments(body, { idempotencyKey: `${request.reference}:payment` });
     const stored = storedMethodId(response.additionalData);
+    const outcome = adyenOutcome(response);
     return {
-      outcome: adyenOutcome(response),
+      outcome,
       maskedInformation: { ...masked, ...maskedFromResponse(response) },
-      ...(response.pspReference ? { providerReference: response.pspReference } : {}),
+      // An unknown outcome is resolved by our reference (outcomeOf: a cancel by reference after
+      // CANCEL_UNKNOWN_AFTER_SECONDS, and the notifications), as an answer that never came.
+      ...(response.pspReference && !isUnknown(outcome) ? { providerReference: response.pspReference } : {}),
       ...(shopper ? { providerCustomer: shopper } : {}),
       ...(shopper && stored ? { instrumentToken: adyenInstrumentToken(shopper, stored) } : {}),
     };
