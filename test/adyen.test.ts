@@ -1,7 +1,8 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { advanceClock, freezeClock, newUuid } from '@svc/core';
+import { advanceClock, freezeClock, logger, newUuid } from '@svc/core';
 import * as table from '@svc/table';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { UNUSABLE_NOTIFICATION } from '../services/payments/src/providers/adyen/adyen-notifications';
 import { ACCOUNT, type AdyenHarness, adyenCalls, adyenCard, MERCHANT, useAdyen } from './support/adyen-harness';
 import { ADYEN_DECLINE, ADYEN_HOLDER_NAMES, ADYEN_TEST_CARDS, type AdyenStandIn } from './support/adyen-stand-in';
 import { call, DEMO, tokenFor } from './support/api';
@@ -487,6 +488,34 @@ describe('Adyen’s notifications', () => {
     }
   });
 
+  it('acknowledges a signed item it cannot read (alarmed, not applied) and applies the rest; reads additionalData objects (issue 45, point 7)', async () => {
+    const [first, second] = [await sepa(), await sepa()];
+    adyen.settle(pspOf(first.json.uuid), 'success');
+    adyen.settle(pspOf(second.json.uuid), 'success');
+    const items = itemsOf(adyen.takeNotifications());
+    // Signed by Adyen (our key) but not something we can act on: `success` neither true nor false.
+    const unreadable = adyen.sign({ ...items[0], success: 'maybe' } as Item);
+    // Signed, with additionalData holding an object beside its strings, as Adyen's metadata is.
+    const withMetadata = adyen.sign({
+      ...items[1],
+      additionalData: { ...(items[1]?.additionalData as object), metadata: { svc_organisation: DEMO.org } },
+    } as Item);
+    const errors = vi.spyOn(logger, 'error');
+    const answer = await deliver(batchOf([unreadable, withMetadata]));
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.text).toBe('[accepted]');
+    expect(errors).toHaveBeenCalledWith(
+      UNUSABLE_NOTIFICATION,
+      expect.objectContaining({ psp: unreadable.pspReference, problems: [expect.stringContaining('success')] }),
+    );
+    errors.mockRestore();
+    expect((await getPayment(first.json.uuid)).status).toBe('pending');
+    expect((await getPayment(second.json.uuid)).status).toBe('succeeded');
+    // The real item for the first, when it comes, is applied: the unreadable one left no marker.
+    expect((await deliver(batchOf([adyen.sign(items[0] as Item)]))).text).toBe('[accepted]');
+    expect((await getPayment(first.json.uuid)).status).toBe('succeeded');
+  });
+
   it('asks for basic auth when a user and password are configured: 401 without, [accepted] with', async () => {
     const debit = await sepa();
     adyen.settle(pspOf(debit.json.uuid), 'success');
@@ -636,17 +665,24 @@ describe('an answer we do not understand (issue 45, point 9)', () => {
   it.each([
     ['a 200 whose body is no JSON', 'not_json'],
     ['PartiallyAuthorised (never asked for)', 'partially_authorised'],
-  ] as const)('takes %s as an unknown outcome, never a decline, and Adyen’s notification settles it', async (_name, fault) => {
-    adyen.fault(fault, { times: 1 });
-    const unknown = await pay(card());
-    expect(unknown.status, unknown.text).toBe(201);
-    expect(unknown.json).toMatchObject({ status: 'pending', status_reason: 'provider_unavailable', provider: 'adyen' });
-    // Resolved as an answer that never came: by our reference, not by a pspReference we were not sure of.
-    expect(unknown.json.provider_reference).toBeUndefined();
-    await accepted();
-    expect(await getPayment(unknown.json.uuid)).toMatchObject({ status: 'succeeded' });
-    expect(atAdyen(unknown.json.uuid)).toHaveLength(1);
-  });
+  ] as const)(
+    'takes %s as an unknown outcome, never a decline, and Adyen’s notification settles it',
+    async (_name, fault) => {
+      adyen.fault(fault, { times: 1 });
+      const unknown = await pay(card());
+      expect(unknown.status, unknown.text).toBe(201);
+      expect(unknown.json).toMatchObject({
+        status: 'pending',
+        status_reason: 'provider_unavailable',
+        provider: 'adyen',
+      });
+      // Resolved as an answer that never came: by our reference, not by a pspReference we were not sure of.
+      expect(unknown.json.provider_reference).toBeUndefined();
+      await accepted();
+      expect(await getPayment(unknown.json.uuid)).toMatchObject({ status: 'succeeded' });
+      expect(atAdyen(unknown.json.uuid)).toHaveLength(1);
+    },
+  );
 });
 
 describe('an instrument Adyen reports after the payment settled', () => {

@@ -61,6 +61,12 @@ import { adyenInstrumentToken, refusalReason, storedMethodId } from './adyen-pro
  */
 const MARKER_SECONDS = 60 * 86_400;
 
+/**
+ * What an item must have for us to act on it; anything else in it is fine (Adyen adds fields).
+ * `additionalData` values are mostly strings, but not all: `metadata` is an object there (the
+ * review in issue 45 of Adyen's Webhooks description, Adyen/adyen-openapi
+ * json/WebhooksService-v1.json; not re-read here), so only its string values are read.
+ */
 const itemSchema = z.looseObject({
   pspReference: z.string().min(1).max(64),
   originalReference: z.string().max(64).optional(),
@@ -71,17 +77,35 @@ const itemSchema = z.looseObject({
   success: z.enum(['true', 'false']),
   reason: z.string().max(2_000).optional(),
   amount: z.object({ value: z.number().int(), currency: z.string() }),
-  additionalData: z.record(z.string(), z.string()).optional(),
+  additionalData: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .transform((data) =>
+      data === undefined
+        ? undefined
+        : Object.fromEntries(
+            Object.entries(data).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+          ),
+    ),
 });
 type Item = z.infer<typeof itemSchema>;
 
+/** The batch: its mode and its items, each read on its own (one unusable item is no reason to refuse the others). */
 const bodySchema = z.object({
   live: z.enum(['true', 'false']),
   notificationItems: z
-    .array(z.object({ NotificationRequestItem: itemSchema }))
+    .array(z.object({ NotificationRequestItem: z.record(z.string(), z.unknown()) }))
     .min(1)
     .max(1_000),
 });
+
+/**
+ * Logged (ProviderAnomalies, kind unusable_notification, alarmed) for a correctly signed item we
+ * cannot read: it is acknowledged with the others, since Adyen retries a batch it did not get
+ * `[accepted]` for, and a batch refused for ever holds the notifications queued behind it
+ * (https://docs.adyen.com/development-resources/webhooks/#accept-webhooks). A person applies it.
+ */
+export const UNUSABLE_NOTIFICATION = 'A signed Adyen notification item could not be read: acknowledged, not applied';
 
 /** The notifications this endpoint acts on; the others are accepted and ignored. */
 export const HANDLED_ADYEN_EVENTS = [
@@ -122,8 +146,8 @@ export async function receiveAdyenNotifications(
     HmacValidator: m.default,
   }));
   const validator = new HmacValidator();
-  const items = parsed.notificationItems.map((entry) => entry.NotificationRequestItem);
-  for (const item of items) {
+  const raw = parsed.notificationItems.map((entry) => entry.NotificationRequestItem);
+  for (const item of raw) {
     const signed = keys.hmacKeys.some((key) => {
       try {
         return validator.validateHMAC(item as never, key);
@@ -132,15 +156,28 @@ export async function receiveAdyenNotifications(
       }
     });
     if (!signed) {
-      logger.warn('Adyen notification refused: bad HMAC signature', { psp: item.pspReference, event: item.eventCode });
-      throw refuse(`The HMAC signature of ${item.eventCode} ${item.pspReference} does not match`);
+      logger.warn('Adyen notification refused: bad HMAC signature', {
+        psp: String(item.pspReference ?? ''),
+        event: String(item.eventCode ?? ''),
+      });
+      throw refuse(`The HMAC signature of ${String(item.eventCode)} ${String(item.pspReference)} does not match`);
     }
   }
   let applied = 0;
   let duplicates = 0;
   const live = parsed.live === 'true';
-  for (const item of items) {
-    if (await applyOnce(item, live)) applied += 1;
+  for (const signed of raw) {
+    const item = itemSchema.safeParse(signed);
+    if (!item.success) {
+      recordMetric(BUSINESS_METRICS.providerAnomalies, 1, { kind: 'unusable_notification' });
+      logger.error(UNUSABLE_NOTIFICATION, {
+        psp: typeof signed.pspReference === 'string' ? signed.pspReference : null,
+        event: typeof signed.eventCode === 'string' ? signed.eventCode : null,
+        problems: item.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`),
+      });
+      continue;
+    }
+    if (await applyOnce(item.data, live)) applied += 1;
     else duplicates += 1;
   }
   return { applied, duplicates };
