@@ -1043,7 +1043,11 @@ export async function startAdyenStandIn(options: AdyenStandInOptions = {}): Prom
       return;
     }
     if (fault?.mode === 'partially_authorised' && reply.status === 200) {
-      respond(response, { ...reply, body: { ...(reply.body as Record<string, Json>), resultCode: 'PartiallyAuthorised' } }, key);
+      respond(
+        response,
+        { ...reply, body: { ...(reply.body as Record<string, Json>), resultCode: 'PartiallyAuthorised' } },
+        key,
+      );
       return;
     }
     respond(response, reply, key);

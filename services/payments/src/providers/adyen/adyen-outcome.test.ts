@@ -18,17 +18,17 @@ describe('Adyen result codes (issue 45, point 9)', () => {
     expect(adyenOutcome({ resultCode: 'Authorised' as never })).toEqual({ status: 'succeeded' });
   });
 
-  it.each([
-    'PartiallyAuthorised',
-    'AuthenticationFinished',
-    'AuthenticationNotRequired',
-    'SomethingNew',
-    undefined,
-  ])('takes %s as an unknown outcome, alarmed, never a decline', (code) => {
-    const errors = vi.spyOn(logger, 'error');
-    expect(adyenOutcome({ resultCode: code as never })).toEqual({ status: 'pending', reason: 'provider_unavailable' });
-    expect(errors).toHaveBeenCalledWith(UNKNOWN_RESULT, { result_code: code ?? null });
-  });
+  it.each(['PartiallyAuthorised', 'AuthenticationFinished', 'AuthenticationNotRequired', 'SomethingNew', undefined])(
+    'takes %s as an unknown outcome, alarmed, never a decline',
+    (code) => {
+      const errors = vi.spyOn(logger, 'error');
+      expect(adyenOutcome({ resultCode: code as never })).toEqual({
+        status: 'pending',
+        reason: 'provider_unavailable',
+      });
+      expect(errors).toHaveBeenCalledWith(UNKNOWN_RESULT, { result_code: code ?? null });
+    },
+  );
 });
 
 describe('Adyen HMAC keys (issue 45, point 10)', () => {
