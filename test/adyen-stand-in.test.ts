@@ -701,13 +701,13 @@ describe('faults, as the service`s client sees them', () => {
     expect((await checkout.PaymentsApi.payments(body, { idempotencyKey: 'pay-e' })).resultCode).toBe('Authorised');
   });
 
-  it('rate_limit: 429, rate limited, nothing done, until reset', async () => {
+  it('rate_limit: 500 00_500 "too many requests" as Adyen documents it, an unknown outcome to us; nothing done, until reset', async () => {
     standIn.fault('rate_limit');
-    expect(await failure(pay())).toMatchObject({ kind: 'rate_limited', status: 429 });
-    expect(await failure(pay())).toMatchObject({ kind: 'rate_limited' });
+    expect(await failure(pay())).toMatchObject({ kind: 'unknown', status: 500, errorCode: '00_500' });
+    expect(await failure(pay())).toMatchObject({ kind: 'unknown' });
     standIn.fault(null);
     expect((await pay()).resultCode).toBe('Authorised');
     expect(standIn.payments.size).toBe(1);
-    expect(standIn.requests.map((entry) => entry.status)).toEqual([429, 429, 200]);
+    expect(standIn.requests.map((entry) => entry.status)).toEqual([500, 500, 200]);
   });
 });

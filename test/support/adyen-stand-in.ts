@@ -1016,9 +1016,13 @@ export async function startAdyenStandIn(options: AdyenStandInOptions = {}): Prom
       const reply = problemReply(
         fault.mode === 'error'
           ? new AdyenProblem(500, '903', 'Internal error', 'internal')
-          : // 429 body UNKNOWN for Checkout; not processed, not kept under the key.
-            new AdyenProblem(429, '000', 'Too Many Requests', 'security'),
+          : // Adyen's rate limit is its internal error 00_500 with the detail "too many requests",
+            // "The request may succeed later" (https://docs.adyen.com/errors/internal); whether it
+            // was processed is not said, so callers must take it as unknown. Here: not processed,
+            // not kept under the key (one of the possibilities).
+            new AdyenProblem(500, '00_500', 'An internal error happened', 'internal'),
       );
+      if (fault.mode === 'rate_limit') (reply.body as Json).detail = 'too many requests';
       record.status = reply.status;
       respond(response, reply, key);
       return;

@@ -45,12 +45,19 @@ describe('Adyen answers, as far as they matter for money', () => {
     ).toBe('unknown');
   });
 
-  it('takes a validation error as invalid, 401/403 as refused, 429 as rate limited, 5xx as unknown', async () => {
+  it('takes a validation error as invalid, 401/403 as refused, a rate limit (429, or 00_500 too many requests) and 5xx as unknown', async () => {
     expect(await kindOf({ status: 422, body: { status: 422, errorCode: '14_018', message: 'Invalid payload' } })).toBe(
       'invalid',
     );
     expect(await kindOf({ status: 403, body: { status: 403, errorCode: '901' } })).toBe('refused');
-    expect(await kindOf({ status: 429, body: { status: 429 } })).toBe('rate_limited');
+    // Adyen never says a rate-limited request was not processed (docs.adyen.com/errors/internal).
+    expect(await kindOf({ status: 429, body: { status: 429 } })).toBe('unknown');
+    expect(
+      await kindOf({
+        status: 500,
+        body: { status: 500, errorCode: '00_500', errorType: 'internal', detail: 'too many requests' },
+      }),
+    ).toBe('unknown');
     expect(await kindOf({ status: 500, body: { status: 500, errorCode: '905' } })).toBe('unknown');
     expect(await kindOf({ status: 200, body: { resultCode: 'Authorised' } })).toBe('answered');
   });

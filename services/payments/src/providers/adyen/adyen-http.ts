@@ -10,9 +10,13 @@ import type { IRequest } from '@adyen/api-library/lib/src/typings/requestOptions
  *   so the payment may be sent to another provider in the same request.
  * - `unknown`: Adyen may have acted (a timeout after the request was sent, a connection cut
  *   while the answer came, a 5xx). Never sent anywhere else: resolved at Adyen.
- * - `rate_limited`: 429, "Too Many Requests": Adyen did not process the call
- *   (https://docs.adyen.com/development-resources/rate-limits/ — a request over the limit is
- *   rejected, not queued), so it is like `not_reached` for fail-over.
+ * - A rate limit is `unknown` too. Adyen documents its rate limit as an internal error, errorCode
+ *   00_500 with the detail "too many requests": "The request may succeed later, when the current
+ *   time frame for the rate limit has ended" (https://docs.adyen.com/errors/internal). Nowhere does
+ *   it say such a request was not processed, nor does it document a 429 for the Checkout API, so
+ *   neither moves a payment to another provider (issue 45): it waits on Adyen as any unknown
+ *   outcome, resolved by our reference. (`rate_limited` stays in the type for the callers' sake;
+ *   Adyen's answers no longer produce it.)
  * - `refused`: 401/403, our API key or merchant account was refused before anything was done.
  * - `invalid`: 4xx (400, 404, 422): Adyen validated the request and did nothing.
  *   Except "request already processed or in progress" (errorCode 704, HTTP 422 or 409, header
@@ -138,13 +142,8 @@ function answeredFailure(response: Response, text: string): AdyenCallError {
     ...(body.errorType ? { errorType: body.errorType } : {}),
   };
   const message = body.message ?? `HTTP ${status}`;
-  if (status === 429) {
-    const retryAfter = Number(response.headers.get('retry-after'));
-    return new AdyenCallError('rate_limited', message, {
-      ...details,
-      ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfter } : {}),
-    });
-  }
+  // A 429 (from whatever answers for Adyen) is not documented as "not processed": unknown, as above.
+  if (status === 429) return new AdyenCallError('unknown', message, details);
   if (status === 401 || status === 403) return new AdyenCallError('refused', message, details);
   if (status >= 500) return new AdyenCallError('unknown', message, details);
   if (status === 409 || body.errorCode === '704' || response.headers.get('transient-error') === 'true')
