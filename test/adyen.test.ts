@@ -422,6 +422,59 @@ describe('refunds on Adyen', () => {
   });
 });
 
+describe('refunds made in Adyen’s Customer Area (issue 45, point 5)', () => {
+  /** A refund as Adyen notifies one made in its Customer Area: the payment's own reference. */
+  const made = (uuid: string, psp: string, refundPsp: string, value: number, eventCode = 'REFUND') =>
+    adyen.sign({
+      eventCode,
+      pspReference: refundPsp,
+      originalReference: psp,
+      merchantReference: uuid,
+      merchantAccountCode: MERCHANT,
+      amount: { currency: 'CHF', value },
+      success: 'true',
+      reason: '',
+      eventDate: new Date().toISOString(),
+      additionalData: {},
+    } as Item);
+
+  it('records and announces a refund made elsewhere, once; REFUNDED_REVERSED reverses it and frees its amount', async () => {
+    const paid = await pay(card());
+    const uuid = paid.json.uuid;
+    const psp = pspOf(uuid);
+    adyen.takeNotifications();
+    const refundPsp = `R${psp.slice(1)}`;
+    for (let i = 0; i < 2; i++)
+      expect((await deliver(batchOf([made(uuid, psp, refundPsp, 1000)]))).text).toBe('[accepted]');
+    const refunded = await getPayment(uuid);
+    expect(refunded.refunded_amount).toEqual({ value: '1000', currency: 'CHF' });
+    expect(refunded.refunds).toMatchObject([{ status: 'succeeded', amount: { value: '1000' } }]);
+    const refundUuid = refunded.refunds[0].uuid as string;
+    expect(await eventsOf(refundUuid)).toEqual(['svc.payments.refund.succeeded']);
+    // Only what is left can be refunded through us now.
+    expect((await refund(uuid, { amount: { value: '1501', currency: 'CHF' } })).status).toBe(400);
+
+    expect((await deliver(batchOf([made(uuid, psp, refundPsp, 1000, 'REFUNDED_REVERSED')]))).text).toBe('[accepted]');
+    const reversed = await getPayment(uuid);
+    expect(reversed.refunded_amount.value).toBe('0');
+    expect(reversed.refunds[0]).toMatchObject({ uuid: refundUuid, status: 'failed' });
+    expect(await eventsOf(refundUuid)).toEqual(['svc.payments.refund.succeeded', 'svc.payments.refund.failed']);
+  });
+
+  it('records nothing when the reversal comes before the refund it reverses; binds like every item', async () => {
+    const paid = await pay(card());
+    const uuid = paid.json.uuid;
+    const psp = pspOf(uuid);
+    adyen.takeNotifications();
+    const refundPsp = `S${psp.slice(1)}`;
+    await deliver(batchOf([made(uuid, psp, refundPsp, 500, 'REFUNDED_REVERSED'), made(uuid, psp, refundPsp, 500)]));
+    expect((await getPayment(uuid)).refunds).toEqual([]);
+    // Another payment's pspReference as originalReference: not this payment's refund.
+    await deliver(batchOf([made(uuid, 'NOTTHEPAYMENT001', `T${psp.slice(1)}`, 500)]));
+    expect((await getPayment(uuid)).refunded_amount.value).toBe('0');
+  });
+});
+
 describe('cancelling on Adyen', () => {
   it('cancels a payment waiting on 3-D Secure by its pspReference; Adyen’s CANCELLATION changes nothing more', async () => {
     const pending = await pay(card(ADYEN_TEST_CARDS.threeDS2));

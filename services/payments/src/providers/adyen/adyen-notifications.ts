@@ -114,6 +114,7 @@ export const HANDLED_ADYEN_EVENTS = [
   'TECHNICAL_CANCEL',
   'REFUND',
   'REFUND_FAILED',
+  'REFUNDED_REVERSED',
   'NOTIFICATION_OF_CHARGEBACK',
   'CHARGEBACK',
   'SECOND_CHARGEBACK',
@@ -295,6 +296,7 @@ export async function applyAdyenNotification(received: Received): Promise<void> 
       return cancellation(received);
     case 'REFUND':
     case 'REFUND_FAILED':
+    case 'REFUNDED_REVERSED':
       return refunded(received);
     case 'NOTIFICATION_OF_CHARGEBACK':
     case 'CHARGEBACK':
@@ -486,24 +488,59 @@ async function offerClosed(received: Received): Promise<void> {
 }
 
 /** A refund's outcome; the reference we sent names the payment and the refund. */
+/**
+ * REFUND / REFUND_FAILED of a refund, ours or one made in Adyen's Customer Area, and
+ * REFUNDED_REVERSED ("the refunded amount has been returned to you",
+ * https://docs.adyen.com/development-resources/webhooks/webhook-types/), each bound to the
+ * payment (its pspReference as `originalReference`, at most its amount and its currency).
+ *
+ * - Ours name `<payment uuid>:<refund uuid>` as merchantReference.
+ * - One made in the Customer Area carries the payment's own merchantReference (Adyen copies the
+ *   payment's reference to its modifications when none is given): recorded under a uuid derived
+ *   from the refund's pspReference, announced as ours are (issue 45).
+ * - A reversal fails the refund it names (by its pspReference, or ours by our reference) and
+ *   frees its amount; it outranks the refund it reverses, whichever arrives first (a marker of
+ *   the refund's pspReference keeps it). Which pspReference a REFUNDED_REVERSED item carries (the
+ *   refund's, or one of its own) is not said in the documents read here: we take the refund's,
+ *   and find ours by our reference either way; a reversal of a Customer Area refund with a
+ *   pspReference of its own would be logged as naming no refund and left to a person.
+ */
 async function refunded(received: Received): Promise<void> {
   const { item } = received;
-  const [paymentUuid, refundUuid] = item.merchantReference.split(':');
-  if (!paymentUuid || !refundUuid || !UUID.test(paymentUuid) || !UUID.test(refundUuid)) {
-    // A refund made in Adyen's Customer Area names no payment of ours: support reconciles it.
+  const [paymentUuid, ownRefund] = item.merchantReference.split(':');
+  if (!paymentUuid || !UUID.test(paymentUuid) || (ownRefund !== undefined && !UUID.test(ownRefund))) {
     logger.warn('An Adyen refund names no payment of ours', { psp: item.pspReference });
     return;
   }
-  const payment = await findPayment(paymentUuid);
+  const payment = (await findPayment(paymentUuid)) ?? (await paymentOf(paymentUuid));
   if (!payment) return notYet(item);
   if (!bound(received, payment, modificationOf(item))) return;
-  const succeeded = item.eventCode === 'REFUND' && item.success === 'true';
-  await applyProviderRefunds(paymentUuid, [
+  const refundUuid = ownRefund ?? derivedUuid('refund', item.pspReference);
+  const reversal = item.eventCode === 'REFUNDED_REVERSED';
+  if (reversal && item.success !== 'true') return;
+  // The refund a reversal names: ours by our reference, else the one of its pspReference.
+  const refund = reversal
+    ? (payment.refunds.find((r) => r.uuid === refundUuid) ??
+      payment.refunds.find((r) => r.provider_reference === item.pspReference))
+    : undefined;
+  if (reversal) await mark(fact(refund?.provider_reference ?? item.pspReference, 'refund_reversed'), item.eventCode);
+  const reversedBefore = !reversal && (await getItem(markerKey(fact(item.pspReference, 'refund_reversed'))));
+  const succeeded = item.eventCode === 'REFUND' && item.success === 'true' && !reversedBefore;
+  if (reversal && !refund) {
+    logger.warn('An Adyen refund reversal names no refund we hold (yet)', { psp: item.pspReference });
+    return;
+  }
+  await applyProviderRefunds(payment.uuid, [
     {
-      uuid: refundUuid,
-      providerReference: item.pspReference,
-      amountMinor: item.amount.value,
-      outcome: succeeded ? { status: 'succeeded' } : { status: 'failed', reason: item.reason || 'refund_failed' },
+      uuid: refund?.uuid ?? refundUuid,
+      providerReference: refund?.provider_reference ?? item.pspReference,
+      amountMinor: refund?.amount_minor ?? item.amount.value,
+      outcome:
+        reversal || reversedBefore
+          ? { status: 'failed', reason: 'refund_reversed' }
+          : succeeded
+            ? { status: 'succeeded' }
+            : { status: 'failed', reason: item.reason || 'refund_failed' },
     },
   ]);
 }
