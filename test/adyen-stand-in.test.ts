@@ -70,6 +70,8 @@ function request(fields: Record<string, unknown> = {}): PaymentRequest {
     paymentMethod: card(),
     returnUrl: RETURN_URL,
     channel: 'Web',
+    // Captured at once, as our adapter asks (without it the stand-in leaves a card uncaptured).
+    captureDelayHours: 0,
     ...fields,
   } as unknown as PaymentRequest;
 }

@@ -2,7 +2,7 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { advanceClock, freezeClock, logger, newUuid } from '@svc/core';
 import * as table from '@svc/table';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { UNUSABLE_NOTIFICATION } from '../services/payments/src/providers/adyen/adyen-notifications';
+import { CAPTURE_FAILED, UNUSABLE_NOTIFICATION } from '../services/payments/src/providers/adyen/adyen-notifications';
 import { ACCOUNT, type AdyenHarness, adyenCalls, adyenCard, MERCHANT, useAdyen } from './support/adyen-harness';
 import { ADYEN_DECLINE, ADYEN_HOLDER_NAMES, ADYEN_TEST_CARDS, type AdyenStandIn } from './support/adyen-stand-in';
 import { call, DEMO, tokenFor } from './support/api';
@@ -419,6 +419,61 @@ describe('refunds on Adyen', () => {
     expect(await eventsOf(first.json.uuid)).toEqual(['svc.payments.refund.failed']);
     // Its amount is free again: all of the payment can be refunded.
     expect((await refund(uuid)).json.amount.value).toBe('2500');
+  });
+});
+
+describe('succeeded means captured (issue 45, point 1)', () => {
+  it('asks Adyen to capture every payment at once, whatever the merchant account is set to', async () => {
+    const paid = await pay(card());
+    expect(paid.json.status).toBe('succeeded');
+    expect(sent(paid.json.uuid)).toMatchObject({ captureDelayHours: 0 });
+    // Captured, so a refund can be made (the stand-in leaves an authorisation without it uncaptured).
+    const refunded = await refund(paid.json.uuid);
+    expect(refunded.status, refunded.text).toBe(200);
+    await accepted();
+    expect((await getPayment(paid.json.uuid)).refunds).toMatchObject([{ status: 'succeeded' }]);
+  });
+
+  it.each([
+    ['CAPTURE_FAILED', 'capture_failed'],
+    ['EXPIRE', 'authorisation_expired'],
+  ] as const)(
+    'fails a payment recorded as paid when Adyen reports %s, announced and alarmed, once',
+    async (eventCode, reason) => {
+      const paid = await pay(card());
+      expect(paid.json.status).toBe('succeeded');
+      await accepted();
+      const psp = pspOf(paid.json.uuid);
+      const item = adyen.sign({
+        eventCode,
+        pspReference: `X${psp.slice(1)}`,
+        originalReference: psp,
+        merchantReference: paid.json.uuid,
+        merchantAccountCode: MERCHANT,
+        amount: { currency: 'CHF', value: 2500 },
+        success: 'true',
+        reason: '',
+        eventDate: new Date().toISOString(),
+      } as Item);
+      const errors = vi.spyOn(logger, 'error');
+      for (let i = 0; i < 2; i++) expect((await deliver(batchOf([item]))).text).toBe('[accepted]');
+      expect(errors.mock.calls.filter(([message]) => message === CAPTURE_FAILED)).toHaveLength(1);
+      errors.mockRestore();
+      expect(await getPayment(paid.json.uuid)).toMatchObject({ status: 'failed', status_reason: reason });
+      expect(await eventsOf(paid.json.uuid)).toEqual(['svc.payments.payment.succeeded', 'svc.payments.payment.failed']);
+    },
+  );
+
+  it('fails it from the stand-in’s own CAPTURE_FAILED too, and an AUTHORISATION arriving after it revives nothing', async () => {
+    const paid = await pay(card());
+    const psp = pspOf(paid.json.uuid);
+    const authorisation = itemsOf(adyen.takeNotifications()).find((i) => i.eventCode === 'AUTHORISATION') as Item;
+    adyen.captureFails(psp);
+    await accepted();
+    expect((await getPayment(paid.json.uuid)).status).toBe('failed');
+    // The payment's own AUTHORISATION, first delivered only now (Adyen's order is not guaranteed).
+    expect((await deliver(batchOf([authorisation]))).text).toBe('[accepted]');
+    expect(await getPayment(paid.json.uuid)).toMatchObject({ status: 'failed', status_reason: 'capture_failed' });
   });
 });
 

@@ -180,6 +180,7 @@ export class OperationsAlarms extends Construct {
           'callback_unbound',
           'unknown_result',
           'unusable_notification',
+          'capture_failed',
         ] as const
       ).map(
         (kind) =>
@@ -204,7 +205,9 @@ export class OperationsAlarms extends Construct {
                           ? 'Adyen answered a result code we do not act on (e.g. PartiallyAuthorised): the payment is resolved as an unknown outcome; check it at Adyen'
                           : kind === 'unusable_notification'
                             ? 'A correctly signed Adyen notification item could not be used (acknowledged so it does not hold the queue): read it in the logs and apply it by hand'
-                            : 'The payment provider refused the platform’s key or a connected account: payments on it fail',
+                            : kind === 'capture_failed'
+                              ? 'Adyen did not capture a payment recorded as paid (CAPTURE_FAILED or EXPIRE): it is failed now; tell the charity, the donor was not charged'
+                              : 'The payment provider refused the platform’s key or a connected account: payments on it fail',
           }),
       ),
       // A provider's circuit opened: new payments go to the route's next candidate (or wait on it).

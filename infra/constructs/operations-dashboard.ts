@@ -161,6 +161,7 @@ export class OperationsDashboard extends Construct {
           'callback_unbound',
           'unknown_result',
           'unusable_notification',
+          'capture_failed',
         ].map((kind) => labelled(kind, businessMetric(props.stage, BUSINESS_METRICS.providerAnomalies, { kind }))),
         width: 8,
       }),

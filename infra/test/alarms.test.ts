@@ -140,6 +140,7 @@ describe.each(STAGE_NAMES.filter((name) => STAGES[name].alarms.enabled))(
       for (const [description, kind] of [
         ['Adyen answered a result code we do not act on', 'unknown_result'],
         ['A correctly signed Adyen notification item could not be used', 'unusable_notification'],
+        ['Adyen did not capture a payment recorded as paid', 'capture_failed'],
       ] as const) {
         const found = described(description);
         expect(found).toHaveLength(1);

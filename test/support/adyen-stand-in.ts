@@ -93,6 +93,13 @@ export interface AdyenStandIn {
   settle(pspReference: string, outcome: 'success' | 'failure'): void;
   chargeback(pspReference: string): void;
   reverseChargeback(pspReference: string): void;
+  /**
+   * The scheme rejects the capture of an authorised payment (CAPTURE_FAILED, success "true",
+   * https://docs.adyen.com/online-payments/capture/failure-reasons), or an authorisation never
+   * captured runs out (EXPIRE): the money was never taken.
+   */
+  captureFails(pspReference: string): void;
+  expire(pspReference: string): void;
   /** The notifications not yet taken, each signed (additionalData.hmacSignature), as one batch body; clears the outbox. */
   takeNotifications(): {
     live: 'false';
@@ -284,6 +291,10 @@ interface Token {
 /** What the stand-in knows of a payment beyond `AdyenPayment`. */
 interface Internal {
   createdAt: number;
+  /** The request's `captureDelayHours` (0: capture at once). */
+  captureDelayHours?: number;
+  /** Captured: the money moved, a cancel no longer can undo it, a refund can. */
+  captured?: boolean;
   card?: Card;
   details: string;
   refundFails: boolean;
@@ -436,6 +447,14 @@ export async function startAdyenStandIn(options: AdyenStandInOptions = {}): Prom
   ): Json {
     const authorised = result.resultCode === 'Authorised';
     payment.status = authorised ? 'authorised' : 'refused';
+    // When a card or TWINT payment is captured is the merchant account's setting (immediate,
+    // delayed or manual, https://docs.adyen.com/online-payments/capture), unknown to us: only a
+    // request's own `captureDelayHours: 0` ("the delay between the authorisation and scheduled
+    // auto-capture, specified in hours", Checkout v72 PaymentRequest) makes the capture certain.
+    // The stand-in takes the stricter reading: without it, an authorisation is not captured.
+    // SEPA debits have no separate capture.
+    internal(payment).captured =
+      authorised && (payment.method === 'sepadirectdebit' || internal(payment).captureDelayHours === 0);
     if (!authorised) payment.refusalReason = result.refusalReason ?? 'Refused';
     const tokenization = authorised ? tokenize(payment) : {};
     notify('AUTHORISATION', payment, {
@@ -601,6 +620,7 @@ export async function startAdyenStandIn(options: AdyenStandInOptions = {}): Prom
     };
     const details: Internal = {
       createdAt: clock(),
+      ...(typeof body.captureDelayHours === 'number' ? { captureDelayHours: body.captureDelayHours } : {}),
       details: '',
       refundFails: false,
       store,
@@ -757,7 +777,7 @@ export async function startAdyenStandIn(options: AdyenStandInOptions = {}): Prom
         success: success ? 'true' : 'false',
       });
     // The refund is decided at once; its answer says only "received" either way.
-    if (payment.status !== 'authorised') {
+    if (payment.status !== 'authorised' || !internal(payment).captured) {
       record.status = 'failed';
       outcome(false, "Transaction hasn't been captured, refund not possible");
     } else if (amount.currency !== payment.amount.currency) {
@@ -804,7 +824,10 @@ export async function startAdyenStandIn(options: AdyenStandInOptions = {}): Prom
     cancelPsp: string,
     reference: string | undefined,
   ): void {
-    const cancellable = payment.status === 'redirect' || payment.status === 'received';
+    const cancellable =
+      payment.status === 'redirect' ||
+      payment.status === 'received' ||
+      (payment.status === 'authorised' && !internal(payment).captured);
     if (cancellable) payment.status = 'cancelled';
     notify(eventCode, payment, {
       merchantReference: reference ?? payment.merchantReference,
@@ -1165,6 +1188,30 @@ export async function startAdyenStandIn(options: AdyenStandInOptions = {}): Prom
           ? { resultCode: 'Authorised' }
           : { resultCode: 'Refused', refusalReason: 'Refused', code: '2' },
       );
+    },
+    captureFails(pspReference) {
+      const payment = found(pspReference);
+      if (payment.status !== 'authorised') throw new Error(`Payment ${pspReference} is ${payment.status}`);
+      internal(payment).captured = false;
+      payment.status = 'refused';
+      notify('CAPTURE_FAILED', payment, {
+        originalReference: payment.pspReference,
+        pspReference: reference16(),
+        reason: 'Capture Failed',
+        success: 'true',
+      });
+    },
+    expire(pspReference) {
+      const payment = found(pspReference);
+      if (payment.status !== 'authorised' || internal(payment).captured)
+        throw new Error(`Payment ${pspReference} is not an uncaptured authorisation`);
+      payment.status = 'expired';
+      notify('EXPIRE', payment, {
+        originalReference: payment.pspReference,
+        pspReference: reference16(),
+        reason: 'Authorisation expired',
+        success: 'true',
+      });
     },
     chargeback(pspReference) {
       const payment = found(pspReference);

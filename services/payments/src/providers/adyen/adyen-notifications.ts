@@ -13,6 +13,7 @@ import {
 import { db, getItem, retryOnConflict, tableName } from '@svc/table';
 import * as z from 'zod';
 import { attachLateInstrument, settlePending, settlePendingSource } from '../../domain/approval';
+import { paymentStatusEvents } from '../../domain/events';
 import { type BoundRecord, boundToCallback, type CallbackClaim } from '../../domain/provider-binding';
 import {
   applyProviderRefunds,
@@ -119,6 +120,8 @@ export const HANDLED_ADYEN_EVENTS = [
   'CHARGEBACK',
   'SECOND_CHARGEBACK',
   'CHARGEBACK_REVERSED',
+  'CAPTURE_FAILED',
+  'EXPIRE',
   'RECURRING_CONTRACT',
   'OFFER_CLOSED',
 ] as const;
@@ -303,6 +306,9 @@ export async function applyAdyenNotification(received: Received): Promise<void> 
     case 'SECOND_CHARGEBACK':
     case 'CHARGEBACK_REVERSED':
       return chargeback(received);
+    case 'CAPTURE_FAILED':
+    case 'EXPIRE':
+      return captureFailed(received);
     case 'RECURRING_CONTRACT':
       return recurringContract(received);
     case 'OFFER_CLOSED':
@@ -366,7 +372,11 @@ async function authorisation(received: Received): Promise<void> {
   }
   // Money Adyen took is recorded, also on a payment we had failed, unless we cancelled it
   // (a cancellation outranks the authorisation it cancelled, whichever came first).
-  const cancelled = succeeded && (await getItem(markerKey(fact(item.pspReference, 'cancelled'))));
+  // Nor when its capture failed or it expired uncaptured: the authorisation was never money.
+  const cancelled =
+    succeeded &&
+    ((await getItem(markerKey(fact(item.pspReference, 'cancelled')))) ||
+      (await getItem(markerKey(fact(item.pspReference, 'not_captured')))));
   if (succeeded && !cancelled && payment.status === 'cancelled') return capturedAfterCancel(payment.uuid, found);
   await settleFromProvider(payment.uuid, async () => found, { reviveFailed: succeeded && !cancelled });
   // Paid already without the instrument it was to save (the answer that settled it lacked it).
@@ -455,6 +465,45 @@ async function cancellation(received: Received): Promise<void> {
         ? 'provider_unavailable'
         : 'cancelled',
   }));
+}
+
+/** Logged (ProviderAnomalies, kind capture_failed, alarmed) when money recorded as paid was never taken. */
+export const CAPTURE_FAILED = 'Adyen did not capture a payment recorded as paid: it is failed now';
+
+/**
+ * CAPTURE_FAILED (the scheme rejected the capture, https://docs.adyen.com/online-payments/capture/failure-reasons)
+ * and EXPIRE (the authorisation ran out before it was captured,
+ * https://docs.adyen.com/development-resources/webhooks/webhook-types/): the money was never
+ * taken, so a payment recorded as succeeded is failed (`capture_failed` /
+ * `authorisation_expired`), announced (`svc.payments.payment.failed`) and alarmed, since the
+ * charity may have thanked the donor already. Bound like every modification (the payment's
+ * pspReference as `originalReference`, its currency, at most its amount).
+ */
+async function captureFailed(received: Received): Promise<void> {
+  const { item } = received;
+  if (item.success !== 'true') return;
+  const payment = await paymentOf(item.merchantReference);
+  if (!payment) {
+    if (UUID.test(item.merchantReference)) return notYet(item);
+    return;
+  }
+  if (payment.provider !== 'adyen' || !bound(received, payment, modificationOf(item))) return;
+  // Outranks the authorisation, whichever arrives first: a late AUTHORISATION revives nothing.
+  await mark(fact(paymentPsp(item), 'not_captured'), item.eventCode);
+  const reason = item.eventCode === 'EXPIRE' ? 'authorisation_expired' : 'capture_failed';
+  await retryOnConflict(async () => {
+    const read = await findPayment(payment.uuid);
+    if (read?.status !== 'succeeded') return read;
+    recordMetric(BUSINESS_METRICS.providerAnomalies, 1, { kind: 'capture_failed' });
+    logger.error(CAPTURE_FAILED, { payment: read.uuid, psp: paymentPsp(item), event: item.eventCode });
+    const next: PaymentRecord = {
+      ...read,
+      status: 'failed',
+      status_reason: reason,
+      event_sequence: read.event_sequence + 1,
+    };
+    return savePaymentVersion(read, { ...next, events: paymentStatusEvents(next) });
+  });
 }
 
 /**

@@ -55,6 +55,17 @@ import { AdyenCallError } from './adyen-http';
  * supporter) is charged only on Adyen, on the merchant account that saved it.
  */
 
+/**
+ * `succeeded` means captured (issue 45). When Adyen captures an authorisation is a setting of the
+ * merchant account (immediate, delayed or manual, https://docs.adyen.com/online-payments/capture),
+ * and each charity brings its own account, so every payment asks for it explicitly:
+ * `captureDelayHours`, "the delay between the authorisation and scheduled auto-capture, specified
+ * in hours" (Checkout API v72, PaymentRequest), 0 = at once. A capture the scheme still rejects
+ * (CAPTURE_FAILED) or an authorisation that ran out uncaptured (EXPIRE) undoes the success
+ * (adyen-notifications.ts). A zero-value authorisation (a source alone) captures nothing.
+ */
+export const CAPTURE_DELAY_HOURS = 0;
+
 /** As long as the resolver waits before it gives an unknown payment up (resolution.ts GIVE_UP_SECONDS). */
 export const CANCEL_UNKNOWN_AFTER_SECONDS = 15 * 60;
 /**
@@ -329,6 +340,8 @@ async function authorise(request: AuthoriseRequest): Promise<Authorisation> {
     // A payment source alone is a zero-value authorisation that stores the method
     // (https://docs.adyen.com/get-started-with-adyen/payment-glossary/#zero-value-auth).
     amount: amountOf(request.sourceOnly ? { minor: 0, currency: request.amount.currency } : request.amount),
+    // Captured at once, whatever the charity's merchant account is set to (CAPTURE_DELAY_HOURS).
+    ...(request.sourceOnly ? {} : { captureDelayHours: CAPTURE_DELAY_HOURS }),
     reference: request.reference,
     paymentMethod,
     // Where Adyen sends the donor back after its page (3-D Secure 2, TWINT), with `redirectResult`.
@@ -409,6 +422,7 @@ async function chargeInstrument(
       {
         merchantAccount: merchantAccount(context),
         amount: amountOf(amount),
+        captureDelayHours: CAPTURE_DELAY_HOURS,
         reference,
         paymentMethod: { type: ADYEN_TYPE[method], storedPaymentMethodId } as AdyenMethod,
         shopperReference: shopper,
