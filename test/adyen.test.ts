@@ -422,6 +422,26 @@ describe('refunds on Adyen', () => {
   });
 });
 
+describe('a redirect the donor abandons (issue 45, point 2)', () => {
+  it('is cancelled at Adyen and failed (approval_expired) once the donor’s time is over, without OFFER_CLOSED', async () => {
+    const pending = await pay(card(ADYEN_TEST_CARDS.threeDS2));
+    expect(pending.json).toMatchObject({ status: 'pending', action: expect.any(Object) });
+    const uuid = pending.json.uuid as string;
+    adyen.takeNotifications();
+    // The donor's whole window (recheck.ts APPROVAL_EXPIRES_SECONDS), the resolver's checks on the way.
+    for (const seconds of [3600, 86_400, 86_400]) {
+      advanceClock(seconds);
+      expect((await call('POST', '/_local/settle', { token: await tokenFor(DEMO.client) })).status).toBe(200);
+    }
+    expect(await getPayment(uuid)).toMatchObject({ status: 'failed', status_reason: 'approval_expired' });
+    // Cancelled at Adyen (by its pspReference where Adyen gave one, else by our reference), so it
+    // cannot complete later; Adyen's own notifications (OFFER_CLOSED, the CANCELLATION) were never
+    // delivered.
+    const cancels = adyen.requests.filter((r) => r.path.endsWith('/cancels'));
+    expect(cancels.some((r) => (r.body as { reference?: string }).reference === uuid)).toBe(true);
+  });
+});
+
 describe('succeeded means captured (issue 45, point 1)', () => {
   it('asks Adyen to capture every payment at once, whatever the merchant account is set to', async () => {
     const paid = await pay(card());

@@ -102,18 +102,25 @@ async function outcomeNow(payment: PaymentRecord, at: number): Promise<FoundOutc
   if (found.absent && age >= GIVE_UP_SECONDS) return { status: 'failed', reason: 'provider_unavailable' };
   const waitingForDonor = found.status === 'pending' && 'action' in found;
   // The donor never finished (3-D Secure, TWINT): given up at the provider, so it cannot complete later.
+  // A provider that cancels by our reference needs no id of its own (issue 45: an Adyen redirect
+  // the donor abandoned has none, and OFFER_CLOSED may never come).
   if (
     waitingForDonor &&
     payment.action &&
     nextCheck(payment.created, at, 'donor') === undefined &&
-    payment.provider_reference
+    (payment.provider_reference || provider.cancelsByReference)
   ) {
-    await provider.cancel(payment.uuid, place).catch((error: unknown) => {
-      logger.warn('The provider did not cancel an abandoned payment; read again next time', {
-        payment: payment.uuid,
-        error,
-      });
-    });
+    const cancelled = await provider.cancel(payment.uuid, place).then(
+      () => true,
+      (error: unknown) => {
+        logger.warn('The provider did not cancel an abandoned payment; read again next time', {
+          payment: payment.uuid,
+          error,
+        });
+        return false;
+      },
+    );
+    if (cancelled && provider.cancelsByReference) return { status: 'failed', reason: 'approval_expired' };
     const after = await provider.outcomeOf(payment.uuid, place);
     return after.status === 'failed' && after.reason === 'cancelled'
       ? { status: 'failed', reason: 'approval_expired' }

@@ -148,6 +148,13 @@ export interface PaymentProvider {
    */
   refund(reference: string, amount: Money, payment?: PaymentAtProvider, firstTried?: number): Promise<RefundOutcome>;
   cancel(reference: string, payment?: PaymentAtProvider): Promise<void>;
+  /**
+   * The provider cancels a payment by our own reference, also one it gave no id for yet (a
+   * redirect the donor never finished), and reads nothing back: a cancel it accepted is the last
+   * word we get before its notification. A donor abandoned payment is then failed at once
+   * (`approval_expired`); money the provider reports later is still recorded, and alarmed.
+   */
+  cancelsByReference?: true;
 }
 
 /**

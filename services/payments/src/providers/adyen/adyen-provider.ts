@@ -648,4 +648,6 @@ export const adyenProvider: PaymentProvider & Required<Pick<PaymentProvider, 'ou
   refund,
   cancel,
   outcomeOf,
+  // "Cancel without a PSP reference" (https://docs.adyen.com/online-payments/cancel/#cancel-without-psp-reference).
+  cancelsByReference: true,
 };
