@@ -8,7 +8,16 @@ import {
 } from '@svc/payments';
 import * as table from '@svc/table';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ACCOUNT, type AdyenHarness, adyenCalls, adyenCard, MERCHANT, useAdyen } from './support/adyen-harness';
+import {
+  ACCOUNT,
+  ADYEN_PROFILES,
+  type AdyenHarness,
+  adyenCalls,
+  adyenCard,
+  MERCHANT,
+  useAdyen,
+  useProfiles,
+} from './support/adyen-harness';
 import { ADYEN_DECLINE, ADYEN_TEST_CARDS } from './support/adyen-stand-in';
 import { call, DEMO, tokenFor } from './support/api';
 
@@ -187,6 +196,46 @@ describe('a request re-run after its first run died', () => {
     expect(await getPayment(retried.json.uuid)).toMatchObject({ status: 'succeeded', provider: 'adyen' });
     expect(harness.adyen.byReference(retried.json.uuid)).toHaveLength(1);
     await closeCircuit();
+  });
+});
+
+describe('a re-run goes only where the first run went, whatever the route is now (issue 45, point 4)', () => {
+  it('goes back to the provider and merchant account the first run called after the route was edited to another provider', async () => {
+    const key = newUuid();
+    const post = async () =>
+      call('POST', '/payments', {
+        token: await tokenFor(DEMO.client),
+        headers: { 'idempotency-key': key },
+        body: {
+          account_uuid: ACCOUNT,
+          payment_method: 'card',
+          profile: 'card-route',
+          amount: { value: '2500', currency: 'CHF' },
+          test_mode: true,
+          payment_information: adyenCard(ADYEN_TEST_CARDS.visa),
+        },
+      });
+    // Adyen charges; our write of the payment fails.
+    vi.spyOn(table, 'transactWrite').mockRejectedValueOnce(new Error('the store is unavailable'));
+    expect((await post()).status).toBe(500);
+    // The charity edits the route meanwhile: the simulated provider alone.
+    const edited = ADYEN_PROFILES.map((profile) =>
+      profile.name === 'card-route' ? { ...profile, route: [{ provider: 'simulated' }] } : profile,
+    );
+    await useProfiles(edited);
+    try {
+      const retried = await post();
+      expect(retried.status, retried.text).toBe(201);
+      // Adyen, on the recorded merchant account, under the first run's key: its charge, once.
+      expect(retried.json).toMatchObject({ provider: 'adyen', status: 'succeeded' });
+      expect(harness.adyen.byReference(retried.json.uuid)).toHaveLength(1);
+      expect(harness.adyen.requests.at(-1)).toMatchObject({
+        idempotencyKey: `${retried.json.uuid}:payment`,
+        body: { merchantAccount: MERCHANT },
+      });
+    } finally {
+      await useProfiles(ADYEN_PROFILES);
+    }
   });
 });
 

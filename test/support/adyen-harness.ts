@@ -52,15 +52,7 @@ export function useAdyen(options: AdyenStandInOptions = {}): AdyenHarness {
     // A stand-in that hangs is given up on quickly: tests do not wait 18 s for an unknown outcome.
     process.env.SVC_ADYEN_TIMEOUT_MS = '400';
     await seedDemo();
-    const seed = structuredClone(DEMO_SEED) as {
-      organisations: Array<{ accounts: Array<{ uuid: string; payment_method_profiles?: unknown[] }> }>;
-    };
-    for (const organisation of seed.organisations) {
-      for (const account of organisation.accounts) {
-        if (account.uuid === ACCOUNT) account.payment_method_profiles = ADYEN_PROFILES;
-      }
-    }
-    await applySeed(parseSeed(seed));
+    await useProfiles(ADYEN_PROFILES);
     forgetProviderHealth();
     harness.token = await tokenFor(DEMO.client);
   });
@@ -71,6 +63,19 @@ export function useAdyen(options: AdyenStandInOptions = {}): AdyenHarness {
     }
   });
   return harness;
+}
+
+/** Gives the demo's second account these payment method profiles (a charity editing its routes). */
+export async function useProfiles(profiles: readonly unknown[]): Promise<void> {
+  const seed = structuredClone(DEMO_SEED) as {
+    organisations: Array<{ accounts: Array<{ uuid: string; payment_method_profiles?: unknown[] }> }>;
+  };
+  for (const organisation of seed.organisations) {
+    for (const account of organisation.accounts) {
+      if (account.uuid === ACCOUNT) account.payment_method_profiles = [...profiles];
+    }
+  }
+  await applySeed(parseSeed(seed));
 }
 
 /** The contract's raw card fields for one of Adyen's test cards. */

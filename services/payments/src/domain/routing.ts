@@ -223,7 +223,9 @@ export async function authoriseRouted(options: {
   const tried: TriedProvider[] = [];
   const found = await usableCandidates(profile, method, saving, { ...amount, testMode }, tried);
   const several = found.length > 1;
-  const resumedAt = several ? await calledBefore(reference, found) : undefined;
+  // A re-run asks where the first run went whatever the route looks like now (issue 45): the
+  // record exists only if the first run had several candidates, and is read on re-runs alone.
+  const resumedAt = profile.route ? await calledBefore(reference, found, profile, testMode) : undefined;
   const usable = resumedAt ? [resumedAt] : found;
   const mode = testMode ? 'test' : 'live';
   const circuitOpen: Usable[] = [];
@@ -250,7 +252,12 @@ export async function authoriseRouted(options: {
       }
     }
     if (several) {
-      const route = { payment_uuid: reference, provider: provider.name, expires_at: now() + 8 * 86_400 };
+      const route = {
+        payment_uuid: reference,
+        provider: provider.name,
+        account: providerAccountOf(context) ?? PLATFORM_ACCOUNT,
+        expires_at: now() + 8 * 86_400,
+      };
       await db().send(new PutCommand({ TableName: tableName(), Item: ROUTE_CALLED.item(route) }));
     }
     try {
@@ -309,7 +316,16 @@ export async function authoriseRouted(options: {
   return notReachedAnywhere(nothing.provider, nothing.context, tried);
 }
 
-const routeSchema = z.object({ payment_uuid: z.string(), provider: z.string(), expires_at: z.number() });
+/** The account recorded for a candidate that names none (the platform's own Stripe account, the simulated provider). */
+const PLATFORM_ACCOUNT = '(platform)';
+
+const routeSchema = z.object({
+  payment_uuid: z.string(),
+  provider: z.string(),
+  /** The provider account called (a Stripe connected account, an Adyen merchant account). */
+  account: z.string().optional(),
+  expires_at: z.number(),
+});
 
 /**
  * The provider a payment with several candidates was last sent to, written before the call (TTL
@@ -327,21 +343,55 @@ export const ROUTE_CALLED = defineEntity<z.infer<typeof routeSchema>, string>({
   idParts: (uuid) => [uuid],
   byKey: 'where a re-run of a routed payment goes',
   storage: {
-    toAttributes: ({ provider, expires_at }) => ({ provider, [TTL_ATTRIBUTE]: expires_at }),
+    toAttributes: ({ provider, account, expires_at }) => ({
+      provider,
+      ...definedFields({ account }),
+      [TTL_ATTRIBUTE]: expires_at,
+    }),
     fromAttributes: (item) => ({
       payment_uuid: String(item.pk).split('#')[1],
       provider: item.provider,
+      ...definedFields({ account: item.account }),
       expires_at: item[TTL_ATTRIBUTE],
     }),
   },
   parse: (value) => routeSchema.parse(value),
 });
 
-/** On a re-run, the candidate the first run called last, if it called one. */
-async function calledBefore(reference: string, candidates: Usable[]): Promise<Usable | undefined> {
+/**
+ * On a re-run, the provider and account the first run called last, if it called one: the
+ * candidate that is exactly that provider and account, else (the route was edited since, or it
+ * has two candidates of one provider) that provider and account rebuilt from the record. Never
+ * another: the first run's call may have charged there. A record of before accounts were kept
+ * matches by provider alone.
+ */
+async function calledBefore(
+  reference: string,
+  candidates: Usable[],
+  profile: PaymentMethodProfile,
+  testMode: boolean,
+): Promise<Usable | undefined> {
   if (!isResumedRequest()) return undefined;
   const called = await ROUTE_CALLED.find(reference);
-  return candidates.find((candidate) => candidate.provider.name === called?.provider);
+  if (!called) return undefined;
+  const same = candidates.find(
+    (candidate) =>
+      candidate.provider.name === called.provider &&
+      (called.account === undefined || (providerAccountOf(candidate.context) ?? PLATFORM_ACCOUNT) === called.account),
+  );
+  if (same) return same;
+  let provider: PaymentProvider;
+  try {
+    provider = providerNamed(called.provider);
+  } catch {
+    return undefined;
+  }
+  const recorded = called.account === PLATFORM_ACCOUNT ? undefined : called.account;
+  const account =
+    called.provider === 'adyen'
+      ? definedFields({ merchant_account: recorded })
+      : definedFields({ stripe_account: recorded });
+  return { provider, context: candidateContext(profile, { provider: called.provider, ...account }, testMode) };
 }
 
 /** The provider's authorisation, or the fault the local runtime injects in its place. */
