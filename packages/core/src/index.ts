@@ -1,5 +1,6 @@
 export * from './clock';
 export type { Assert, Conforms, FieldsDiffer } from './conforms';
+export * from './currencies';
 export { definedFields } from './defined';
 export * from './errors';
 export * from './free-json';

@@ -1,42 +1,20 @@
+import { ISO_CURRENCIES, isoExponent } from '@svc/core';
+
 /**
  * Decimal amounts as banks write them ↔ integer minor units, per ISO 4217 currency exponent.
  *
- * Exact: the digits are moved, never multiplied as floating point. `@svc/core` holds money as
- * minor units already but has no currency exponents and no decimal parsing, hence this module.
- *
- * The table lists the active ISO 4217 codes (List One). Codes without minor units (gold, SDR,
- * test and "no currency" codes such as XAU, XDR, XTS, XXX) and withdrawn codes are unknown here.
+ * Exact: the digits are moved, never multiplied as floating point. The exponents are the one ISO
+ * 4217 table in `@svc/core` (currencies.ts, which also holds each provider's exceptions): the
+ * active codes of List One; codes without minor units (gold, SDR, test and "no currency" codes
+ * such as XAU, XDR, XTS, XXX) and withdrawn codes are unknown here.
  */
 
-const EXPONENT_0 = 'BIF CLP DJF GNF ISK JPY KMF KRW PYG RWF UGX UYI VND VUV XAF XOF XPF';
-const EXPONENT_3 = 'BHD IQD JOD KWD LYD OMR TND';
-const EXPONENT_4 = 'CLF UYW';
-const EXPONENT_2 = [
-  'AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BMD BND BOB BOV BRL BSD BTN BWP BYN BZD',
-  'CAD CDF CHE CHF CHW CNY COP COU CRC CUP CVE CZK DKK DOP DZD EGP ERN ETB EUR FJD FKP GBP GEL GHS',
-  'GIP GMD GTQ GYD HKD HNL HTG HUF IDR ILS INR IRR JMD KES KGS KHR KPW KYD KZT LAK LBP LKR LRD LSL',
-  'MAD MDL MGA MKD MMK MNT MOP MRU MUR MVR MWK MXN MXV MYR MZN NAD NGN NIO NOK NPR NZD PAB PEN PGK',
-  'PHP PKR PLN QAR RON RSD RUB SAR SBD SCR SDG SEK SGD SHP SLE SOS SRD SSP STN SVC SYP SZL THB TJS',
-  'TMT TOP TRY TTD TWD TZS UAH USD USN UYU UZS VED VES WST XCD XCG YER ZAR ZMW ZWG',
-].join(' ');
-
-const EXPONENTS: ReadonlyMap<string, number> = new Map(
-  (
-    [
-      [EXPONENT_0, 0],
-      [EXPONENT_2, 2],
-      [EXPONENT_3, 3],
-      [EXPONENT_4, 4],
-    ] as const
-  ).flatMap(([codes, exponent]) => codes.split(' ').map((code) => [code, exponent] as const)),
-);
-
 /** Every currency code this module knows, sorted. */
-export const KNOWN_CURRENCIES: readonly string[] = [...EXPONENTS.keys()].sort();
+export const KNOWN_CURRENCIES: readonly string[] = ISO_CURRENCIES;
 
 /** The number of minor-unit digits of an ISO 4217 code (2 for CHF, 0 for JPY, 3 for KWD), or undefined. */
 export function minorDigits(currency: string): number | undefined {
-  return EXPONENTS.get(currency);
+  return isoExponent(currency);
 }
 
 export type AmountErrorCode = 'invalid_amount' | 'too_many_minor_digits' | 'amount_too_large' | 'unknown_currency';
