@@ -141,6 +141,7 @@ export async function authoriseNew({
     method: request.payment_method,
     saving: saving !== 'none',
     amount,
+    sourceOnly: saving === 'source_only',
     testMode: request.test_mode ?? false,
     request: (candidate, candidateContext) => ({
       reference: uuid,

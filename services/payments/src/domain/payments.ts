@@ -1,4 +1,14 @@
-import { logger, money, newResourceUuid, now, onAccount, type Principal, readFor, ValidationError } from '@svc/core';
+import {
+  amountRefusal,
+  logger,
+  money,
+  newResourceUuid,
+  now,
+  onAccount,
+  type Principal,
+  readFor,
+  ValidationError,
+} from '@svc/core';
 import { retryOnConflict } from '@svc/table';
 import { providerNamed } from '../providers/registry';
 import { findPayment, type PaymentRecord, type RefundRecord } from '../repository/payment-repository';
@@ -58,6 +68,9 @@ export async function refundPayment(
         `At most ${residual} minor units are left to refund`,
       );
     }
+    // In the provider's minor units exactly, or not at all (Stripe's KWD refunds in tens of fils).
+    const unrepresentable = amountRefusal(payment.provider, payment.currency, amount);
+    if (unrepresentable) throw ValidationError.field('amount.value', 'error.validation.not_valid', unrepresentable);
     const refund: RefundRecord = { uuid: refundUuid, amount_minor: amount, status: 'pending', created: now() };
     // Listed to confirm in the same write: should this request die before the provider answers,
     // the resolver asks the provider (looking for it first) and settles it.

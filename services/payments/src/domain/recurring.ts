@@ -1,4 +1,4 @@
-import { definedFields, money, now } from '@svc/core';
+import { amountRefusal, definedFields, logger, money, now } from '@svc/core';
 import { findAccount } from '@svc/organisations';
 import type { Outcome, ProviderContext } from '../providers/provider';
 import { providerNamed } from '../providers/registry';
@@ -148,6 +148,16 @@ export async function chargeSavedSource(
       if (!found.absent) return offSession(found);
     }
     return { status: 'failed', reason: 'payment_source_unavailable' };
+  }
+  // Never a rounded sum: an amount the source's provider cannot take exactly in its minor units
+  // (a subscription refuses one, so this is one older than that check) is charged nowhere.
+  const unrepresentable = amountRefusal(source.provider, currency, amountMinor);
+  if (unrepresentable) {
+    logger.error('A recurring charge the provider cannot take exactly was not made', {
+      source: source.uuid,
+      reason: unrepresentable,
+    });
+    return { status: 'failed', reason: 'amount_not_representable' };
   }
   return providerNamed(source.provider).chargeInstrument(
     source.instrument_token,

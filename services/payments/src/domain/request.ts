@@ -1,4 +1,4 @@
-import { deferred, freeJsonObject, uuidSchema, ValidationError } from '@svc/core';
+import { deferred, freeJsonObject, isoExponent, uuidSchema, ValidationError } from '@svc/core';
 import * as z from 'zod';
 import { PAYMENT_METHODS } from '../providers/provider';
 
@@ -9,7 +9,12 @@ export const moneyInput = deferred(() =>
       z.string().regex(/^[1-9][0-9]{0,15}$/, 'A positive whole number of minor units'),
       z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
     ]),
-    currency: z.string().regex(/^[A-Z]{3}$/, 'An upper-case ISO 4217 code'),
+    // An active ISO 4217 code with minor units (@svc/core currencies.ts): the value counts them,
+    // and each provider's own minor units are derived from them.
+    currency: z
+      .string()
+      .regex(/^[A-Z]{3}$/, { message: 'An upper-case ISO 4217 code', abort: true })
+      .refine((code) => isoExponent(code) !== undefined, 'An active ISO 4217 currency with minor units'),
   }),
 );
 

@@ -1,6 +1,7 @@
 import { setTimeout } from 'node:timers/promises';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import {
+  amountRefusal,
   BUSINESS_METRICS,
   definedFields,
   isResumedRequest,
@@ -147,14 +148,15 @@ interface Usable {
 }
 
 /**
- * The candidates that can take this payment at all (a known provider, the method, its keys), in
- * order; none is a 400 on `profile` that says why each could not.
+ * The candidates that can take this payment at all (a known provider, the method, the amount in
+ * its minor units, its keys), in order; none is a 400 on `profile` that says why each could not,
+ * or on `amount.value` when the amount alone kept every one of them out.
  */
 async function usableCandidates(
   profile: PaymentMethodProfile,
   method: PaymentMethod,
   saving: boolean,
-  payment: { currency: string; minor: number; testMode: boolean },
+  payment: { currency: string; minor: number; testMode: boolean; charged: boolean },
   tried: TriedProvider[],
 ): Promise<Usable[]> {
   const ordered = orderCandidates(profile, payment);
@@ -163,6 +165,7 @@ async function usableCandidates(
     throw refuse(`No provider of the profile ${profile.name} takes ${payment.currency} payments of this amount`);
   const usable: Usable[] = [];
   const why: string[] = [];
+  let amountRefused = 0;
   for (const candidate of ordered) {
     const context = candidateContext(profile, candidate, payment.testMode);
     let provider: PaymentProvider;
@@ -176,7 +179,12 @@ async function usableCandidates(
       why.push(`The ${provider.name} provider does not take ${method} payments`);
       continue;
     }
-    const unusable = await provider.unusableFor?.(context, method, saving);
+    // The same money at every candidate (issue 45): one that cannot take this amount exactly in
+    // its own minor units (Stripe's KWD in tens of fils, Adyen's IDR in whole rupiah) is passed
+    // over as unusable, never sent a rounded sum (@svc/core currencies.ts).
+    const refusedAmount = payment.charged ? amountRefusal(provider.name, payment.currency, payment.minor) : undefined;
+    if (refusedAmount) amountRefused += 1;
+    const unusable = refusedAmount ?? (await provider.unusableFor?.(context, method, saving));
     if (unusable) {
       why.push(unusable);
       if (profile.route)
@@ -188,6 +196,9 @@ async function usableCandidates(
       continue;
     }
     usable.push({ provider, context });
+  }
+  if (usable.length === 0 && amountRefused === ordered.length) {
+    throw ValidationError.field('amount.value', 'error.validation.not_valid', why.join('; '));
   }
   if (usable.length === 0) throw refuse(why.join('; '));
   return usable;
@@ -216,12 +227,15 @@ export async function authoriseRouted(options: {
   method: PaymentMethod;
   saving: boolean;
   amount: { currency: string; minor: number };
+  /** A source set up without a payment: its amount picks the route's candidates but is charged nowhere. */
+  sourceOnly?: boolean;
   testMode: boolean;
   request: (provider: PaymentProvider, context: ProviderContext) => AuthoriseRequest;
 }): Promise<RoutedAuthorisation> {
   const { profile, method, saving, amount, testMode, reference } = options;
   const tried: TriedProvider[] = [];
-  const found = await usableCandidates(profile, method, saving, { ...amount, testMode }, tried);
+  const charged = options.sourceOnly !== true;
+  const found = await usableCandidates(profile, method, saving, { ...amount, testMode, charged }, tried);
   const several = found.length > 1;
   // A re-run asks where the first run went whatever the route looks like now (issue 45): the
   // record exists only if the first run had several candidates, and is read on re-runs alone.

@@ -1,3 +1,5 @@
+import { isoExponent } from '@svc/core';
+
 /** The simulated provider's approval page: a real form that works without JavaScript. */
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -18,7 +20,9 @@ export function approvalPage(options: {
   <button type="submit" name="decision" value="decline">Decline</button>
 </form>`
     : `<p role="status">This ${escapeHtml(options.method)} request is already <strong>${escapeHtml(options.status)}</strong>.</p>`;
-  const major = (Number(options.amount) / 100).toFixed(2);
+  // Minor units in the currency's ISO 4217 exponent: 500 JPY is JPY 500, 1234 KWD is KWD 1.234.
+  const exponent = isoExponent(options.currency) ?? 2;
+  const major = (Number(options.amount) / 10 ** exponent).toFixed(exponent);
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(options.title)}</title>
