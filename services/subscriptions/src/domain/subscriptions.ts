@@ -1,10 +1,12 @@
 import {
+  amountRefusal,
   assertAccountGrant,
   ConflictError,
   deferred,
   definedFields,
   flatStringObject,
   freeJsonObject,
+  isoExponent,
   isResumedRequest,
   NotFoundError,
   newResourceUuid,
@@ -52,7 +54,10 @@ export const createSubscriptionInput = deferred(() => {
     .object({
       ...fields,
       account_uuid: uuidSchema,
-      currency: z.string().regex(/^[A-Z]{3}$/, 'An upper-case ISO 4217 code'),
+      currency: z
+        .string()
+        .regex(/^[A-Z]{3}$/, { message: 'An upper-case ISO 4217 code', abort: true })
+        .refine((code) => isoExponent(code) !== undefined, 'An active ISO 4217 currency with minor units'),
       test_mode: z.boolean().optional(),
       status: z.enum(['active', 'pending']).optional(),
       subscription_plan_uuid: fields.subscription_plan_uuid.optional(),
@@ -116,6 +121,16 @@ async function usableSource(uuid: string, accountUuid: string, testMode: boolean
     );
   }
   return source;
+}
+
+/**
+ * A subscription's amount is charged by its source's provider in that provider's minor units:
+ * one it cannot take exactly (Stripe's KWD in tens of fils, Adyen's IDR in whole rupiah,
+ * @svc/core currencies.ts) is refused now, not failed at every due date.
+ */
+function checkAmountAtProvider(subscription: Pick<SubscriptionRecord, 'payment_provider' | 'currency' | 'amount'>) {
+  const refusal = amountRefusal(subscription.payment_provider, subscription.currency, subscription.amount);
+  if (refusal) throw ValidationError.field('amount', 'error.validation.not_valid', refusal);
 }
 
 async function checkSupporter(uuid: string, organisationUuid: string): Promise<void> {
@@ -188,6 +203,7 @@ export function buildSubscription(options: NewSubscription): SubscriptionRecord 
     events: [],
   };
   checkPlannedDates(subscription.timezone, subscription.planned_effective_from, subscription.planned_end, at);
+  checkAmountAtProvider(subscription);
   // The payment that starts a subscription pays the current period, unless billing starts later.
   const day = today(subscription, at);
   if (options.paidPeriod && (subscription.planned_effective_from ?? day) <= day) subscription.last_period = day;
@@ -269,6 +285,7 @@ export function updateSubscription(principal: Promise<Principal>, uuid: string, 
       subscription.payment_method = source.payment_method;
     }
     if (input.amount !== undefined) subscription.amount = input.amount;
+    if (input.amount !== undefined || input.payment_source_uuid !== undefined) checkAmountAtProvider(subscription);
     if (input.custom_parameters !== undefined) subscription.custom_parameters = input.custom_parameters;
     if (input.svc_parameters !== undefined) subscription.svc_parameters = input.svc_parameters;
     const reschedule =
