@@ -78,6 +78,24 @@ describe('the provider binding check', () => {
     ]);
   });
 
+  it('compares amounts in the minor units of the provider the callback speaks for', () => {
+    // 500 ISK (ISO: no decimals) is 50000 at Adyen and at Stripe (two decimals both); 1000.00 IDR
+    // (ISO: two) is 1000 at Adyen (none) and 100000 at Stripe.
+    const isk = { ...stored, amount_minor: 500, currency: 'ISK' };
+    expect(bindingMismatches(isk, { ...exact, amountMinor: 50000, currency: 'ISK' })).toEqual([]);
+    expect(bindingMismatches(isk, { ...exact, amountMinor: 500, currency: 'ISK' })).toEqual(['amount']);
+    const idr = { ...stored, amount_minor: 100000, currency: 'IDR' };
+    expect(bindingMismatches(idr, { ...exact, amountMinor: 1000, currency: 'IDR' })).toEqual([]);
+    expect(bindingMismatches(idr, { ...exact, amountMinor: 100000, currency: 'IDR' })).toEqual(['amount']);
+    const { amountMinor: _whole, ...modification } = exact;
+    expect(bindingMismatches(idr, { ...modification, atMostMinor: 1000, currency: 'IDR' })).toEqual([]);
+    expect(bindingMismatches(idr, { ...modification, atMostMinor: 1001, currency: 'IDR' })).toEqual(['amount']);
+    const atStripe = { ...idr, provider: 'stripe' };
+    const stripeClaim = { ...exact, provider: 'stripe', currency: 'idr' };
+    expect(bindingMismatches(atStripe, { ...stripeClaim, amountMinor: 100000 })).toEqual([]);
+    expect(bindingMismatches(atStripe, { ...stripeClaim, amountMinor: 1000 })).toEqual(['amount']);
+  });
+
   it('answers whether the callback may change the record', () => {
     expect(boundToCallback(stored, exact, 'test')).toBe(true);
     expect(boundToCallback(stored, wrong.account(exact), 'test')).toBe(false);

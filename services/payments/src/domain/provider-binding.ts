@@ -1,4 +1,4 @@
-import { BUSINESS_METRICS, logger, recordMetric } from '@svc/core';
+import { AMOUNT_PROVIDERS, amountRefusal, BUSINESS_METRICS, logger, providerAmount, recordMetric } from '@svc/core';
 
 /**
  * The one check every provider callback passes before it changes anything (issue 44): a Stripe
@@ -25,11 +25,15 @@ export interface CallbackClaim {
   live: boolean;
   /** The provider's id of the payment or source the callback is about. */
   reference?: string | undefined;
-  /** The amount the callback is about, in minor units, when it is the whole payment's. */
+  /**
+   * The amount the callback is about, when it is the whole payment's: as the callback carries it,
+   * in the provider's own minor units (500 ISK is 50000 at Adyen), compared with what we stored
+   * in that provider's units (@svc/core currencies.ts).
+   */
   amountMinor?: number | undefined;
   /**
    * The largest amount a modification may be about (a refund's or chargeback's amount may be less
-   * than the payment's, never more).
+   * than the payment's, never more), in the provider's minor units as well.
    */
   atMostMinor?: number | undefined;
   currency?: string | undefined;
@@ -66,11 +70,9 @@ export function bindingMismatches(record: BoundRecord, claim: CallbackClaim): Bi
   ) {
     mismatched.push('reference');
   }
-  if (claim.amountMinor !== undefined && record.amount_minor !== claim.amountMinor) mismatched.push('amount');
-  if (
-    claim.atMostMinor !== undefined &&
-    (record.amount_minor === undefined || claim.atMostMinor > record.amount_minor)
-  ) {
+  const recorded = recordedAtProvider(record, claim.provider);
+  if (claim.amountMinor !== undefined && recorded !== claim.amountMinor) mismatched.push('amount');
+  if (claim.atMostMinor !== undefined && (recorded === undefined || claim.atMostMinor > recorded)) {
     mismatched.push('amount');
   }
   // Stripe writes currencies in lower case, we and Adyen in upper case (ISO 4217 either way).
@@ -78,6 +80,20 @@ export function bindingMismatches(record: BoundRecord, claim: CallbackClaim): Bi
     mismatched.push('currency');
   }
   return mismatched;
+}
+
+/**
+ * What we stored as the amount, in the minor units of the provider the callback speaks for: a
+ * provider's callback says what it charged in its own units. A provider without amount rules, or
+ * a record whose amount it could not have charged exactly (none made through our adapters), is
+ * compared as stored.
+ */
+function recordedAtProvider(record: BoundRecord, provider: string): number | undefined {
+  const { amount_minor: amount, currency } = record;
+  if (amount === undefined || currency === undefined) return amount;
+  if (!(AMOUNT_PROVIDERS as readonly string[]).includes(provider)) return amount;
+  const code = currency.toUpperCase();
+  return amountRefusal(provider, code, amount) === undefined ? providerAmount(provider, code, amount) : amount;
 }
 
 /**

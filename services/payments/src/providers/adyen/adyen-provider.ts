@@ -12,6 +12,7 @@ import {
   normaliseIban,
   now,
   parseOrThrow,
+  providerAmount,
   recordMetric,
   ValidationError,
 } from '@svc/core';
@@ -116,8 +117,17 @@ function merchantAccount(context: ProviderContext): string {
   return account;
 }
 
-/** Adyen's amount: minor units, as ours. */
-const amountOf = (amount: { minor: number; currency: string }) => ({ currency: amount.currency, value: amount.minor });
+/**
+ * Adyen's amount: "the value must be specified in minor units, given the number of decimals of
+ * the currency", and for CLP, CVE, IDR and ISK Adyen's decimals are not ISO's
+ * (https://docs.adyen.com/development-resources/currency-codes/): 500 ISK is 50000 there, 1000.00
+ * IDR is 1000. Routing refused an amount Adyen cannot take exactly before any call
+ * (@svc/core currencies.ts); this throws rather than send another sum.
+ */
+const amountOf = (amount: { minor: number; currency: string }) => ({
+  currency: amount.currency,
+  value: providerAmount('adyen', amount.currency, amount.minor),
+});
 
 /** The method-specific part of a payment, and what is safe to keep of the input. */
 function methodParams(request: AuthoriseRequest): { paymentMethod: AdyenMethod; masked: Record<string, unknown> } {
@@ -416,12 +426,14 @@ async function chargeInstrument(
   if (!context) throw new Error('An Adyen charge needs the profile it is made under');
   const { shopperReference: shopper, storedPaymentMethodId } = parseInstrument(token);
   const method = (context.profile.payment_method as PaymentMethod) ?? 'card';
+  // Outside the call's try: an amount Adyen cannot take is no unknown outcome at Adyen.
+  const adyenAmount = amountOf(amount);
   try {
     const checkout = await adyenCheckout(context.testMode, ADYEN_PAYMENT_TIMEOUT_MS);
     const response = await checkout.PaymentsApi.payments(
       {
         merchantAccount: merchantAccount(context),
-        amount: amountOf(amount),
+        amount: adyenAmount,
         captureDelayHours: CAPTURE_DELAY_HOURS,
         reference,
         paymentMethod: { type: ADYEN_TYPE[method], storedPaymentMethodId } as AdyenMethod,
@@ -465,13 +477,14 @@ async function refund(
   payment: PaymentAtProvider | undefined,
 ): Promise<RefundOutcome> {
   if (!payment?.providerReference) return { status: 'failed', reason: 'no_provider_payment' };
+  const adyenAmount = amountOf(amount);
   try {
     const checkout = await adyenCheckout(payment.context.testMode);
     await checkout.ModificationsApi.refundCapturedPayment(
       payment.providerReference,
       {
         merchantAccount: merchantAccount(payment.context),
-        amount: amountOf(amount),
+        amount: adyenAmount,
         reference: refundReference(payment.paymentUuid, reference),
       },
       { idempotencyKey: `${reference}:refund` },

@@ -1,5 +1,13 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { BUSINESS_METRICS, derivedUuid, logger, now, recordMetric, ValidationError } from '@svc/core';
+import {
+  BUSINESS_METRICS,
+  derivedUuid,
+  fromProviderAmount,
+  logger,
+  now,
+  recordMetric,
+  ValidationError,
+} from '@svc/core';
 import { db, defineEntity, getItem, retryOnConflict, TTL_ATTRIBUTE, tableName } from '@svc/table';
 import type Stripe from 'stripe';
 import * as z from 'zod';
@@ -212,7 +220,10 @@ function bound(
   return boundToCallback(record, claimOf(on, object), `stripe ${on.type}`);
 }
 
-/** What an event claims about the intent (or setup) it names. */
+/**
+ * What an event claims about the intent (or setup) it names: its amount as Stripe counts it, which
+ * the binding compares with ours in Stripe's minor units (provider-binding.ts).
+ */
 function claimOf(
   on: Connection,
   object: { id: string; amount?: number; currency?: string | null } | undefined,
@@ -230,6 +241,17 @@ function claimOf(
 function idOf(value: string | { id: string } | null | undefined): string | undefined {
   if (!value) return undefined;
   return typeof value === 'string' ? value : value.id;
+}
+
+/**
+ * An amount Stripe reports about a payment (a refund's, a dispute's) in our minor units: ISK and
+ * UGX amounts are written with two decimals at Stripe, MGA with none
+ * (https://docs.stripe.com/currencies). One that is no whole ISO amount (a fraction of a króna,
+ * which Stripe refuses to charge or refund) throws: the event is answered with an error and
+ * Stripe sends it again, rather than a wrong amount recorded.
+ */
+function ourAmount(payment: Pick<PaymentRecord, 'currency'>, stripeMinor: number): number {
+  return fromProviderAmount('stripe', payment.currency, stripeMinor);
 }
 
 /** Our payment of an intent: by our reference, or a recurring charge's (derived from its attempt). */
@@ -304,7 +326,7 @@ async function refundsOfIntent(on: Connection, intentId: string | undefined): Pr
     refunds.push({
       uuid: ours ?? derivedUuid('refund', made.id),
       providerReference: made.id,
-      amountMinor: made.amount,
+      amountMinor: ourAmount(payment, made.amount),
       outcome: refundOutcome(made),
     });
   }
@@ -336,7 +358,7 @@ async function disputeUpdated(on: Connection, type: string, copy: Stripe.Dispute
     providerReference: dispute.id,
     status: dispute.status,
     reason: dispute.reason,
-    amountMinor: dispute.amount,
+    amountMinor: ourAmount(payment, dispute.amount),
     funds,
   });
   return recorded !== undefined;

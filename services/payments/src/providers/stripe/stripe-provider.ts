@@ -3,9 +3,12 @@ import {
   deferred,
   isValidIban,
   logger,
+  type Money,
   normaliseIban,
   now,
   parseOrThrow,
+  providerAmount,
+  providerAmountAtMost,
   recordMetric,
   ValidationError,
 } from '@svc/core';
@@ -304,22 +307,37 @@ function supporterAddress(request: AuthoriseRequest): BillingAddress | undefined
 }
 
 /**
+ * Our amount as Stripe takes it: "All API requests expect amounts to be provided in a currency's
+ * smallest unit", which is not always ISO 4217's (https://docs.stripe.com/currencies: MGA is
+ * zero-decimal, ISK and UGX are passed "with two decimals" and "must be evenly divisible by 100",
+ * three-decimal currencies "require the least-significant (last) digit to be 0"), and the code "in
+ * all lowercase letters". Routing refused an amount Stripe cannot take exactly before any call
+ * (@svc/core currencies.ts); this throws rather than send another sum.
+ */
+function stripeAmount(money: Money): { amount: number; currency: string } {
+  return { amount: providerAmount('stripe', money.currency, money.minor), currency: money.currency.toLowerCase() };
+}
+
+/**
  * What a Connect charge adds: the platform's fee (the profile's basis points of the amount plus
  * its fixed part, at most the amount) and the organisation's statement descriptor suffix (cards).
  * Stripe takes `application_fee_amount` on a direct charge made with `Stripe-Account`
- * (https://docs.stripe.com/connect/direct-charges#collect-fees).
+ * (https://docs.stripe.com/connect/direct-charges#collect-fees), in the charge's minor units as
+ * Stripe counts them: a fee finer than Stripe counts (0.37 MGA) is rounded down to what it can
+ * take, never up.
  */
 function connectParams(
   context: ProviderContext,
   method: PaymentMethod,
-  amountMinor: number,
+  amount: Money,
 ): Pick<PaymentIntentParams, 'application_fee_amount' | 'statement_descriptor_suffix'> {
   const { profile } = context;
   if (!profile.stripe_account) return {};
   const fee =
-    Math.round((amountMinor * (profile.platform_fee_basis_points ?? 0)) / 10_000) + (profile.platform_fee_fixed ?? 0);
+    Math.round((amount.minor * (profile.platform_fee_basis_points ?? 0)) / 10_000) + (profile.platform_fee_fixed ?? 0);
+  const feeAtStripe = fee > 0 ? providerAmountAtMost('stripe', amount.currency, Math.min(fee, amount.minor)) : 0;
   return {
-    ...(fee > 0 ? { application_fee_amount: Math.min(fee, amountMinor) } : {}),
+    ...(feeAtStripe > 0 ? { application_fee_amount: feeAtStripe } : {}),
     ...(method === 'card' && profile.statement_descriptor_suffix
       ? { statement_descriptor_suffix: profile.statement_descriptor_suffix }
       : {}),
@@ -390,20 +408,20 @@ async function authorise(request: AuthoriseRequest): Promise<Authorisation> {
 async function authoriseIntent(request: AuthoriseRequest, sent: () => number): Promise<Authorisation> {
   const stripe = await clientFor(request.context);
   const { params, masked } = methodParams(request);
+  const charged = stripeAmount(request.amount);
   let customer: string | undefined;
   try {
     customer = request.saveInstrument ? await customerFor(stripe, request) : undefined;
     const intent = await stripe.paymentIntents.create(
       {
-        amount: request.amount.minor,
-        currency: request.amount.currency.toLowerCase(),
+        ...charged,
         confirm: true,
         // The donor may be sent to Stripe's page (3-D Secure, TWINT) and back here.
         return_url: request.approvalUrl,
         metadata: request.metadata,
         expand: ['payment_method'],
         ...params,
-        ...connectParams(request.context, request.method, request.amount.minor),
+        ...connectParams(request.context, request.method, request.amount),
         ...(customer ? { customer, setup_future_usage: 'off_session' } : {}),
       },
       requestOptions(request.context, `${request.reference}:payment_intent`, true),
@@ -595,6 +613,8 @@ async function chargeInstrument(
   if (!context) throw new Error('A Stripe charge needs the profile it is made under');
   const stripe = await clientFor(context);
   const { customer, paymentMethod } = parseInstrument(token);
+  // Outside the call's try: an amount Stripe cannot take is no unknown outcome at Stripe.
+  const charged = stripeAmount(amount);
   try {
     // A retry: the first try's charge may exist though its answer was lost; it is found, not made again.
     const earlier =
@@ -604,15 +624,14 @@ async function chargeInstrument(
     const charge = (key: string) =>
       stripe.paymentIntents.create(
         {
-          amount: amount.minor,
-          currency: amount.currency.toLowerCase(),
+          ...charged,
           customer,
           payment_method: paymentMethod,
           automatic_payment_methods: WITHOUT_REDIRECTS,
           off_session: true,
           confirm: true,
           metadata: { svc_reference: reference },
-          ...connectParams(context, context.profile.payment_method as PaymentMethod, amount.minor),
+          ...connectParams(context, context.profile.payment_method as PaymentMethod, amount),
         },
         requestOptions(context, key, true),
       );
@@ -660,6 +679,7 @@ async function refund(
 ): Promise<RefundOutcome> {
   if (!payment?.providerReference) return { status: 'failed', reason: 'no_provider_payment' };
   const stripe = await clientFor(payment.context);
+  const refunded = stripeAmount(amount).amount;
   try {
     if (firstTried !== undefined) {
       const earlier = await findRefund(stripe, reference, payment);
@@ -669,7 +689,7 @@ async function refund(
       stripe.refunds.create(
         {
           payment_intent: payment.providerReference,
-          amount: amount.minor,
+          amount: refunded,
           metadata: {
             svc_reference: reference,
             ...(payment.paymentUuid ? { svc_payment_uuid: payment.paymentUuid } : {}),
