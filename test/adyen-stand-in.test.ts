@@ -162,6 +162,27 @@ describe('validation (https://docs.adyen.com/development-resources/error-codes)'
     expect(standIn.payments.size).toBe(0);
   });
 
+  it('takes CLP and ISK in hundredths of whole units, IDR and CVE in whole units (https://docs.adyen.com/development-resources/currency-codes/)', async () => {
+    // Adyen's decimals differ from ISO 4217 for these four; a fraction of a króna or peso is no
+    // real amount (UNKNOWN whether Adyen refuses it: the stand-in does).
+    for (const amount of [
+      { currency: 'ISK', value: 1234 },
+      { currency: 'CLP', value: 150 },
+    ]) {
+      expect(await failure(pay({ amount })), amount.currency).toMatchObject({ status: 422, errorCode: '137' });
+    }
+    expect(standIn.payments.size).toBe(0);
+    for (const amount of [
+      { currency: 'ISK', value: 123400 },
+      { currency: 'CLP', value: 150000 },
+      { currency: 'IDR', value: 12345 },
+      { currency: 'CVE', value: 25 },
+    ]) {
+      await pay({ amount, reference: `amount-${amount.currency}` });
+      expect(standIn.byReference(`amount-${amount.currency}`)[0]?.amount).toEqual(amount);
+    }
+  });
+
   it('rejects fields the library cannot send (the library itself drops them), and unparseable JSON', async () => {
     // The library serialises only its type's attributes (objectSerializer.serialize); real Adyen may
     // ignore unknown fields (not documented) — the stand-in refuses them on purpose.

@@ -327,6 +327,36 @@ describe('confirmation', () => {
     expect(destination.transfer_data).toEqual({ destination: 'acct_1Destination' });
   });
 
+  it('takes ISK and UGX in hundredths of whole units, three-decimal currencies in tens, charges and refunds (https://docs.stripe.com/currencies)', async () => {
+    // #special-cases: "to charge 5 ISK, provide an amount value of 500. The amount value must be
+    // evenly divisible by 100"; the same for UGX. Stripe's answer to anything else is documented
+    // (support.stripe.com, deprecation of fractional ISK charges): 400 invalid_charge_amount_no_decimal_compatible.
+    for (const currency of ['isk', 'ugx']) {
+      const fraction = await failure(cardPayment({ amount: 1234, currency }));
+      expect(fraction, currency).toMatchObject({
+        statusCode: 400,
+        code: 'invalid_charge_amount_no_decimal_compatible',
+        param: 'amount',
+      });
+      expect(fraction.message).toMatch(/evenly divisible by 100/);
+      expect((await cardPayment({ amount: 123400, currency })).status).toBe('succeeded');
+    }
+    // #three-decimal: "the least-significant (last) digit to be 0" (the error's code is not documented).
+    expect(await failure(cardPayment({ amount: 5124, currency: 'kwd' }))).toMatchObject({
+      statusCode: 400,
+      param: 'amount',
+    });
+    const kwd = await cardPayment({ amount: 5120, currency: 'kwd' });
+    expect(kwd.status).toBe('succeeded');
+    expect(await failure(stripe.refunds.create({ payment_intent: kwd.id, amount: 1005 }))).toMatchObject({
+      statusCode: 400,
+      param: 'amount',
+    });
+    expect((await stripe.refunds.create({ payment_intent: kwd.id, amount: 1000 })).amount).toBe(1000);
+    // #zero-decimal: any whole number of yen (or ariary) is an amount.
+    expect((await cardPayment({ amount: 1234, currency: 'jpy' })).status).toBe('succeeded');
+  });
+
   it('records what the intent was created with, and saves the method to the customer', async () => {
     // PaymentIntent fields (https://docs.stripe.com/api/payment_intents/object); with a customer and
     // setup_future_usage "the payment method attaches to the Customer after the PaymentIntent has

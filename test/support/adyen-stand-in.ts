@@ -179,9 +179,25 @@ const IDEMPOTENCY_SECONDS = 7 * 24 * 60 * 60;
 /** A redirect not completed by then expires. UNKNOWN for TWINT; 3DS2: error 15_017 ("more than 12 hours"). */
 const REDIRECT_SECONDS = 12 * 60 * 60;
 
+/**
+ * Currencies on Adyen's table (https://docs.adyen.com/development-resources/currency-codes/), with
+ * the four whose decimals Adyen documents as differing from ISO 4217: "For CLP, CVE, IDR, and ISK
+ * the standard has a different number of decimals than shown in our currency codes table above.
+ * When submitting amounts in minor units, the decimals in the table on this page are leading."
+ */
 const CURRENCIES = new Set(
-  'AED AUD BGN BRL CAD CHF CNY CZK DKK EUR GBP HKD HUF ISK JPY NOK NZD PLN RON SEK USD'.split(' '),
+  'AED AUD BGN BRL CAD CHF CLP CNY CVE CZK DKK EUR GBP HKD HUF IDR ISK JPY NOK NZD PLN RON SEK USD'.split(' '),
 );
+/**
+ * Adyen writes CLP and ISK with two decimals, ISO 4217 with none (the table above: "CLP | Chilean
+ * Peso | 2 (differs from standard)", "ISK | Iceland Krona | 2 (differs from standard)"), so a
+ * real amount is a whole peso or króna: a value in hundredths. UNKNOWN whether Adyen refuses a
+ * value with hundredths or passes it on (card schemes take whole krónur only since 2023-04-14,
+ * https://support.stripe.com/questions/deprecation-of-fractional-isk-charges-and-refunds): the
+ * stand-in refuses it, which also catches an amount sent in ISO's units (500 ISK sent as 500 is
+ * 5.00 ISK at Adyen).
+ */
+const WHOLE_UNITS_IN_HUNDREDTHS = new Set(['CLP', 'ISK']);
 
 /** The wire names of a library request type: what Adyen's own library can send for it. */
 const checkoutTypes = adyen.Types.checkout as unknown as Record<
@@ -273,6 +289,9 @@ function readAmount(value: unknown): { currency: string; value: number } {
   if (typeof currency !== 'string' || !CURRENCIES.has(currency)) throw invalid('138', 'Unsupported currency specified');
   const minor = amount.value;
   if (typeof minor !== 'number' || !Number.isSafeInteger(minor) || minor < 0) {
+    throw invalid('137', "Field 'amount' is not valid.");
+  }
+  if (WHOLE_UNITS_IN_HUNDREDTHS.has(currency) && minor % 100 !== 0) {
     throw invalid('137', "Field 'amount' is not valid.");
   }
   return { currency, value: minor };

@@ -58,6 +58,37 @@ const DECLINES = {
 /** SEPA IBAN countries outside the EEA, whose debits need the holder's address (Stripe's SEPA guides). */
 const NON_EEA_SEPA_COUNTRIES = new Set(words('AD BL CH GB GG GI IM JE MC NC PF PM SM TF VA WF'));
 
+/**
+ * Amounts in Stripe's minor units (https://docs.stripe.com/currencies), where they are not ISO
+ * 4217's. #special-cases: ISK "becomes a zero-decimal currency. To maintain backwards
+ * compatibility, you must pass in amounts with two decimals. For example, to charge 5 ISK,
+ * provide an amount value of 500. The amount value must be evenly divisible by 100", and the same
+ * of UGX; anything else is "400 invalid_charge_amount_no_decimal_compatible: Invalid amount.
+ * Currency ISK has become effectively zero-decimal and charged amounts must be evenly divisible by
+ * 100", for refunds too
+ * (https://support.stripe.com/questions/deprecation-of-fractional-isk-charges-and-refunds).
+ * #three-decimal: "these API calls require the least-significant (last) digit to be 0"; the error
+ * Stripe answers is UNKNOWN (not documented): the stand-in refuses with an invalid_request_error on
+ * `amount`. Zero-decimal currencies (JPY, MGA, …) take any whole number: nothing to refuse.
+ */
+const WHOLE_UNITS_IN_HUNDREDTHS = new Set(words('isk ugx'));
+const THREE_DECIMAL = new Set(words('bhd jod kwd omr tnd'));
+
+function checkAmountInCurrency(amount: number, currency: string): void {
+  if (WHOLE_UNITS_IN_HUNDREDTHS.has(currency) && amount % 100 !== 0) {
+    throw rejected(
+      `Invalid amount. Currency ${currency.toUpperCase()} has become effectively zero-decimal and charged amounts must be evenly divisible by 100. See https://stripe.com/docs/currencies#special-cases for more information.`,
+      { param: 'amount', code: 'invalid_charge_amount_no_decimal_compatible' },
+    );
+  }
+  if (THREE_DECIMAL.has(currency) && amount % 10 !== 0) {
+    throw rejected(
+      `Invalid amount. Amounts in ${currency.toUpperCase()} must end in 0. See https://stripe.com/docs/currencies#three-decimal for more information.`,
+      { param: 'amount' },
+    );
+  }
+}
+
 /** The API version the SDK pins (stripe-node 23.1.0): a request without `Stripe-Version` gets it. */
 const DEFAULT_API_VERSION: string = Stripe.API_VERSION;
 
@@ -740,6 +771,7 @@ export async function startStripeStandIn(options: StripeStandInOptions = {}): Pr
     if (params.currency === undefined) throw missingParameter('currency');
     const amount = integer(params.amount, 'amount') as number;
     if (amount < 1) throw rejected('This value must be greater than or equal to 1.', { param: 'amount' });
+    checkAmountInCurrency(amount, String(params.currency).toLowerCase());
     validateIntentRequest(params, context, 'Payment Intent');
     const fee = integer(params.application_fee_amount, 'application_fee_amount');
     const destination = asParams(params.transfer_data).destination;
@@ -1110,6 +1142,7 @@ export async function startStripeStandIn(options: StripeStandInOptions = {}): Pr
       });
     }
     const amount = params.amount === undefined ? left : Number(params.amount);
+    checkAmountInCurrency(amount, String(intent.currency));
     if (amount > left) {
       throw failed(400, {
         type: 'invalid_request_error',
