@@ -12,6 +12,7 @@ import {
   useProfiles,
 } from './support/adyen-harness';
 import { ADYEN_TEST_CARDS } from './support/adyen-stand-in';
+import type { ApiResponse } from './support/api';
 import { type StripeHarness, stripeCalls, useStripe } from './support/stripe-harness';
 
 /**
@@ -52,8 +53,8 @@ afterEach(() => {
 const sentToAdyen = (uuid: string): any =>
   adyenHarness.adyen.requests.find((r) => r.path === '/v72/payments' && r.idempotencyKey === `${uuid}:payment`)?.body;
 const intentOf = (uuid: string) => stripeApi.intentOf({ uuid });
-const problem = (response: { json: { error: { message: Array<{ property: string; message: string }> } } }) =>
-  response.json.error.message[0];
+/** The first problem of a 400, as the contract's Nested error shape names it. */
+const problem = (response: ApiResponse): { property: string; message: string } => response.json.error.message[0];
 
 describe('Adyen gets its own minor units', () => {
   it('charges 1234 ISK as 123400 (two decimals at Adyen, none in ISO 4217), binds its notifications, refunds in them', async () => {
