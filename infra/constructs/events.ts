@@ -94,13 +94,13 @@ export const DELIVERY_WORKER_TIMEOUT = Duration.seconds(30);
 export const DELIVERY_BATCH_SIZE = 10;
 /**
  * Concurrent worker invocations the delivery queue may drive (the event source's cap, not
- * reserved concurrency, for the reason billing.ts gives): fifty batches of ten, so at most 500
- * requests to receivers at once, whatever the back-log. An invocation waits for its batch's
+ * reserved concurrency, for the reason billing.ts gives): a hundred batches of ten, so at most
+ * 1,000 requests to receivers at once, whatever the back-log. An invocation waits for its batch's
  * slowest receiver, and one organisation has at most DEFAULT_IN_FLIGHT_PER_ORGANISATION sends in
  * flight (services/webhooks/src/domain/in-flight.ts), so it holds at most that many invocations:
  * the cap is kept well above it, and the others always find invocations free (issue 44).
  */
-export const DELIVERY_WORKER_MAX_CONCURRENCY = 50;
+export const DELIVERY_WORKER_MAX_CONCURRENCY = 100;
 /** Receives before a delivery message moves to the dead-letter queue. */
 export const DELIVERY_MAX_RECEIVE_COUNT = DELIVERY_MAX_RECEIVES;
 /** SQS's longest retention: dead letters, and the queues whose messages are the only copy of their work. */

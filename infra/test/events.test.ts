@@ -494,7 +494,9 @@ describe.each(STAGE_NAMES)('the %s pipeline functions', (stage) => {
       'ForAllValues:StringLike': {
         'dynamodb:LeadingKeys': ['WEBHOOK_PACE#*', 'WEBHOOK_PAUSE#*', 'WEBHOOK_IN_FLIGHT#*'],
       },
-      'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'taken', 'paused_until', 'timeouts', 'ttl'] },
+      'ForAllValues:StringEquals': {
+        'dynamodb:Attributes': ['pk', 'sk', 'taken', 'paused_until', 'timeouts', 'held', 'ttl'],
+      },
       // The count comes back (UPDATED_NEW), never the rest of an item (ALL_NEW, ALL_OLD).
       StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE', 'UPDATED_OLD', 'UPDATED_NEW'] },
     });

@@ -264,7 +264,7 @@ export async function drainDeliveryQueue(): Promise<number> {
 }
 
 /** Invocations of the delivery worker the poller runs at once (the deployed worker's maximum concurrency). */
-export const DELIVERY_POLLER_CONCURRENCY = 50;
+export const DELIVERY_POLLER_CONCURRENCY = 100;
 
 /**
  * The delivery queue as Lambda's SQS event source polls it while `pnpm start` runs: each tick

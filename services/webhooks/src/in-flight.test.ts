@@ -1,14 +1,12 @@
 import { advanceClock, freezeClock, newUuid, now } from '@svc/core';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { type Receiver, startReceiver } from '../../../packages/outbound/src/testing/receiver';
 import { call, cardPaymentBody, DEMO, seedDemo, tokenFor } from '../../../test/support/api';
-import {
-  DEFAULT_IN_FLIGHT_PER_ENDPOINT,
-  DEFAULT_IN_FLIGHT_PER_ORGANISATION,
-  IN_FLIGHT_WAIT_SECONDS,
-  type InFlight,
-  takeInFlight,
-} from './domain/in-flight';
+import { IN_FLIGHT_WAIT_SECONDS, type InFlight, inFlightCaps, takeInFlight } from './domain/in-flight';
+
+/** Caps of this file's races (SVC_WEBHOOK_IN_FLIGHT_*), below the defaults so 30 or 40 racers exceed them. */
+const DEFAULT_IN_FLIGHT_PER_ENDPOINT = 10;
+const DEFAULT_IN_FLIGHT_PER_ORGANISATION = 20;
 
 /**
  * Issue 44, point 3: deliveries in flight per endpoint and per organisation, counted in the table
@@ -39,8 +37,14 @@ beforeAll(async () => {
   }, inject('receiverTls'));
 });
 
+beforeEach(() => {
+  process.env.SVC_WEBHOOK_IN_FLIGHT_PER_ENDPOINT = String(DEFAULT_IN_FLIGHT_PER_ENDPOINT);
+  process.env.SVC_WEBHOOK_IN_FLIGHT_PER_ORGANISATION = String(DEFAULT_IN_FLIGHT_PER_ORGANISATION);
+});
+
 afterEach(() => {
   delete process.env.SVC_WEBHOOK_IN_FLIGHT_PER_ENDPOINT;
+  delete process.env.SVC_WEBHOOK_IN_FLIGHT_PER_ORGANISATION;
 });
 
 afterAll(async () => {
@@ -63,6 +67,14 @@ async function race(deliveries: Array<ReturnType<typeof delivery>>) {
 const one = async (d: ReturnType<typeof delivery>): Promise<InFlight> => takeInFlight([d], now());
 
 describe('places in flight, counted in the table', () => {
+  it('are 50 per endpoint and 50 per organisation unless the stage says otherwise', () => {
+    delete process.env.SVC_WEBHOOK_IN_FLIGHT_PER_ENDPOINT;
+    delete process.env.SVC_WEBHOOK_IN_FLIGHT_PER_ORGANISATION;
+    expect(inFlightCaps()).toEqual({ endpoint: 50, organisation: 50 });
+    process.env.SVC_WEBHOOK_IN_FLIGHT_PER_ENDPOINT = '0';
+    expect(inFlightCaps().endpoint).toBe(50);
+  });
+
   it(`gives one endpoint at most ${DEFAULT_IN_FLIGHT_PER_ENDPOINT} of 30 racing deliveries, and room again once given back`, async () => {
     const endpoint = newUuid();
     const organisation = newUuid();

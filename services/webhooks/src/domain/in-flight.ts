@@ -23,14 +23,19 @@ import type { DeliveryRecord } from '../repository/webhook-repository';
  * each minute turns an endpoint or organisation can have up to twice its cap in flight. A busy
  * count is no hot key: what one holds is capped, so its writes are at most a few per batch.
  */
-export const DEFAULT_IN_FLIGHT_PER_ENDPOINT = 10;
+/**
+ * 50 each: a receiver answering in 200 ms at the default pace (50 a second) has about 10 in
+ * flight, one at the highest pace (500) about 100, and a worker invocation sends up to ten at once;
+ * the caps hold hanging receivers, not working ones (sends of one batch to one endpoint are many).
+ */
+export const DEFAULT_IN_FLIGHT_PER_ENDPOINT = 50;
 /**
  * How long a delivery without room waits: an attempt's bound (10 s), by when every place held now
  * has come free. Sooner would only bring the backlog of a hanging organisation round again and
  * again (a sweep, a queue message and a write each time) while its places are still held.
  */
 export const IN_FLIGHT_WAIT_SECONDS = 10;
-export const DEFAULT_IN_FLIGHT_PER_ORGANISATION = 20;
+export const DEFAULT_IN_FLIGHT_PER_ORGANISATION = 50;
 const WINDOW_SECONDS = 60;
 /** Counts are kept an hour past their minute (TTL). */
 const KEEP_SECONDS = 3600;
