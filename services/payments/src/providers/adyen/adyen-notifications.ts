@@ -3,11 +3,13 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import {
   BUSINESS_METRICS,
   derivedUuid,
+  fromProviderAmount,
   logger,
   now,
   recordMetric,
   ServiceUnavailableError,
   UnauthorizedError,
+  UnrepresentableAmountError,
   ValidationError,
 } from '@svc/core';
 import { db, getItem, retryOnConflict, tableName } from '@svc/table';
@@ -181,8 +183,19 @@ export async function receiveAdyenNotifications(
       });
       continue;
     }
-    if (await applyOnce(item.data, live)) applied += 1;
-    else duplicates += 1;
+    try {
+      if (await applyOnce(item.data, live)) applied += 1;
+      else duplicates += 1;
+    } catch (error) {
+      // An amount that is no whole amount of ours (a fraction of a króna): unusable, as above.
+      if (!(error instanceof UnrepresentableAmountError)) throw error;
+      recordMetric(BUSINESS_METRICS.providerAnomalies, 1, { kind: 'unusable_notification' });
+      logger.error(UNUSABLE_NOTIFICATION, {
+        psp: item.data.pspReference,
+        event: item.data.eventCode,
+        problems: [`amount: ${error.message}`],
+      });
+    }
   }
   return { applied, duplicates };
 }
@@ -583,7 +596,8 @@ async function refunded(received: Received): Promise<void> {
     {
       uuid: refund?.uuid ?? refundUuid,
       providerReference: refund?.provider_reference ?? item.pspReference,
-      amountMinor: refund?.amount_minor ?? item.amount.value,
+      // Adyen's minor units in ours (ISK and CLP have two decimals at Adyen, none in ISO 4217).
+      amountMinor: refund?.amount_minor ?? fromProviderAmount('adyen', payment.currency, item.amount.value),
       outcome:
         reversal || reversedBefore
           ? { status: 'failed', reason: 'refund_reversed' }
@@ -634,7 +648,7 @@ async function chargeback(received: Received): Promise<void> {
     providerReference: psp,
     status: laterReversal && item.eventCode === 'CHARGEBACK' ? 'won' : status,
     reason: (reversed ? known : undefined) ?? (item.reason || 'chargeback'),
-    amountMinor: item.amount.value,
+    amountMinor: fromProviderAmount('adyen', payment.currency, item.amount.value),
     funds: laterReversal && item.eventCode === 'CHARGEBACK' ? 'reinstated' : funds,
     // A second chargeback comes after the reversal and reopens the dispute it closed: lost.
     supersedes: item.eventCode === 'SECOND_CHARGEBACK',
