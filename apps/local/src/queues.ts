@@ -10,7 +10,7 @@ import {
   SendMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import { asFunction, sdkClient } from '@svc/core';
+import { asFunction, logger, sdkClient } from '@svc/core';
 import { processFileBatch } from '@svc/reconciliation';
 import { processBillingBatch, resetBillingQueueClient } from '@svc/subscriptions';
 import { DELIVERY_MAX_RECEIVES, processDeliveryBatch, resetDeliveryQueueClient } from '@svc/webhooks';
@@ -158,6 +158,42 @@ function toRecordAttribute(value: MessageAttributeValue): SQSMessageAttribute {
   };
 }
 
+/** Up to ten visible messages of the queue, with every system attribute (as the event source asks). */
+async function receiveBatch(queueUrl: string): Promise<Message[]> {
+  const received = await (client as SQSClient).send(
+    new ReceiveMessageCommand({
+      QueueUrl: queueUrl,
+      MaxNumberOfMessages: RECEIVE_MAX,
+      WaitTimeSeconds: 0,
+      MessageSystemAttributeNames: ['All'],
+    }),
+  );
+  return received.Messages ?? [];
+}
+
+/**
+ * One invocation of the worker on a received batch, as Lambda's SQS event source makes it: the
+ * messages it did not report failed are deleted; the failed ones come back after the visibility
+ * timeout. Answers the worker's result and how many were done.
+ */
+async function invokeBatch<T>(
+  queueUrl: string,
+  messages: Message[],
+  work: (event: SQSEvent) => Promise<{ failed: ReadonlySet<string>; result: T }>,
+): Promise<{ result: T; done: number }> {
+  const { failed, result } = await work({ Records: messages.map((m) => toRecord(m, queueUrl)) });
+  const done = messages.filter((m) => !failed.has(m.MessageId ?? ''));
+  if (done.length > 0) {
+    await (client as SQSClient).send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: done.map((m, index) => ({ Id: String(index), ReceiptHandle: m.ReceiptHandle })),
+      }),
+    );
+  }
+  return { result, done: done.length };
+}
+
 /**
  * Receives a queue's messages in batches of ten and hands them to its worker until nothing is
  * visible; successful messages are deleted, failed ones come back after the visibility timeout
@@ -168,29 +204,11 @@ async function drainQueue<T>(
   work: (event: SQSEvent) => Promise<{ failed: ReadonlySet<string>; result: T }>,
   onBatch: (result: T, done: number) => void,
 ): Promise<void> {
-  const sqs = client as SQSClient;
   const batch = async (): Promise<number> => {
-    const received = await sqs.send(
-      new ReceiveMessageCommand({
-        QueueUrl: queueUrl,
-        MaxNumberOfMessages: RECEIVE_MAX,
-        WaitTimeSeconds: 0,
-        MessageSystemAttributeNames: ['All'],
-      }),
-    );
-    const messages = received.Messages ?? [];
+    const messages = await receiveBatch(queueUrl);
     if (messages.length === 0) return 0;
-    const { failed, result } = await work({ Records: messages.map((m) => toRecord(m, queueUrl)) });
-    const done = messages.filter((m) => !failed.has(m.MessageId ?? ''));
-    if (done.length > 0) {
-      await sqs.send(
-        new DeleteMessageBatchCommand({
-          QueueUrl: queueUrl,
-          Entries: done.map((m, index) => ({ Id: String(index), ReceiptHandle: m.ReceiptHandle })),
-        }),
-      );
-    }
-    onBatch(result, done.length);
+    const { result, done } = await invokeBatch(queueUrl, messages, work);
+    onBatch(result, done);
     return messages.length;
   };
   // One receive while the queue is quiet; under a back-log several batches at once, as Lambda
@@ -291,39 +309,22 @@ export class QueuePoller {
   /** Starts invocations for what is visible now; answers the messages handed over. */
   async tick(): Promise<number> {
     const queueUrl = await this.queueUrl();
-    const sqs = client as SQSClient;
     let started = 0;
     while (this.running.size < this.concurrency) {
-      const received = await sqs.send(
-        new ReceiveMessageCommand({
-          QueueUrl: queueUrl,
-          MaxNumberOfMessages: RECEIVE_MAX,
-          WaitTimeSeconds: 0,
-          MessageSystemAttributeNames: ['All'],
-        }),
-      );
-      const messages = received.Messages ?? [];
+      const messages = await receiveBatch(queueUrl);
       if (messages.length === 0) break;
       started += messages.length;
-      const run: Promise<void> = this.invoke(sqs, queueUrl, messages).finally(() => this.running.delete(run));
+      const run: Promise<void> = invokeBatch(queueUrl, messages, this.work)
+        .then(({ result }) => {
+          this.attempted += result;
+        })
+        // An invocation that fails leaves its messages to come back, as Lambda's would.
+        .catch((error: unknown) => logger.error('A queue worker invocation failed; its messages come back', { error }))
+        .finally(() => this.running.delete(run));
       this.running.add(run);
       if (messages.length < RECEIVE_MAX) break;
     }
     return started;
-  }
-
-  private async invoke(sqs: SQSClient, queueUrl: string, messages: Message[]): Promise<void> {
-    const { failed, result } = await this.work({ Records: messages.map((m) => toRecord(m, queueUrl)) });
-    const done = messages.filter((m) => !failed.has(m.MessageId ?? ''));
-    if (done.length > 0) {
-      await sqs.send(
-        new DeleteMessageBatchCommand({
-          QueueUrl: queueUrl,
-          Entries: done.map((m, index) => ({ Id: String(index), ReceiptHandle: m.ReceiptHandle })),
-        }),
-      );
-    }
-    this.attempted += result;
   }
 
   /** Resolves once no invocation it started is running (failures are the worker's to log). */
