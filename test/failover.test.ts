@@ -166,22 +166,25 @@ describe('the circuit, shared through the table', () => {
   });
 });
 
+/** A routed card payment (Adyen first) under an Idempotency-Key: the same request each time. */
+const routedWithKey = async (key: string) =>
+  call('POST', '/payments', {
+    token: await tokenFor(DEMO.client),
+    headers: { 'idempotency-key': key },
+    body: {
+      account_uuid: ACCOUNT,
+      payment_method: 'card',
+      profile: 'card-route',
+      amount: { value: '2500', currency: 'CHF' },
+      test_mode: true,
+      payment_information: adyenCard(ADYEN_TEST_CARDS.visa),
+    },
+  });
+
 describe('a request re-run after its first run died', () => {
   it('goes back to the provider the first run called, even when a fresh payment would go elsewhere now', async () => {
     const key = newUuid();
-    const post = async () =>
-      call('POST', '/payments', {
-        token: await tokenFor(DEMO.client),
-        headers: { 'idempotency-key': key },
-        body: {
-          account_uuid: ACCOUNT,
-          payment_method: 'card',
-          profile: 'card-route',
-          amount: { value: '2500', currency: 'CHF' },
-          test_mode: true,
-          payment_information: adyenCard(ADYEN_TEST_CARDS.visa),
-        },
-      });
+    const post = () => routedWithKey(key);
     // Adyen charges; our write of the payment fails.
     vi.spyOn(table, 'transactWrite').mockRejectedValueOnce(new Error('the store is unavailable'));
     expect((await post()).status).toBe(500);
@@ -202,19 +205,7 @@ describe('a request re-run after its first run died', () => {
 describe('a re-run goes only where the first run went, whatever the route is now (issue 45, point 4)', () => {
   it('goes back to the provider and merchant account the first run called after the route was edited to another provider', async () => {
     const key = newUuid();
-    const post = async () =>
-      call('POST', '/payments', {
-        token: await tokenFor(DEMO.client),
-        headers: { 'idempotency-key': key },
-        body: {
-          account_uuid: ACCOUNT,
-          payment_method: 'card',
-          profile: 'card-route',
-          amount: { value: '2500', currency: 'CHF' },
-          test_mode: true,
-          payment_information: adyenCard(ADYEN_TEST_CARDS.visa),
-        },
-      });
+    const post = () => routedWithKey(key);
     // Adyen charges; our write of the payment fails.
     vi.spyOn(table, 'transactWrite').mockRejectedValueOnce(new Error('the store is unavailable'));
     expect((await post()).status).toBe(500);
