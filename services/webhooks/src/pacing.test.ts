@@ -1,6 +1,6 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { advanceClock, definedFields, freezeClock, now } from '@svc/core';
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
 import { type Receiver, startReceiver } from '../../../packages/outbound/src/testing/receiver';
 import { call, cardPaymentBody, DEMO, seedDemo, tokenFor } from '../../../test/support/api';
 import { DEFAULT_DELIVERIES_PER_SECOND, MAX_DELIVERIES_PER_SECOND, throttleFloorSeconds } from './domain/pacing';
@@ -35,6 +35,13 @@ beforeAll(async () => {
 
 beforeEach(() => {
   freezeClock(now());
+});
+
+/** Endpoints made by the running test: deleted after it, so no later test's payments also fan out to them. */
+const made: string[] = [];
+
+afterEach(async () => {
+  for (const uuid of made.splice(0)) expect((await api('DELETE', `/webhooks/${uuid}`)).status).toBe(204);
 });
 
 afterAll(async () => {
@@ -75,6 +82,7 @@ async function endpoint(fields: Record<string, unknown> = {}) {
     },
     201,
   );
+  made.push(webhook.uuid as string);
   // Earlier tests' deliveries are settled before this one's clock starts.
   await settle();
   return { uuid: webhook.uuid as string, path, json: webhook };
