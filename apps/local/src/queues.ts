@@ -162,14 +162,20 @@ function toRecordAttribute(value: MessageAttributeValue): SQSMessageAttribute {
  * Up to ten visible messages of the queue, with every system attribute (as the event source asks).
  * The stand-in answers a receive no sooner than 40 ms (it polls its messages every 10 ms until a
  * full batch or 40 ms past WaitTimeSeconds; read from local-aws-sqs 2.0.2's dist), so an empty
- * queue is seen from its attributes first, which answer at once: it counts every message that is
- * not delayed there (in flight ones too), so none is 0 only when nothing can be received.
+ * queue is seen from its attributes first, which answer at once. It counts every message not
+ * delayed (in flight ones too) and the delayed ones apart; a message just sent is delayed until a
+ * 0 ms timer of the stand-in's has run, so both counts are asked: 0 and 0 only when nothing is there.
  */
 async function receiveBatch(queueUrl: string): Promise<Message[]> {
   const { Attributes } = await (client as SQSClient).send(
-    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }),
+    new GetQueueAttributesCommand({
+      QueueUrl: queueUrl,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesDelayed'],
+    }),
   );
-  if (Attributes?.ApproximateNumberOfMessages === '0') return [];
+  if (Attributes?.ApproximateNumberOfMessages === '0' && Attributes.ApproximateNumberOfMessagesDelayed === '0') {
+    return [];
+  }
   const received = await (client as SQSClient).send(
     new ReceiveMessageCommand({
       QueueUrl: queueUrl,
