@@ -666,7 +666,7 @@ describe('Adyen’s notifications', () => {
     expect((await getPayment(debit.json.uuid)).status).toBe('succeeded');
   });
 
-  it('ends in the same state whatever the order, however often: a dispute charged back, or won with its funds back', async () => {
+  it('ends in the same state whatever the order, however often: a debit returned (lost), or won with its funds back', async () => {
     const inOrder = (items: Item[]) => items;
     const reversedTwice = (items: Item[]) => [...items].reverse().flatMap((item) => [item, item]);
     const final = async (reversal: boolean, order: (items: Item[]) => Item[]) => {
@@ -686,9 +686,10 @@ describe('Adyen’s notifications', () => {
     const amount = { value: '5000', currency: 'EUR' };
     const chargedBack = [await final(false, inOrder), await final(false, reversedTwice)];
     for (const payment of chargedBack) {
+      // A SEPA chargeback is the bank's return: final, lost (issue 45, point 3).
       expect(payment).toMatchObject({
         status: 'succeeded',
-        dispute: { status: 'charged_back', funds: 'withdrawn', amount },
+        dispute: { status: 'lost', funds: 'withdrawn', amount },
       });
     }
     expect(chargedBack[1].dispute).toEqual(chargedBack[0].dispute);

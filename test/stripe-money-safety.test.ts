@@ -8,6 +8,7 @@ import {
 } from '@svc/payments';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { call, DEMO } from './support/api';
+import { expectReopenedInvoice, expectReturnedDebit, RETURNED_DEBIT_EVENTS } from './support/debit-return';
 import { streamEvents } from './support/stream';
 import { ACCOUNT, DONOR_MANDATE, stripeCalls, useStripe } from './support/stripe-harness';
 import type { StripeStandIn } from './support/stripe-stand-in';
@@ -160,13 +161,51 @@ describe('2. every event finds its payment, recurring charges included', () => {
     const returned = stripe.sepaReturn(String(intent.id));
     await deliver('charge.dispute.created', returned);
     await deliver('charge.dispute.funds_withdrawn', returned);
-    expect((await getPayment(debit.json.uuid)).dispute).toMatchObject({ status: 'lost', funds: 'withdrawn' });
-    expect(await namesOf(debit.json.uuid)).toEqual([
-      'svc.payments.payment.succeeded',
-      'svc.payments.payment.disputed',
-      'svc.payments.payment.dispute_closed',
-      'svc.payments.payment.dispute_funds_withdrawn',
-    ]);
+    // The same state as Adyen's SEPA CHARGEBACK leaves (test/adyen-returns.test.ts).
+    expectReturnedDebit(await getPayment(debit.json.uuid), '5000', 'EUR');
+    expect(await namesOf(debit.json.uuid)).toEqual([...RETURNED_DEBIT_EVENTS]);
+  });
+
+  it('reopens the recurring invoice a returned SEPA debit paid, once; dunning charges again on the plan’s day (issue 45, point 3)', async () => {
+    const source = await api('POST', '/payment-sources', {
+      account_uuid: ACCOUNT,
+      payment_method: 'sepa_dd',
+      profile: 'sepa-stripe',
+      amount: { value: '2100', currency: 'EUR' },
+      payment_information: { ...DONOR_MANDATE, iban: 'DE89370400440532013000', account_holder: 'Ada Donor' },
+      test_mode: true,
+    });
+    expect(source.json, source.text).toMatchObject({ status: 'active' });
+    const subscription = await subscribe(source.json.uuid, 2100, 'EUR');
+    await call('POST', '/_local/billing-run');
+    const invoices = async () => (await api('GET', `/subscriptions/${subscription.json.uuid}/invoices`)).json;
+    const [invoice] = await invoices();
+    const attempt = invoice.charge_attempts[0].uuid as string;
+    const intent = [...stripe.intents.values()].find(
+      (i) => (i.metadata as Record<string, string>).svc_reference === attempt,
+    ) as Record<string, unknown>;
+    stripe.settle(String(intent.id), true);
+    await deliver('payment_intent.succeeded', intent);
+    expect((await invoices())[0]).toMatchObject({ status: 'paid' });
+
+    const returned = stripe.sepaReturn(String(intent.id));
+    await deliver('charge.dispute.created', returned);
+    await deliver('charge.dispute.funds_withdrawn', returned);
+    expectReturnedDebit(await getPayment(derivedUuid('payment', attempt)), '2100', 'EUR');
+    const [reopened] = await invoices();
+    expectReopenedInvoice(reopened);
+    expect(await namesOf(attempt)).toEqual(['svc.subscriptions.charge_attempt.failed']);
+    await deliver('charge.dispute.closed', returned);
+    expect((await invoices())[0].failed_payment_attempts).toBe(1);
+
+    advanceClock(Number(reopened.next_attempt_date) - now() + 60);
+    await call('POST', '/_local/billing-run');
+    const [retried] = await invoices();
+    expect(retried.charge_attempts).toHaveLength(2);
+    const second = retried.charge_attempts[1].uuid as string;
+    expect(
+      [...stripe.intents.values()].filter((i) => (i.metadata as Record<string, string>).svc_reference === second),
+    ).toHaveLength(1);
   });
 });
 

@@ -91,6 +91,7 @@ export interface AdyenStandIn {
   approve(pspReference: string, approved: boolean): string;
   /** SEPA debits (status received) settle: AUTHORISATION success true/false notification. */
   settle(pspReference: string, outcome: 'success' | 'failure'): void;
+  /** A chargeback; on a SEPA debit, the bank's return (reason AC04, closed account). */
   chargeback(pspReference: string): void;
   reverseChargeback(pspReference: string): void;
   /**
@@ -1238,12 +1239,15 @@ export async function startAdyenStandIn(options: AdyenStandInOptions = {}): Prom
         throw new Error(`Payment ${pspReference} is ${payment.status}, not authorised`);
       const details = internal(payment);
       details.disputePsp = reference16();
+      // A SEPA debit's chargeback is the bank's return, with the SEPA reason code (AC04: the
+      // donor closed the account; https://docs.adyen.com/risk-management/chargeback-guidelines/sepa-chargebacks/).
+      const sepa = payment.method === 'sepadirectdebit';
       // CHARGEBACK: pspReference the dispute's, originalReference the payment's (Webhooks spec example).
       notify('CHARGEBACK', payment, {
-        additionalData: { chargebackReasonCode: '10.4', chargebackSchemeCode: methodName(payment) },
+        additionalData: { chargebackReasonCode: sepa ? 'AC04' : '10.4', chargebackSchemeCode: methodName(payment) },
         originalReference: payment.pspReference,
         pspReference: details.disputePsp,
-        reason: 'Other Fraud-Card Absent Environment',
+        reason: sepa ? 'Closed Account Number' : 'Other Fraud-Card Absent Environment',
         success: 'true',
       });
     },

@@ -25,5 +25,6 @@ export function wirePayments(): void {
     checkPaymentSubscription: async (...args) => (await subscriptionsPort()).checkPaymentSubscription(...args),
     subscriptionForPayment: async (...args) => (await subscriptionsPort()).subscriptionForPayment(...args),
     settleChargeAttempt: async (...args) => (await subscriptionsPort()).settleChargeAttempt(...args),
+    reopenReturnedDebit: async (...args) => (await subscriptionsPort()).reopenReturnedDebit(...args),
   });
 }

@@ -1,5 +1,5 @@
 import type { SubscriptionsPort } from '@svc/payments';
-import { settle } from './domain/billing';
+import { reopenReturnedDebit, settle } from './domain/billing';
 import { checkPaymentSubscription, subscriptionForPayment } from './domain/from-payment';
 
 /** What payments asks of subscriptions (its SubscriptionsPort), as this domain answers it. */
@@ -7,4 +7,5 @@ export const subscriptionsForPayments: SubscriptionsPort = {
   checkPaymentSubscription,
   subscriptionForPayment,
   settleChargeAttempt: settle,
+  reopenReturnedDebit,
 };

@@ -278,19 +278,52 @@ export interface DisputeUpdate {
 }
 
 /**
+ * The debit came back: one rule for every provider. A direct debit has no dispute process: the
+ * donor's bank returns it (AC04 closed account, AM04 insufficient funds, MD06 the donor's claim
+ * within eight weeks) and the return is final. Adyen: "There is no dispute management process
+ * available for SEPA" (https://docs.adyen.com/risk-management/chargeback-guidelines/sepa-chargebacks/),
+ * and it reports the return as a CHARGEBACK; Stripe opens a dispute that is `lost` from the start
+ * (https://docs.stripe.com/payments/sepa-debit#disputed-payments). So a dispute on a debit whose
+ * funds were withdrawn is `lost` whatever the provider calls it, and the payment ends in one
+ * observable state on both: succeeded, with a lost dispute and its funds withdrawn.
+ */
+export function isReturnedDebit(payment: Pick<PaymentRecord, 'payment_method' | 'dispute'>): boolean {
+  return payment.payment_method === 'sepa_dd' && payment.dispute?.status === 'lost';
+}
+
+function disputeStatusOf(payment: PaymentRecord, update: DisputeUpdate): string {
+  return payment.payment_method === 'sepa_dd' && update.funds === 'withdrawn' && update.status !== 'won'
+    ? 'lost'
+    : update.status;
+}
+
+/**
  * A dispute on a payment as the provider reports it, each change announced once: opened
  * (`svc.payments.payment.disputed`), closed (`…dispute_closed`, on reaching a final status by
  * whichever update brings it, e.g. `won` before the `closed` event), funds withdrawn or reinstated
  * (`…dispute_funds_withdrawn`, `…dispute_funds_reinstated`; funds may move after the close). A
  * closed dispute is not reopened by a late copy of an earlier status.
+ *
+ * A returned debit that paid a recurring invoice opens the invoice again and lets dunning run
+ * (subscriptions' `reopenReturnedDebit`, once per attempt): asked on every update that finds the
+ * debit returned, so an update whose invoice write failed is completed by the provider's retry.
  */
-export function recordDispute(paymentUuid: string, update: DisputeUpdate): Promise<PaymentRecord | undefined> {
+export async function recordDispute(paymentUuid: string, update: DisputeUpdate): Promise<PaymentRecord | undefined> {
+  const recorded = await recordDisputeOnPayment(paymentUuid, update);
+  const { subscription_uuid: subscription, invoice_uuid: invoice, charge_attempt_uuid: attempt } = recorded ?? {};
+  if (recorded && isReturnedDebit(recorded) && subscription && invoice && attempt) {
+    await subscriptions().reopenReturnedDebit(subscription, invoice, attempt);
+  }
+  return recorded;
+}
+
+function recordDisputeOnPayment(paymentUuid: string, update: DisputeUpdate): Promise<PaymentRecord | undefined> {
   return retryOnConflict(async () => {
     const payment = await findPayment(paymentUuid);
     if (!payment) return undefined;
     const known = payment.dispute?.provider_reference === update.providerReference ? payment.dispute : undefined;
     const wasClosed = known !== undefined && CLOSED.has(known.status);
-    const status = wasClosed && !update.supersedes ? known.status : update.status;
+    const status = wasClosed && !update.supersedes ? known.status : disputeStatusOf(payment, update);
     const funds = update.funds ?? known?.funds;
     if (known && known.status === status && known.funds === funds && known.reason === update.reason) return payment;
     const next: PaymentRecord = {

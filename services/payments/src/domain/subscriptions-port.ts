@@ -31,6 +31,8 @@ export interface SubscriptionsPort {
     attemptUuid: string,
     outcome: ChargeOutcome,
   ): Promise<unknown>;
+  /** A recurring debit that came back after it paid its invoice: the invoice open again, dunning on. */
+  reopenReturnedDebit(subscriptionUuid: string, invoiceUuid: string, attemptUuid: string): Promise<unknown>;
 }
 
 /**

@@ -391,6 +391,49 @@ export function settle(
 }
 
 /**
+ * A recurring debit that came back after it was paid (a SEPA return: the donor's bank took the
+ * money back, payments' `debitReturned` rule): the attempt that paid the invoice is failed
+ * (`debit_returned`, announced `charge_attempt.failed`), the invoice is open again and dunning
+ * runs as after any failed attempt (the next attempt on the plan's schedule, or the invoice
+ * cancelled once its retries are used up). Once only: an attempt no longer succeeded is left
+ * alone. The payment itself is not written here: its dispute was recorded already.
+ */
+export function reopenReturnedDebit(
+  subscriptionUuid: string,
+  invoiceUuid: string,
+  attemptUuid: string,
+): Promise<BillingOutcome> {
+  return retryOnConflict(async () => {
+    const [subscription, invoice] = await Promise.all([
+      findSubscription(subscriptionUuid),
+      findInvoice(subscriptionUuid, invoiceUuid),
+    ]);
+    const read = invoice?.charge_attempts.find((a) => a.uuid === attemptUuid);
+    if (!subscription || !invoice || !read || read.status !== 'succeeded' || invoice.status !== 'paid') {
+      return noOutcome();
+    }
+    const at = now();
+    const nextInvoice = copy(invoice, at);
+    const nextSubscription = copy(subscription, at);
+    const attempt = nextInvoice.charge_attempts.find((a) => a.uuid === attemptUuid) as ChargeAttemptRecord;
+    attempt.status = 'failed';
+    attempt.status_reason = 'debit_returned';
+    nextInvoice.status = 'open';
+    nextInvoice.status_reason = 'debit_returned';
+    nextInvoice.failed_payment_attempts += 1;
+    nextInvoice.events = [attemptFailedEvent(nextInvoice, attempt)];
+    const subscriptionChanged =
+      !invoice.is_manually_created && statusAt(subscription, at) === 'active'
+        ? await dun(nextInvoice, nextSubscription, at)
+        : false;
+    const writes: GuardedWrite[] = [versioned(invoicePut(nextInvoice, invoice.version))];
+    if (subscriptionChanged) writes.push(versioned(subscriptionPut(nextSubscription, subscription.version)));
+    await transactWrite(writes);
+    return { ...noOutcome(), failed: 1 };
+  });
+}
+
+/**
  * Dunning after a failed attempt (contract: `retry_delays_days[i]` is the gap after failed
  * attempt i+1): schedule the next attempt, or, with the retries used up, cancel the invoice,
  * count it, and at the plan's limit cancel or suspend the subscription. Returns whether the

@@ -650,8 +650,9 @@ async function chargeback(received: Received): Promise<void> {
     reason: (reversed ? known : undefined) ?? (item.reason || 'chargeback'),
     amountMinor: fromProviderAmount('adyen', payment.currency, item.amount.value),
     funds: laterReversal && item.eventCode === 'CHARGEBACK' ? 'reinstated' : funds,
-    // A second chargeback comes after the reversal and reopens the dispute it closed: lost.
-    supersedes: item.eventCode === 'SECOND_CHARGEBACK',
+    // A second chargeback comes after the reversal and reopens the dispute it closed: lost. A
+    // returned debit is lost at once (the domain's rule), so its reversal reopens it too: won.
+    supersedes: item.eventCode === 'SECOND_CHARGEBACK' || (reversed && payment.payment_method === 'sepa_dd'),
   });
 }
 
