@@ -161,7 +161,7 @@ describe('2. every event finds its payment, recurring charges included', () => {
     const returned = stripe.sepaReturn(String(intent.id));
     await deliver('charge.dispute.created', returned);
     await deliver('charge.dispute.funds_withdrawn', returned);
-    // The same state as Adyen's SEPA CHARGEBACK leaves (test/adyen-returns.test.ts).
+    // The same state as Adyen's SEPA CHARGEBACK leaves (test/adyen-money-proof.test.ts).
     expectReturnedDebit(await getPayment(debit.json.uuid), '5000', 'EUR');
     expect(await namesOf(debit.json.uuid)).toEqual([...RETURNED_DEBIT_EVENTS]);
   });

@@ -26,5 +26,6 @@ export function wirePayments(): void {
     subscriptionForPayment: async (...args) => (await subscriptionsPort()).subscriptionForPayment(...args),
     settleChargeAttempt: async (...args) => (await subscriptionsPort()).settleChargeAttempt(...args),
     reopenReturnedDebit: async (...args) => (await subscriptionsPort()).reopenReturnedDebit(...args),
+    recordLateRecurringSuccess: async (...args) => (await subscriptionsPort()).recordLateRecurringSuccess(...args),
   });
 }

@@ -1,5 +1,5 @@
 import type { SubscriptionsPort } from '@svc/payments';
-import { reopenReturnedDebit, settle } from './domain/billing';
+import { recordLateRecurringSuccess, reopenReturnedDebit, settle } from './domain/billing';
 import { checkPaymentSubscription, subscriptionForPayment } from './domain/from-payment';
 
 /** What payments asks of subscriptions (its SubscriptionsPort), as this domain answers it. */
@@ -8,4 +8,5 @@ export const subscriptionsForPayments: SubscriptionsPort = {
   subscriptionForPayment,
   settleChargeAttempt: settle,
   reopenReturnedDebit,
+  recordLateRecurringSuccess,
 };

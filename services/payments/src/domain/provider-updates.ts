@@ -121,6 +121,31 @@ export function settleFromProvider(
 }
 
 /**
+ * A recurring charge we had failed that the provider reports paid after all, on any provider: it
+ * is recorded (attempt, payment and invoice paid, subscriptions' `recordLateRecurringSuccess`)
+ * and counted (ProviderAnomalies, `succeeded_after_failure`); when dunning had paid the invoice
+ * with another attempt meanwhile, the donor paid twice and the alarm asks a person to refund one.
+ */
+export async function recordRecurringPaidAfterFailure(
+  payment: PaymentRecord,
+  providerReference: string | undefined,
+): Promise<void> {
+  const { subscription_uuid: subscription, invoice_uuid: invoice, charge_attempt_uuid: attempt } = payment;
+  if (!subscription || !invoice || !attempt) return;
+  const recorded = await subscriptions().recordLateRecurringSuccess(subscription, invoice, attempt, providerReference);
+  if (recorded === 'none') return;
+  recordMetric(BUSINESS_METRICS.providerAnomalies, 1, { kind: 'succeeded_after_failure' });
+  const log = recorded === 'paid_twice' ? logger.error : logger.warn;
+  log.call(logger, recorded === 'paid_twice' ? PAID_TWICE : SUCCEEDED_AFTER_FAILURE, {
+    payment: payment.uuid,
+    charge_attempt: attempt,
+  });
+}
+
+/** Logged (and alarmed) when a late success paid an invoice another attempt had paid: refund one. */
+export const PAID_TWICE = 'A recurring charge recorded as failed was paid after its invoice was paid again';
+
+/**
  * A recurring charge the provider decided later (a SEPA debit settled or returned): recorded
  * through its charge attempt, so the invoice is paid or dunned with the payment in one write.
  * Safe twice: only a pending attempt is settled.

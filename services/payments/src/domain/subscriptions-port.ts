@@ -33,6 +33,13 @@ export interface SubscriptionsPort {
   ): Promise<unknown>;
   /** A recurring debit that came back after it paid its invoice: the invoice open again, dunning on. */
   reopenReturnedDebit(subscriptionUuid: string, invoiceUuid: string, attemptUuid: string): Promise<unknown>;
+  /** A recurring charge recorded failed that the provider paid after all: attempt, payment and invoice paid. */
+  recordLateRecurringSuccess(
+    subscriptionUuid: string,
+    invoiceUuid: string,
+    attemptUuid: string,
+    providerReference: string | undefined,
+  ): Promise<'paid' | 'paid_twice' | 'none'>;
 }
 
 /**

@@ -391,6 +391,61 @@ export function settle(
 }
 
 /**
+ * A recurring charge we had recorded failed that the provider reports paid after all (its late
+ * AUTHORISATION or `payment_intent.succeeded`): money was taken, so the attempt is succeeded and
+ * the payment too (announced), and the invoice is paid (announced) if no other attempt paid it;
+ * from open or from cancelled by dunning alike, and the subscription's failure count starts over.
+ * Answers `paid_twice` when another attempt had paid the invoice already (the donor paid twice: a
+ * person refunds one), `none` when there was nothing to record (asked twice, or not failed).
+ */
+export function recordLateRecurringSuccess(
+  subscriptionUuid: string,
+  invoiceUuid: string,
+  attemptUuid: string,
+  providerReference: string | undefined,
+): Promise<'paid' | 'paid_twice' | 'none'> {
+  return retryOnConflict(async () => {
+    const [subscription, invoice] = await Promise.all([
+      findSubscription(subscriptionUuid),
+      findInvoice(subscriptionUuid, invoiceUuid),
+    ]);
+    const read = invoice?.charge_attempts.find((a) => a.uuid === attemptUuid);
+    if (!subscription || !invoice || !read || read.status !== 'failed') return 'none';
+    const payment = await findPayment(read.payment_uuid);
+    if (payment?.status !== 'failed') return 'none';
+    const at = now();
+    const nextInvoice = copy(invoice, at);
+    const nextSubscription = copy(subscription, at);
+    const attempt = nextInvoice.charge_attempts.find((a) => a.uuid === attemptUuid) as ChargeAttemptRecord;
+    attempt.status = 'succeeded';
+    delete attempt.status_reason;
+    const paidBefore = invoice.status === 'paid';
+    let subscriptionChanged = false;
+    if (!paidBefore) {
+      nextInvoice.status = 'paid';
+      nextInvoice.status_reason = 'paid';
+      delete nextInvoice.next_attempt_day;
+      nextInvoice.events = [invoiceEvent(nextInvoice, 'paid')];
+      if (subscription.consecutive_failed_invoices !== 0) {
+        nextSubscription.consecutive_failed_invoices = 0;
+        subscriptionChanged = true;
+      }
+    }
+    const { status_reason: _failedFor, ...rest } = settledRecurringPayment(payment, {
+      status: 'succeeded',
+      ...(providerReference ? { providerReference } : {}),
+    });
+    const writes: GuardedWrite[] = [
+      versioned(invoicePut(nextInvoice, invoice.version)),
+      versioned(paymentUpdateWrite(rest, payment.version)),
+    ];
+    if (subscriptionChanged) writes.push(versioned(subscriptionPut(nextSubscription, subscription.version)));
+    await transactWrite(writes);
+    return paidBefore ? 'paid_twice' : 'paid';
+  });
+}
+
+/**
  * A recurring debit that came back after it was paid (a SEPA return: the donor's bank took the
  * money back, payments' `debitReturned` rule): the attempt that paid the invoice is failed
  * (`debit_returned`, announced `charge_attempt.failed`), the invoice is open again and dunning

@@ -21,6 +21,7 @@ import {
   applyProviderRefunds,
   heldBy,
   recordDispute,
+  recordRecurringPaidAfterFailure,
   SUCCEEDED_AFTER_FAILURE,
   settleFromProvider,
   settleRecurringFromProvider,
@@ -375,11 +376,7 @@ async function authorisation(received: Received): Promise<void> {
     : ({ status: 'failed', reason: refusalReason(item.reason) } as const);
   const found = { ...outcome, providerReference: item.pspReference, ...tokenOf(item) };
   if (payment.charge_attempt_uuid) {
-    if (payment.status === 'failed' && succeeded) {
-      recordMetric(BUSINESS_METRICS.providerAnomalies, 1, { kind: 'succeeded_after_failure' });
-      logger.error(SUCCEEDED_AFTER_FAILURE, { payment: payment.uuid, charge_attempt: payment.charge_attempt_uuid });
-      return;
-    }
+    if (payment.status === 'failed' && succeeded) return recordRecurringPaidAfterFailure(payment, item.pspReference);
     await settleRecurringFromProvider(payment, async () => found);
     return;
   }
@@ -450,7 +447,7 @@ async function settleSource(uuid: string, item: Item): Promise<void> {
  */
 async function cancellation(received: Received): Promise<void> {
   const { item } = received;
-  if (item.success !== 'true') return;
+  if (item.success !== 'true') return cancelRefused(received);
   const payment = await paymentOf(item.merchantReference);
   // A technical cancel by our reference may come without originalReference (its pspReference is
   // the cancel's own): then merchant account, mode and currency bind it.
@@ -478,6 +475,41 @@ async function cancellation(received: Received): Promise<void> {
         ? 'provider_unavailable'
         : 'cancelled',
   }));
+}
+
+/**
+ * A cancel Adyen refused because the payment was captured already is proof of money: Adyen
+ * cancels "only before capture" and a captured payment must be refunded instead
+ * (https://docs.adyen.com/online-payments/cancel/, https://docs.adyen.com/point-of-sale/host-to-host/cancel:
+ * "If the authorization has already been captured, you cannot cancel the payment anymore"). We ask
+ * for capture at once (captureDelayHours 0), so a cancel of ours that comes after the donor paid
+ * (TWINT approved, 3-D Secure completed, an answer lost) fails exactly so, and Adyen does not
+ * send every card's AUTHORISATION again: the payment is recorded succeeded from the failed
+ * CANCELLATION or TECHNICAL_CANCEL alone (announced, alarmed like any money on a payment we had
+ * cancelled or failed). Adyen documents no wording for the refusal's `reason` (unknowable here):
+ * any reason that names the capture counts, anything else (nothing found to cancel) changes nothing.
+ */
+async function cancelRefused(received: Received): Promise<void> {
+  const { item } = received;
+  const psp = item.originalReference;
+  if (!psp || !/captur/i.test(item.reason ?? '')) return;
+  const payment = await paymentOf(item.merchantReference);
+  if (!payment) {
+    if (UUID.test(item.merchantReference)) return notYet(item);
+    return;
+  }
+  if (payment.provider !== 'adyen') return;
+  // The refused cancel names the payment's pspReference and at most its amount, like a refund.
+  if (!bound(received, payment, { reference: psp, atMostMinor: item.amount.value, currency: item.amount.currency }))
+    return;
+  const found = { status: 'succeeded', providerReference: psp } as const;
+  if (payment.charge_attempt_uuid) {
+    if (payment.status === 'failed') return recordRecurringPaidAfterFailure(payment, psp);
+    await settleRecurringFromProvider(payment, async () => found);
+    return;
+  }
+  if (payment.status === 'cancelled') return capturedAfterCancel(payment.uuid, found);
+  await settleFromProvider(payment.uuid, async () => found, { reviveFailed: true });
 }
 
 /** Logged (ProviderAnomalies, kind capture_failed, alarmed) when money recorded as paid was never taken. */

@@ -1,13 +1,5 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import {
-  BUSINESS_METRICS,
-  derivedUuid,
-  fromProviderAmount,
-  logger,
-  now,
-  recordMetric,
-  ValidationError,
-} from '@svc/core';
+import { derivedUuid, fromProviderAmount, logger, now, ValidationError } from '@svc/core';
 import { db, defineEntity, getItem, retryOnConflict, TTL_ATTRIBUTE, tableName } from '@svc/table';
 import type Stripe from 'stripe';
 import * as z from 'zod';
@@ -18,7 +10,7 @@ import {
   applyProviderRefunds,
   heldBy,
   recordDispute,
-  SUCCEEDED_AFTER_FAILURE,
+  recordRecurringPaidAfterFailure,
   settleFromProvider,
   settleRecurringFromProvider,
 } from '../../domain/provider-updates';
@@ -279,10 +271,9 @@ async function settleIntent(on: Connection, intent: Stripe.PaymentIntent, succee
     });
   if (payment.charge_attempt_uuid) {
     if (payment.status === 'failed' && succeeded && (await current(payment)).status === 'succeeded') {
-      // A charge attempt we had failed was paid after all (its invoice may have been charged
-      // again by dunning): a person decides which to refund; the alarm says so.
-      recordMetric(BUSINESS_METRICS.providerAnomalies, 1, { kind: 'succeeded_after_failure' });
-      logger.error(SUCCEEDED_AFTER_FAILURE, { payment: payment.uuid, charge_attempt: payment.charge_attempt_uuid });
+      // A charge attempt we had failed was paid after all: recorded as paid (issue 45, point 6);
+      // if dunning had paid its invoice again meanwhile, a person refunds one (alarmed).
+      await recordRecurringPaidAfterFailure(payment, payment.provider_reference ?? intent.id);
       return true;
     }
     return (await settleRecurringFromProvider(payment, current)) !== undefined;

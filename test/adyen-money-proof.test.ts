@@ -120,3 +120,97 @@ describe('a SEPA debit returned after Adyen settled it', () => {
     expect(atAdyen(retried.charge_attempts[1].uuid)).toHaveLength(1);
   });
 });
+
+type Item = Record<string, unknown> & { eventCode?: string; success?: string };
+const itemsOf = (body: ReturnType<AdyenStandIn['takeNotifications']>): Item[] =>
+  body.notificationItems.map((entry) => entry.NotificationRequestItem as Item);
+const deliver = (items: Item[]) =>
+  call('POST', '/providers/adyen/notifications', {
+    rawBody: JSON.stringify({ live: 'false', notificationItems: items.map((i) => ({ NotificationRequestItem: i })) }),
+    headers: { 'content-type': 'application/json' },
+  });
+
+describe('a charge Adyen made is never failed (issue 45, point 6)', () => {
+  it('records a payment paid from Adyen’s refusal to cancel it because it was captured, with no AUTHORISATION', async () => {
+    const pending = await pay({ payment_method: 'twint', profile: 'twint-adyen' });
+    const uuid = pending.json.uuid;
+    adyen.approve(pspOf(uuid), true);
+    expect((await api('POST', `/payments/${uuid}/cancel`)).json.status).toBe('cancelled');
+    const items = itemsOf(adyen.takeNotifications());
+    const refusal = items.find((i) => i.eventCode === 'TECHNICAL_CANCEL') as Item;
+    expect(refusal).toMatchObject({ success: 'false', reason: 'Payment already captured' });
+    // Adyen's AUTHORISATION never comes: the refused cancel alone proves the money.
+    expect((await deliver([refusal])).text).toBe('[accepted]');
+    expect(await getPayment(uuid)).toMatchObject({ status: 'succeeded' });
+    expect(await eventsOf(uuid)).toEqual(['svc.payments.payment.cancelled', 'svc.payments.payment.succeeded']);
+    // Again: nothing more.
+    expect((await deliver([refusal])).text).toBe('[accepted]');
+    expect(await eventsOf(uuid)).toHaveLength(2);
+  });
+
+  it('changes nothing for a cancel refused for another reason, or one that binds to no payment of its account', async () => {
+    const pending = await pay({ payment_method: 'twint', profile: 'twint-adyen' });
+    const uuid = pending.json.uuid;
+    expect((await api('POST', `/payments/${uuid}/cancel`)).json.status).toBe('cancelled');
+    const [cancel] = itemsOf(adyen.takeNotifications());
+    const other = adyen.sign({ ...cancel, success: 'false', reason: 'Payment not found' });
+    const elsewhere = adyen.sign({
+      ...cancel,
+      success: 'false',
+      reason: 'Payment already captured',
+      merchantAccountCode: 'SomeoneElses',
+    });
+    expect((await deliver([other, elsewhere])).text).toBe('[accepted]');
+    expect(await getPayment(uuid)).toMatchObject({ status: 'cancelled' });
+  });
+
+  it('records a recurring charge we had failed that Adyen reports paid after all: attempt, payment and invoice paid', async () => {
+    const supporter = await api('POST', '/supporters', { organisation_uuid: DEMO.org, first_name: 'Ada' });
+    const source = await api('POST', '/payment-sources', {
+      account_uuid: ACCOUNT,
+      payment_method: 'sepa_dd',
+      profile: 'sepa-adyen',
+      amount: { value: '1900', currency: 'EUR' },
+      payment_information: IBAN,
+      test_mode: true,
+    });
+    adyen.settle(pspOf(source.json.uuid), 'success');
+    await accepted();
+    const subscription = await api('POST', '/subscriptions', {
+      account_uuid: ACCOUNT,
+      payment_source_uuid: source.json.uuid,
+      supporter_uuid: supporter.json.uuid,
+      currency: 'EUR',
+      amount: 1900,
+      recurring_interval: 'monthly',
+      status: 'active',
+      test_mode: true,
+    });
+    expect(subscription.status, subscription.text).toBe(201);
+    await call('POST', '/_local/billing-run');
+    const invoices = async () => (await api('GET', `/subscriptions/${subscription.json.uuid}/invoices`)).json;
+    const attempt = (await invoices())[0].charge_attempts[0].uuid as string;
+    const paymentUuid = derivedUuid('payment', attempt);
+    adyen.settle(pspOf(attempt), 'failure');
+    const [refused] = itemsOf(adyen.takeNotifications());
+    expect(refused).toMatchObject({ eventCode: 'AUTHORISATION', success: 'false' });
+    expect((await deliver([refused as Item])).text).toBe('[accepted]');
+    expect((await invoices())[0]).toMatchObject({ status: 'open', charge_attempts: [{ status: 'failed' }] });
+    expect(await getPayment(paymentUuid)).toMatchObject({ status: 'failed' });
+
+    // Adyen reports it authorised after all.
+    const paid = adyen.sign({ ...refused, success: 'true', reason: '' });
+    expect((await deliver([paid])).text).toBe('[accepted]');
+    const [invoice] = await invoices();
+    expect(invoice).toMatchObject({ status: 'paid', charge_attempts: [{ status: 'succeeded' }] });
+    expect(invoice.next_attempt_date).toBeUndefined();
+    const payment = await getPayment(paymentUuid);
+    expect(payment).toMatchObject({ status: 'succeeded' });
+    expect(payment.status_reason).toBeUndefined();
+    expect(await eventsOf(paymentUuid)).toEqual(['svc.payments.payment.failed', 'svc.payments.payment.succeeded']);
+    expect(await eventsOf(invoice.uuid)).toContain('svc.subscriptions.invoice.paid');
+    // Delivered again: recorded once.
+    expect((await deliver([paid])).text).toBe('[accepted]');
+    expect(await eventsOf(paymentUuid)).toHaveLength(2);
+  });
+});
