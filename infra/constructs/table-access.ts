@@ -200,7 +200,9 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
   payments: {
     reads: READS,
     indexes: [],
-    readKeys: ['ORG#*', 'ACCOUNT#*'],
+    // A recurring charge the provider settles, returns or pays late is dunned by its plan's rules
+    // (subscriptions' settle, reopenReturnedDebit, through the port): the plan is read here too.
+    readKeys: ['ORG#*', 'ACCOUNT#*', ...partitionsOf('subscription_plan')],
     writes: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
     writeKeys: [
       ...partitionsOf('payment', 'payment_source'),

@@ -74,6 +74,8 @@ describe('the table grant of a domain function', () => {
       readKeys: [
         'ORG#*',
         'ACCOUNT#*',
+        // A recurring charge settled, returned or paid late is dunned by its plan (issue 45, point 3).
+        'PLAN#*',
         'PAYMENT#*',
         'PAYMENT_SOURCE#*',
         'PROVIDER_EVENT#*',
