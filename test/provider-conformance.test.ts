@@ -182,13 +182,16 @@ describe.each(DRIVERS)('$name', (driver) => {
     });
 
     whenSupported(driver, 'the expiry of abandoned redirects', driver.abandonedRedirectsExpire, () => {
-      it('fails a payment the donor abandoned on the provider’s page once their time is over (approval_expired)', async () => {
-        const pending = created(await pay(driver.redirects[0].fields));
-        await resolveUntil(driver, settled(pending.uuid));
-        expect(await getPayment(pending.uuid)).toMatchObject({ status: 'failed', status_reason: 'approval_expired' });
-        await callbacksTwice();
-        expect(await eventsOf(pending.uuid)).toEqual([FAILED]);
-      });
+      it.each(driver.redirects.map((redirect) => [redirect.name, redirect] as const))(
+        'fails a payment (%s) the donor abandoned on the provider’s page once their time is over (approval_expired)',
+        async (_name, redirect) => {
+          const pending = created(await pay(redirect.fields));
+          await resolveUntil(driver, settled(pending.uuid));
+          expect(await getPayment(pending.uuid)).toMatchObject({ status: 'failed', status_reason: 'approval_expired' });
+          await callbacksTwice();
+          expect(await eventsOf(pending.uuid)).toEqual([FAILED]);
+        },
+      );
     });
   });
 
