@@ -1,7 +1,12 @@
-import { advanceClock, derivedUuid, freezeClock, now } from '@svc/core';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ACCOUNT, type AdyenHarness, adyenCalls, useAdyen } from './support/adyen-harness';
-import type { AdyenStandIn } from './support/adyen-stand-in';
+import { advanceClock, derivedUuid, freezeClock, logger, newUuid, now } from '@svc/core';
+import * as table from '@svc/table';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  EARLY_UNRECORDED_AFTER_SECONDS,
+  UNRECORDED_PAYMENT,
+} from '../services/payments/src/domain/early-callback-store';
+import { ACCOUNT, type AdyenHarness, adyenCalls, adyenCard, MERCHANT, useAdyen } from './support/adyen-harness';
+import { ADYEN_TEST_CARDS, type AdyenStandIn } from './support/adyen-stand-in';
 import { call, DEMO, tokenFor } from './support/api';
 import { expectReopenedInvoice, expectReturnedDebit, RETURNED_DEBIT_EVENTS } from './support/debit-return';
 import { streamEvents } from './support/stream';
@@ -219,5 +224,86 @@ describe('a charge Adyen made is never failed (issue 45, point 6)', () => {
     // Delivered again: recorded once.
     expect((await deliver([paid])).text).toBe('[accepted]');
     expect(await eventsOf(paymentUuid)).toHaveLength(2);
+  });
+});
+
+describe('an AUTHORISATION before its payment is written (issue 45, point 6)', () => {
+  /** Fails the next write of a new payment, as a request that dies after Adyen charged. */
+  function dieAtPaymentWrite() {
+    const client = table.db();
+    const send = client.send.bind(client);
+    const spy = vi.spyOn(client, 'send').mockImplementation((async (command: unknown) => {
+      const input = (command as { input?: { TransactItems?: Array<{ Put?: { Item?: { pk?: string } } }> } }).input;
+      const item = input?.TransactItems?.[0]?.Put?.Item ?? (input as { Item?: { pk?: string } } | undefined)?.Item;
+      if (typeof item?.pk === 'string' && item.pk.startsWith('PAYMENT#')) {
+        spy.mockRestore();
+        throw new Error('the process died here');
+      }
+      return send(command as never);
+    }) as never);
+    return spy;
+  }
+
+  it('is kept and accepted, and applied when the request’s re-run writes the payment pending', async () => {
+    const body = {
+      account_uuid: ACCOUNT,
+      payment_method: 'card',
+      profile: 'card-adyen',
+      amount: { value: '2500', currency: 'CHF' },
+      test_mode: true,
+      payment_information: adyenCard(ADYEN_TEST_CARDS.visa),
+    };
+    const key = `early-${newUuid()}`;
+    const post = () => call('POST', '/payments', { token: harness.token, headers: { 'idempotency-key': key }, body });
+    const charged = adyen.requests.filter((r) => r.path === '/v72/payments').length;
+    dieAtPaymentWrite();
+    expect((await post()).status).toBeGreaterThanOrEqual(500);
+    expect(adyen.requests.filter((r) => r.path === '/v72/payments').length).toBe(charged + 1);
+    // Adyen's AUTHORISATION names a payment we never wrote: kept, accepted (no 503 to retry).
+    const batch = itemsOf(adyen.takeNotifications());
+    const authorisation = batch.find((i) => i.eventCode === 'AUTHORISATION') as Item;
+    expect(authorisation).toMatchObject({ success: 'true' });
+    expect((await deliver([authorisation])).text).toBe('[accepted]');
+    const reference = String(authorisation.merchantReference);
+    expect(await getPayment(reference)).toMatchObject({ error: expect.anything() });
+    // The re-run reaches Adyen again and gets no answer: written pending, then the kept
+    // AUTHORISATION settles it in the same request.
+    adyen.fault('timeout');
+    const rerun = await post();
+    adyen.fault(null);
+    expect(rerun.status, rerun.text).toBe(201);
+    expect(rerun.json).toMatchObject({ uuid: reference, status: 'succeeded' });
+    expect(await eventsOf(reference)).toEqual(['svc.payments.payment.succeeded']);
+    // Nothing left for the resolver: no alarm an hour on.
+    const errors = vi.spyOn(logger, 'error');
+    advanceClock(EARLY_UNRECORDED_AFTER_SECONDS + 60);
+    harness.token = await tokenFor(DEMO.client);
+    await call('POST', '/_local/settle', { token: harness.token });
+    expect(errors).not.toHaveBeenCalledWith(UNRECORDED_PAYMENT, expect.anything());
+    errors.mockRestore();
+  });
+
+  it('alarms once when the payment is never written', async () => {
+    const reference = newUuid();
+    const item = adyen.sign({
+      amount: { currency: 'CHF', value: 2500 },
+      eventCode: 'AUTHORISATION',
+      eventDate: new Date(now() * 1000).toISOString(),
+      merchantAccountCode: MERCHANT,
+      merchantReference: reference,
+      pspReference: 'ABCDEFGH12345678',
+      reason: '',
+      success: 'true',
+    });
+    expect((await deliver([item])).text).toBe('[accepted]');
+    const errors = vi.spyOn(logger, 'error');
+    advanceClock(EARLY_UNRECORDED_AFTER_SECONDS + 60);
+    harness.token = await tokenFor(DEMO.client);
+    await call('POST', '/_local/settle', { token: harness.token });
+    await call('POST', '/_local/settle', { token: harness.token });
+    expect(errors.mock.calls.filter(([message]) => message === UNRECORDED_PAYMENT)).toEqual([
+      [UNRECORDED_PAYMENT, expect.objectContaining({ provider: 'adyen', reference })],
+    ]);
+    errors.mockRestore();
   });
 });

@@ -293,12 +293,14 @@ describe('money a provider reports that is not its to record', () => {
     errors.mockRestore();
   });
 
-  it('asks Adyen to retry a payment not recorded yet, and alarms once it never will be', async () => {
+  it('keeps an AUTHORISATION of a payment not recorded yet (accepted: no 503 to retry), and alarms one that never will be', async () => {
     const reference = newUuid();
-    expect((await deliver(authorisation(reference, now()))).status).toBe(503);
+    expect((await deliver(authorisation(reference, now()))).text).toBe('[accepted]');
     const errors = vi.spyOn(logger, 'error');
-    expect((await deliver(authorisation(reference, now() - 2 * 3600))).text).toBe('[accepted]');
-    expect(errors).toHaveBeenCalledWith(UNRECORDED_PAYMENT, expect.objectContaining({ reference }));
+    const late = newUuid();
+    expect((await deliver(authorisation(late, now() - 2 * 3600))).text).toBe('[accepted]');
+    expect(errors).toHaveBeenCalledWith(UNRECORDED_PAYMENT, expect.objectContaining({ reference: late }));
+    expect(errors).not.toHaveBeenCalledWith(UNRECORDED_PAYMENT, expect.objectContaining({ reference }));
     errors.mockRestore();
   });
 });

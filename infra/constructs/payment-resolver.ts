@@ -30,7 +30,8 @@ export const PAYMENT_RESOLVER_TABLE_GRANT: TableGrant = {
   // The due index for its work; gsi1 for the plans of a subscription a settled payment starts.
   indexes: ['due', 'gsi1'],
   writes: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
-  writeKeys: partitionsOf('payment', 'payment_source', 'subscription', 'invoice'),
+  // Early callbacks it applies or alarms are taken out of the due index (domain/early-callbacks.ts).
+  writeKeys: partitionsOf('payment', 'payment_source', 'subscription', 'invoice', 'early_callback'),
 };
 
 /**

@@ -209,6 +209,8 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
       ...partitionsOf('provider_event', 'provider_customer', 'supporter', 'subscription'),
       // The shared circuit of each provider and the limiter's counts (domain/routing.ts).
       ...partitionsOf('provider_health', 'provider_rate', 'payment_route'),
+      // Provider callbacks that came before their payment was written (domain/early-callbacks.ts).
+      ...partitionsOf('early_callback'),
     ],
   },
   /** Supporters (an organisation's on gsi1) and the subscriptions a supporter's view shows. */

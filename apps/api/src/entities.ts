@@ -12,6 +12,7 @@ import {
 } from '@svc/onboarding';
 import { ACCOUNT, ACCOUNT_ADDRESS, ORGANISATION, ORGANISATION_ADDRESS } from '@svc/organisations';
 import {
+  EARLY_CALLBACK,
   PAYMENT,
   PAYMENT_SOURCE,
   PROVIDER_CUSTOMER,
@@ -57,6 +58,7 @@ export const ENTITIES: readonly DescribedEntity[] = [
   PROVIDER_HEALTH,
   PROVIDER_RATE,
   ROUTE_CALLED,
+  EARLY_CALLBACK,
   SUPPORTER,
   PLAN,
   SUBSCRIPTION,

@@ -1,3 +1,5 @@
+export { EARLY_CALLBACK, EARLY_UNRECORDED_AFTER_SECONDS, UNRECORDED_PAYMENT } from './domain/early-callback-store';
+
 export { paymentStatusEvents } from './domain/events';
 export { PAID_AT_OTHER_PROVIDER } from './domain/provider-updates';
 export {
@@ -20,11 +22,7 @@ export {
 } from './domain/subscriptions-port';
 export { paymentEventData } from './event-data';
 export { paymentsRoutes } from './handlers/routes';
-export {
-  CANCELLED_AFTER_SUCCESS,
-  HANDLED_ADYEN_EVENTS,
-  UNRECORDED_PAYMENT,
-} from './providers/adyen/adyen-notifications';
+export { CANCELLED_AFTER_SUCCESS, HANDLED_ADYEN_EVENTS } from './providers/adyen/adyen-notifications';
 export { PROVIDER_FAULTS, type ProviderFault, providerFault, setProviderFault } from './providers/faults';
 export { PROVIDER_NAMES } from './providers/registry';
 export {

@@ -11,6 +11,7 @@ import {
 import { findPaymentSource, type PaymentSourceRecord } from '../repository/payment-source-repository';
 import { settlePendingSource } from './approval';
 import { storedContext } from './context';
+import { checkEarlyCallbacks } from './early-callbacks';
 import { confirmRefunds, settleFromProvider } from './provider-updates';
 import { nextCheck } from './recheck';
 import { savePaymentVersion, saveSourceVersion } from './versioned';
@@ -48,6 +49,7 @@ export async function resolveUnknownPayments(): Promise<number> {
     if (!uuid) continue;
     try {
       if (String(entry.pk).startsWith('PAYMENT_SOURCE#')) await checkSource(uuid, at);
+      else if (String(entry.pk).startsWith('EARLY_CALLBACK#')) await checkEarlyCallbacks(uuid);
       else await checkPayment(uuid, at);
       handled += 1;
     } catch (error) {

@@ -2,6 +2,7 @@ import { freeJsonObject, SEARCH_BODY_LIMITS } from '@svc/core';
 import { type AnyRoute, defineRoute, uuidParams } from '@svc/http';
 import { searchResponseSchema } from '@svc/search';
 import * as z from 'zod';
+import { withEarlyCallbacks } from '../domain/early-callbacks';
 import { initialisePayment } from '../domain/initialise';
 import { cancelPayment, changeCustomParameters, getPayment, refundPayment } from '../domain/payments';
 import { minorUnits, moneyInput, paymentRequestSchema } from '../domain/request';
@@ -15,6 +16,8 @@ import {
   refundShape,
 } from '../domain/shapes';
 import { createPaymentSource, getPaymentSource, replaceSourceCustomParameters } from '../domain/sources';
+import { findPayment } from '../repository/payment-repository';
+import { findPaymentSource } from '../repository/payment-source-repository';
 import { adyenRoutes } from './adyen-routes';
 import { approvalRoutes } from './approval-routes';
 import { stripeRoutes } from './stripe-routes';
@@ -35,7 +38,7 @@ export const paymentsRoutes: AnyRoute[] = [
     responses: { 201: { description: 'Payment', schema: paymentResponse } },
     handle: async ({ body, principal, baseUrl }) => ({
       status: 201,
-      body: paymentShape(await initialisePayment(principal(), body, baseUrl)),
+      body: paymentShape(await withEarlyCallbacks(await initialisePayment(principal(), body, baseUrl), findPayment)),
     }),
   }),
   defineRoute({
@@ -135,7 +138,9 @@ export const paymentsRoutes: AnyRoute[] = [
     responses: { 201: { description: 'Payment source', schema: paymentSourceResponse } },
     handle: async ({ body, principal, baseUrl }) => ({
       status: 201,
-      body: paymentSourceShape(await createPaymentSource(principal(), body, baseUrl)),
+      body: paymentSourceShape(
+        await withEarlyCallbacks(await createPaymentSource(principal(), body, baseUrl), findPaymentSource),
+      ),
     }),
   }),
   defineRoute({

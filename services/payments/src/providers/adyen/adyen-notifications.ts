@@ -15,6 +15,13 @@ import {
 import { db, getItem, retryOnConflict, tableName } from '@svc/table';
 import * as z from 'zod';
 import { attachLateInstrument, settlePending, settlePendingSource } from '../../domain/approval';
+import {
+  isWritten,
+  keepEarlyCallback,
+  readEarly,
+  settleKept,
+  UNRECORDED_PAYMENT,
+} from '../../domain/early-callback-store';
 import { paymentStatusEvents } from '../../domain/events';
 import { type BoundRecord, boundToCallback, type CallbackClaim } from '../../domain/provider-binding';
 import {
@@ -252,9 +259,6 @@ export const UNRECORDED_AFTER_SECONDS = 3600;
 /** Logged (ProviderAnomalies, kind cancelled_after_success, alarmed) when Adyen cancels a payment we recorded as paid. */
 export const CANCELLED_AFTER_SUCCESS = 'Adyen cancelled a payment recorded as paid';
 
-/** Logged (ProviderAnomalies, kind unrecorded_payment, alarmed) when Adyen took money for no payment of ours. */
-export const UNRECORDED_PAYMENT = 'Adyen reports a payment of ours that was never recorded';
-
 /**
  * Ours but not written yet (the answer to our request is still on its way): 503, and Adyen sends
  * the batch again. Once UNRECORDED_AFTER_SECONDS have passed since Adyen's event, it never will
@@ -271,6 +275,33 @@ function notYet(item: Item): void {
     return;
   }
   throw new NotYetKnown(`No payment ${item.merchantReference} yet for ${item.eventCode} ${item.pspReference}`);
+}
+
+/**
+ * An AUTHORISATION of ours whose payment (or source) is not written yet: the answer to our
+ * request is still on its way, or was lost and its retry has not come. Adyen does not resend
+ * every card notification, so it is not left to a retry: it is kept and applied once the payment
+ * is written (domain/early-callbacks.ts), and alarmed if that never happens. One already older
+ * than UNRECORDED_AFTER_SECONDS is alarmed at once.
+ */
+async function keepEarly(received: Received): Promise<void> {
+  const { item } = received;
+  const at = item.eventDate ? Math.floor(Date.parse(item.eventDate) / 1000) : Number.NaN;
+  if (Number.isFinite(at) && now() - at >= UNRECORDED_AFTER_SECONDS) return notYet(item);
+  await keepEarlyCallback('adyen', item.merchantReference, JSON.stringify({ item, live: received.live }));
+  // Written meanwhile (its request looked for callbacks before this one was kept): applied now.
+  if (!(await isWritten(item.merchantReference))) return;
+  const kept = await readEarly(item.merchantReference);
+  if (!kept?.pending) return;
+  for (const payload of kept.payloads) await applyEarlyAdyenCallback(payload);
+  await settleKept(item.merchantReference, kept.payloads.length);
+}
+
+/** A kept AUTHORISATION, applied now that its payment is written (adyenProvider.applyEarlyCallback). */
+export async function applyEarlyAdyenCallback(payload: string): Promise<void> {
+  const { item, live } = JSON.parse(payload) as { item: Item; live: boolean };
+  const received: Received = { item, live };
+  await applyAdyenNotification(received);
 }
 
 /** An item and the batch's mode: what it may claim to speak for. */
@@ -350,7 +381,7 @@ async function authorisation(received: Received): Promise<void> {
       if (!bound(received, source, { reference: item.pspReference })) return;
       return settleSource(source.uuid, item);
     }
-    if (UUID.test(item.merchantReference)) return notYet(item);
+    if (UUID.test(item.merchantReference)) return keepEarly(received);
     return;
   }
   // A payment recorded at another provider (a route's other candidate): its money is alarmed, never applied here.
