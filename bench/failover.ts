@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEMO_SEED } from '@svc/seed';
-import { startAdyenStandIn } from '../test/support/adyen-stand-in';
+import { adyenCard, startAdyenStandIn } from '../test/support/adyen-stand-in';
 import { httpPostJson } from './load';
 import { startService, tokenFor } from './service';
 
@@ -118,7 +118,7 @@ export async function benchFailover(options: {
         payment_method: 'card',
         profile: 'card-route',
         amount: { value: '2500', currency: 'CHF' },
-        payment_information: { number: '4111111145551142', expiry_month: 3, expiry_year: 2030, cvv: '737' },
+        payment_information: adyenCard('4111111145551142'),
         test_mode: true,
       });
       const json = response.json as

@@ -60,6 +60,30 @@ const card = (fields: Record<string, unknown> = {}) => ({
   ...fields,
 });
 
+/** What 3-D Secure 2 needs of a card payment made in a browser, as the adapter sends it. */
+const BROWSER = {
+  browserInfo: {
+    acceptHeader: 'text/html',
+    colorDepth: 24,
+    javaEnabled: false,
+    language: 'de-CH',
+    screenHeight: 900,
+    screenWidth: 1440,
+    timeZoneOffset: -60,
+    userAgent: 'Mozilla/5.0',
+  },
+  origin: 'https://charity.example.org',
+  shopperIP: '203.0.113.7',
+  shopperEmail: 'ada@example.org',
+  billingAddress: {
+    street: 'Bahnhofstrasse',
+    houseNumberOrName: '1',
+    postalCode: '8001',
+    city: 'Zürich',
+    country: 'CH',
+  },
+};
+
 /** A /payments request as the adapter sends it; `fields` replace or add top-level fields. */
 function request(fields: Record<string, unknown> = {}): PaymentRequest {
   counter += 1;
@@ -72,6 +96,7 @@ function request(fields: Record<string, unknown> = {}): PaymentRequest {
     channel: 'Web',
     // Captured at once, as our adapter asks (without it the stand-in leaves a card uncaptured).
     captureDelayHours: 0,
+    ...BROWSER,
     ...fields,
   } as unknown as PaymentRequest;
 }
@@ -153,6 +178,13 @@ describe('validation (https://docs.adyen.com/development-resources/error-codes)'
       [{ shopperReference: 'ab' }, '180', /shopperReference/],
       [{ metadata: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`k${i}`, 'v'])) }, '177', /Metadata/],
       [{ metadata: { campaign: 'x'.repeat(81) } }, '177', /Metadata/],
+      // 3-D Secure 2 on a card payment made in a browser (issue 45, point 11).
+      [{ browserInfo: undefined }, '158', /browserInfo/],
+      [{ browserInfo: { ...BROWSER.browserInfo, userAgent: undefined } }, '158', /browserInfo.userAgent/],
+      [{ origin: undefined }, '158', /origin/],
+      [{ shopperIP: undefined }, '158', /shopperIP/],
+      [{ shopperEmail: undefined }, '158', /shopperEmail/],
+      [{ billingAddress: { ...BROWSER.billingAddress, postalCode: undefined } }, '158', /billingAddress.postalCode/],
     ];
     for (const [fields, errorCode, message] of cases) {
       const error = await failure(pay(fields));

@@ -3,7 +3,15 @@ import { advanceClock, freezeClock, logger, newUuid } from '@svc/core';
 import * as table from '@svc/table';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CAPTURE_FAILED, UNUSABLE_NOTIFICATION } from '../services/payments/src/providers/adyen/adyen-notifications';
-import { ACCOUNT, type AdyenHarness, adyenCalls, adyenCard, MERCHANT, useAdyen } from './support/adyen-harness';
+import {
+  ACCOUNT,
+  type AdyenHarness,
+  adyenCalls,
+  adyenCard,
+  DONOR_BROWSER,
+  MERCHANT,
+  useAdyen,
+} from './support/adyen-harness';
 import { ADYEN_DECLINE, ADYEN_HOLDER_NAMES, ADYEN_TEST_CARDS, type AdyenStandIn } from './support/adyen-stand-in';
 import { call, DEMO, tokenFor } from './support/api';
 import { streamEvents } from './support/stream';
@@ -35,12 +43,15 @@ const card = (number: string = ADYEN_TEST_CARDS.visa, holder?: string) => ({
   payment_information: adyenCard(number, holder),
 });
 /** Adyen Web's encrypted card fields as TEST takes them: plain values prefixed `test_`. */
-const ENCRYPTED = {
+const ENCRYPTED_FIELDS = {
   encryptedCardNumber: `test_${ADYEN_TEST_CARDS.mastercard}`,
   encryptedExpiryMonth: 'test_03',
   encryptedExpiryYear: 'test_2030',
   encryptedSecurityCode: 'test_737',
 };
+/** Adyen Web's state.data: the encrypted fields and its browserInfo; the rest in our words. */
+const { browser_info: WEB_BROWSER_INFO, ...DONOR } = DONOR_BROWSER;
+const ENCRYPTED = { ...ENCRYPTED_FIELDS, browserInfo: WEB_BROWSER_INFO, ...DONOR };
 const sepa = () =>
   pay({
     payment_method: 'sepa_dd',
@@ -128,6 +139,33 @@ describe('card payments on Adyen', () => {
     }
   });
 
+  it('asks for what 3-D Secure 2 needs of a browser payment, naming each missing field, before any call (issue 45, point 11)', async () => {
+    const before = adyen.requests.length;
+    const full = adyenCard(ADYEN_TEST_CARDS.visa);
+    for (const field of ['browser_info', 'origin', 'donor_ip_address', 'email', 'billing_address']) {
+      const { [field]: _dropped, ...without } = full;
+      const refused = await pay({ payment_information: without });
+      expect(refused.status, field).toBe(400);
+      expect(refused.json.error.message[0]).toMatchObject({ property: `payment_information.${field}` });
+    }
+    const partial = await pay({
+      payment_information: { ...full, billing_address: { street: 'Bahnhofstrasse', city: 'Zürich', country: 'CH' } },
+    });
+    expect(partial.status).toBe(400);
+    expect(partial.json.error.message[0].property).toMatch(/^payment_information/);
+    const path = await pay({ payment_information: { ...full, origin: 'https://charity.example.org/donate' } });
+    expect(path.status).toBe(400);
+    expect(adyen.requests.length).toBe(before);
+    // The supporter's e-mail stands in for the card's.
+    const { email: _email, ...noEmail } = full;
+    const known = await pay({
+      payment_information: noEmail,
+      supporter: { first_name: 'Ada', email: 'ada@example.org' },
+    });
+    expect(known.status, known.text).toBe(201);
+    expect(sent(known.json.uuid)).toMatchObject({ shopperEmail: 'ada@example.org', shopperIP: '203.0.113.7' });
+  });
+
   it('refuses raw card fields on a profile that takes Adyen’s encrypted fields, and takes those', async () => {
     const before = adyen.requests.length;
     const raw = await pay({ profile: 'card-adyen-web', ...card() });
@@ -140,7 +178,21 @@ describe('card payments on Adyen', () => {
     const paid = await pay({ profile: 'card-adyen-web', payment_information: ENCRYPTED });
     expect(paid.status, paid.text).toBe(201);
     expect(paid.json).toMatchObject({ status: 'succeeded', provider: 'adyen' });
-    expect(sent(paid.json.uuid).paymentMethod).toEqual({ type: 'scheme', ...ENCRYPTED });
+    expect(sent(paid.json.uuid).paymentMethod).toEqual({ type: 'scheme', ...ENCRYPTED_FIELDS });
+    // Adyen Web's browserInfo passed through as sent, the rest of 3-D Secure 2 in Adyen's names.
+    expect(sent(paid.json.uuid)).toMatchObject({
+      browserInfo: WEB_BROWSER_INFO,
+      origin: 'https://charity.example.org',
+      shopperIP: '203.0.113.7',
+      shopperEmail: 'ada@example.org',
+      billingAddress: {
+        street: 'Bahnhofstrasse',
+        houseNumberOrName: '1',
+        postalCode: '8001',
+        city: 'Zürich',
+        country: 'CH',
+      },
+    });
   });
 
   it.each([

@@ -78,10 +78,7 @@ export async function useProfiles(profiles: readonly unknown[]): Promise<void> {
   await applySeed(parseSeed(seed));
 }
 
-/** The contract's raw card fields for one of Adyen's test cards. */
-export function adyenCard(number: string, holder?: string): Record<string, unknown> {
-  return { number, expiry_month: 3, expiry_year: 2030, cvv: '737', ...(holder ? { cardholder: holder } : {}) };
-}
+export { adyenCard, DONOR_BROWSER } from './adyen-stand-in';
 
 /** Calls made with the harness's token and stand-in. */
 export function adyenCalls(harness: AdyenHarness) {

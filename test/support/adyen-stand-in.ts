@@ -564,6 +564,40 @@ export async function startAdyenStandIn(options: AdyenStandInOptions = {}): Prom
     return { number, card: card ?? { brand: number.startsWith('4') ? 'visa' : 'mc', threeDS: false }, declined };
   }
 
+  /**
+   * A card payment the shopper makes in a browser carries what 3-D Secure 2 needs (Checkout v72
+   * /payments reference): `browserInfo`, whose full object "is required for web integrations"
+   * (BrowserInfo's required fields, from Adyen's library), `origin` ("Required for the 3D Secure 2
+   * channel Web integration"), `shopperIP` and `shopperEmail` (required by the schemes for 3D
+   * Secure 2 on the web), and `billingAddress` with "all of the fields within this object". As
+   * strict as the documents say; which error code Adyen gives for each is UNKNOWN here (158, its
+   * "Required field not specified", is used).
+   */
+  function requireThreeDSecure2(body: Json): void {
+    const info = asObject(body.browserInfo);
+    if (body.browserInfo === undefined) throw missing('browserInfo');
+    for (const field of [
+      'acceptHeader',
+      'colorDepth',
+      'javaEnabled',
+      'language',
+      'screenHeight',
+      'screenWidth',
+      'timeZoneOffset',
+      'userAgent',
+    ]) {
+      if (info[field] === undefined) throw missing(`browserInfo.${field}`);
+    }
+    if (!text(body.origin)) throw missing('origin');
+    if (!text(body.shopperIP)) throw missing('shopperIP');
+    if (!text(body.shopperEmail)) throw missing('shopperEmail');
+    const address = asObject(body.billingAddress);
+    if (body.billingAddress === undefined) throw missing('billingAddress');
+    for (const field of ['street', 'houseNumberOrName', 'postalCode', 'city', 'country']) {
+      if (!text(address[field])) throw missing(`billingAddress.${field}`);
+    }
+  }
+
   function createPayment(body: Json): Reply {
     rejectUnknown(body, ACCEPTS.payment);
     const merchantAccount = merchantAccountOf(body);
@@ -617,6 +651,7 @@ export async function startAdyenStandIn(options: AdyenStandInOptions = {}): Prom
         'Stand-in: native 3DS2 is not simulated; omit authenticationData.threeDSRequestData.nativeThreeDS',
       );
     }
+    if (type === 'scheme' && interaction === 'Ecommerce' && !storedId) requireThreeDSecure2(body);
     const metadata = Object.entries(asObject(body.metadata));
     // Spec PaymentRequest.metadata: at most 20 pairs ("177" Metadata size exceeds limit), keys of at
     // most 20 and string values of at most 80 characters (their error code: UNKNOWN, 177 here).
@@ -1277,5 +1312,39 @@ export async function startAdyenStandIn(options: AdyenStandInOptions = {}): Prom
         await new Promise<void>((resolve) => server.close(() => resolve()));
       }
     },
+  };
+}
+
+/**
+ * What 3-D Secure 2 needs of a donor's browser (payment_information's `browser_info`, `origin`,
+ * `donor_ip_address`, `email`, `billing_address`): Adyen requires it of every card payment made
+ * in a browser (adyen-provider.ts), and the stand-in checks it. In our API's words (payment_information), for the harness and the benches.
+ */
+export const DONOR_BROWSER = {
+  browser_info: {
+    acceptHeader: 'text/html,application/xhtml+xml',
+    colorDepth: 24,
+    javaEnabled: false,
+    language: 'de-CH',
+    screenHeight: 900,
+    screenWidth: 1440,
+    timeZoneOffset: -60,
+    userAgent: 'Mozilla/5.0 (donor-browser)',
+  },
+  origin: 'https://charity.example.org',
+  donor_ip_address: '203.0.113.7',
+  email: 'ada@example.org',
+  billing_address: { street: 'Bahnhofstrasse', house_number: '1', postal_code: '8001', city: 'Zürich', country: 'CH' },
+} as const;
+
+/** The contract's raw card fields for one of Adyen's test cards, with the donor's browser. */
+export function adyenCard(number: string, holder?: string): Record<string, unknown> {
+  return {
+    number,
+    expiry_month: 3,
+    expiry_year: 2030,
+    cvv: '737',
+    ...(holder ? { cardholder: holder } : {}),
+    ...DONOR_BROWSER,
   };
 }

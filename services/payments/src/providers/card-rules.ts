@@ -3,6 +3,49 @@ import { nowDate, sdkClient } from '@svc/core';
 import * as z from 'zod';
 
 /** The contract's raw card fields (payment_information of a card payment), as every provider reads them. */
+/**
+ * What 3-D Secure 2 needs of a card payment the donor makes in a browser, in our words: the
+ * browser's details (as Adyen Web's `browserInfo` gives them), the page's origin, the donor's IP
+ * address and e-mail and their billing address. Accepted on every card payment, so one request
+ * suits every provider of a route; Adyen requires them (adyen-provider.ts cites where), the
+ * others do not use them. Never stored.
+ */
+export const threeDSecureFields = {
+  browser_info: z
+    .object({
+      acceptHeader: z.string().min(1).max(1000),
+      colorDepth: z.number().int().min(1).max(64),
+      javaEnabled: z.boolean(),
+      javaScriptEnabled: z.boolean().optional(),
+      language: z.string().min(1).max(35),
+      screenHeight: z.number().int().min(0).max(100_000),
+      screenWidth: z.number().int().min(0).max(100_000),
+      timeZoneOffset: z.number().int().min(-900).max(900),
+      userAgent: z.string().min(1).max(1000),
+    })
+    .strict()
+    .optional(),
+  /** The donation page's origin (scheme, host and port), where 3-D Secure's challenge returns. */
+  origin: z
+    .url({ protocol: /^https?$/ })
+    .max(80)
+    .refine((value) => new URL(value).origin === value, 'An origin is a scheme, a host and a port, no path')
+    .optional(),
+  donor_ip_address: z.union([z.ipv4(), z.ipv6()]).optional(),
+  email: z.email().max(254).optional(),
+  billing_address: z
+    .object({
+      street: z.string().min(1).max(200),
+      house_number: z.string().min(1).max(50),
+      postal_code: z.string().min(1).max(10),
+      city: z.string().min(1).max(100),
+      country: z.string().regex(/^[A-Z]{2}$/, 'An ISO 3166-1 alpha-2 code, e.g. CH'),
+      state: z.string().min(1).max(3).optional(),
+    })
+    .strict()
+    .optional(),
+};
+
 export const rawCardSchema = z.object({
   number: z.string().transform((value) => value.replace(/[\s-]/g, '')),
   expiry_month: z.coerce.number().int().min(1).max(12),
@@ -10,6 +53,7 @@ export const rawCardSchema = z.object({
   cvv: z.string().regex(/^\d{3,4}$/),
   cardholder: z.string().max(200).optional(),
   brand: z.string().max(40).optional(),
+  ...threeDSecureFields,
 });
 
 /** Luhn (mod 10) check of a card number given as digits. */

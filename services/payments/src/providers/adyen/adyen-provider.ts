@@ -17,7 +17,7 @@ import {
   ValidationError,
 } from '@svc/core';
 import * as z from 'zod';
-import { brandOf, rawCardSchema } from '../card-rules';
+import { brandOf, rawCardSchema, threeDSecureFields } from '../card-rules';
 import { maskIban } from '../iban';
 import type {
   Authorisation,
@@ -88,6 +88,9 @@ const encryptedCard = deferred(() =>
       holderName: z.string().max(200).optional(),
       brand: z.string().max(40).optional(),
       checkoutAttemptId: z.string().max(200).optional(),
+      ...threeDSecureFields,
+      // Adyen Web's own `browserInfo` (its state.data), passed through as sent.
+      browserInfo: threeDSecureFields.browser_info,
     })
     .strict(),
 );
@@ -130,14 +133,29 @@ const amountOf = (amount: { minor: number; currency: string }) => ({
 });
 
 /** The method-specific part of a payment, and what is safe to keep of the input. */
-function methodParams(request: AuthoriseRequest): { paymentMethod: AdyenMethod; masked: Record<string, unknown> } {
+function methodParams(request: AuthoriseRequest): {
+  paymentMethod: AdyenMethod;
+  masked: Record<string, unknown>;
+  browser?: Partial<AdyenPaymentRequest>;
+} {
   const { method, paymentInformation, context } = request;
   switch (method) {
     case 'card': {
       const card = parseOrThrow(cardInput, paymentInformation ?? {}, 'payment_information');
+      const browser = threeDSecure2(card, request.donor?.email);
       if ('encryptedCardNumber' in card) {
-        const { type: _type, brand: _brand, ...fields } = card;
-        return { paymentMethod: { type: 'scheme', ...fields } as AdyenMethod, masked: {} };
+        const {
+          type: _type,
+          brand: _brand,
+          browser_info: _info,
+          browserInfo: _web,
+          origin: _origin,
+          donor_ip_address: _ip,
+          email: _email,
+          billing_address: _address,
+          ...fields
+        } = card;
+        return { paymentMethod: { type: 'scheme', ...fields } as AdyenMethod, masked: {}, browser };
       }
       if (!context.profile.raw_card_data) {
         throw ValidationError.field(
@@ -163,6 +181,7 @@ function methodParams(request: AuthoriseRequest): { paymentMethod: AdyenMethod; 
           expiry_year: card.expiry_year,
           ...(card.cardholder ? { cardholder: card.cardholder } : {}),
         },
+        browser,
       };
     }
     case 'twint':
@@ -192,6 +211,57 @@ function methodParams(request: AuthoriseRequest): { paymentMethod: AdyenMethod; 
       };
     }
   }
+}
+
+type BrowserFields = {
+  browser_info?: z.infer<NonNullable<typeof threeDSecureFields.browser_info>>;
+  browserInfo?: z.infer<NonNullable<typeof threeDSecureFields.browser_info>>;
+  origin?: string | undefined;
+  donor_ip_address?: string | undefined;
+  email?: string | undefined;
+  billing_address?: z.infer<NonNullable<typeof threeDSecureFields.billing_address>>;
+};
+
+/**
+ * 3-D Secure 2 as Adyen's Checkout API v72 requires it of a card payment the donor makes in a
+ * browser (the `/payments` request reference, https://docs.adyen.com/api-explorer/Checkout/72/post/payments):
+ * `browserInfo` ("For 3D Secure, the full object is required for web integrations"), `origin`
+ * ("Required for the 3D Secure 2 channel Web integration"), `shopperIP` and `shopperEmail`
+ * (required for 3D Secure 2 by the card schemes, Visa and JCB among them, for web
+ * integrations), and `billingAddress` ("required ... for 3D Secure 2 transactions in all
+ * browser-based and mobile implementations. Include all of the fields within this object").
+ * Each missing one is a 400 naming it before any call: Adyen would refuse or fall back without
+ * authentication. Saved cards charged without the donor (ContAuth) need none of them.
+ */
+function threeDSecure2(card: BrowserFields, supporterEmail: string | undefined): Partial<AdyenPaymentRequest> {
+  const missing = (field: string, what: string) =>
+    ValidationError.field(
+      `payment_information.${field}`,
+      'error.validation.not_blank',
+      `Adyen requires ${what} for 3-D Secure 2 on a card payment made in a browser`,
+    );
+  const info = card.browserInfo ?? card.browser_info;
+  if (!info) throw missing('browser_info', 'the browser’s details (Adyen Web’s browserInfo)');
+  if (!card.origin) throw missing('origin', 'the donation page’s origin');
+  if (!card.donor_ip_address) throw missing('donor_ip_address', 'the donor’s IP address');
+  const email = card.email ?? supporterEmail;
+  if (!email) throw missing('email', 'the donor’s e-mail address');
+  const address = card.billing_address;
+  if (!address) throw missing('billing_address', 'the donor’s billing address');
+  return {
+    browserInfo: info,
+    origin: card.origin,
+    shopperIP: card.donor_ip_address,
+    shopperEmail: email,
+    billingAddress: {
+      street: address.street,
+      houseNumberOrName: address.house_number,
+      postalCode: address.postal_code,
+      city: address.city,
+      country: address.country,
+      ...(address.state ? { stateOrProvince: address.state } : {}),
+    },
+  } as Partial<AdyenPaymentRequest>;
 }
 
 const ADYEN_TYPE: Record<PaymentMethod, string> = { card: 'scheme', sepa_dd: 'sepadirectdebit', twint: 'twint' };
@@ -343,7 +413,7 @@ function shopperReference(request: AuthoriseRequest): string {
 
 async function authorise(request: AuthoriseRequest): Promise<Authorisation> {
   const { context } = request;
-  const { paymentMethod, masked } = methodParams(request);
+  const { paymentMethod, masked, browser } = methodParams(request);
   const shopper = request.saveInstrument ? shopperReference(request) : undefined;
   const body: AdyenPaymentRequest = {
     merchantAccount: merchantAccount(context),
@@ -360,6 +430,7 @@ async function authorise(request: AuthoriseRequest): Promise<Authorisation> {
     shopperInteraction: 'Ecommerce' as AdyenPaymentRequest['shopperInteraction'],
     metadata: adyenMetadata(request.metadata),
     ...(request.donor?.email ? { shopperEmail: request.donor.email } : {}),
+    ...browser,
     ...(shopper
       ? {
           storePaymentMethod: true,
