@@ -87,6 +87,14 @@ function checkAmountInCurrency(amount: number, currency: string): void {
       { param: 'amount' },
     );
   }
+  // "The amount value supports up to eight digits" (docs.stripe.com/currencies#minimum-and-maximum-charge-amounts;
+  // twelve for IDR). Stripe's own wording of the error is UNKNOWN here.
+  if (amount > (currency === 'idr' ? 999_999_999_999 : 99_999_999)) {
+    throw rejected('Amount must be no more than 99999999 (eight digits).', {
+      param: 'amount',
+      code: 'amount_too_large',
+    });
+  }
 }
 
 /** The API version the SDK pins (stripe-node 23.1.0): a request without `Stripe-Version` gets it. */

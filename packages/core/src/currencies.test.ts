@@ -73,7 +73,10 @@ describe('amounts in each provider’s minor units', () => {
         const divisor = 10n ** BigInt(Math.max(0, iso - own));
         const whole = scaled % divisor === 0n;
         const step = p === 'stripe' && ['ISK', 'UGX'].includes(code) ? 100n : p === 'stripe' && own === 3 ? 10n : 1n;
-        const fits = whole && (scaled / divisor) % step === 0n && scaled / divisor <= BigInt(Number.MAX_SAFE_INTEGER);
+        // Stripe's largest amount: eight digits, twelve for IDR (docs.stripe.com/currencies).
+        const max =
+          p === 'stripe' ? (code === 'IDR' ? 999_999_999_999n : 99_999_999n) : BigInt(Number.MAX_SAFE_INTEGER);
+        const fits = whole && (scaled / divisor) % step === 0n && scaled / divisor <= max;
         expect(amountRefusal(p, code, amount) === undefined).toBe(fits);
         if (fits) return;
         expect(() => providerAmount(p, code, amount)).toThrow(UnrepresentableAmountError);
@@ -158,6 +161,16 @@ describe('the documented exceptions', () => {
     expect(ISO_CURRENCIES.length).toBeGreaterThan(150);
     expect([isoExponent('CHF'), isoExponent('JPY'), isoExponent('KWD'), isoExponent('CLF')]).toEqual([2, 0, 3, 4]);
     for (const code of ['XAU', 'XDR', 'XTS', 'XXX', 'HRK', 'chf']) expect(isoExponent(code)).toBeUndefined();
+  });
+
+  it('takes at most eight digits of Stripe’s minor units (twelve in IDR), and no bound but ours at Adyen', () => {
+    expect(providerAmount('stripe', 'USD', 99_999_999)).toBe(99_999_999);
+    expect(amountRefusal('stripe', 'USD', 100_000_000)).toMatch(/at most 99999999/);
+    expect(amountRefusal('stripe', 'CHF', 100_000_000)).toMatch(/at most/);
+    expect(amountRefusal('adyen', 'CHF', 100_000_000)).toBeUndefined();
+    expect(amountRefusal('simulated', 'CHF', 100_000_000)).toBeUndefined();
+    // Read back, a larger amount Stripe reports is still read (it is Stripe's to bound).
+    expect(fromProviderAmount('stripe', 'USD', 100_000_000)).toBe(100_000_000);
   });
 
   it('has no rules for a provider nobody wrote them for', () => {

@@ -54,6 +54,8 @@ export function isoExponent(currency: string): number | undefined {
 interface ProviderRule {
   exponent: number;
   step: number;
+  /** The largest amount the provider takes, in its minor units (none documented: no bound but ours). */
+  max?: number;
 }
 
 export const AMOUNT_PROVIDERS = ['simulated', 'stripe', 'adyen'] as const;
@@ -109,6 +111,17 @@ const STRIPE_TWO_DECIMALS_WHOLE_UNITS = 'ISK UGX';
  */
 const ADYEN_DECIMALS: Readonly<Record<string, number>> = { CLP: 2, CVE: 0, IDR: 0, ISK: 2 };
 
+/**
+ * Stripe's largest amount: "The amount value supports up to eight digits (for example, a value of
+ * 99999999 for a USD charge of 999,999.99 USD)" (https://docs.stripe.com/currencies#minimum-and-maximum-charge-amounts),
+ * in its minor units. IDR goes to twelve digits (the largest Stripe allows is 999,999,999,998 in
+ * its minor units, as Stripe's own table and its client libraries' limits show). Other
+ * per-currency exceptions in Stripe's table are not encoded (unknowable here); a larger amount
+ * routes to another candidate or is refused before any call.
+ */
+const STRIPE_MAX_DIGITS_AMOUNT = 99_999_999;
+const STRIPE_MAX_AMOUNT: Readonly<Record<string, number>> = { IDR: 999_999_999_999 };
+
 function ruleOf(provider: string, currency: string): ProviderRule | undefined {
   const iso = isoExponent(currency);
   if (iso === undefined) return undefined;
@@ -117,11 +130,13 @@ function ruleOf(provider: string, currency: string): ProviderRule | undefined {
       return { exponent: iso, step: 1 };
     case 'adyen':
       return { exponent: ADYEN_DECIMALS[currency] ?? iso, step: 1 };
-    case 'stripe':
-      if (codes(STRIPE_ZERO_DECIMAL).includes(currency)) return { exponent: 0, step: 1 };
-      if (codes(STRIPE_THREE_DECIMAL).includes(currency)) return { exponent: 3, step: 10 };
-      if (codes(STRIPE_TWO_DECIMALS_WHOLE_UNITS).includes(currency)) return { exponent: 2, step: 100 };
-      return { exponent: 2, step: 1 };
+    case 'stripe': {
+      const max = STRIPE_MAX_AMOUNT[currency] ?? STRIPE_MAX_DIGITS_AMOUNT;
+      if (codes(STRIPE_ZERO_DECIMAL).includes(currency)) return { exponent: 0, step: 1, max };
+      if (codes(STRIPE_THREE_DECIMAL).includes(currency)) return { exponent: 3, step: 10, max };
+      if (codes(STRIPE_TWO_DECIMALS_WHOLE_UNITS).includes(currency)) return { exponent: 2, step: 100, max };
+      return { exponent: 2, step: 1, max };
+    }
     default:
       throw new Error(`No amount rules for the provider ${provider}: add its exceptions to currencies.ts`);
   }
@@ -173,6 +188,9 @@ function convert(
     };
   }
   if (amount > MAX_SAFE) return { refusal: `${isoMinor} ${currency} is too large for ${provider}'s minor units` };
+  if (rule.max !== undefined && amount > BigInt(rule.max)) {
+    return { refusal: `${provider} takes at most ${rule.max} ${currency} in its minor units` };
+  }
   return { amount: Number(amount) };
 }
 
