@@ -6,8 +6,8 @@ import { defineConfig } from 'vitest/config';
  * - unit: no DynamoDB (its endpoint answers nothing: a unit test that reaches the table fails),
  *   no synth, no process. Pure domain code, parsers, property tests, the stand-ins' own tests.
  * - integration: the domains and the gateway over DynamoDB Local, a fresh table per file.
- * - infra: the CDK app, synthesised once per file process (bundling only where a test reads the
- *   bundles).
+ * - infra: the CDK app, synthesised once per run for every file that reads it
+ *   (infra/test/support/shared-synth.ts; bundled only where a test reads the bundles).
  * - e2e: spawned processes (`pnpm start`, the operator tool, child Node processes) and the browser.
  *
  * A test file belongs to exactly one: unit and e2e are listed here, infra is infra/test, and the
@@ -88,7 +88,16 @@ export default defineConfig({
         extends: true,
         test: { name: 'integration', include: ALL, exclude: [...UNIT, ...E2E, ...INFRA], ...TABLE_SETUP },
       },
-      { extends: true, test: { name: 'infra', include: INFRA, ...TABLE_SETUP } },
+      {
+        extends: true,
+        test: {
+          name: 'infra',
+          include: INFRA,
+          ...TABLE_SETUP,
+          // The app synthesized once per run and kind for every file that reads it (support/synth.ts).
+          globalSetup: [...TABLE_SETUP.globalSetup, 'infra/test/support/shared-synth.ts'],
+        },
+      },
       { extends: true, test: { name: 'e2e', include: E2E, ...TABLE_SETUP } },
     ],
   },

@@ -3,17 +3,15 @@ import { UNHANDLED_ERROR_MESSAGE } from '@svc/http';
 import { Duration, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { Alarm, Metric } from 'aws-cdk-lib/aws-cloudwatch';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { STAGE_NAMES, STAGES } from '../config/stages';
 import { AlarmTopic } from '../constructs/alarm-topic';
 import { domainNames } from '../constructs/domain-function';
 import { BILLING_HEARTBEAT, QUEUE_AGE_ALARM, RATE_EXPRESSION, STREAM_AGE_ALARM } from '../constructs/operations-alarms';
-import { synthesizeAllStages, templateOf } from './support/synth';
+import { templateOf, useSynthesizedApp } from './support/synth';
 import { functionsByService } from './support/template-model';
 
-beforeAll(() => {
-  synthesizeAllStages();
-});
+useSynthesizedApp();
 
 type Resource = { Type: string; Properties?: Record<string, unknown> };
 const resourcesOfType = (template: Template, type: string) =>

@@ -1,13 +1,11 @@
 import { DOMAINS, ROUTE_TABLE } from '@svc/api';
 import { Match } from 'aws-cdk-lib/assertions';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { STAGE_NAMES, STAGES } from '../config/stages';
-import { synthesizeAllStages, templateOf } from './support/synth';
+import { templateOf, useSynthesizedApp } from './support/synth';
 import { functionsByService, integrationTargets, logicalIdOf, routes } from './support/template-model';
 
-beforeAll(() => {
-  synthesizeAllStages();
-});
+useSynthesizedApp();
 
 describe.each(STAGE_NAMES)('the %s HTTP API', (stage) => {
   it("throttles the token route for all callers together, and gives every domain function the stage's per-caller limits", () => {

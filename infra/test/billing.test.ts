@@ -2,7 +2,7 @@ import { WORKERS } from '@svc/api';
 import { INDEXES } from '@svc/table';
 import { RemovalPolicy } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { STAGE_NAMES, STAGES, type StageName } from '../config/stages';
 import {
   BILLING_RUN_TIMEOUT,
@@ -11,7 +11,7 @@ import {
   MAX_RECEIVE_COUNT,
   rateDuration,
 } from '../constructs/billing';
-import { synthesizeAllStages, templateOf } from './support/synth';
+import { synthesized, templateOf, useSynthesizedApp } from './support/synth';
 import {
   actionsOf,
   eventSourceMappings,
@@ -28,9 +28,7 @@ import {
   trustOfRole,
 } from './support/template-model';
 
-beforeAll(() => {
-  synthesizeAllStages();
-});
+useSynthesizedApp();
 
 const FOURTEEN_DAYS = 14 * 24 * 60 * 60;
 const WRITES_AND_SCANS = [
@@ -122,9 +120,9 @@ describe.each(STAGE_NAMES)('billing on %s', (stage) => {
 
   it('retries a failed run (Lambda invokes it asynchronously) only within one schedule period, then keeps it', () => {
     const { template, run } = billingOf(stage);
-    const failureQueueId = synthesizeAllStages()
+    const failureQueueId = synthesized()
       .stacks.get(stage)
-      ?.getLogicalId(synthesizeAllStages().stacks.get(stage)?.billing.runFailureQueue.node.defaultChild as never);
+      ?.getLogicalId(synthesized().stacks.get(stage)?.billing.runFailureQueue.node.defaultChild as never);
     template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
       FunctionName: { Ref: run.logicalId },
       MaximumRetryAttempts: 2,
@@ -239,7 +237,7 @@ describe.each(STAGE_NAMES)('billing on %s', (stage) => {
     const { template, run, queueId } = billingOf(stage);
     const statements = statementsOfRole(template, run.roleId);
     expect(actionsOf(statements, 'sqs:')).toEqual(new Set(['sqs:SendMessage']));
-    const stack = synthesizeAllStages().stacks.get(stage);
+    const stack = synthesized().stacks.get(stage);
     const failureQueueId = stack?.getLogicalId(stack.billing.runFailureQueue.node.defaultChild as never) ?? '';
     // The billing queue, and the run-failure queue Lambda sends a failed start to with this role.
     expect(resourcesGranting(statements, 'sqs:SendMessage')).toEqual([arnOf(queueId), arnOf(failureQueueId)]);
@@ -310,7 +308,7 @@ describe.each(STAGE_NAMES.filter((name) => STAGES[name].alarms.enabled))('billin
 
   it('fire on any start of the run that failed every attempt', () => {
     const { template } = billingOf(stage);
-    const stack = synthesizeAllStages().stacks.get(stage);
+    const stack = synthesized().stacks.get(stage);
     const failureQueueId = stack?.getLogicalId(stack.billing.runFailureQueue.node.defaultChild as never);
     alarmOn(template, {
       Namespace: 'AWS/SQS',
@@ -355,13 +353,13 @@ describe.each(STAGE_NAMES.filter((name) => STAGES[name].alarms.enabled))('billin
   });
 
   it('are exposed on the stack, four of them', () => {
-    expect(synthesizeAllStages().stacks.get(stage)?.billing.alarms).toHaveLength(5);
+    expect(synthesized().stacks.get(stage)?.billing.alarms).toHaveLength(5);
   });
 });
 
 describe.each(STAGE_NAMES.filter((name) => !STAGES[name].alarms.enabled))('billing on %s', (stage) => {
   it('creates no alarms, as its config says', () => {
-    expect(synthesizeAllStages().stacks.get(stage)?.billing.alarms).toEqual([]);
+    expect(synthesized().stacks.get(stage)?.billing.alarms).toEqual([]);
     templateOf(stage).resourceCountIs('AWS::CloudWatch::Alarm', 0);
   });
 });

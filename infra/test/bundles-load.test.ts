@@ -3,17 +3,15 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Stack } from 'aws-cdk-lib';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { ServiceFunction } from '../constructs/service-function';
 import { tableGrantsOf } from '../constructs/table-access';
 import { bundledSources, coldStartSources } from './support/bundle-files';
-import { synthesizeAllStages, templateOf } from './support/synth';
+import { synthesized, templateOf, useSynthesizedApp } from './support/synth';
 import { iamGlob } from './support/template-model';
 
-beforeAll(() => {
-  synthesizeAllStages({ bundled: true });
-});
+useSynthesizedApp('as-deployed');
 
 const lambdaFunction = z.object({
   Properties: z.object({
@@ -64,7 +62,7 @@ function loadScript(dir: string): string {
 describe('every bundle of the app', () => {
   for (const stage of ['dev', 'prod'] as const) {
     it(`loads outside the repo with its template's environment (${stage})`, () => {
-      const { outdir } = synthesizeAllStages();
+      const { outdir } = synthesized();
       const functions = Object.entries(templateOf(stage).findResources('AWS::Lambda::Function')).flatMap(
         ([logicalId, resource]) => {
           const parsed = lambdaFunction.safeParse(resource);
@@ -108,7 +106,7 @@ describe('every bundle of the app', () => {
 
 describe('every function’s asset', () => {
   it('is built from that function’s own entry, whatever other functions share a build (prod)', () => {
-    const { outdir, stacks } = synthesizeAllStages();
+    const { outdir, stacks } = synthesized();
     const stack = stacks.get('prod');
     if (!stack) throw new Error('no prod stack');
     const ours = stack.node.findAll().filter((node): node is ServiceFunction => node instanceof ServiceFunction);
@@ -131,7 +129,7 @@ describe('every function’s asset', () => {
 
 describe('Tracer in every function’s asset', () => {
   const assetDirs = (stage: 'dev' | 'prod') => {
-    const { outdir } = synthesizeAllStages();
+    const { outdir } = synthesized();
     return new Set(
       Object.values(templateOf(stage).findResources('AWS::Lambda::Function')).flatMap((resource) => {
         const parsed = lambdaFunction.safeParse(resource);
@@ -158,7 +156,7 @@ describe('Tracer in every function’s asset', () => {
   });
 
   it('is read from beside the code by a dev function switched to tracing by hand, code and middleware', () => {
-    const { outdir } = synthesizeAllStages();
+    const { outdir } = synthesized();
     const fn = Object.values(templateOf('dev').findResources('AWS::Lambda::Function'))
       .map((resource) => lambdaFunction.safeParse(resource))
       .flatMap((parsed) => (parsed.success ? [parsed.data.Properties] : []))
@@ -203,7 +201,7 @@ process.stdout.write(JSON.stringify(Object.keys(cache).filter((file) => file.inc
 describe('what a cold start reads', () => {
   /** The asset of the prod function built from `entry`. */
   const assetOf = (entry: string) => {
-    const { outdir, stacks } = synthesizeAllStages();
+    const { outdir, stacks } = synthesized();
     const stack = stacks.get('prod');
     if (!stack) throw new Error('no prod stack');
     const fn = stack.node
@@ -253,7 +251,7 @@ describe('read-your-writes for searches', () => {
   ];
 
   it('is wired at cold start into every function that may write a searched item', () => {
-    const { outdir, stacks } = synthesizeAllStages();
+    const { outdir, stacks } = synthesized();
     const stack = stacks.get('prod');
     if (!stack) throw new Error('no prod stack');
     const functions = stack.node.findAll().filter((node): node is ServiceFunction => node instanceof ServiceFunction);

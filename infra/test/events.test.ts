@@ -3,7 +3,7 @@ import { INDEXES } from '@svc/table';
 import { ATTEMPT_LEASE_SECONDS, DEFAULT_IN_FLIGHT_PER_ORGANISATION, EVENT_SOURCE } from '@svc/webhooks';
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { STAGE_NAMES, STAGES, type StageName } from '../config/stages';
 import {
@@ -19,7 +19,7 @@ import {
   WEBHOOK_SECRET_CONTEXT,
 } from '../constructs/events';
 import { TRACE_CALLS_VARIABLE } from '../constructs/tracing';
-import { synthesizeAllStages, templateOf } from './support/synth';
+import { synthesized, templateOf, useSynthesizedApp } from './support/synth';
 import {
   actionsOf,
   eventSourceMappings,
@@ -40,9 +40,7 @@ import {
   trustOfRole,
 } from './support/template-model';
 
-beforeAll(() => {
-  synthesizeAllStages();
-});
+useSynthesizedApp();
 
 const FOURTEEN_DAYS = 14 * 24 * 60 * 60;
 const TABLE_WRITES_AND_SCANS = [
@@ -707,13 +705,13 @@ describe.each(STAGE_NAMES.filter((name) => STAGES[name].alarms.enabled))('the %s
   });
 
   it('are exposed on the stack, eight of them', () => {
-    expect(synthesizeAllStages().stacks.get(stage)?.events.alarms).toHaveLength(8);
+    expect(synthesized().stacks.get(stage)?.events.alarms).toHaveLength(8);
   });
 });
 
 describe.each(STAGE_NAMES.filter((name) => !STAGES[name].alarms.enabled))('the %s event pipeline', (stage) => {
   it('creates no alarms, as its config says', () => {
-    expect(synthesizeAllStages().stacks.get(stage)?.events.alarms).toEqual([]);
+    expect(synthesized().stacks.get(stage)?.events.alarms).toEqual([]);
     templateOf(stage).resourceCountIs('AWS::CloudWatch::Alarm', 0);
   });
 });

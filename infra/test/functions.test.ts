@@ -1,9 +1,9 @@
 import { DOMAINS } from '@svc/api';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { STAGE_NAMES, STAGES } from '../config/stages';
 import { domainNames } from '../constructs/domain-function';
 import { tableAccessFor, tableActionsOf, tableGrantFor } from '../constructs/table-access';
-import { synthesizeAllStages, templateOf } from './support/synth';
+import { templateOf, useSynthesizedApp } from './support/synth';
 import {
   functionsByService,
   iamGlob,
@@ -14,9 +14,7 @@ import {
   statementsOfRole,
 } from './support/template-model';
 
-beforeAll(() => {
-  synthesizeAllStages();
-});
+useSynthesizedApp();
 
 function functionOf(stage: (typeof STAGE_NAMES)[number], service: string) {
   const fn = functionsByService(templateOf(stage)).get(service);

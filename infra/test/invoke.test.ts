@@ -9,12 +9,13 @@ import { REPO_ROOT } from '../constructs/repo-paths';
 import { type AppFunction, appFunctions, type EventKind } from '../invoke/app-functions';
 import { functionEnvironment, invokeFunction } from '../invoke/run';
 import { sampleEvent } from '../invoke/samples';
-import { synthesizeAllStages, templateOf } from './support/synth';
+import { templateOf, useSynthesizedApp } from './support/synth';
 
 /**
  * `pnpm invoke`: every function of the app, found in the template with what starts it, bundled as
  * its asset is, and run in its own process with its sample event against the local stores.
  */
+useSynthesizedApp();
 let functions: AppFunction[];
 let stores: LocalStores;
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-invoke-test-'));
@@ -39,7 +40,6 @@ const EVENT_FILES: Record<EventKind, string> = {
 
 describe('pnpm invoke', () => {
   it('finds every function of the template that runs our code, with what starts it', () => {
-    synthesizeAllStages();
     const ours = Object.entries(templateOf('dev').findResources('AWS::Lambda::Function'))
       .filter(([, resource]) => 'POWERTOOLS_SERVICE_NAME' in (resource.Properties.Environment?.Variables ?? {}))
       .map(([logicalId]) => logicalId)

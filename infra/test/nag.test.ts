@@ -4,16 +4,14 @@ import { App, Stack, Validations } from 'aws-cdk-lib';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { STAGE_NAMES } from '../config/stages';
 import { createServiceApp } from '../stacks/service-app';
 import { appProps, SKIP_BUNDLING } from './support/app-props';
-import { synthesizeAllStages } from './support/synth';
+import { synthesized, useSynthesizedApp } from './support/synth';
 
-beforeAll(() => {
-  synthesizeAllStages({ cloudFormationValidation: true });
-});
+useSynthesizedApp('as-deployed');
 
 const reportSchema = z.object({
   pluginReports: z.array(
@@ -23,7 +21,7 @@ const reportSchema = z.object({
 
 describe.each(STAGE_NAMES)('AWS Solutions checks on %s', (stage) => {
   it('find no unacknowledged error or warning', () => {
-    const stack = synthesizeAllStages().stacks.get(stage);
+    const stack = synthesized().stacks.get(stage);
     if (!stack) throw new Error(`No ${stage} stack`);
     const { violations } = new AwsSolutionsChecks().validateScope(stack);
     const findings = violations.map(
@@ -37,7 +35,7 @@ describe.each(STAGE_NAMES)('AWS Solutions checks on %s', (stage) => {
 describe('the validation report of a full synth', () => {
   it('lists no violation from any plugin', () => {
     const report = reportSchema.parse(
-      JSON.parse(readFileSync(join(synthesizeAllStages().outdir, 'validation-report.json'), 'utf8')),
+      JSON.parse(readFileSync(join(synthesized().outdir, 'validation-report.json'), 'utf8')),
     );
     expect(
       report.pluginReports.flatMap((plugin) => plugin.violations.map((v) => `${plugin.pluginName} ${v.ruleName}`)),
@@ -47,7 +45,7 @@ describe('the validation report of a full synth', () => {
 
 describe('acknowledgements', () => {
   it('are made on specific resources with a reason, never on a whole stack or the app', () => {
-    const { app } = synthesizeAllStages();
+    const { app } = synthesized();
     const acknowledged: Array<{ node: IConstruct; id: string; reason: unknown }> = [];
     const visit = (node: IConstruct) => {
       for (const entry of node.node.metadata) {

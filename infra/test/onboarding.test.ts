@@ -4,13 +4,13 @@ import { CAPTCHA_SECRET_OUTPUT, DOMAINS, ROUTE_TABLE, WORKERS } from '@svc/api';
 import { INDEXES } from '@svc/table';
 import { App, Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { captchaSiteKeyContext, STAGE_NAMES, STAGES, type StageName } from '../config/stages';
 import { ServiceStack } from '../stacks/service-stack';
 import { appProps, SKIP_BUNDLING, TEST_CAPTCHA_SITE_KEYS } from './support/app-props';
 import { bundledSources } from './support/bundle-files';
-import { synthesizeAllStages, templateOf } from './support/synth';
+import { synthesized, templateOf, useSynthesizedApp } from './support/synth';
 import {
   actionsOf,
   functionsByService,
@@ -24,9 +24,7 @@ import {
   statementsOfRole,
 } from './support/template-model';
 
-beforeAll(() => {
-  synthesizeAllStages({ bundled: true });
-});
+useSynthesizedApp('as-deployed');
 
 /** The onboarding domain's routes, as the interface names them: the API, then the hosted page. */
 const ONBOARDING_ROUTES = [
@@ -277,7 +275,7 @@ describe.each(RECAPTCHA_STAGES)('the %s captcha secret', (stage) => {
   });
 
   it('acknowledges the rotation rule (AwsSolutions-SMG4) with the reason: a third-party key', () => {
-    const stack = synthesizeAllStages().stacks.get(stage);
+    const stack = synthesized().stacks.get(stage);
     const acknowledged = (stack?.captchaSecret?.node.metadata ?? [])
       .filter((entry) => entry.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
       .flatMap((entry) => Object.entries(z.record(z.string(), z.string()).parse(entry.data)));
@@ -298,7 +296,7 @@ describe.each(STAGE_NAMES)('the %s stream publisher', (stage) => {
 
   it('is bundled from the API package’s entry, which registers onboarding’s event shapes', () => {
     expect(WORKERS.streamPublisher.entry).toBe('apps/api/src/stream-publisher-lambda.ts');
-    const { outdir } = synthesizeAllStages();
+    const { outdir } = synthesized();
     const publisher = functionOf(templateOf(stage), 'stream-publisher');
     const code = z
       .object({ S3Key: z.string() })

@@ -2,19 +2,17 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DOCS_ASSETS, DOMAINS, describeApi } from '@svc/api';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { bundledCode, bundledSources } from './support/bundle-files';
-import { synthesizeAllStages, templateOf } from './support/synth';
+import { synthesized, templateOf, useSynthesizedApp } from './support/synth';
 import { functionsByService } from './support/template-model';
 
-beforeAll(() => {
-  synthesizeAllStages({ bundled: true });
-});
+useSynthesizedApp('as-deployed');
 
 /** The synthesised platform function's bundle directory and its environment. */
 function platformAsset() {
-  const { outdir } = synthesizeAllStages();
+  const { outdir } = synthesized();
   const template = templateOf('prod');
   const fn = functionsByService(template).get('platform');
   if (!fn) throw new Error('no platform function');

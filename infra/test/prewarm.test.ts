@@ -1,13 +1,11 @@
 import { PREWARM_OUTPUTS, ROUTE_TABLE } from '@svc/api';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { STAGE_NAMES, STAGES } from '../config/stages';
 import { ALIASED_DOMAINS, LIVE_ALIAS } from '../constructs/domain-function';
-import { synthesizeAllStages, templateOf } from './support/synth';
+import { templateOf, useSynthesizedApp } from './support/synth';
 import { functionsByService, integrationUris, lambdaAliases, routes } from './support/template-model';
 
-beforeAll(() => {
-  synthesizeAllStages();
-});
+useSynthesizedApp();
 
 /**
  * What `pnpm ops prewarm` needs from a stage: provisioned concurrency only warms what the API

@@ -3,7 +3,7 @@ import { DOMAINS, WORKERS } from '@svc/api';
 import { INDEXES } from '@svc/table';
 import { RemovalPolicy } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { DEFAULT_RECONCILIATION_UPLOAD_ORIGINS, STAGE_NAMES, STAGES, type StageName } from '../config/stages';
 import {
@@ -14,7 +14,7 @@ import {
 } from '../constructs/reconciliation';
 import { TRACE_CALLS_VARIABLE } from '../constructs/tracing';
 import { bundledSources } from './support/bundle-files';
-import { synthesizeAllStages, templateOf } from './support/synth';
+import { synthesized, templateOf, useSynthesizedApp } from './support/synth';
 import {
   actionsOf,
   type BucketView,
@@ -31,9 +31,7 @@ import {
   statementsOfRole,
 } from './support/template-model';
 
-beforeAll(() => {
-  synthesizeAllStages({ bundled: true });
-});
+useSynthesizedApp('as-deployed');
 
 const FOURTEEN_DAYS = 14 * 24 * 60 * 60;
 const SQS_CONSUME = [
@@ -423,7 +421,7 @@ describe.each(STAGE_NAMES)('the %s file processor', (stage) => {
     const { S3Key } = z.object({ Properties: z.object({ Code: z.object({ S3Key: z.string() }) }) }).parse(resource)
       .Properties.Code;
     const assetPath = `asset.${S3Key.replace(/\.zip$/, '')}`;
-    const sources = bundledSources(join(synthesizeAllStages().outdir, assetPath));
+    const sources = bundledSources(join(synthesized().outdir, assetPath));
     const bundles = (entry: string) => sources.some((source) => source.endsWith(`/${entry}`));
     expect(bundles(WORKERS.fileProcessor.entry)).toBe(true);
     // Not the domain function's bundle: no HTTP handler in it.
@@ -568,13 +566,13 @@ describe.each(STAGE_NAMES.filter((name) => STAGES[name].alarms.enabled))('reconc
   });
 
   it('are exposed on the stack, two of them', () => {
-    expect(synthesizeAllStages().stacks.get(stage)?.reconciliation.alarms).toHaveLength(2);
+    expect(synthesized().stacks.get(stage)?.reconciliation.alarms).toHaveLength(2);
   });
 });
 
 describe.each(STAGE_NAMES.filter((name) => !STAGES[name].alarms.enabled))('reconciliation on %s', (stage) => {
   it('creates no alarms, as its config says', () => {
-    expect(synthesizeAllStages().stacks.get(stage)?.reconciliation.alarms).toEqual([]);
+    expect(synthesized().stacks.get(stage)?.reconciliation.alarms).toEqual([]);
     templateOf(stage).resourceCountIs('AWS::CloudWatch::Alarm', 0);
   });
 });

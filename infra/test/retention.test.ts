@@ -1,10 +1,8 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { STAGE_NAMES, type StageName } from '../config/stages';
-import { synthesizeAllStages, templateOf } from './support/synth';
+import { templateOf, useSynthesizedApp } from './support/synth';
 
-beforeAll(() => {
-  synthesizeAllStages();
-});
+useSynthesizedApp();
 
 /**
  * What each stage keeps when its stack is deleted (or a resource replaced), and why. Everything

@@ -1,13 +1,11 @@
 import { SEARCH_CLUSTER_OUTPUT, SEARCH_PROJECTIONS } from '@svc/api';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { STAGE_NAMES, STAGES } from '../config/stages';
 import { SEARCH_ENTITIES, SEARCH_ITERATOR_AGE_ALARM } from '../constructs/search-engine';
-import { synthesizeAllStages, templateOf } from './support/synth';
+import { templateOf, useSynthesizedApp } from './support/synth';
 import { functionsByService, logicalIdOf, rolesAllowedOn } from './support/template-model';
 
-beforeAll(() => {
-  synthesizeAllStages();
-});
+useSynthesizedApp();
 
 /**
  * The functions that search or write what the engine holds (payments, subscriptions, plans,

@@ -1,13 +1,11 @@
 import { STRIPE_SECRET_OUTPUT } from '@svc/api';
 import { STRIPE_CONFIRM_RETRIES, STRIPE_CONFIRM_TIMEOUT_MS, STRIPE_RETRIES, STRIPE_TIMEOUT_MS } from '@svc/payments';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { STAGE_NAMES, STAGES } from '../config/stages';
-import { synthesizeAllStages, templateOf } from './support/synth';
+import { templateOf, useSynthesizedApp } from './support/synth';
 import { functionsByService, logicalIdStartingWith, rolesAllowedOn, routes } from './support/template-model';
 
-beforeAll(() => {
-  synthesizeAllStages();
-});
+useSynthesizedApp();
 
 function roleOf(stage: (typeof STAGE_NAMES)[number], service: string): string {
   const fn = functionsByService(templateOf(stage)).get(service);

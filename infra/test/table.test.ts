@@ -1,16 +1,14 @@
 import { INDEXES, KEY, KEY_ATTRIBUTES, TTL_ATTRIBUTE } from '@svc/table';
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { STAGE_NAMES, STAGES, StageConfigurationError } from '../config/stages';
 import { createServiceApp } from '../stacks/service-app';
 import { appProps, SKIP_BUNDLING } from './support/app-props';
-import { synthesizeAllStages, templateOf } from './support/synth';
+import { synthesized, templateOf, useSynthesizedApp } from './support/synth';
 import { functionsByService } from './support/template-model';
 
-beforeAll(() => {
-  synthesizeAllStages();
-});
+useSynthesizedApp();
 
 describe.each(STAGE_NAMES)('the %s table', (stage) => {
   it('has exactly the keys, indexes, stream and TTL that @svc/table defines', () => {
@@ -68,8 +66,8 @@ describe('stage protection', () => {
   });
 
   it('protects the prod stack itself from deletion', () => {
-    expect(synthesizeAllStages().stacks.get('prod')?.terminationProtection).toBe(true);
-    expect(synthesizeAllStages().stacks.get('dev')?.terminationProtection).toBe(false);
+    expect(synthesized().stacks.get('prod')?.terminationProtection).toBe(true);
+    expect(synthesized().stacks.get('dev')?.terminationProtection).toBe(false);
   });
 });
 
