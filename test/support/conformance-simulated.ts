@@ -75,10 +75,7 @@ export function simulatedDriver(): ProviderUnderTest {
       unsupported:
         'the donor decides on the service’s own approval page (/simulated/…), so no decision is ever made without the service hearing it',
     },
-    abandonedRedirectsExpire: {
-      unsupported:
-        'the simulated provider has no outcomeOf, so no check is planned for a payment waiting on the donor: one they abandon stays pending (a gap, not a property: reported)',
-    },
+    abandonedRedirectsExpire: true,
 
     unknownOutcome: {
       arm: () => fault('timeout'),

@@ -142,5 +142,19 @@ export const simulatedProvider: PaymentProvider = {
     return { status: 'succeeded' };
   },
 
+  /**
+   * Where a payment stands here. It keeps no state, so the answer follows from the payment: one
+   * with its approval page still open waits on the donor (the resolver gives it up when the
+   * donor's time is over, as on every provider: cancelled by our reference, failed
+   * `approval_expired`), and one whose answer was not heard (the local fault answered in its
+   * place) was never made here.
+   */
+  async outcomeOf(_reference, payment) {
+    if (payment.action) return { status: 'pending', action: payment.action };
+    return { status: 'failed', reason: 'provider_unavailable' };
+  },
+
   async cancel() {},
+  // Nothing of a payment lives here: a cancel is by our reference, and nothing can complete after it.
+  cancelsByReference: true,
 };
