@@ -6525,6 +6525,31 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "e9f7324b-a772-4f9c-84ae-dcf7b02c179c",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Payment not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Error */
             default: {
                 headers: {

@@ -1,5 +1,5 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { newUuid } from '@svc/core';
+import { asFunction, currentFunction, newUuid } from '@svc/core';
 import { describe, expect, it, vi } from 'vitest';
 import { getItem } from './batch-get';
 import { db } from './client';
@@ -21,6 +21,37 @@ describe('coalesced point reads', () => {
       expect(items.map((item) => item?.value)).toEqual([0, 1, 2, 3, 4, undefined, 0]);
       expect(send).toHaveBeenCalledTimes(1);
       expect(send.mock.calls[0]?.[0].constructor.name).toBe('BatchGetCommand');
+    } finally {
+      send.mockRestore();
+    }
+  });
+
+  it('never carry one function’s keys in another’s call when one process runs several (the local runtime, the tests)', async () => {
+    const [a, b] = [`ITEM#${newUuid()}`, `ITEM#${newUuid()}`];
+    await Promise.all([put(a, 1), put(b, 2)]);
+    const send = vi.spyOn(db(), 'send');
+    try {
+      const seen: Array<[string | undefined, string[]]> = [];
+      send.mockImplementation((async (command: { input: Record<string, unknown> }) => {
+        const input = command.input as {
+          Key?: { pk: string };
+          RequestItems?: Record<string, { Keys: Array<{ pk: string }> }>;
+        };
+        const keys = input.Key
+          ? [input.Key.pk]
+          : Object.values(input.RequestItems ?? {}).flatMap((r) => r.Keys.map((k) => k.pk));
+        seen.push([currentFunction(), keys]);
+        return { Item: undefined, Responses: {} };
+      }) as never);
+      await Promise.all([
+        asFunction('payments', () => getItem({ pk: a, sk: 'X' })),
+        asFunction('supporters', () => getItem({ pk: b, sk: 'X' })),
+        asFunction('payments', () => getItem({ pk: b, sk: 'X' })),
+      ]);
+      expect(seen.sort()).toEqual([
+        ['payments', [a, b]],
+        ['supporters', [b]],
+      ]);
     } finally {
       send.mockRestore();
     }

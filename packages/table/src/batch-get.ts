@@ -1,4 +1,5 @@
 import { BatchGetCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { currentFunction } from '@svc/core';
 import { db } from './client';
 import { tableName } from './definition';
 import type { ItemKey } from './keys';
@@ -14,25 +15,30 @@ interface Pending {
  * Strongly consistent point reads, coalesced: every `getItem` issued in the same turn of the
  * event loop goes out as one BatchGetItem (a lone one as GetItem). An authenticated request
  * reads its caller's grants and the resource it asks for in one round trip this way.
+ *
+ * Coalesced per function (`currentFunction`): in AWS a process is one function, but the local
+ * runtime and the tests run every function in one process, and one function's call must never
+ * carry another's keys (it would be sent, and checked against IAM, as the first caller's).
  */
-let queue: Pending[] = [];
-let scheduled = false;
+const queues = new Map<string, Pending[]>();
 const MAX_BATCH = 100;
 
 export function getItem(itemKey: ItemKey): Promise<Item | undefined> {
+  const scope = currentFunction() ?? '';
   return new Promise((resolve, reject) => {
-    queue.push({ key: itemKey, resolve, reject });
-    if (!scheduled) {
-      scheduled = true;
-      setImmediate(flush);
+    const queue = queues.get(scope);
+    if (queue) {
+      queue.push({ key: itemKey, resolve, reject });
+      return;
     }
+    queues.set(scope, [{ key: itemKey, resolve, reject }]);
+    setImmediate(() => flush(scope));
   });
 }
 
-function flush(): void {
-  scheduled = false;
-  const pending = queue;
-  queue = [];
+function flush(scope: string): void {
+  const pending = queues.get(scope) ?? [];
+  queues.delete(scope);
   for (let i = 0; i < pending.length; i += MAX_BATCH) {
     void load(pending.slice(i, i + MAX_BATCH));
   }
