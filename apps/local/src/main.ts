@@ -43,8 +43,6 @@ const lines = [
   '',
   'Ctrl-C stops the service and DynamoDB Local.',
 ];
-console.log(lines.join('\n'));
-
 let stopping = false;
 const stop = async (signal: string) => {
   if (stopping) return;
@@ -53,7 +51,11 @@ const stop = async (signal: string) => {
   await service.stop();
   process.exit(0);
 };
-process.removeListener('SIGINT', exitDuringStartup);
-process.removeListener('SIGTERM', exitDuringStartup);
+// The stopping handlers first, then the start-up ones removed, then the banner: removing a
+// signal's last listener drops a signal already received and not yet handled, and a Ctrl-C (or a
+// script's SIGINT) right as the banner appeared was lost, leaving the service running without Java.
 process.on('SIGINT', () => void stop('SIGINT'));
 process.on('SIGTERM', () => void stop('SIGTERM'));
+process.removeListener('SIGINT', exitDuringStartup);
+process.removeListener('SIGTERM', exitDuringStartup);
+console.log(lines.join('\n'));
