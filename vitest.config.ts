@@ -1,4 +1,6 @@
+import { relative } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * Four projects, one run: `pnpm test` runs them all (the one gate), `pnpm test:unit` the first.
@@ -44,6 +46,59 @@ const UNIT = [
 
 const INFRA = ['infra/test/**/*.test.ts'];
 
+/**
+ * The longest test files of the run, longest first (measured on the 2-core CI machine, seconds
+ * alone: see README "The test loop"). The two workers take files in this order, then the others
+ * in vitest's own (project by project, each by its last run's durations or else by size, so unit
+ * files fill the end): a long file started last would otherwise run on alone after every other
+ * file is done, and on a fresh clone (no durations yet) vitest would start the small slow ones
+ * (the README commands, the Stripe property test) last. A file missing from the list is only
+ * started later; update the list when the slowest files change.
+ *
+ * bundles-load is the first file to ask for the app synthesized as deployed (infra/test/support/
+ * shared-synth.ts): listed early so that bundled synthesis runs beside the other long files.
+ */
+const SLOW_FIRST = [
+  'infra/test/readme-commands.test.ts',
+  'test/local-runtime.test.ts',
+  'infra/test/bundles-load.test.ts',
+  'test/provider-conformance.test.ts',
+  'infra/test/invoke.test.ts',
+  'test/stripe-faults.property.test.ts',
+  'test/stripe-money-safety.test.ts',
+  'test/write-heat.test.ts',
+  'test/idempotency-crash.test.ts',
+  'services/webhooks/src/pacing.test.ts',
+  'test/adyen.test.ts',
+  'test/failover.test.ts',
+  'services/subscriptions/src/subscriptions.test.ts',
+  'test/stripe.test.ts',
+  'services/reconciliation/src/reconciliation.test.ts',
+  'infra/test/platform-bundle.test.ts',
+  'services/subscriptions/src/billing.test.ts',
+  'test/browser/connect-page.test.ts',
+  'test/business-metrics.test.ts',
+  'services/payments/src/payments.test.ts',
+  'services/webhooks/src/webhooks.test.ts',
+  'test/provider-faults.property.test.ts',
+];
+
+class SlowFirstSequencer extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const ordered = await super.sort(files);
+    const root = this.ctx.config.root;
+    const rank = (spec: TestSpecification) => {
+      const index = SLOW_FIRST.indexOf(relative(root, spec.moduleId));
+      return index === -1 ? SLOW_FIRST.length : index;
+    };
+    // Stable: files of equal rank keep vitest's order.
+    return ordered
+      .map((spec, position) => ({ spec, position, rank: rank(spec) }))
+      .sort((a, b) => a.rank - b.rank || a.position - b.position)
+      .map(({ spec }) => spec);
+  }
+}
+
 const TABLE_SETUP = {
   globalSetup: ['test/support/global-setup.ts'],
   setupFiles: ['test/support/wire-domains.ts', 'test/support/table-per-file.ts', 'test/iam/record-calls.ts'],
@@ -55,6 +110,8 @@ export default defineConfig({
     // Both cores: vitest's default leaves one idle (cores − 1), and most test time here is waiting
     // on DynamoDB Local, the stand-ins and spawned processes, not computing.
     maxWorkers: 2,
+    // The longest files first, so that none is left running alone at the end (SLOW_FIRST above).
+    sequence: { sequencer: SlowFirstSequencer },
     env: {
       POWERTOOLS_LOG_LEVEL: 'WARN',
       // Business metrics are EMF lines on stdout: off in tests, except where a test reads them.
