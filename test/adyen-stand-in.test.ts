@@ -621,6 +621,51 @@ describe('refunds (https://docs.adyen.com/online-payments/refund)', () => {
   });
 });
 
+describe('reversals (https://docs.adyen.com/online-payments/reversal)', () => {
+  it('cancels an uncaptured payment and refunds a captured one, always in full, by a CANCEL_OR_REFUND webhook', async () => {
+    // "If the payment has not been captured, it cancels the payment. If the payment has been
+    // captured, it refunds the payment"; Webhooks v1 example post-CANCEL_OR_REFUND-cancel_or_refund.
+    const held = await pay({}, 'rev-held');
+    const captured = await pay({}, 'rev-captured');
+    const part = await pay({}, 'rev-part');
+    items();
+    standIn.holdCapture(held.pspReference as string);
+    // Before the capture, a refund is refused as Adyen's REFUND example words it.
+    await checkout.ModificationsApi.refundCapturedPayment(held.pspReference as string, {
+      merchantAccount: MERCHANT,
+      amount: { currency: 'CHF', value: 100 },
+    });
+    expect(only(items(), 'REFUND')).toMatchObject([
+      { success: 'false', reason: "Transaction hasn't been captured, refund not possible" },
+    ]);
+    await checkout.ModificationsApi.refundCapturedPayment(part.pspReference as string, {
+      merchantAccount: MERCHANT,
+      amount: { currency: 'CHF', value: 100 },
+    });
+    for (const psp of [held.pspReference, captured.pspReference, part.pspReference] as string[]) {
+      const answer = await checkout.ModificationsApi.refundOrCancelPayment(psp, {
+        merchantAccount: MERCHANT,
+        reference: `reverse-${psp}`,
+      });
+      expect(answer).toMatchObject({ paymentPspReference: psp, status: 'received', reference: `reverse-${psp}` });
+    }
+    const notes = only(items(), 'CANCEL_OR_REFUND');
+    const action = (item: (typeof notes)[number]) =>
+      (item.additionalData as Record<string, string>)['modification.action'];
+    expect(notes.map((item) => [item.originalReference, item.success, action(item)])).toEqual([
+      [held.pspReference, 'true', 'cancel'],
+      [captured.pspReference, 'true', 'refund'],
+      [part.pspReference, 'false', undefined],
+    ]);
+    expect(notes.map((item) => item.amount)).toEqual([2500, 2500, 2500].map((value) => ({ currency: 'CHF', value })));
+    expect(standIn.payments.get(held.pspReference as string)).toMatchObject({ status: 'cancelled', refunded: 0 });
+    expect(standIn.payments.get(captured.pspReference as string)).toMatchObject({
+      status: 'authorised',
+      refunded: 2500,
+    });
+  });
+});
+
 describe('cancels (https://docs.adyen.com/online-payments/cancel)', () => {
   it('cannot cancel a captured card payment; cancels one still at its redirect', async () => {
     // Cards are captured right after authorisation by default (https://docs.adyen.com/online-payments/capture).

@@ -465,6 +465,77 @@ describe('refunds on Adyen', () => {
   });
 });
 
+describe('a refund before capture is a cancel (issue 45, point 1)', () => {
+  it('refunds the whole payment as a reversal: Adyen cancels it while uncaptured, refunds it after; either is the refund succeeding', async () => {
+    for (const captured of [false, true]) {
+      const paid = await pay(card());
+      const uuid = paid.json.uuid;
+      const psp = pspOf(uuid);
+      if (!captured) adyen.holdCapture(psp);
+      const whole = await refund(uuid);
+      expect(whole.json).toMatchObject({ status: 'pending', amount: { value: '2500' } });
+      expect(adyen.requests.find((r) => r.idempotencyKey === `${whole.json.uuid}:reversal`)).toMatchObject({
+        path: `/v72/payments/${psp}/reversals`,
+        body: { merchantAccount: MERCHANT, reference: `${uuid}:${whole.json.uuid}` },
+      });
+      expect(adyen.requests.some((r) => r.path === `/v72/payments/${psp}/refunds`)).toBe(false);
+      await accepted();
+      expect(adyen.payments.get(psp)?.status).toBe(captured ? 'authorised' : 'cancelled');
+      const payment = await getPayment(uuid);
+      expect(payment).toMatchObject({ status: 'succeeded', refunded_amount: { value: '2500', currency: 'CHF' } });
+      expect(payment.refunds).toMatchObject([{ uuid: whole.json.uuid, status: 'succeeded' }]);
+      expect(await eventsOf(whole.json.uuid)).toEqual(['svc.payments.refund.succeeded']);
+    }
+  });
+
+  it('fails a part refunded before capture with Adyen’s reason and frees it; after the capture it goes through', async () => {
+    const paid = await pay(card());
+    const uuid = paid.json.uuid;
+    const psp = pspOf(uuid);
+    adyen.holdCapture(psp);
+    const early = await refund(uuid, { amount: { value: '1000', currency: 'CHF' } });
+    await accepted();
+    const payment = await getPayment(uuid);
+    expect(payment.refunded_amount.value).toBe('0');
+    expect(payment.refunds).toMatchObject([
+      {
+        uuid: early.json.uuid,
+        status: 'failed',
+        failure_reason: "Transaction hasn't been captured, refund not possible",
+      },
+    ]);
+    expect(await eventsOf(early.json.uuid)).toEqual(['svc.payments.refund.failed']);
+    adyen.capture(psp);
+    const later = await refund(uuid, { amount: { value: '1000', currency: 'CHF' } });
+    await accepted();
+    expect((await getPayment(uuid)).refunds[1]).toMatchObject({ uuid: later.json.uuid, status: 'succeeded' });
+  });
+
+  it('fails a reversal Adyen refuses, freeing the amount, and binds CANCEL_OR_REFUND like every item', async () => {
+    const paid = await pay(card());
+    const uuid = paid.json.uuid;
+    const psp = pspOf(uuid);
+    await accepted();
+    const whole = await refund(uuid);
+    const item = itemsOf(adyen.takeNotifications()).find((i) => i.eventCode === 'CANCEL_OR_REFUND') as Item;
+    // Another merchant account's item about the same references changes nothing.
+    const foreign = adyen.sign({ ...item, merchantAccountCode: 'SomeoneElse', additionalData: {} } as Item);
+    expect((await deliver(batchOf([foreign]))).text).toBe('[accepted]');
+    expect((await getPayment(uuid)).refunds[0].status).toBe('pending');
+    const refused = adyen.sign({
+      ...item,
+      success: 'false',
+      reason: 'Payment is partially refunded',
+      additionalData: {},
+    } as Item);
+    expect((await deliver(batchOf([refused]))).text).toBe('[accepted]');
+    const payment = await getPayment(uuid);
+    expect(payment.refunded_amount.value).toBe('0');
+    expect(payment.refunds[0]).toMatchObject({ uuid: whole.json.uuid, status: 'failed' });
+    expect(adyen.payments.get(psp)?.status).toBe('authorised');
+  });
+});
+
 describe('a redirect the donor abandons (issue 45, point 2)', () => {
   it('is cancelled at Adyen and failed (approval_expired) once the donor’s time is over, without OFFER_CLOSED', async () => {
     const pending = await pay(card(ADYEN_TEST_CARDS.threeDS2));

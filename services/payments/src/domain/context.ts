@@ -9,7 +9,7 @@ import {
   ValidationError,
 } from '@svc/core';
 import { type Account, findAccountToPay } from '@svc/organisations';
-import type { DonorDetails, ProviderContext } from '../providers/provider';
+import type { DonorDetails, PaymentAtProvider, ProviderContext } from '../providers/provider';
 import { minorUnits, type PaymentRequest, refuseSubscription } from './request';
 import { authoriseRouted, providerAccountOf } from './routing';
 import { linkSupporter } from './supporter-link';
@@ -72,6 +72,26 @@ export function storedContext(stored: {
       ),
     },
     testMode: stored.test_mode,
+  };
+}
+
+/** What a refund of a stored payment tells its provider about the payment. */
+export function refundTarget(payment: {
+  uuid: string;
+  profile: string;
+  payment_method: string;
+  provider: string;
+  provider_account?: string | undefined;
+  provider_reference?: string | undefined;
+  test_mode: boolean;
+  amount_minor: number;
+  currency: string;
+}): PaymentAtProvider {
+  return {
+    context: storedContext(payment),
+    providerReference: payment.provider_reference,
+    paymentUuid: payment.uuid,
+    amount: money(payment.amount_minor, payment.currency),
   };
 }
 

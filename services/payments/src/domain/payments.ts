@@ -12,7 +12,7 @@ import {
 import { retryOnConflict } from '@svc/table';
 import { providerNamed } from '../providers/registry';
 import { findPayment, type PaymentRecord, type RefundRecord } from '../repository/payment-repository';
-import { storedContext } from './context';
+import { refundTarget, storedContext } from './context';
 import { paymentStatusEvents } from './events';
 import { applyProviderRefunds, refundToConfirm } from './provider-updates';
 import { savePaymentVersion } from './versioned';
@@ -89,12 +89,8 @@ export async function refundPayment(
     .refund(
       refundUuid,
       money(recorded.refund.amount_minor, recorded.payment.currency),
-      {
-        context: storedContext(recorded.payment),
-        providerReference: recorded.payment.provider_reference,
-        paymentUuid: recorded.payment.uuid,
-        // A re-run of this request: the provider looks for the first run's refund before sending.
-      },
+      refundTarget(recorded.payment),
+      // A re-run of this request: the provider looks for the first run's refund before sending.
       recorded.resumed ? recorded.refund.created : undefined,
     )
     .catch(async (error: unknown) => {

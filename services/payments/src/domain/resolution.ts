@@ -10,7 +10,7 @@ import {
 } from '../repository/payment-repository';
 import { findPaymentSource, type PaymentSourceRecord } from '../repository/payment-source-repository';
 import { settlePendingSource } from './approval';
-import { storedContext } from './context';
+import { refundTarget, storedContext } from './context';
 import { checkEarlyCallbacks } from './early-callbacks';
 import { confirmRefunds, settleFromProvider } from './provider-updates';
 import { nextCheck } from './recheck';
@@ -64,16 +64,7 @@ async function checkPayment(uuid: string, at: number): Promise<void> {
   await settleFromProvider(uuid, (payment) => outcomeNow(payment, at));
   await confirmRefunds(uuid, (payment, refund) =>
     providerNamed(payment.provider)
-      .refund(
-        refund.uuid,
-        money(refund.amount_minor, payment.currency),
-        {
-          context: storedContext(payment),
-          providerReference: payment.provider_reference,
-          paymentUuid: payment.uuid,
-        },
-        refund.created,
-      )
+      .refund(refund.uuid, money(refund.amount_minor, payment.currency), refundTarget(payment), refund.created)
       // Still no answer: asked again on a later pass.
       .catch(() => undefined),
   );

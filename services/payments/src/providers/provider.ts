@@ -98,6 +98,11 @@ export interface PaymentAtProvider {
   created?: number | undefined;
   /** The provider's customer the payment was made for, if any. */
   providerCustomer?: string | undefined;
+  /**
+   * The payment's whole amount, given with a refund: a refund of all of it may be made whether or
+   * not the provider has captured the payment yet (Adyen's reversal cancels or refunds).
+   */
+  amount?: Money | undefined;
 }
 
 /**

@@ -124,6 +124,7 @@ export const HANDLED_ADYEN_EVENTS = [
   'CANCELLATION',
   'TECHNICAL_CANCEL',
   'REFUND',
+  'CANCEL_OR_REFUND',
   'REFUND_FAILED',
   'REFUNDED_REVERSED',
   'NOTIFICATION_OF_CHARGEBACK',
@@ -343,6 +344,7 @@ export async function applyAdyenNotification(received: Received): Promise<void> 
     case 'TECHNICAL_CANCEL':
       return cancellation(received);
     case 'REFUND':
+    case 'CANCEL_OR_REFUND':
     case 'REFUND_FAILED':
     case 'REFUNDED_REVERSED':
       return refunded(received);
@@ -612,9 +614,11 @@ async function offerClosed(received: Received): Promise<void> {
   });
 }
 
-/** A refund's outcome; the reference we sent names the payment and the refund. */
 /**
- * REFUND / REFUND_FAILED of a refund, ours or one made in Adyen's Customer Area, and
+ * REFUND / REFUND_FAILED of a refund, ours or one made in Adyen's Customer Area, CANCEL_OR_REFUND
+ * of a refund of the whole payment we sent as a reversal (cancelled before capture or refunded
+ * after it: the donor keeps the money either way, so a success is the refund's,
+ * https://docs.adyen.com/online-payments/reversal), and
  * REFUNDED_REVERSED ("the refunded amount has been returned to you",
  * https://docs.adyen.com/development-resources/webhooks/webhook-types/), each bound to the
  * payment (its pspReference as `originalReference`, at most its amount and its currency).
@@ -650,7 +654,17 @@ async function refunded(received: Received): Promise<void> {
     : undefined;
   if (reversal) await mark(fact(refund?.provider_reference ?? item.pspReference, 'refund_reversed'), item.eventCode);
   const reversedBefore = !reversal && (await getItem(markerKey(fact(item.pspReference, 'refund_reversed'))));
-  const succeeded = item.eventCode === 'REFUND' && item.success === 'true' && !reversedBefore;
+  const succeeded =
+    (item.eventCode === 'REFUND' || item.eventCode === 'CANCEL_OR_REFUND') &&
+    item.success === 'true' &&
+    !reversedBefore;
+  // Which way a reversal went is said in additionalData (`modification.action`, "cancel" in the
+  // CANCEL_OR_REFUND example of Adyen's Webhooks v1 description): the same to us, kept in the log.
+  if (item.eventCode === 'CANCEL_OR_REFUND')
+    logger.info('Adyen reversed a payment', {
+      psp: paymentPsp(item),
+      action: item.additionalData?.['modification.action'],
+    });
   if (reversal && !refund) {
     logger.warn('An Adyen refund reversal names no refund we hold (yet)', { psp: item.pspReference });
     return;

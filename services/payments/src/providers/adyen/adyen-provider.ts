@@ -536,11 +536,23 @@ async function chargeInstrument(
 }
 
 /**
- * A refund by the payment's pspReference (`POST /payments/{pspReference}/refunds`). Adyen answers
- * `received` and decides later: its REFUND or REFUND_FAILED notification settles it
- * (https://docs.adyen.com/online-payments/refund/). The refund's reference names our payment and
- * refund (`<payment uuid>:<refund uuid>`, 73 of Adyen's 80 characters), so its notification finds
- * both. A retry re-sends under the same key and gets the first answer.
+ * A refund by the payment's pspReference. Adyen answers `received` and decides later: its
+ * notification settles it (https://docs.adyen.com/online-payments/refund/). The refund's reference
+ * names our payment and refund (`<payment uuid>:<refund uuid>`, 73 of Adyen's 80 characters), so
+ * its notification finds both. A retry re-sends under the same key and gets the first answer.
+ *
+ * A refund before capture is a cancel. Adyen refunds only what it captured ("Payments which have
+ * been authorised, but not captured, cannot be refunded, use the /cancel method instead",
+ * API explorer, Payment v50 /refund), and when a capture we asked for at once (captureDelayHours 0)
+ * has gone through is not documented (unknowable here). So a refund of the whole payment is a
+ * reversal (`POST /payments/{pspReference}/reversals`): "If the payment has not been captured, it
+ * cancels the payment. If the payment has been captured, it refunds the payment"; "the reversed
+ * amount is always the full payment amount"; its outcome is a CANCEL_OR_REFUND notification
+ * (https://docs.adyen.com/online-payments/reversal). Either way the donor keeps the money, so
+ * either is the refund succeeding. A part of a payment Adyen has not captured yet cannot be given
+ * back: Adyen fails that refund (REFUND, success "false", "Transaction hasn't been captured, refund
+ * not possible" in the REFUND example of its Webhooks v1 description), recorded as failed with its reason
+ * and its amount free again, and it can be asked again once the capture is through.
  */
 async function refund(
   reference: string,
@@ -549,17 +561,24 @@ async function refund(
 ): Promise<RefundOutcome> {
   if (!payment?.providerReference) return { status: 'failed', reason: 'no_provider_payment' };
   const adyenAmount = amountOf(amount);
+  const whole = payment.amount !== undefined && payment.amount.minor === amount.minor;
   try {
     const checkout = await adyenCheckout(payment.context.testMode);
-    await checkout.ModificationsApi.refundCapturedPayment(
-      payment.providerReference,
-      {
-        merchantAccount: merchantAccount(payment.context),
-        amount: adyenAmount,
-        reference: refundReference(payment.paymentUuid, reference),
-      },
-      { idempotencyKey: `${reference}:refund` },
-    );
+    const modification = {
+      merchantAccount: merchantAccount(payment.context),
+      reference: refundReference(payment.paymentUuid, reference),
+    };
+    if (whole) {
+      await checkout.ModificationsApi.refundOrCancelPayment(payment.providerReference, modification, {
+        idempotencyKey: `${reference}:reversal`,
+      });
+    } else {
+      await checkout.ModificationsApi.refundCapturedPayment(
+        payment.providerReference,
+        { ...modification, amount: adyenAmount },
+        { idempotencyKey: `${reference}:refund` },
+      );
+    }
     return { status: 'pending' };
   } catch (thrown) {
     const error = asCallError(thrown);
