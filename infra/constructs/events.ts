@@ -1,4 +1,4 @@
-import { WORKERS } from '@svc/api';
+import { STREAM_PUBLISHER_FILTER, WORKERS } from '@svc/api';
 import {
   DELIVERY_MAX_RECEIVES,
   DELIVERY_PARTITION_PREFIX,
@@ -14,7 +14,7 @@ import { EventBus, Rule } from 'aws-cdk-lib/aws-events';
 import { SqsQueue } from 'aws-cdk-lib/aws-events-targets';
 import { type IGrantable, PolicyStatement, type Role } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
-import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Schedule, ScheduleExpression } from 'aws-cdk-lib/aws-scheduler';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
@@ -322,6 +322,8 @@ export class Events extends Construct {
         // Holds the shard and sequence numbers given up on (not the records): replay within the
         // stream's 24 hours, or from the items themselves, which the table keeps.
         onFailure: new SqsDlq(this.streamDeadLetterQueue),
+        // Limiter, pacing, health and delivery items carry no events: they never invoke it.
+        filters: [FilterCriteria.filter(STREAM_PUBLISHER_FILTER)],
       }),
     );
     Validations.of(fn.role).acknowledge({

@@ -1,4 +1,4 @@
-import { WORKERS } from '@svc/api';
+import { QUIET_ENTITIES, WORKERS } from '@svc/api';
 import { INDEXES } from '@svc/table';
 import { ATTEMPT_LEASE_SECONDS, DEFAULT_IN_FLIGHT_PER_ORGANISATION, EVENT_SOURCE } from '@svc/webhooks';
 import { RemovalPolicy } from 'aws-cdk-lib';
@@ -292,6 +292,33 @@ describe.each(STAGE_NAMES)('the %s stream publisher', (stage) => {
     expect(streamMapping.BatchSize).toBe(100);
     // One batch per shard at a time: events of one item reach the bus in order.
     expect(streamMapping.ParallelizationFactor ?? 1).toBe(1);
+  });
+
+  it('is invoked only for items that can carry events: never for limiter, pacing, health or delivery items (issue 46, point 7)', () => {
+    const { streamMapping } = pipelineOf(stage);
+    const filters = streamMapping.FilterCriteria?.Filters ?? [];
+    expect(filters).toHaveLength(1);
+    const pattern = JSON.parse(filters[0]?.Pattern ?? '{}');
+    expect(pattern).toEqual({ dynamodb: { NewImage: { entity: { S: [{ 'anything-but': [...QUIET_ENTITIES] }] } } } });
+    for (const quiet of [
+      'provider_rate',
+      'provider_health',
+      'webhook_pace',
+      'webhook_pause',
+      'webhook_in_flight',
+      'delivery',
+    ])
+      expect(QUIET_ENTITIES).toContain(quiet);
+    // What carries events stays in.
+    for (const loud of [
+      'payment',
+      'subscription',
+      'invoice',
+      'organisation',
+      'onboarding_process',
+      'reconciliation_report',
+    ])
+      expect(QUIET_ENTITIES).not.toContain(loud);
   });
 
   it('retries from the failed record, bisects a failing batch, and gives a record up after 10 retries or a day', () => {

@@ -27,4 +27,5 @@ export { ENTITIES } from './entities';
 export { platformBundling } from './platform-bundle';
 export { allRoutes, platformRoutes, ROUTE_TABLE, type RouteEntry } from './route-table';
 export { SEARCH_PROJECTIONS } from './search-projections';
+export { carriesEvents, publisherTakes, QUIET_ENTITIES, STREAM_PUBLISHER_FILTER } from './stream-filter';
 export { wireDomains } from './wiring';

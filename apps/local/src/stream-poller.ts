@@ -1,5 +1,5 @@
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
-import { SEARCH_PROJECTIONS, wireDomains } from '@svc/api';
+import { carriesEvents, publisherTakes, SEARCH_PROJECTIONS, wireDomains } from '@svc/api';
 import { asFunction } from '@svc/core';
 import { streamProjector } from '@svc/sql';
 import { db, tableName } from '@svc/table';
@@ -81,7 +81,9 @@ export async function pollStream(): Promise<number> {
       // one reader feeds both, so a batch waits until both took it).
       const projected = await asFunction('search-projector', () => projectStreamRecords({ Records: batch }));
       if (projected.batchItemFailures.length > 0) throw new Error('The search projector failed; the batch is retried');
-      const { response } = await asFunction('stream-publisher', () => publishStreamRecords({ Records: batch }));
+      const { response } = await asFunction('stream-publisher', () =>
+        publishStreamRecords({ Records: recordsForPublisher(batch) }),
+      );
       const failed = response.batchItemFailures[0]?.itemIdentifier;
       const taken = failed === undefined ? batch.length : batch.findIndex((r) => r.dynamodb?.SequenceNumber === failed);
       state.backlog.splice(0, Math.max(0, taken));
@@ -90,4 +92,24 @@ export async function pollStream(): Promise<number> {
     }
   }
   return handled;
+}
+
+/** Thrown when an item type the publisher's filter leaves out carries events: they would never be published in AWS. */
+export class FilteredEventsError extends Error {}
+
+/**
+ * The records the stream publisher's event filter lets through in AWS (STREAM_PUBLISHER_FILTER,
+ * @svc/api). A record it leaves out that carries events is refused here: in AWS those events
+ * would be lost, so the item type must come off the filter's quiet list.
+ */
+export function recordsForPublisher(batch: DynamoDBRecord[]): DynamoDBRecord[] {
+  const taken = batch.filter(publisherTakes);
+  const lost = batch.find((record) => !publisherTakes(record) && carriesEvents(record));
+  if (lost) {
+    const entity = (lost.dynamodb?.NewImage as Record<string, { S?: string }>).entity?.S;
+    throw new FilteredEventsError(
+      `A ${entity ?? 'untyped'} item carries events, but the stream publisher's filter leaves it out: they would be lost in AWS`,
+    );
+  }
+  return taken;
 }

@@ -300,6 +300,7 @@ const eventSourceMappingSchema = z.object({
     MaximumRecordAgeInSeconds: z.number().optional(),
     ParallelizationFactor: z.number().optional(),
     DestinationConfig: z.object({ OnFailure: z.object({ Destination: getAttArn }) }).optional(),
+    FilterCriteria: z.object({ Filters: z.array(z.object({ Pattern: z.string() })) }).optional(),
   }),
 });
 
