@@ -56,6 +56,20 @@ export const BUSINESS_METRICS = {
   webhookDeliveries: 'WebhookDeliveries',
   /** From an event's creation to its delivery at the first attempt, in seconds (service time). */
   eventToDeliveryLag: 'EventToDeliveryLag',
+  /**
+   * A provider's callback refused before anything was applied (a Stripe event delivery, an Adyen
+   * notification batch); dimensions `provider` (stripe, adyen) and `reason`: `signature` (a
+   * signature missing or not matching any key, after one re-read of the keys), `basic_auth` (Adyen:
+   * the configured basic auth not given), `no_key` (no key configured to check it with). Alarmed
+   * per provider, every reason summed (infra: ProviderCallbacksRefused-<provider>).
+   */
+  providerCallbacksRefused: 'ProviderCallbacksRefused',
+  /**
+   * The deliveries a sweep found due in the table (paced, paused, retried or lost by their
+   * message), per sweep, and the oldest one's wait in seconds (services/webhooks delivery-sweeper).
+   */
+  webhookBacklog: 'WebhookBacklog',
+  webhookBacklogAge: 'WebhookBacklogAge',
   /** Rows of a reconciled bank file; dimension `result` (matched, unmatched, error). */
   reconciliationRows: 'ReconciliationRows',
 } as const;

@@ -1,6 +1,7 @@
 import type { CheckoutAPI } from '@adyen/api-library';
-import { deferred, hexKeys, sdkClient } from '@svc/core';
+import { deferred, hexKeys, now, sdkClient } from '@svc/core';
 import * as z from 'zod';
+import { KEY_REREAD_SECONDS } from '../key-reread';
 import { adyenHttpClient } from './adyen-http';
 
 /**
@@ -9,7 +10,9 @@ import { adyenHttpClient } from './adyen-http';
  * - Deployed stages: the same Secrets Manager secret as Stripe's keys (`SVC_STRIPE_SECRET_ARN`,
  *   JSON fields `adyen_api_key`, `adyen_hmac_key`, `adyen_live_url_prefix`,
  *   `adyen_notification_username`, `adyen_notification_password`, each optional), read once per
- *   container and never logged.
+ *   container and never logged, and read again after a refused notification
+ *   (adyenKeysAfterRefusal, at most once per KEY_REREAD_SECONDS), so a rolled key is taken
+ *   without a new container.
  * - Locally: `SVC_ADYEN_API_KEY`, `SVC_ADYEN_HMAC_KEY`, `SVC_ADYEN_LIVE_URL_PREFIX`,
  *   `SVC_ADYEN_NOTIFICATION_USERNAME`, `SVC_ADYEN_NOTIFICATION_PASSWORD`.
  * - `SVC_ADYEN_API_BASE` (a URL up to the API version, e.g. `https://checkout-test.adyen.com/v72`)
@@ -41,6 +44,22 @@ const secretSchema = deferred(() =>
 );
 
 let fromSecret: Promise<AdyenKeys> | undefined;
+/** When (service time) this container last read the secret for Adyen's keys. */
+let readAt: number | undefined;
+
+/**
+ * A refused notification may be a rolled key this container has not seen (the secret is read once
+ * per container): the keys read again, at most once per KEY_REREAD_SECONDS per container, or
+ * undefined when not read again (too soon, or keys from the environment, which are read every
+ * time). See KEY_REREAD_SECONDS (../key-reread.ts) for the window.
+ */
+export async function adyenKeysAfterRefusal(): Promise<AdyenKeys | undefined> {
+  if (!process.env.SVC_STRIPE_SECRET_ARN) return undefined;
+  // A clock moved back (the local runtime's, the tests') is no reason to wait.
+  if (readAt !== undefined && now() >= readAt && now() - readAt < KEY_REREAD_SECONDS) return undefined;
+  fromSecret = undefined;
+  return adyenKeys();
+}
 
 /**
  * The HMAC keys, each an even-length hexadecimal string, or an error. Adyen's library turns the key
@@ -68,6 +87,7 @@ export async function adyenKeys(): Promise<AdyenKeys> {
     };
   }
   fromSecret ??= (async () => {
+    readAt = now();
     const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
     const out = await sdkClient(new SecretsManagerClient({})).send(new GetSecretValueCommand({ SecretId: secretArn }));
     const parsed = secretSchema.safeParse(JSON.parse(out.SecretString ?? '{}'));

@@ -38,7 +38,7 @@ import { findPayment, type PaymentRecord } from '../../repository/payment-reposi
 import { findPaymentSource } from '../../repository/payment-source-repository';
 import type { FoundOutcome } from '../provider';
 import { PROVIDER_EVENT } from '../stripe/stripe-events';
-import { adyenKeys } from './adyen-config';
+import { type AdyenKeys, adyenKeys, adyenKeysAfterRefusal } from './adyen-config';
 import { adyenInstrumentToken, refusalReason, storedMethodId } from './adyen-provider';
 
 /**
@@ -146,41 +146,37 @@ export async function receiveAdyenNotifications(
   rawBody: string,
   authorization: string | undefined,
 ): Promise<{ applied: number; duplicates: number }> {
-  const keys = await adyenKeys();
-  if (keys.notificationUsername)
-    checkBasicAuth(authorization, keys.notificationUsername, keys.notificationPassword ?? '');
-  const refuse = (message: string) => ValidationError.field('hmacSignature', 'error.validation.not_valid', message);
-  if (keys.hmacKeys.length === 0) throw refuse('No Adyen HMAC key is configured (SVC_ADYEN_HMAC_KEY)');
-  let parsed: z.infer<typeof bodySchema>;
-  try {
-    parsed = bodySchema.parse(JSON.parse(rawBody));
-  } catch {
-    throw ValidationError.field('body', 'error.validation.not_valid', 'Not a batch of Adyen notifications');
-  }
+  let parsed: z.infer<typeof bodySchema> | undefined;
+  const batch = () => {
+    try {
+      parsed ??= bodySchema.parse(JSON.parse(rawBody));
+    } catch {
+      throw ValidationError.field('body', 'error.validation.not_valid', 'Not a batch of Adyen notifications');
+    }
+    return parsed;
+  };
   const { HmacValidator } = await import('@adyen/api-library/lib/src/utils/hmacValidator').then((m) => ({
     HmacValidator: m.default,
   }));
   const validator = new HmacValidator();
-  const raw = parsed.notificationItems.map((entry) => entry.NotificationRequestItem);
-  for (const item of raw) {
-    const signed = keys.hmacKeys.some((key) => {
-      try {
-        return validator.validateHMAC(item as never, key);
-      } catch {
-        return false;
-      }
-    });
-    if (!signed) {
-      logger.warn('Adyen notification refused: bad HMAC signature', {
-        psp: String(item.pspReference ?? ''),
-        event: String(item.eventCode ?? ''),
-      });
-      throw refuse(`The HMAC signature of ${String(item.eventCode)} ${String(item.pspReference)} does not match`);
-    }
+  let refusal = refusalOf(await adyenKeys(), authorization, batch, validator);
+  if (refusal) {
+    // Perhaps a key or password rolled since this container read the secret: read it again (at
+    // most once per KEY_REREAD_SECONDS) and check once more.
+    const fresh = await adyenKeysAfterRefusal();
+    if (fresh) refusal = refusalOf(fresh, authorization, batch, validator);
   }
+  if (refusal) {
+    // Counted (ProviderCallbacksRefused, alarmed per provider, as Stripe's) and logged: a key
+    // rolled at Adyen and not in the secret, or someone knocking on the endpoint.
+    recordMetric(BUSINESS_METRICS.providerCallbacksRefused, 1, { provider: 'adyen', reason: refusal.reason });
+    logger.warn(ADYEN_NOTIFICATION_REFUSED, { reason: refusal.reason, ...refusal.item });
+    throw refusal.error;
+  }
+  const raw = batch().notificationItems.map((entry) => entry.NotificationRequestItem);
   let applied = 0;
   let duplicates = 0;
-  const live = parsed.live === 'true';
+  const live = batch().live === 'true';
   for (const signed of raw) {
     const item = itemSchema.safeParse(signed);
     if (!item.success) {
@@ -209,13 +205,56 @@ export async function receiveAdyenNotifications(
   return { applied, duplicates };
 }
 
-function checkBasicAuth(header: string | undefined, username: string, password: string): void {
+/** Logged (with ProviderCallbacksRefused counted) for each notification batch refused. */
+export const ADYEN_NOTIFICATION_REFUSED = 'Adyen notification refused';
+
+interface Refusal {
+  reason: 'basic_auth' | 'no_key' | 'signature';
+  error: Error;
+  /** The item whose signature failed. */
+  item?: { psp: string; event: string };
+}
+
+/**
+ * Why these keys refuse the batch, or undefined: the basic auth when one is configured (401),
+ * then an HMAC key configured, then (the body read) every item's HMAC signature (400).
+ */
+function refusalOf(
+  keys: AdyenKeys,
+  authorization: string | undefined,
+  batch: () => z.infer<typeof bodySchema>,
+  validator: { validateHMAC(item: never, key: string): boolean },
+): Refusal | undefined {
+  if (
+    keys.notificationUsername &&
+    !basicAuthHolds(authorization, keys.notificationUsername, keys.notificationPassword ?? '')
+  )
+    return { reason: 'basic_auth', error: new UnauthorizedError('Adyen notifications need the configured basic auth') };
+  const refuse = (message: string) => ValidationError.field('hmacSignature', 'error.validation.not_valid', message);
+  if (keys.hmacKeys.length === 0)
+    return { reason: 'no_key', error: refuse('No Adyen HMAC key is configured (SVC_ADYEN_HMAC_KEY)') };
+  for (const { NotificationRequestItem: item } of batch().notificationItems) {
+    const signed = keys.hmacKeys.some((key) => {
+      try {
+        return validator.validateHMAC(item as never, key);
+      } catch {
+        return false;
+      }
+    });
+    if (!signed)
+      return {
+        reason: 'signature',
+        error: refuse(`The HMAC signature of ${String(item.eventCode)} ${String(item.pspReference)} does not match`),
+        item: { psp: String(item.pspReference ?? ''), event: String(item.eventCode ?? '') },
+      };
+  }
+  return undefined;
+}
+
+function basicAuthHolds(header: string | undefined, username: string, password: string): boolean {
   const expected = Buffer.from(`Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`);
   const given = Buffer.from(header ?? '');
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-    logger.warn('Adyen notification refused: bad basic auth');
-    throw new UnauthorizedError('Adyen notifications need the configured basic auth');
-  }
+  return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
 const markerKey = (id: string) => PROVIDER_EVENT.key(['adyen', id]);

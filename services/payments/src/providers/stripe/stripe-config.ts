@@ -1,13 +1,15 @@
-import { deferred, sdkClient } from '@svc/core';
+import { deferred, now, sdkClient } from '@svc/core';
 import type Stripe from 'stripe';
 import * as z from 'zod';
+import { KEY_REREAD_SECONDS } from '../key-reread';
 
 /**
  * Stripe's keys and where its API is.
  *
  * - Deployed stages: one Secrets Manager secret per stage (`SVC_STRIPE_SECRET_ARN`, JSON
  *   `{"test_secret_key", "live_secret_key", "webhook_secret"}`, each optional), read once per
- *   container and never logged. `pnpm ops stripe:configure` puts the values in.
+ *   container and never logged, and read again after a refused event delivery
+ *   (stripeKeysAfterRefusal, at most once per KEY_REREAD_SECONDS). `pnpm ops stripe:configure` puts the values in.
  * - Locally: `SVC_STRIPE_TEST_SECRET_KEY`, `SVC_STRIPE_LIVE_SECRET_KEY`, `SVC_STRIPE_WEBHOOK_SECRET`.
  * - `SVC_STRIPE_API_BASE` (a URL, default Stripe's own) points the SDK's host, port and protocol
  *   at another server speaking Stripe's API: the tests' stand-in.
@@ -32,6 +34,21 @@ const secretSchema = deferred(() =>
 );
 
 let fromSecret: Promise<StripeKeys> | undefined;
+/** When (service time) this container last read the secret for Stripe's keys. */
+let readAt: number | undefined;
+
+/**
+ * A refused event delivery may be signed with a webhook secret rolled since this container read
+ * the secret: the keys read again, at most once per KEY_REREAD_SECONDS per container, or
+ * undefined when not read again (too soon, or keys from the environment, read every time).
+ */
+export async function stripeKeysAfterRefusal(): Promise<StripeKeys | undefined> {
+  if (!process.env.SVC_STRIPE_SECRET_ARN) return undefined;
+  // A clock moved back (the local runtime's, the tests') is no reason to wait.
+  if (readAt !== undefined && now() >= readAt && now() - readAt < KEY_REREAD_SECONDS) return undefined;
+  fromSecret = undefined;
+  return stripeKeys();
+}
 
 export async function stripeKeys(): Promise<StripeKeys> {
   const secretArn = process.env.SVC_STRIPE_SECRET_ARN;
@@ -43,6 +60,7 @@ export async function stripeKeys(): Promise<StripeKeys> {
     };
   }
   fromSecret ??= (async () => {
+    readAt = now();
     const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
     const out = await sdkClient(new SecretsManagerClient({})).send(new GetSecretValueCommand({ SecretId: secretArn }));
     const parsed = secretSchema.safeParse(JSON.parse(out.SecretString ?? '{}'));

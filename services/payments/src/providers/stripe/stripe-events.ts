@@ -1,5 +1,13 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { derivedUuid, fromProviderAmount, logger, now, ValidationError } from '@svc/core';
+import {
+  BUSINESS_METRICS,
+  derivedUuid,
+  fromProviderAmount,
+  logger,
+  now,
+  recordMetric,
+  ValidationError,
+} from '@svc/core';
 import { db, defineEntity, getItem, retryOnConflict, TTL_ATTRIBUTE, tableName } from '@svc/table';
 import type Stripe from 'stripe';
 import * as z from 'zod';
@@ -17,7 +25,7 @@ import {
 import { deactivateSource } from '../../domain/source-updates';
 import { findPayment, type PaymentRecord } from '../../repository/payment-repository';
 import { findPaymentSource } from '../../repository/payment-source-repository';
-import { stripeClient, stripeKeys, stripeWebhooks } from './stripe-config';
+import { stripeClient, stripeKeys, stripeKeysAfterRefusal, stripeWebhooks } from './stripe-config';
 import { refundOutcome } from './stripe-mapping';
 import { stripeProvider } from './stripe-provider';
 
@@ -92,17 +100,45 @@ const markerKey = (eventId: string) => PROVIDER_EVENT.key(['stripe', eventId]);
 export type EventResult = { received: true; applied: boolean; duplicate?: true };
 
 export async function receiveStripeEvent(rawBody: string, signature: string | undefined): Promise<EventResult> {
-  const { webhookSecret } = await stripeKeys();
-  const refuse = (message: string) => ValidationError.field('Stripe-Signature', 'error.validation.not_valid', message);
-  if (!webhookSecret) throw refuse('No Stripe webhook secret is configured (SVC_STRIPE_WEBHOOK_SECRET)');
-  if (!signature) throw refuse('The Stripe-Signature header is missing');
   const webhooks = await stripeWebhooks();
-  let event: Stripe.Event | undefined;
+  let outcome = verifiedEvent(webhooks, (await stripeKeys()).webhookSecret, rawBody, signature);
+  if (!('event' in outcome)) {
+    // Perhaps signed with a secret rolled since this container read it: read it again (at most
+    // once per KEY_REREAD_SECONDS) and check once more.
+    const fresh = await stripeKeysAfterRefusal();
+    if (fresh) outcome = verifiedEvent(webhooks, fresh.webhookSecret, rawBody, signature);
+  }
+  if (!('event' in outcome)) {
+    // Counted (ProviderCallbacksRefused, alarmed per provider) and logged: a wrong webhook secret
+    // after a roll, or someone knocking on the endpoint.
+    recordMetric(BUSINESS_METRICS.providerCallbacksRefused, 1, { provider: 'stripe', reason: outcome.reason });
+    logger.warn(STRIPE_SIGNATURE_REFUSED, { reason: outcome.reason });
+    throw ValidationError.field('Stripe-Signature', 'error.validation.not_valid', outcome.message);
+  }
+  return applyOnce(outcome.event);
+}
+
+/** Logged (with ProviderCallbacksRefused counted) for each event delivery refused. */
+export const STRIPE_SIGNATURE_REFUSED = 'Stripe event refused: bad signature';
+
+type Verified = { event: Stripe.Event } | { reason: 'signature' | 'no_key'; message: string };
+
+/** The event, if one of the webhook secrets signed the body; else why not. */
+function verifiedEvent(
+  webhooks: typeof Stripe.webhooks,
+  webhookSecret: string | undefined,
+  rawBody: string,
+  signature: string | undefined,
+): Verified {
+  if (!webhookSecret)
+    return { reason: 'no_key', message: 'No Stripe webhook secret is configured (SVC_STRIPE_WEBHOOK_SECRET)' };
+  if (!signature) return { reason: 'signature', message: 'The Stripe-Signature header is missing' };
   for (const secret of webhookSecret.split(',').map((part) => part.trim())) {
     if (!secret) continue;
     try {
-      event = webhooks.constructEvent(rawBody, signature, secret, TOLERANCE_SECONDS, undefined, now() * 1000);
-      break;
+      return {
+        event: webhooks.constructEvent(rawBody, signature, secret, TOLERANCE_SECONDS, undefined, now() * 1000),
+      };
     } catch (error) {
       // Another configured secret may match (a Connect endpoint's, or the one being rolled to).
       if ((error as { type?: string }).type === 'StripeSignatureVerificationError') continue;
@@ -116,12 +152,7 @@ export async function receiveStripeEvent(rawBody: string, signature: string | un
       );
     }
   }
-  if (!event) {
-    // The alarm on refused deliveries counts this line (infra: STRIPE_SIGNATURE_REFUSED).
-    logger.warn('Stripe event refused: bad signature');
-    throw refuse('The Stripe-Signature does not match the body, or is older than 5 minutes');
-  }
-  return applyOnce(event);
+  return { reason: 'signature', message: 'The Stripe-Signature does not match the body, or is older than 5 minutes' };
 }
 
 /** Applies an event unless one of the same id was applied before; the marker is written after. */
