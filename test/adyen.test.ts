@@ -245,6 +245,39 @@ describe('3-D Secure 2 by redirect', () => {
     expect((await comeBack(pending.json.uuid, redirectResult)).headers.location).toContain('status=succeeded');
   });
 
+  it('takes a redirectResult of 20,000 characters by POST; a GET past API Gateway’s 10,240 bytes never reaches us (issue 46, point 8)', async () => {
+    const pending = await threeDS();
+    const uuid = pending.json.uuid;
+    const longest = adyen.approve(pspOf(uuid), true, { length: 20_000 });
+    // As a GET the URL alone is over the HTTP API's limit of request line and headers: refused
+    // before any function, nothing changes (in AWS the payment then settles by notification).
+    const tooLong = await comeBack(uuid, longest);
+    expect(tooLong.status).toBe(431);
+    expect(tooLong.json.error.message[0].code).toBe('error.request.headers_too_large');
+    expect((await getPayment(uuid)).status).toBe('pending');
+    // By POST, as Adyen returns the donor when its redirect was a POST: the form carries it.
+    const returnPath = String(sent(uuid).returnUrl).replace(/^https?:\/\/[^/]+/, '');
+    const posted = await call('POST', returnPath, {
+      rawBody: new URLSearchParams({ redirectResult: longest }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(posted.status, posted.text).toBe(303);
+    expect(posted.headers.location).toContain('status=succeeded');
+    expect(adyen.requests.filter((r) => r.path === '/v72/payments/details').at(-1)?.body).toEqual({
+      details: { redirectResult: longest },
+    });
+    // One character more than Adyen's maximum is a 400 naming it; a GET just under the limit passes.
+    const over = await call('POST', returnPath, {
+      rawBody: new URLSearchParams({ redirectResult: `${longest}A` }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(over.status).toBe(400);
+    expect(over.json.error.message[0].property).toBe('redirectResult');
+    const next = await threeDS();
+    const fits = adyen.approve(pspOf(next.json.uuid), true, { length: 9_000 });
+    expect((await comeBack(next.json.uuid, fits)).status).toBe(303);
+  });
+
   it('refuses a forged redirectResult and another payment’s (4xx, nothing changes); the donor’s own still settles it', async () => {
     const mine = await threeDS();
     const uuid = mine.json.uuid;

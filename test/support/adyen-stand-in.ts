@@ -88,7 +88,11 @@ export interface AdyenStandIn {
    */
   fault(mode: AdyenFault, options?: { times?: number; completesAtReset?: boolean }): void;
   /** The donor on Adyen's redirect page (3DS2 challenge, TWINT app): the `redirectResult` our return endpoint gets. */
-  approve(pspReference: string, approved: boolean): string;
+  /**
+   * `length`: the redirectResult's length. Adyen's are opaque and of any length up to 20,000
+   * characters (Checkout v72 PaymentCompletionDetails.redirectResult maxLength).
+   */
+  approve(pspReference: string, approved: boolean, options?: { length?: number }): string;
   /** SEPA debits (status received) settle: AUTHORISATION success true/false notification. */
   settle(pspReference: string, outcome: 'success' | 'failure'): void;
   /** A chargeback; on a SEPA debit, the bank's return (reason AC04, closed account). */
@@ -1288,14 +1292,19 @@ export async function startAdyenStandIn(options: AdyenStandInOptions = {}): Prom
         completes: mode === 'timeout' && faultOptions.completesAtReset === true,
       };
     },
-    approve(pspReference, approved) {
+    approve(pspReference, approved, options) {
       sweep();
       const payment = found(pspReference);
       const details = internal(payment);
       if (payment.status !== 'redirect' || details.redirectResult) {
         throw new Error(`Payment ${pspReference} is not waiting on its redirect page (${payment.status})`);
       }
-      const redirectResult = `${randomBytes(24).toString('base64url')}!${reference16()}`;
+      const short = `${randomBytes(24).toString('base64url')}!${reference16()}`;
+      const length = options?.length ?? short.length;
+      if (length < short.length || length > 20_000) throw new Error(`A redirectResult of ${length} characters`);
+      const redirectResult = `${randomBytes(length)
+        .toString('base64url')
+        .slice(0, length - short.length)}${short}`;
       details.redirectResult = redirectResult;
       redirectResults.set(redirectResult, pspReference);
       if (payment.method === 'twint') {

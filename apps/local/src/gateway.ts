@@ -96,6 +96,9 @@ export async function createGateway(options: { enableControl: boolean }): Promis
 
   async function handle(request: IncomingRequest): Promise<GatewayResponse> {
     const requestId = newUuid();
+    if (requestLineAndHeaderBytes(request) > HTTP_API_REQUEST_LINE_AND_HEADERS) {
+      return errorResponse(new HeadersTooLargeError(HTTP_API_REQUEST_LINE_AND_HEADERS), requestId);
+    }
     const path = pathOf(request.url);
     if (path === undefined) return errorResponse(new NotFoundError('No such path'), requestId);
     if (options.enableControl && path.startsWith('/_local/')) {
@@ -169,6 +172,26 @@ export async function createGateway(options: { enableControl: boolean }): Promis
   }
 
   return { handle, listen };
+}
+
+/**
+ * API Gateway's HTTP API takes at most 10,240 bytes of request line and header values ("Total
+ * combined size of request line and header values", not adjustable,
+ * https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-quotas.html), so a longer
+ * request never reaches a function in AWS; here neither. Which status AWS answers it with is not
+ * documented (unknowable here): 431 in our error shape. Header names are counted too, which is
+ * at least as strict.
+ */
+export const HTTP_API_REQUEST_LINE_AND_HEADERS = 10_240;
+
+function requestLineAndHeaderBytes(request: IncomingRequest): number {
+  let bytes = Buffer.byteLength(`${request.method} ${request.url} HTTP/1.1`);
+  for (const [name, value] of Object.entries(request.headers)) {
+    for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value]) {
+      bytes += Buffer.byteLength(name) + Buffer.byteLength(one);
+    }
+  }
+  return bytes;
 }
 
 /** Errors the gateway answers itself carry the request id like every handler response. */

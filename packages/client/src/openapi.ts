@@ -572,7 +572,8 @@ export interface paths {
         /** Adyen: the donor's way back after Adyen's page; submits Adyen's redirectResult, settles the payment and redirects to its return_url */
         get: operations["adyenPaymentReturn"];
         put?: never;
-        post?: never;
+        /** Adyen: the donor's way back by POST (a redirect Adyen made by POST, or a result too long for a URL); as the GET, with redirectResult a form field */
+        post: operations["adyenPaymentReturnPost"];
         delete?: never;
         options?: never;
         head?: never;
@@ -589,7 +590,8 @@ export interface paths {
         /** Adyen: the donor's way back after saving a payment method on Adyen's page; settles the source */
         get: operations["adyenPaymentSourceReturn"];
         put?: never;
-        post?: never;
+        /** Adyen: the donor's way back by POST after saving a payment method; as the GET, with redirectResult a form field */
+        post: operations["adyenPaymentSourceReturnPost"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6929,6 +6931,54 @@ export interface operations {
             };
         };
     };
+    adyenPaymentReturnPost: {
+        parameters: {
+            query: {
+                token: string;
+            };
+            header?: never;
+            path: {
+                payment_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    redirectResult: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Result page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Back to the return_url */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     adyenPaymentSourceReturn: {
         parameters: {
             query: {
@@ -6945,6 +6995,47 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
+        responses: {
+            /** @description Result page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adyenPaymentSourceReturnPost: {
+        parameters: {
+            query: {
+                token: string;
+            };
+            header?: never;
+            path: {
+                payment_source_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    redirectResult: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
         responses: {
             /** @description Result page */
             200: {
