@@ -446,6 +446,16 @@ describe('saved instruments and recurring charges on Adyen', () => {
     expect(back.status, back.text).toBe(200);
     expect(back.text).toContain('Payment method active');
     expect((await api('GET', `/payment-sources/${challenged.json.uuid}`)).json.status).toBe('active');
+
+    // A return by POST (issue 46, point 8): the long redirectResult as a form field.
+    const posted = await save(ADYEN_TEST_CARDS.threeDS2Mastercard);
+    const longResult = adyen.approve(pspOf(posted.json.uuid), true, { length: 15_000 });
+    const postBack = await call('POST', String(sent(posted.json.uuid).returnUrl).replace(/^https?:\/\/[^/]+/, ''), {
+      rawBody: new URLSearchParams({ redirectResult: longResult }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(postBack.status, postBack.text).toBe(200);
+    expect(postBack.text).toContain('Payment method active');
   });
 });
 
