@@ -35,6 +35,7 @@ import { OperationsAlarms } from '../constructs/operations-alarms';
 import { OperationsDashboard } from '../constructs/operations-dashboard';
 import { PaymentResolver } from '../constructs/payment-resolver';
 import { Reconciliation } from '../constructs/reconciliation';
+import { PrewarmAlarms } from '../constructs/prewarm-alarms';
 import { SEARCH_DOMAINS, SearchEngine } from '../constructs/search-engine';
 import { ServiceAlarms } from '../constructs/service-alarms';
 import { ServiceApi } from '../constructs/service-api';
@@ -244,6 +245,16 @@ export class ServiceStack extends Stack {
       new ServiceAlarms(this, 'Alarms', {
         stage: stage.name,
         alarms: stage.alarms,
+    // The reset pnpm ops prewarm schedules at --until, and its alarms (issue 46): before the alarm
+    // topic, which finds every alarm of the stack.
+    const payments = functions.get('payments');
+    if (!payments?.alias) throw new Error('The payments function has no alias for provisioned concurrency');
+    new PrewarmAlarms(this, 'Prewarm', {
+      alias: payments.alias,
+      api: this.api.api,
+      apiStage: this.api.stage,
+      alarms: stage.alarms.enabled,
+    });
         api: this.api.api,
         functions: watched,
         paymentsLogs: payments.logGroup,

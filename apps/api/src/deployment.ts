@@ -30,6 +30,17 @@ export type DeadLetterQueueName = keyof typeof DEAD_LETTER_QUEUE_OUTPUTS;
  * the HTTP API and its stage (throttling), and the stage's configured throttle as `rate/burst`
  * (what `--reset` returns the stage to).
  */
+/**
+ * Where `pnpm ops prewarm` puts the reset it schedules for `--until` (issue 46): the schedule
+ * groups of the reset and of the check a day later, and the role EventBridge Scheduler assumes to
+ * make their calls (infra/constructs/prewarm-alarms.ts).
+ */
+export const PREWARM_SCHEDULE_OUTPUTS = {
+  role: 'PrewarmResetRoleArn',
+  resetGroup: 'PrewarmResetScheduleGroup',
+  checkGroup: 'PrewarmCheckScheduleGroup',
+} as const;
+
 export const PREWARM_OUTPUTS = {
   paymentsFunction: 'PaymentsFunctionArn',
   paymentsAlias: 'PaymentsFunctionAlias',

@@ -50,6 +50,11 @@ const TARGETS: Targets = {
   apiStage: '$default',
   // What the stack's ApiThrottle output says: the stage's configured throttle.
   configuredThrottle: STAGES.prod.throttle,
+  schedules: {
+    roleArn: 'arn:aws:iam::123456789012:role/svc-fundraising-prod-PrewarmResetRole',
+    resetGroup: 'svc-fundraising-prod-prewarm-reset',
+    checkGroup: 'svc-fundraising-prod-prewarm-check',
+  },
 };
 
 const cold = (status = 'ACTIVE') => ({ readUnitsPerSecond: 12_000, writeUnitsPerSecond: 4_000, status });
@@ -172,10 +177,10 @@ describe('the load model', () => {
 });
 
 describe('pnpm ops prewarm', () => {
-  it('raises warm throughput, then provisioned concurrency on the live alias, records --until, then the throttle', async () => {
+  it('raises warm throughput, schedules the reset, then provisioned concurrency on the live alias, records --until, then the throttle', async () => {
     const { calls, log, text } = await run(prewarm5000);
     expect(log).toEqual(['targets prod', 'observe']);
-    expect(calls).toEqual([
+    expect(calls.filter((call) => call.service !== 'Scheduler')).toEqual([
       {
         service: 'DynamoDB',
         operation: 'UpdateTable',
@@ -215,7 +220,19 @@ describe('pnpm ops prewarm', () => {
       },
     ]);
     expect(text).toContain('Warm throughput cannot be lowered again: --reset leaves it');
-    expect(text).toContain('After the event (2026-12-05T22:00:00.000Z) run: pnpm ops prewarm --stage prod --reset');
+    expect(text).toContain(
+      'The reset is scheduled at 2026-12-05T22:00:00.000Z (EventBridge Scheduler: provisioned concurrency deleted, throttle back), checked a day later; to end earlier run: pnpm ops prewarm --stage prod --reset',
+    );
+    // The reset is in place before anything billed by the hour is put.
+    expect(calls.map((call) => call.operation)).toEqual([
+      'UpdateTable',
+      'CreateSchedule',
+      'CreateSchedule',
+      'CreateSchedule',
+      'PutProvisionedConcurrencyConfig',
+      'TagResource',
+      'UpdateStage',
+    ]);
     // 10 hours to --until: 1,125 × 1 GB × 36,000 s × $0.0000033334
     expect(text).toMatch(/cost: Lambda provisioned concurrency \(until --reset\): \$135\.00/);
   });
@@ -234,16 +251,93 @@ describe('pnpm ops prewarm', () => {
         routeSettings: { ThrottlingRateLimit: 9_500, ThrottlingBurstLimit: 1_000 },
       }),
     );
-    expect(calls.map((call) => call.operation)).toEqual(['UpdateTable', 'TagResource', 'UpdateStage']);
+    expect(calls.map((call) => call.operation)).toEqual([
+      'UpdateTable',
+      'CreateSchedule',
+      'CreateSchedule',
+      'CreateSchedule',
+      'TagResource',
+      'UpdateStage',
+    ]);
     expect(calls[0]?.input).toEqual({
       TableName: 'svc-fundraising-prod-Data',
       WarmThroughput: { ReadUnitsPerSecond: 75_000 },
       GlobalSecondaryIndexUpdates: [{ Update: { IndexName: 'gsi2', WarmThroughput: { WriteUnitsPerSecond: 22_500 } } }],
     });
-    expect(calls[2]?.input).toMatchObject({
+    expect(calls[5]?.input).toMatchObject({
       DefaultRouteSettings: { ThrottlingRateLimit: 9_500, ThrottlingBurstLimit: 4_500 },
     });
     expect(text).toContain('note: payments already has 2,000 provisioned concurrency');
+  });
+
+  it('schedules its own reset at --until with EventBridge Scheduler, and a check a day later', async () => {
+    const { calls } = await run(prewarm5000);
+    const schedules = calls.flatMap((call) => (call.operation === 'CreateSchedule' ? [call.input] : []));
+    const common = {
+      ScheduleExpressionTimezone: 'UTC',
+      FlexibleTimeWindow: { Mode: 'OFF' },
+      ActionAfterCompletion: 'DELETE',
+    };
+    const role = TARGETS.schedules.roleArn;
+    expect(schedules).toEqual([
+      {
+        ...common,
+        Name: 'prewarm-reset-provisioned-concurrency',
+        GroupName: 'svc-fundraising-prod-prewarm-reset',
+        // --until 2026-12-05T23:00:00+01:00, in UTC.
+        ScheduleExpression: 'at(2026-12-05T22:00:00)',
+        Description: expect.stringContaining('--until 2026-12-05T22:00:00.000Z'),
+        Target: {
+          Arn: 'arn:aws:scheduler:::aws-sdk:lambda:deleteProvisionedConcurrencyConfig',
+          RoleArn: role,
+          Input: JSON.stringify({ FunctionName: ARN, Qualifier: 'live' }),
+        },
+      },
+      {
+        ...common,
+        Name: 'prewarm-reset-throttle',
+        GroupName: 'svc-fundraising-prod-prewarm-reset',
+        ScheduleExpression: 'at(2026-12-05T22:00:00)',
+        Description: expect.any(String),
+        Target: {
+          Arn: 'arn:aws:scheduler:::aws-sdk:apigatewayv2:updateStage',
+          RoleArn: role,
+          // Back to the configured throttle, the stage's other route settings as they were.
+          Input: JSON.stringify({
+            ApiId: 'a1b2c3',
+            StageName: '$default',
+            DefaultRouteSettings: {
+              DetailedMetricsEnabled: false,
+              ThrottlingRateLimit: STAGES.prod.throttle.rateLimit,
+              ThrottlingBurstLimit: STAGES.prod.throttle.burstLimit,
+            },
+          }),
+        },
+      },
+      {
+        ...common,
+        Name: 'prewarm-check-provisioned-concurrency',
+        GroupName: 'svc-fundraising-prod-prewarm-check',
+        ScheduleExpression: 'at(2026-12-06T22:00:00)',
+        Description: expect.any(String),
+        Target: {
+          Arn: 'arn:aws:scheduler:::aws-sdk:lambda:deleteProvisionedConcurrencyConfig',
+          RoleArn: role,
+          Input: JSON.stringify({ FunctionName: ARN, Qualifier: 'live' }),
+          // One call: its success alone means provisioned concurrency was still there.
+          RetryPolicy: { MaximumRetryAttempts: 0 },
+        },
+      },
+    ]);
+  });
+
+  it('prints the schedules in a dry run with the stack’s outputs by name', async () => {
+    const { text } = await run({ ...prewarm5000, 'dry-run': true });
+    expect(text).toContain(
+      'would call Scheduler CreateSchedule {"Name":"prewarm-reset-provisioned-concurrency","GroupName":"<PrewarmResetScheduleGroup of svc-fundraising-prod>"',
+    );
+    expect(text).toContain('"RoleArn":"<PrewarmResetRoleArn of svc-fundraising-prod>"');
+    expect(text).toContain("Input DefaultRouteSettings: the stage's configured throttle (its ApiThrottle output)");
   });
 
   it('makes no call at all when a quota refuses, and says which and what to raise', async () => {
@@ -303,7 +397,7 @@ describe('pnpm ops prewarm', () => {
 });
 
 describe('pnpm ops prewarm --reset', () => {
-  it('puts the configured throttle back first, then deletes provisioned concurrency and the --until tag', async () => {
+  it('deletes the scheduled reset and check, puts the configured throttle back, then deletes provisioned concurrency and the --until tag', async () => {
     const { calls, text } = await run(
       { stage: 'prod', reset: true },
       observed({
@@ -313,6 +407,21 @@ describe('pnpm ops prewarm --reset', () => {
       }),
     );
     expect(calls).toEqual([
+      {
+        service: 'Scheduler',
+        operation: 'DeleteSchedule',
+        input: { Name: 'prewarm-reset-provisioned-concurrency', GroupName: 'svc-fundraising-prod-prewarm-reset' },
+      },
+      {
+        service: 'Scheduler',
+        operation: 'DeleteSchedule',
+        input: { Name: 'prewarm-reset-throttle', GroupName: 'svc-fundraising-prod-prewarm-reset' },
+      },
+      {
+        service: 'Scheduler',
+        operation: 'DeleteSchedule',
+        input: { Name: 'prewarm-check-provisioned-concurrency', GroupName: 'svc-fundraising-prod-prewarm-check' },
+      },
       {
         service: 'ApiGatewayV2',
         operation: 'UpdateStage',
@@ -337,7 +446,12 @@ describe('pnpm ops prewarm --reset', () => {
   });
 
   it('only resets the throttle where nothing else was prewarmed; a dry run calls nothing', async () => {
-    expect((await run({ stage: 'prod', reset: true })).calls.map((call) => call.operation)).toEqual(['UpdateStage']);
+    expect((await run({ stage: 'prod', reset: true })).calls.map((call) => call.operation)).toEqual([
+      'DeleteSchedule',
+      'DeleteSchedule',
+      'DeleteSchedule',
+      'UpdateStage',
+    ]);
     const dry = await run({ stage: 'prod', reset: true, 'dry-run': true });
     expect(dry.created()).toBe(0);
     expect(dry.text).toContain('would call Lambda DeleteProvisionedConcurrencyConfig');

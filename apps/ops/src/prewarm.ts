@@ -29,7 +29,17 @@ import {
   UntagResourceCommand,
   type UntagResourceCommandInput,
 } from '@aws-sdk/client-lambda';
-import { DOMAINS, PREWARM_OUTPUTS, stackName, TABLE_NAME_OUTPUT } from '@svc/api';
+import {
+  ConflictException,
+  CreateScheduleCommand,
+  type CreateScheduleCommandInput,
+  DeleteScheduleCommand,
+  type DeleteScheduleCommandInput,
+  ResourceNotFoundException,
+  SchedulerClient,
+  UpdateScheduleCommand,
+} from '@aws-sdk/client-scheduler';
+import { DOMAINS, PREWARM_OUTPUTS, PREWARM_SCHEDULE_OUTPUTS, stackName, TABLE_NAME_OUTPUT } from '@svc/api';
 import { nowDate } from '@svc/core';
 import { INDEXES, type IndexName } from '@svc/table';
 import {
@@ -73,6 +83,8 @@ export interface Targets {
   apiStage: string;
   /** The stage's configured throttle (infra/config/stages.ts, as deployed); unknown in a dry run. */
   configuredThrottle: { rateLimit: number; burstLimit: number } | undefined;
+  /** Where the reset at --until is scheduled, and the role Scheduler takes (infra/constructs/prewarm-alarms.ts). */
+  schedules: { roleArn: string; resetGroup: string; checkGroup: string };
 }
 
 /** What the stage holds now. */
@@ -100,7 +112,11 @@ export type AwsCall =
     }
   | { service: 'Lambda'; operation: 'TagResource'; input: TagResourceCommandInput }
   | { service: 'Lambda'; operation: 'UntagResource'; input: UntagResourceCommandInput }
-  | { service: 'ApiGatewayV2'; operation: 'UpdateStage'; input: UpdateStageCommandInput };
+  | { service: 'ApiGatewayV2'; operation: 'UpdateStage'; input: UpdateStageCommandInput }
+  /** Created, or updated where a schedule of that name is left from an earlier prewarm. */
+  | { service: 'Scheduler'; operation: 'CreateSchedule'; input: CreateScheduleCommandInput }
+  /** Deleted where it exists (a schedule that ran deleted itself). */
+  | { service: 'Scheduler'; operation: 'DeleteSchedule'; input: DeleteScheduleCommandInput };
 
 /** What the command reads and changes in AWS; tests give a recording one. */
 export interface PrewarmAws {
@@ -170,7 +186,9 @@ export async function runPrewarm(
   }
   await carryOut(plan.calls, aws, out);
   out('Warm throughput cannot be lowered again: --reset leaves it (no ongoing cost; the raise was charged once).');
-  out(`After the event (${until.toISOString()}) run: pnpm ops prewarm --stage ${stage} --reset`);
+  out(
+    `The reset is scheduled at ${until.toISOString()} (EventBridge Scheduler: provisioned concurrency deleted, throttle back), checked a day later; to end earlier run: pnpm ops prewarm --stage ${stage} --reset`,
+  );
 }
 
 /** A call to make, with what a dry run cannot fill in. */
@@ -224,6 +242,10 @@ export function prewarmPlan(input: {
   } else {
     notes.push('the table and its indexes are already warm enough');
   }
+
+  // The reset at --until is scheduled before anything billed by the hour is put: a prewarm whose
+  // reset cannot be scheduled (no permission) changes nothing that costs on.
+  calls.push(...resetSchedules(targets, observed, input.until));
 
   // Provisioned concurrency goes on the alias the API invokes: on $LATEST it is not allowed, and on
   // a version nobody calls it warms nothing.
@@ -283,11 +305,109 @@ export function prewarmPlan(input: {
   };
 }
 
-/** Back to the stage's configured throttle, no provisioned concurrency; warm throughput stays. */
-export function resetCalls(targets: Targets, observed: Observed): PlannedCall[] {
-  const calls: PlannedCall[] = [];
+/** The names of the schedules a prewarm leaves: the reset's two calls at --until, the check a day later. */
+export const RESET_SCHEDULES = {
+  capacity: 'prewarm-reset-provisioned-concurrency',
+  throttle: 'prewarm-reset-throttle',
+  check: 'prewarm-check-provisioned-concurrency',
+} as const;
+/** The check runs this long after --until. */
+export const CHECK_AFTER_MS = 86_400_000;
+
+/**
+ * EventBridge Scheduler one-time schedules for the reset (issue 46, point 5), with universal
+ * targets: Scheduler itself calls `arn:aws:scheduler:::aws-sdk:<service>:<apiAction>` with the
+ * JSON Input as the request and the stack's PrewarmResetRole
+ * (https://docs.aws.amazon.com/scheduler/latest/UserGuide/managing-targets-universal.html). A
+ * one-time schedule is `at(yyyy-mm-ddThh:mm:ss)` in ScheduleExpressionTimezone, and
+ * ActionAfterCompletion DELETE removes it once it has run
+ * (https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html,
+ * https://docs.aws.amazon.com/scheduler/latest/APIReference/API_CreateSchedule.html).
+ *
+ * - At --until: DeleteProvisionedConcurrencyConfig on the alias (what is billed), and UpdateStage
+ *   back to the configured throttle. Warm throughput costs nothing while it stays and cannot be
+ *   lowered; the --until tag stays as the record (`--status` warns only while something is raised).
+ * - A day after: DeleteProvisionedConcurrencyConfig again, with no retry. Normally there is
+ *   nothing to delete and the call fails; one that succeeds found provisioned concurrency still
+ *   set, and the PrewarmStillProvisioned alarm (attempts less target errors) fires.
+ */
+export function resetSchedules(targets: Targets, observed: Observed, until: Date): PlannedCall[] {
+  const at = (time: Date) => `at(${time.toISOString().slice(0, 19)})`;
+  const schedule = (
+    name: string,
+    group: string,
+    time: Date,
+    action: string,
+    input: unknown,
+    retries?: number,
+  ): CreateScheduleCommandInput => ({
+    Name: name,
+    GroupName: group,
+    ScheduleExpression: at(time),
+    ScheduleExpressionTimezone: 'UTC',
+    FlexibleTimeWindow: { Mode: 'OFF' },
+    ActionAfterCompletion: 'DELETE',
+    Description: `pnpm ops prewarm: ${name} (--until ${until.toISOString()})`,
+    Target: {
+      // Universal targets name no partition (the format above); Scheduler calls the API in the
+      // schedule's own Region and partition.
+      Arn: `arn:aws:scheduler:::aws-sdk:${action}`,
+      RoleArn: targets.schedules.roleArn,
+      Input: JSON.stringify(input),
+      ...(retries === undefined ? {} : { RetryPolicy: { MaximumRetryAttempts: retries } }),
+    },
+  });
+  const alias = { FunctionName: targets.functionArn, Qualifier: targets.alias };
+  const throttle = throttleReset(targets, observed);
+  return [
+    {
+      call: {
+        service: 'Scheduler',
+        operation: 'CreateSchedule',
+        input: schedule(
+          RESET_SCHEDULES.capacity,
+          targets.schedules.resetGroup,
+          until,
+          'lambda:deleteProvisionedConcurrencyConfig',
+          alias,
+        ),
+      },
+    },
+    {
+      call: {
+        service: 'Scheduler',
+        operation: 'CreateSchedule',
+        input: schedule(
+          RESET_SCHEDULES.throttle,
+          targets.schedules.resetGroup,
+          until,
+          'apigatewayv2:updateStage',
+          throttle.call.input,
+        ),
+      },
+      ...(throttle.note ? { note: `Input ${throttle.note}` } : {}),
+    },
+    {
+      call: {
+        service: 'Scheduler',
+        operation: 'CreateSchedule',
+        input: schedule(
+          RESET_SCHEDULES.check,
+          targets.schedules.checkGroup,
+          new Date(until.getTime() + CHECK_AFTER_MS),
+          'lambda:deleteProvisionedConcurrencyConfig',
+          alias,
+          0,
+        ),
+      },
+    },
+  ];
+}
+
+/** The stage's throttle back to its configured values, its other route settings kept. */
+function throttleReset(targets: Targets, observed: Observed): PlannedCall & { call: { operation: 'UpdateStage' } } {
   const configured = targets.configuredThrottle;
-  calls.push({
+  return {
     call: {
       service: 'ApiGatewayV2',
       operation: 'UpdateStage',
@@ -306,7 +426,28 @@ export function resetCalls(targets: Targets, observed: Observed): PlannedCall[] 
       },
     },
     ...(configured ? {} : { note: "DefaultRouteSettings: the stage's configured throttle (its ApiThrottle output)" }),
-  });
+  };
+}
+
+/**
+ * Back to the stage's configured throttle, no provisioned concurrency; warm throughput stays. The
+ * schedules an earlier prewarm left go first (a reset by hand must not be followed by another).
+ */
+export function resetCalls(targets: Targets, observed: Observed): PlannedCall[] {
+  const calls: PlannedCall[] = [
+    ...(
+      [
+        [RESET_SCHEDULES.capacity, targets.schedules.resetGroup],
+        [RESET_SCHEDULES.throttle, targets.schedules.resetGroup],
+        [RESET_SCHEDULES.check, targets.schedules.checkGroup],
+      ] as const
+    ).map(
+      ([Name, GroupName]): PlannedCall => ({
+        call: { service: 'Scheduler', operation: 'DeleteSchedule', input: { Name, GroupName } },
+      }),
+    ),
+  ];
+  calls.push(throttleReset(targets, observed));
   if (observed.provisioned) {
     calls.push({
       call: {
@@ -419,6 +560,11 @@ function assumed(stage: string): { targets: Targets; observed: Observed } {
       apiId: output(PREWARM_OUTPUTS.apiId),
       apiStage: output(PREWARM_OUTPUTS.apiStage),
       configuredThrottle: undefined,
+      schedules: {
+        roleArn: output(PREWARM_SCHEDULE_OUTPUTS.role),
+        resetGroup: output(PREWARM_SCHEDULE_OUTPUTS.resetGroup),
+        checkGroup: output(PREWARM_SCHEDULE_OUTPUTS.checkGroup),
+      },
     },
     observed: {
       warm: Object.fromEntries(RESOURCES.map((resource) => [resource, cold])) as Observed['warm'],
@@ -477,6 +623,7 @@ export function awsPrewarm(): PrewarmAws {
   const dynamodb = new DynamoDBClient({});
   const lambda = new LambdaClient({});
   const apiGateway = new ApiGatewayV2Client({});
+  const scheduler = new SchedulerClient({});
   return {
     async targets(stage) {
       const outputs = await outputsOfStage(stage);
@@ -496,6 +643,11 @@ export function awsPrewarm(): PrewarmAws {
         apiId: output(PREWARM_OUTPUTS.apiId),
         apiStage: output(PREWARM_OUTPUTS.apiStage),
         configuredThrottle: { rateLimit: rateLimit ?? 0, burstLimit: burstLimit ?? 0 },
+        schedules: {
+          roleArn: output(PREWARM_SCHEDULE_OUTPUTS.role),
+          resetGroup: output(PREWARM_SCHEDULE_OUTPUTS.resetGroup),
+          checkGroup: output(PREWARM_SCHEDULE_OUTPUTS.checkGroup),
+        },
       };
     },
     async observe(targets) {
@@ -584,6 +736,20 @@ export function awsPrewarm(): PrewarmAws {
           return;
         case 'UpdateStage':
           await apiGateway.send(new UpdateStageCommand(call.input));
+          return;
+        case 'CreateSchedule':
+          // A schedule of that name left by an earlier prewarm (its --until not reached yet) is
+          // replaced: UpdateSchedule takes the whole definition, as CreateSchedule does.
+          // https://docs.aws.amazon.com/scheduler/latest/APIReference/API_UpdateSchedule.html
+          await scheduler.send(new CreateScheduleCommand(call.input)).catch(async (error: unknown) => {
+            if (!(error instanceof ConflictException)) throw error;
+            await scheduler.send(new UpdateScheduleCommand(call.input));
+          });
+          return;
+        case 'DeleteSchedule':
+          await scheduler.send(new DeleteScheduleCommand(call.input)).catch((error: unknown) => {
+            if (!(error instanceof ResourceNotFoundException)) throw error;
+          });
           return;
       }
     },
