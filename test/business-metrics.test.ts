@@ -1,6 +1,7 @@
 import { freezeClock, now } from '@svc/core';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { type Receiver, startReceiver } from '../packages/outbound/src/testing/receiver';
+import { RETRY_DELAYS_SECONDS } from '../services/webhooks/src/domain/delivery';
 import { call, cardPaymentBody, DEMO, seedDemo, tokenFor } from './support/api';
 
 /**
@@ -140,7 +141,7 @@ describe('business metrics (EMF)', () => {
     expect(find('EventToDeliveryLag')).toEqual([expect.objectContaining({ value: 3, unit: 'Seconds' })]);
   });
 
-  it('count a failed delivery as failed, with no lag', async () => {
+  it('count a failed first attempt as failed, with its lag; a retry adds none and shows in the sweep’s backlog from its due time', async () => {
     const failing = await startReceiver(
       (_request, response) => response.writeHead(500).end('no'),
       inject('receiverTls'),
@@ -149,12 +150,28 @@ describe('business metrics (EMF)', () => {
       await subscribe(`https://127.0.0.1:${failing.port}/failing`, 'svc.payments.refund.succeeded');
       const paid = await ok('POST', '/payments', cardPaymentBody(), 201);
       await ok('POST', '/_local/settle');
+      const start = now();
+      freezeClock(start);
       capture();
       await ok('POST', `/payments/${paid.uuid}/refunds`);
+      freezeClock(start + 4);
       await ok('POST', '/_local/settle');
-      const seen = metrics();
+      let seen = metrics();
+      expect(seen.filter((m) => m.name === 'WebhookDeliveries').map((m) => m.dimensions.outcome)).toEqual(['failed']);
+      // The receiver waited 4 s for the event, whatever came of it (issue 46: lag not only on success).
+      expect(seen.filter((m) => m.name === 'EventToDeliveryLag')).toEqual([
+        expect.objectContaining({ value: 4, unit: 'Seconds' }),
+      ]);
+      // The retry falls due 60 s after the attempt; the sweep finds it 15 s late.
+      capture();
+      freezeClock(start + 4 + RETRY_DELAYS_SECONDS[0] + 15);
+      await ok('POST', '/_local/settle');
+      seen = metrics();
       expect(seen.filter((m) => m.name === 'WebhookDeliveries').map((m) => m.dimensions.outcome)).toEqual(['failed']);
       expect(seen.filter((m) => m.name === 'EventToDeliveryLag')).toEqual([]);
+      const swept = seen.filter((m) => m.name === 'WebhookBacklog' && (m.value as number) > 0);
+      expect(swept).toEqual([expect.objectContaining({ value: 1, unit: 'Count' })]);
+      expect(Math.max(...seen.filter((m) => m.name === 'WebhookBacklogAge').map((m) => m.value as number))).toBe(15);
     } finally {
       await failing.close();
     }
@@ -182,9 +199,18 @@ describe('business metrics (EMF)', () => {
     // Three held back the first second (their reservations kept them from asking again).
     expect(outcomes.filter((o) => o === 'paced')).toHaveLength(3);
     expect(outcomes.filter((o) => o === 'failed')).toEqual([]);
-    // Two a second: the backlog is the lag, 0, 1 and 2 seconds.
+    // Two a second: the backlog is the lag, 0, 1 and 2 seconds at delivery, and 0 for the three
+    // held the first second (the lag is told at a hold too).
     const lags = seen.filter((m) => m.name === 'EventToDeliveryLag').map((m) => m.value);
-    expect(lags.sort()).toEqual([0, 0, 1, 1, 2]);
+    expect(lags.sort()).toEqual([0, 0, 0, 0, 0, 1, 1, 2]);
+    // The sweeps took the held ones from the table when their seconds came: two waiting 1 s, then
+    // one waiting 2 s since its event (no attempt had failed), every sweep reporting (0 when none).
+    const backlog = seen.filter((m) => m.name === 'WebhookBacklog');
+    expect(backlog.length).toBeGreaterThanOrEqual(3);
+    expect(backlog.map((m) => m.value).filter((count) => (count as number) > 0)).toEqual([2, 1]);
+    const ages = seen.filter((m) => m.name === 'WebhookBacklogAge');
+    expect(ages.every((m) => m.unit === 'Seconds')).toBe(true);
+    expect(ages.map((m) => m.value).filter((age) => (age as number) > 0)).toEqual([1, 2]);
     expect(receiver.requests.filter((r) => r.url === '/paced')).toHaveLength(5);
   });
 });

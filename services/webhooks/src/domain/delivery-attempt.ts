@@ -127,6 +127,7 @@ export async function attemptDeliveries(
       if (deferral) {
         if (await deferDelivery(deferral)) {
           recordMetric(BUSINESS_METRICS.webhookDeliveries, 1, { outcome: 'paced' });
+          if (failedAttempts(deferral.delivery) === 0) recordLag(deferral.delivery);
           return undefined;
         }
         // A stored one that changed meanwhile is its changer's; a carried one already stored is
@@ -138,6 +139,7 @@ export async function attemptDeliveries(
         // No room in flight: due again once the places held now have come free, unclaimed.
         if (await deferDelivery({ ...candidate, until: startedAt + IN_FLIGHT_WAIT_SECONDS, reserved: false })) {
           recordMetric(BUSINESS_METRICS.webhookDeliveries, 1, { outcome: 'in_flight_capped' });
+          if (failedAttempts(candidate.delivery) === 0) recordLag(candidate.delivery);
           return undefined;
         }
         if (!candidate.fresh) return undefined;
@@ -264,6 +266,17 @@ function outcomeOf(claimed: Claimed, result: PostResult | undefined): Outcome {
   return { response, delivered, gone, final, ...definedFields({ pausedUntil }) };
 }
 
+/**
+ * EventToDeliveryLag: from an event's creation to now, in whole seconds of service time (like the
+ * event's `created`), for a delivery no failed attempt came before, each time it is attempted
+ * (delivered, failed, gone or paused by its endpoint) or held back (by its endpoint's pace or the
+ * in-flight cap). So a receiver's wait is seen while it waits, not only once it ends well: a paced
+ * backlog or a dead endpoint shows as lag at once. Alarmed on its maximum (infra: WebhookDeliveryLag).
+ */
+function recordLag(delivery: DeliveryRecord): void {
+  recordMetric(BUSINESS_METRICS.eventToDeliveryLag, Math.max(0, now() - delivery.event.created), {}, 'Seconds');
+}
+
 /** A pending delivery after an attempt: delivered, gone, failed, or waiting for its next attempt. */
 function settled(read: DeliveryRecord, outcome: Outcome, at: number): DeliveryRecord {
   const next: DeliveryRecord = { ...read, updated: at, version: read.version + 1 };
@@ -294,16 +307,10 @@ function settledOutcome(claimed: Claimed, outcome: Outcome): AttemptOutcome {
           ? 'throttled'
           : 'failed',
   });
-  // How long a receiver waits for an event when all goes well (retries are waits by design).
-  if (outcome.delivered && claimed.attempt === 1) {
-    // Service time, in whole seconds like the event's `created`.
-    recordMetric(
-      BUSINESS_METRICS.eventToDeliveryLag,
-      Math.max(0, now() - claimed.delivery.event.created),
-      {},
-      'Seconds',
-    );
-  }
+  // How long the receiver waited for the event before its first real attempt, whatever came of it
+  // (an attempt after the endpoint's pause is one too; a retry after a failure is a wait by
+  // design and not counted): see recordLag.
+  if (claimed.attempt - (claimed.delivery.throttled ?? 0) === 1) recordLag(claimed.delivery);
   if (!outcome.delivered) {
     logger.info('webhook delivery failed', {
       delivery: claimed.delivery.uuid,

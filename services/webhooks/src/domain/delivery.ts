@@ -141,7 +141,11 @@ export async function fanOut(event: Envelope, subscribers: Subscribers = subscri
  * Marks due deliveries as queued (the sweeper sends them right after): each is re-read and
  * written guarded by its version, so one claimed meanwhile is left out. Returns those marked.
  */
-export async function markQueued(uuids: readonly string[]): Promise<string[]> {
+export async function markQueued(
+  uuids: readonly string[],
+  /** Told of each delivery marked, as it was read (the sweeper's backlog figures). */
+  onMarked?: (read: DeliveryRecord) => void,
+): Promise<string[]> {
   const at = now();
   const marked = await Promise.all(
     uuids.map(async (uuid) => {
@@ -158,6 +162,7 @@ export async function markQueued(uuids: readonly string[]): Promise<string[]> {
       };
       try {
         await transactWrite([{ item: deliveryPut(next, read.version) }]);
+        onMarked?.(read);
         return uuid;
       } catch (error) {
         if (isConditionFailure(error)) return undefined;
