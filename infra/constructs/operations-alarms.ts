@@ -51,6 +51,29 @@ export function businessMetric(
   });
 }
 
+/**
+ * The reasons a provider's callback is refused (ProviderCallbacksRefused), by their ids in
+ * REFUSALS_EXPRESSION: the same for both providers (Stripe never has `basic_auth`).
+ */
+export const REFUSAL_REASONS = { s: 'signature', b: 'basic_auth', k: 'no_key' } as const;
+/**
+ * Every reason's refusals, summed: each filled with 0 where it has no data, or one reason alone
+ * (the usual case) would leave the sum missing and the alarm quiet (metric math: arithmetic with a
+ * missing value is missing; "FILL(m, value) fills the missing values of a time series",
+ * https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/using-metric-math.html).
+ */
+export const REFUSALS_EXPRESSION = Object.keys(REFUSAL_REASONS)
+  .map((id) => `FILL(${id}, 0)`)
+  .join(' + ');
+
+/**
+ * A webhook delivery waiting in the table this long (WebhookBacklogAge, the sweeper's oldest), or
+ * an event waiting this long for its first attempt (EventToDeliveryLag): as for a queue's oldest
+ * message (QUEUE_AGE_ALARM), a receiver 15 minutes behind is told of.
+ */
+export const WEBHOOK_BACKLOG_AGE_ALARM = Duration.minutes(15);
+export const WEBHOOK_LAG_ALARM = Duration.minutes(15);
+
 /** The billing run starts every 15 minutes: none in an hour means the schedule or the run is broken. */
 export const BILLING_HEARTBEAT = Duration.hours(1);
 
@@ -226,6 +249,48 @@ export class OperationsAlarms extends Construct {
             treatMissingData: TreatMissingData.NOT_BREACHING,
             alarmDescription: `The ${provider} circuit opened after repeated timeouts, 5xx or refused connections: its new payments go to the route's next provider (pnpm ops providers:status)`,
           }),
+      ),
+      // A provider's callbacks refused (its events or notifications, not applied): a key rolled at
+      // the provider and not in the secret, or someone knocking on the endpoint. Both providers
+      // alike, every reason summed.
+      ...(['stripe', 'adyen'] as const).map(
+        (provider) =>
+          new Alarm(this, `ProviderCallbacksRefused-${provider}`, {
+            metric: new MathExpression({
+              expression: REFUSALS_EXPRESSION,
+              usingMetrics: Object.fromEntries(
+                Object.entries(REFUSAL_REASONS).map(([id, reason]) => [
+                  id,
+                  businessMetric(props.stage, BUSINESS_METRICS.providerCallbacksRefused, { provider, reason }, PERIOD),
+                ]),
+              ),
+              period: PERIOD,
+              label: `${provider} callbacks refused`,
+            }),
+            threshold: props.alarms.functionErrors,
+            evaluationPeriods: 1,
+            comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            treatMissingData: TreatMissingData.NOT_BREACHING,
+            alarmDescription: `${provider === 'stripe' ? 'Stripe event deliveries' : 'Adyen notifications'} were refused (bad signature, bad basic auth or no key configured): at least ${props.alarms.functionErrors} in ${PERIOD.toMinutes()} minutes; a key rolled at ${provider === 'stripe' ? 'Stripe' : 'Adyen'} and not in the secret (pnpm ops stripe:configure), or someone knocking (logs: reason)`,
+          }),
+      ),
+      // Webhook deliveries waiting in the table (paced, paused, retried), which no queue age sees:
+      // the oldest wait the sweeper found. The sweeper reports every minute, so no data is a
+      // sweeper not running (or failing before it reports), which is what this alarm is for too.
+      new Alarm(this, 'WebhookBacklogAge', {
+        metric: businessMetric(props.stage, BUSINESS_METRICS.webhookBacklogAge, {}, PERIOD, 'Maximum'),
+        threshold: WEBHOOK_BACKLOG_AGE_ALARM.toSeconds(),
+        evaluationPeriods: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: TreatMissingData.BREACHING,
+        alarmDescription: `Webhook deliveries wait in the table: the oldest waited at least ${WEBHOOK_BACKLOG_AGE_ALARM.toMinutes()} minutes (seconds, WebhookBacklogAge), or the delivery sweeper did not report for ${PERIOD.toMinutes()} minutes`,
+      }),
+      thresholdAlarm(
+        this,
+        'WebhookDeliveryLag',
+        businessMetric(props.stage, BUSINESS_METRICS.eventToDeliveryLag, {}, PERIOD, 'Maximum'),
+        WEBHOOK_LAG_ALARM.toSeconds(),
+        'Webhook events reach their endpoints late: the longest wait from an event to its first attempt or hold (seconds, EventToDeliveryLag)',
       ),
       new Alarm(this, 'BillingRunHeartbeat', {
         metric: props.billingRun.metricInvocations({ period: BILLING_HEARTBEAT, statistic: 'Sum' }),

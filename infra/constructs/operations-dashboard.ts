@@ -137,10 +137,20 @@ export class OperationsDashboard extends Construct {
         width: 8,
       }),
       new GraphWidget({
-        title: 'Event to delivery (s), first attempts',
-        left: ['p50', 'p99'].map((statistic) =>
-          labelled(statistic, businessMetric(props.stage, BUSINESS_METRICS.eventToDeliveryLag, {}, PERIOD, statistic)),
-        ),
+        title: 'Event to first attempt or hold (s); webhook backlog',
+        left: [
+          ...['p50', 'p99', 'Maximum'].map((statistic) =>
+            labelled(
+              `lag ${statistic}`,
+              businessMetric(props.stage, BUSINESS_METRICS.eventToDeliveryLag, {}, PERIOD, statistic),
+            ),
+          ),
+          labelled(
+            'backlog oldest',
+            businessMetric(props.stage, BUSINESS_METRICS.webhookBacklogAge, {}, PERIOD, 'Maximum'),
+          ),
+        ],
+        right: [labelled('backlog (swept)', businessMetric(props.stage, BUSINESS_METRICS.webhookBacklog))],
         width: 8,
       }),
       new GraphWidget({
@@ -177,6 +187,17 @@ export class OperationsDashboard extends Construct {
           new MathExpression({
             label: 'passed over',
             expression: `SEARCH('{${metricsNamespace(props.stage)},service,provider,reason} MetricName="${BUSINESS_METRICS.providerFailovers}" service="${METRICS_SERVICE}"', 'Sum', ${PERIOD.toSeconds()})`,
+            period: PERIOD,
+          }),
+        ],
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Provider callbacks refused (signature, basic auth, no key)',
+        left: [
+          new MathExpression({
+            label: 'refused',
+            expression: `SEARCH('{${metricsNamespace(props.stage)},service,provider,reason} MetricName="${BUSINESS_METRICS.providerCallbacksRefused}" service="${METRICS_SERVICE}"', 'Sum', ${PERIOD.toSeconds()})`,
             period: PERIOD,
           }),
         ],

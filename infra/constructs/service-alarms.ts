@@ -15,14 +15,9 @@ export interface ServiceAlarmsProps {
   api: IHttpApi;
   /** Functions to watch, by a readable name (the domain). */
   functions: Readonly<Record<string, IFunction>>;
-  /** The payments function's log group, where refused Stripe events are logged. */
-  paymentsLogs: ILogGroup;
   /** Each route group (a domain and its one function): its 500s and its latency. */
   routeGroups: Readonly<Record<string, { fn: IFunction; logs: ILogGroup }>>;
 }
-
-/** The log line of a Stripe event refused for its signature (payments' stripe-events.ts). */
-export const STRIPE_SIGNATURE_REFUSED = 'Stripe event refused: bad signature';
 
 const PERIOD = Duration.minutes(5);
 
@@ -33,7 +28,6 @@ const PERIOD = Duration.minutes(5);
 export class ServiceAlarms extends Construct {
   readonly apiServerErrors: Alarm;
   readonly functionErrors: Alarm[];
-  readonly stripeSignatureFailures: Alarm;
   /** Per route group: requests that ended in a 500, and the function's p99 duration. */
   readonly routeGroupAlarms: Alarm[] = [];
 
@@ -45,21 +39,7 @@ export class ServiceAlarms extends Construct {
       props.alarms.apiServerErrors,
       'API Gateway answered 5xx',
     );
-    // Event deliveries with a bad signature: a wrong webhook secret after a roll, or someone
-    // knocking on the endpoint.
-    const refused = new MetricFilter(this, 'StripeSignatureFailuresFilter', {
-      logGroup: props.paymentsLogs,
-      filterPattern: FilterPattern.stringValue('$.message', '=', STRIPE_SIGNATURE_REFUSED),
-      metricNamespace: metricsNamespace(props.stage),
-      metricName: 'StripeSignatureFailures',
-      metricValue: '1',
-    });
-    this.stripeSignatureFailures = this.alarm(
-      'StripeSignatureFailures',
-      refused.metric({ period: PERIOD, statistic: 'Sum' }),
-      props.alarms.functionErrors,
-      'Stripe event deliveries were refused for their signature',
-    );
+    // Refused provider callbacks (Stripe's and Adyen's alike) are alarmed in OperationsAlarms.
     // Per route group: the API's 5xx and latency name no domain, so each domain's own 500s (the
     // error mapper logs each) and its function's p99 duration (the API's latency less the gateway's).
     for (const [group, { fn, logs }] of Object.entries(props.routeGroups)) {

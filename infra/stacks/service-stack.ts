@@ -257,7 +257,6 @@ export class ServiceStack extends Stack {
     });
         api: this.api.api,
         functions: watched,
-        paymentsLogs: payments.logGroup,
         routeGroups: Object.fromEntries(
           [...functions].map(([domain, fn]) => [domain, { fn: fn.function, logs: fn.logGroup }]),
         ),

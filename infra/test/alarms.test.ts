@@ -255,7 +255,8 @@ describe.each(STAGE_NAMES)('the %s dashboard', (stage) => {
       'Live payments by method and outcome',
       'Refunds, billing and dunning',
       'Webhook deliveries by outcome',
-      'Event to delivery (s), first attempts',
+      'Event to first attempt or hold (s); webhook backlog',
+      'Provider callbacks refused (signature, basic auth, no key)',
       'Reconciliation rows',
     ])
       expect(body, title).toContain(`"title":"${title}"`);

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { RATE_EXPRESSION, RATE_MINIMUM } from '../constructs/operations-alarms';
+import { RATE_EXPRESSION, RATE_MINIMUM, REFUSAL_REASONS, REFUSALS_EXPRESSION } from '../constructs/operations-alarms';
 
 /**
  * A small evaluator of the CloudWatch metric math the alarms use (numbers, metric ids, `+ - * /`,
@@ -105,6 +105,30 @@ describe('the failing-share alarms’ metric math', () => {
           const total = failed + (o[i] ?? 0);
           expect(value).toBe(total >= RATE_MINIMUM ? failed / total : 0);
         });
+      }),
+    );
+  });
+});
+
+describe('the refused-callbacks alarms’ metric math (issue 46)', () => {
+  const ids = Object.keys(REFUSAL_REASONS);
+  const none = () => Object.fromEntries(ids.map((id) => [id, [null] as Series]));
+
+  it('fires on one reason alone, the others without data', () => {
+    for (const id of ids) expect(evaluate(REFUSALS_EXPRESSION, { ...none(), [id]: [3] }, 1), id).toEqual([3]);
+    // A plain sum would be no data whenever a reason had none: never firing.
+    expect(evaluate(ids.join(' + '), { ...none(), s: [3] }, 1)).toEqual([null]);
+  });
+
+  it('is 0 with no refusals at all, and sums every reason (property)', () => {
+    expect(evaluate(REFUSALS_EXPRESSION, none(), 1)).toEqual([0]);
+    const point = fc.option(fc.integer({ min: 0, max: 1000 }), { nil: null });
+    fc.assert(
+      fc.property(fc.array(fc.tuple(point, point, point), { minLength: 1, maxLength: 12 }), (rows) => {
+        const inputs = Object.fromEntries(ids.map((id, column) => [id, rows.map((row) => row[column] ?? null)]));
+        expect(evaluate(REFUSALS_EXPRESSION, inputs, rows.length)).toEqual(
+          rows.map((row) => row.reduce<number>((sum, value) => sum + (value ?? 0), 0)),
+        );
       }),
     );
   });
