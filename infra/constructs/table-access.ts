@@ -97,7 +97,67 @@ export interface TableGrant {
   writes: readonly TableWriteAction[];
   /** dynamodb:LeadingKeys patterns of writes: required wherever `writes` is not empty. */
   writeKeys: readonly string[];
+  /**
+   * Which of `writes` each of `writeKeys` takes (TableWrite), where they differ: a partition only
+   * updated (a rate-limit counter) is granted no PutItem because another is put. Absent: every
+   * action of `writes` on every key of `writeKeys`.
+   */
+  writeStatements?: readonly TableWrite[];
   attributeUpdates?: readonly AttributeUpdate[];
+}
+
+/** Write actions on the partitions that take them: one IAM statement per set of actions. */
+export interface TableWrite {
+  actions: readonly TableWriteAction[];
+  keys: readonly string[];
+}
+
+/**
+ * The write statements of a grant: each partition with exactly the actions its entries name (one
+ * key named in several entries takes all their actions), partitions with the same actions in one
+ * statement, in the order the keys were first named. Throws where the entries and `writes`,
+ * `writeKeys` disagree, so the summary fields stay the statements' union.
+ */
+export function writeStatementsOf(grant: TableGrant): TableWrite[] {
+  const entries = grant.writeStatements ?? [{ actions: grant.writes, keys: grant.writeKeys }];
+  const byKey = new Map<string, Set<TableWriteAction>>();
+  for (const entry of entries) {
+    for (const key of entry.keys) {
+      const actions = byKey.get(key) ?? new Set<TableWriteAction>();
+      for (const action of entry.actions) actions.add(action);
+      byKey.set(key, actions);
+    }
+  }
+  const statements = new Map<string, TableWrite & { keys: string[] }>();
+  for (const [key, actions] of byKey) {
+    if (actions.size === 0) continue;
+    const ordered = TABLE_WRITE_ACTIONS.filter((action) => actions.has(action));
+    const id = ordered.join(',');
+    const statement = statements.get(id) ?? { actions: ordered, keys: [] };
+    statement.keys.push(key);
+    statements.set(id, statement);
+  }
+  const found = [...statements.values()];
+  const actions = new Set(found.flatMap((statement) => statement.actions));
+  const keys = new Set(found.flatMap((statement) => statement.keys));
+  if (
+    actions.size !== new Set(grant.writes).size ||
+    grant.writes.some((action) => !actions.has(action)) ||
+    keys.size !== new Set(grant.writeKeys).size ||
+    grant.writeKeys.some((key) => !keys.has(key))
+  ) {
+    throw new Error('A table grant\'s writeStatements must name exactly its writes and writeKeys');
+  }
+  return found;
+}
+
+/** A grant's write fields from its statements: the union of their actions and keys. */
+export function writeGrant(...statements: TableWrite[]): Pick<TableGrant, 'writes' | 'writeKeys' | 'writeStatements'> {
+  return {
+    writes: TABLE_WRITE_ACTIONS.filter((action) => statements.some((statement) => statement.actions.includes(action))),
+    writeKeys: [...new Set(statements.flatMap((statement) => statement.keys))],
+    writeStatements: statements,
+  };
 }
 
 /** Every action a grant names on the table (reads, writes, attribute-limited updates). */
@@ -124,12 +184,15 @@ const TIER_CEILING: Record<TableAccess, { actions: readonly TableAction[]; index
 export const AUTHENTICATOR_KEYS = ['CLIENT#*', 'SIGNING_KEYS'] as const;
 /** An authenticated POST keeps an idempotency record per Idempotency-Key (@svc/http): Put, then Update. */
 const IDEMPOTENCY_KEYS = partitionsOf('idempotency_record');
+const IDEMPOTENCY_WRITES: readonly TableWriteAction[] = ['dynamodb:PutItem', 'dynamodb:UpdateItem'];
 /**
  * A limited route (every authenticated one, and every one without a token but those limited per
  * instance only, `public-read`) adds to its caller's per-second item and reads it (@svc/http
  * middleware/rate-limit.ts): UpdateItem and GetItem.
  */
 const RATE_LIMIT_KEYS = ['RATE_LIMIT#*'] as const;
+/** The counter is one ADD (UpdateItem) per request, never a put: no role may put or delete one. */
+const RATE_LIMIT_WRITES: readonly TableWriteAction[] = ['dynamodb:UpdateItem'];
 
 /**
  * What a domain's own code sends, and to which partitions: the partitions it writes (`writeKeys`),
@@ -143,8 +206,14 @@ interface DomainScope {
   reads: readonly TableReadAction[];
   indexes: readonly IndexName[];
   readKeys: readonly string[];
+  /** The actions its code sends to every partition of `writeKeys`. */
   writes: readonly TableWriteAction[];
   writeKeys: readonly string[];
+  /**
+   * Partitions written with other actions than `writes` (or more of them), each with exactly the
+   * actions its code sends there: a statement of their own (writeStatementsOf).
+   */
+  alsoWrites?: readonly TableWrite[];
   attributeUpdates?: readonly AttributeUpdate[];
 }
 
@@ -203,14 +272,22 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
     // A recurring charge the provider settles, returns or pays late is dunned by its plan's rules
     // (subscriptions' settle, reopenReturnedDebit, through the port): the plan is read here too.
     readKeys: ['ORG#*', 'ACCOUNT#*', ...partitionsOf('subscription_plan')],
-    writes: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
+    // Versioned puts (alone or in a transaction): the payment's items, the provider's events and
+    // customers, the supporter and subscription a payment starts, the route a payment took.
+    writes: ['dynamodb:PutItem'],
     writeKeys: [
       ...partitionsOf('payment', 'payment_source'),
       ...partitionsOf('provider_event', 'provider_customer', 'supporter', 'subscription'),
-      // The shared circuit of each provider and the limiter's counts (domain/routing.ts).
-      ...partitionsOf('provider_health', 'provider_rate', 'payment_route'),
-      // Provider callbacks that came before their payment was written (domain/early-callbacks.ts).
-      ...partitionsOf('early_callback'),
+      ...partitionsOf('payment_route'),
+    ],
+    alsoWrites: [
+      {
+        // Counters and lists changed in place, never put: the shared circuit of each provider and
+        // the limiter's counts (repository/provider-health-repository.ts, provider-rate-repository.ts),
+        // provider callbacks that came before their payment (domain/early-callback-store.ts).
+        actions: ['dynamodb:UpdateItem'],
+        keys: partitionsOf('provider_health', 'provider_rate', 'early_callback'),
+      },
     ],
   },
   /** Supporters (an organisation's on gsi1) and the subscriptions a supporter's view shows. */
@@ -229,20 +306,37 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
     reads: [...READS, 'dynamodb:Query'],
     indexes: ['gsi1'],
     readKeys: ['ACCOUNT#*', 'PAYMENT_SOURCE#*', 'SUPPORTER#*'],
-    writes: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
-    // A charge taken now is a payment; the organisation's default plan is marked by an item in
-    // the organisation's partition (LeadingKeys cannot tell sort keys apart: docs/security.md).
-    writeKeys: partitionsOf('subscription_plan', 'subscription', 'invoice', 'payment', 'default_plan'),
+    // Versioned puts; a charge taken now is a payment.
+    writes: ['dynamodb:PutItem'],
+    writeKeys: partitionsOf('subscription_plan', 'subscription', 'invoice', 'payment'),
+    alsoWrites: [
+      {
+        // The organisation's default plan is marked by an item in the organisation's partition,
+        // put and released (deleted) by the plan that holds it (repository/subscription-repository.ts;
+        // LeadingKeys cannot tell sort keys apart: docs/security.md).
+        actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'],
+        keys: partitionsOf('default_plan'),
+      },
+    ],
   },
   /** Endpoints (gsi1 by organisation, gsi2 by URL), subscriptions, deliveries and their responses. */
   webhooks: {
     reads: READS,
     indexes: ['gsi1', 'gsi2'],
     readKeys: ['WEBHOOK_RESPONSE#*'],
-    writes: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
-    // A retried delivery is written back due; one endpoint per URL is held by a marker item in
-    // the organisation's partition, the endpoint cap by a counter there.
-    writeKeys: partitionsOf('webhook', 'event_subscription', 'delivery', 'webhook_url', 'webhook_endpoint_count'),
+    // Endpoints and their event subscriptions are put and deleted (guarded by their version).
+    writes: ['dynamodb:PutItem', 'dynamodb:DeleteItem'],
+    writeKeys: partitionsOf('webhook', 'event_subscription'),
+    alsoWrites: [
+      // A retried delivery is written back due: a put.
+      { actions: ['dynamodb:PutItem'], keys: partitionsOf('delivery') },
+      {
+        // One endpoint per URL is held by a marker item in the organisation's partition (put,
+        // deleted), the endpoint cap by a counter there (ADD: repository/endpoint-count.ts).
+        actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+        keys: partitionsOf('webhook_url', 'webhook_endpoint_count'),
+      },
+    ],
   },
   /**
    * Processes, users and partner integrations, and through organisations' and webhooks' exported
@@ -256,7 +350,8 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
     indexes: ['gsi1', 'gsi2'],
     // A configuration's partner is found on gsi1 under its configuration key.
     readKeys: ['ONBOARDING_CONFIG#*'],
-    writes: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+    // Puts, alone or in the execution's transactions.
+    writes: ['dynamodb:PutItem'],
     writeKeys: [
       ...partitionsOf(
         'onboarding_process',
@@ -266,12 +361,19 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
         'partner_link',
         'user',
         'user_email',
-        'password_guesses',
         'organisation',
         'account',
         'webhook',
         'event_subscription',
       ),
+    ],
+    alsoWrites: [
+      // A process counts its failed attempts in place (ADD failed_attempts: process-repository.ts).
+      { actions: ['dynamodb:UpdateItem'], keys: partitionsOf('onboarding_process') },
+      // The failed password checks of an address are counted, never put (user-repository.ts).
+      { actions: ['dynamodb:UpdateItem'], keys: partitionsOf('password_guesses') },
+      // A disabled integration frees its partner's link (integration-repository.ts).
+      { actions: ['dynamodb:DeleteItem'], keys: partitionsOf('partner_link') },
     ],
     attributeUpdates: [
       {
@@ -295,6 +397,17 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
     readKeys: ['ORG#*', 'RECON_SOURCE#*', 'RECON_REPORT#*'],
     writes: [],
     writeKeys: [],
+  },
+  /**
+   * The donor portal: its settings and links, each a Put of its own partition; reads the
+   * organisation a setting belongs to and the supporter a link is made for.
+   */
+  portal: {
+    reads: READS,
+    indexes: [],
+    readKeys: ['ORG#*', ...partitionsOf('supporter')],
+    writes: ['dynamodb:PutItem'],
+    writeKeys: partitionsOf('portal_settings', 'portal_link'),
   },
 };
 
@@ -321,23 +434,24 @@ export function tableGrantFor(domain: DomainName, routes: readonly RouteEntry[] 
   );
   const limited =
     authenticated || own.some((entry) => entry.route.auth === 'none' && entry.route.limit !== 'public-read');
-  const writes = [
-    ...new Set<TableWriteAction>([
-      ...scope.writes,
-      ...(idempotent ? (['dynamodb:PutItem', 'dynamodb:UpdateItem'] as const) : []),
-      ...(limited ? (['dynamodb:UpdateItem'] as const) : []),
-    ]),
-  ];
-  const writeKeys = [
-    ...new Set([...scope.writeKeys, ...(idempotent ? IDEMPOTENCY_KEYS : []), ...(limited ? RATE_LIMIT_KEYS : [])]),
-  ];
+  // Each partition with the actions its code sends there: the scope's, then the idempotency
+  // records' (Put, then Update) and the rate-limit counters' (Update only: they are never put).
+  const { writes, writeKeys, writeStatements } = writeGrant(
+    ...[
+      { actions: scope.writes, keys: scope.writeKeys },
+      ...(scope.alsoWrites ?? []),
+      ...(idempotent ? [{ actions: IDEMPOTENCY_WRITES, keys: IDEMPOTENCY_KEYS }] : []),
+      ...(limited ? [{ actions: RATE_LIMIT_WRITES, keys: RATE_LIMIT_KEYS }] : []),
+    ].filter((statement) => statement.actions.length > 0 && statement.keys.length > 0),
+  );
   const grant: TableGrant = {
     reads: scope.reads,
     indexes: scope.indexes,
     // What it writes it may read (a guarded write reads the version first), and the caller's client.
-    readKeys: [...new Set([...scope.readKeys, ...writeKeys, ...(authenticated ? AUTHENTICATOR_KEYS : [])])],
-    writes,
-    writeKeys,
+    readKeys: [...new Set([...scope.readKeys, ...(writeKeys ?? []), ...(authenticated ? AUTHENTICATOR_KEYS : [])])],
+    writes: writes ?? [],
+    writeKeys: writeKeys ?? [],
+    ...(writeStatements && writeStatements.length > 1 ? { writeStatements } : {}),
     ...(scope.attributeUpdates ? { attributeUpdates: scope.attributeUpdates } : {}),
   };
   const beyond = [
@@ -391,7 +505,10 @@ export function grantTableAccess(table: ITable, grantee: IGrantable, grant: Tabl
   if (grant.reads.length > 0) add(grant.reads, [table.tableArn], readConditions);
   if (grant.writes.length > 0) {
     if (grant.writeKeys.length === 0) throw new Error('A table write grant needs the partition keys it may write');
-    add(grant.writes, [table.tableArn], leadingKeysCondition(grant.writeKeys));
+    // One statement per set of actions, each held to the partitions that take exactly those.
+    for (const statement of writeStatementsOf(grant)) {
+      add(statement.actions, [table.tableArn], leadingKeysCondition(statement.keys));
+    }
   }
   for (const update of grant.attributeUpdates ?? []) {
     add(['dynamodb:UpdateItem'], [table.tableArn], {

@@ -28,6 +28,7 @@ const TAGS: Record<DomainName, { name: string; description: string }> = {
   webhooks: { name: 'Webhooks', description: 'Endpoints, event subscriptions and delivery records' },
   onboarding: { name: 'Onboarding', description: 'Partners onboarding organisations, and the hosted page' },
   reconciliation: { name: 'Reconciliation', description: 'Bank files matched against payments' },
+  portal: { name: 'Portal', description: 'Donors managing their own recurring gifts: settings and links' },
 };
 
 /**

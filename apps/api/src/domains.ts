@@ -13,6 +13,8 @@ export const DOMAINS = {
   // scrypt for user passwords wants the CPU that comes with memory.
   onboarding: { entry: 'apps/api/src/onboarding-lambda.ts', memoryMb: 1024 },
   reconciliation: { entry: 'services/reconciliation/src/handlers/lambda.ts', memoryMb: 512 },
+  // The donor portal: its settings, links, pages and the API they use.
+  portal: { entry: 'services/portal/src/handlers/lambda.ts', memoryMb: 256 },
 } as const;
 
 export type DomainName = keyof typeof DOMAINS;

@@ -21,6 +21,7 @@ import {
   PROVIDER_RATE,
   ROUTE_CALLED,
 } from '@svc/payments';
+import { PORTAL_LINK, PORTAL_SETTINGS } from '@svc/portal';
 import { REPORT, SOURCE_CONFIGURATION } from '@svc/reconciliation';
 import { DEFAULT_PLAN, INVOICE, PLAN, SUBSCRIPTION } from '@svc/subscriptions';
 import { SUPPORTER } from '@svc/supporters';
@@ -83,4 +84,6 @@ export const ENTITIES: readonly DescribedEntity[] = [
   PARTNER_LINK,
   PROCESS,
   PROCESS_TOKEN,
+  PORTAL_SETTINGS,
+  PORTAL_LINK,
 ];

@@ -3,6 +3,7 @@ import { identityRoutes } from '@svc/identity';
 import { connectRoutes, onboardingRoutes } from '@svc/onboarding';
 import { organisationsRoutes } from '@svc/organisations';
 import { paymentsRoutes } from '@svc/payments';
+import { portalRoutes } from '@svc/portal';
 import { reconciliationRoutes } from '@svc/reconciliation';
 import { subscriptionsRoutes } from '@svc/subscriptions';
 import { supportersRoutes } from '@svc/supporters';
@@ -36,6 +37,7 @@ export const ROUTE_TABLE: readonly RouteEntry[] = (
     ['webhooks', webhooksRoutes],
     ['onboarding', [...onboardingRoutes, ...connectRoutes]],
     ['reconciliation', reconciliationRoutes],
+    ['portal', portalRoutes],
   ] as const
 ).flatMap(([domain, routes]) => routes.map((route) => ({ domain, route, key: routeKey(route) })));
 

@@ -1,0 +1,93 @@
+import { randomBytes } from 'node:crypto';
+import { ConflictError, now, type Principal, ValidationError } from '@svc/core';
+import { getSupporter } from '@svc/supporters';
+import { transactWrite } from '@svc/table';
+import * as z from 'zod';
+import {
+  linkTokenHash,
+  PORTAL_FLOWS,
+  PORTAL_LINK,
+  PORTAL_LOCALES,
+  type PortalLinkRecord,
+  type PortalLocale,
+} from '../repository/link-repository';
+import { settingsOf } from './settings';
+
+/** A link is valid 24 hours from when it is made (contract section 12). */
+export const LINK_LIFETIME_SECONDS = 24 * 3_600;
+
+/** 256 random bits, base64url: far past the 128 bits a token must have, and URL-safe. */
+const TOKEN_BYTES = 32;
+
+export const portalLinkInput = z.strictObject({
+  flow: z.enum(PORTAL_FLOWS),
+  subscription_uuid: z.uuid().optional(),
+  return_url: z
+    .string()
+    .max(2_000)
+    .refine((value) => {
+      try {
+        return new URL(value).protocol === 'https:';
+      } catch {
+        return false;
+      }
+    }, 'An https URL')
+    .optional(),
+  locale: z.enum(PORTAL_LOCALES).optional(),
+  send_email: z.boolean().optional(),
+});
+export type PortalLinkInput = z.infer<typeof portalLinkInput>;
+
+/** The donor's language: the one asked for, else the supporter's, else English. */
+export function portalLocale(asked: PortalLocale | undefined, supporterLocale: unknown): PortalLocale {
+  if (asked) return asked;
+  const language = typeof supporterLocale === 'string' ? supporterLocale.slice(0, 2).toLowerCase() : '';
+  return (PORTAL_LOCALES as readonly string[]).includes(language) ? (language as PortalLocale) : 'en';
+}
+
+/**
+ * Makes a link for a supporter: the caller needs a grant on the supporter's organisation, the
+ * organisation's portal must be on, and the supporter must have an e-mail (the link and every
+ * code the portal sends are bound to it). The token is returned once, in the URL; only its keyed
+ * hash is kept.
+ */
+export async function createPortalLink(
+  principal: Promise<Principal>,
+  supporterUuid: string,
+  input: PortalLinkInput,
+  baseUrl: string,
+): Promise<{ url: string; expires_at: number; link: PortalLinkRecord }> {
+  if (input.send_email) {
+    // Until the mail component is wired in (issue 47, point 4), a link is never silently unsent.
+    throw ValidationError.field('send_email', 'error.portal.mail_unavailable', 'Links cannot be e-mailed yet');
+  }
+  const supporter = await getSupporter(principal, supporterUuid);
+  const settings = await settingsOf(supporter.organisation_uuid);
+  if (!settings.enabled) {
+    throw new ConflictError('The organisation’s donor portal is not enabled', 'error.portal.disabled', 'enabled');
+  }
+  const email = typeof supporter.email === 'string' ? supporter.email.trim().toLowerCase() : '';
+  if (!email) {
+    throw ValidationError.field(
+      'supporter_uuid',
+      'error.portal.no_email',
+      'The supporter has no e-mail address: portal links and codes go to it',
+    );
+  }
+  const token = randomBytes(TOKEN_BYTES).toString('base64url');
+  const created = now();
+  const link: PortalLinkRecord = {
+    token_hash: await linkTokenHash(token),
+    organisation_uuid: supporter.organisation_uuid,
+    supporter_uuid: supporter.uuid,
+    email,
+    flow: input.flow,
+    ...(input.subscription_uuid ? { subscription_uuid: input.subscription_uuid } : {}),
+    ...((input.return_url ?? settings.return_url) ? { return_url: input.return_url ?? settings.return_url ?? '' } : {}),
+    locale: portalLocale(input.locale, supporter.locale),
+    created,
+    expires_at: created + LINK_LIFETIME_SECONDS,
+  };
+  await transactWrite([PORTAL_LINK.create(link)]);
+  return { url: `${baseUrl}/portal?token=${token}`, expires_at: link.expires_at, link };
+}
