@@ -54,7 +54,11 @@ export const BUSINESS_METRICS = {
    * endpoint asked to wait), or one held back by its endpoint's pace (`paced`).
    */
   webhookDeliveries: 'WebhookDeliveries',
-  /** From an event's creation to its delivery at the first attempt, in seconds (service time). */
+  /**
+   * From an event's creation to an attempt or hold of its delivery that no failed attempt came
+   * before (the first attempt whatever its outcome, an attempt after the endpoint's pause, a hold
+   * by pace or the in-flight cap), in seconds (service time); retries after a failure are not told.
+   */
   eventToDeliveryLag: 'EventToDeliveryLag',
   /**
    * A provider's callback refused before anything was applied (a Stripe event delivery, an Adyen
