@@ -35,9 +35,11 @@ const E2E = [
 
 const UNIT = [
   'packages/{core,filter,http,outbound,schedule,search,sql}/src/**/*.test.ts',
+  'packages/mail/src/compose.test.ts',
   'packages/table/src/{client,entity}.test.ts',
   'services/*/src/{domain,page,providers,pipeline}/**/*.test.ts',
   'apps/local/src/object-store/**/*.test.ts',
+  'apps/local/src/mail-service/**/*.test.ts',
   'apps/local/src/{background,environment}.test.ts',
   'apps/ops/src/{client-types,prewarm,providers,stripe}.test.ts',
   'test/{access-patterns,adyen-stand-in,architecture,cold-start-schemas,search-warm-up,stripe-stand-in}.test.ts',

@@ -12,9 +12,11 @@ import { allProviderHealth, PROVIDER_FAULTS, PROVIDER_NAMES, providerFault, setP
 import * as z from 'zod';
 import { settle } from './background';
 import { runBillingNow } from './billing';
+import { localMail, setLocalMailFault } from './mail';
 import './payments';
 import './pipeline';
 import './object-files';
+import './mail';
 
 /** The local runtime's control endpoints. Never part of a deployed stage. */
 export interface ControlResponse {
@@ -31,6 +33,10 @@ const clockBody = z.union([
 ]);
 
 const faultBody = z.object({ mode: z.enum(PROVIDER_FAULTS).nullable() }).strict();
+/** The SES stand-in's next `count` SendEmail calls fail: 429 TooManyRequestsException or 500. */
+const mailFaultBody = z
+  .object({ mode: z.enum(['throttle', 'error']).nullable(), count: z.number().int().min(1).max(1000).optional() })
+  .strict();
 const FAULT_PATH = /^\/_local\/providers\/([a-z0-9_-]{1,40})\/fault$/;
 
 /** Each provider's circuit (test and live) and the fault injected in front of it, if any. */
@@ -83,9 +89,31 @@ function headerValue(headers: Record<string, string | string[] | undefined>, nam
   return Array.isArray(found) ? found[0] : found;
 }
 
-export async function handleControl(method: string, path: string, body: unknown): Promise<ControlResponse | undefined> {
+export async function handleControl(
+  method: string,
+  path: string,
+  body: unknown,
+  query: URLSearchParams = new URLSearchParams(),
+): Promise<ControlResponse | undefined> {
   if (method === 'GET' && path === '/_local/providers') return { status: 200, body: await providersView() };
+  // Contract section 14: what the SES stand-in accepted, newest first (for one recipient with `to`).
+  if (method === 'GET' && path === '/_local/mail') {
+    return { status: 200, body: await localMail(query.get('to') ?? undefined) };
+  }
   if (method !== 'POST') return undefined;
+  if (path === '/_local/mail/fault') {
+    const parsed = mailFaultBody.safeParse(body);
+    if (!parsed.success) {
+      throw ValidationError.field(
+        'mode',
+        'error.validation.not_valid',
+        'Send {"mode": "throttle" | "error" | null, "count"?: n}',
+      );
+    }
+    const { mode, count = 1 } = parsed.data;
+    await setLocalMailFault(mode ? { mode, remaining: count } : undefined);
+    return { status: 200, body: { mode, count: mode ? count : 0 } };
+  }
   const fault = FAULT_PATH.exec(path);
   if (fault?.[1]) {
     const name = fault[1];

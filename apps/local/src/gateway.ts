@@ -105,7 +105,8 @@ export async function createGateway(options: { enableControl: boolean }): Promis
       try {
         assertLocalCaller(request.method, request.headers);
         const body = request.body.length > 0 ? parseJson(request.body) : {};
-        const result = await handleControl(request.method, path, body);
+        const query = new URL(request.url, 'http://localhost').searchParams;
+        const result = await handleControl(request.method, path, body, query);
         if (result) return jsonResponse(result.status, result.body, { 'x-request-id': requestId });
       } catch (error) {
         if (error instanceof AppError) return errorResponse(error, requestId);

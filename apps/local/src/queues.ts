@@ -11,6 +11,7 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import { asFunction, logger, sdkClient } from '@svc/core';
+import { MAIL_MAX_RECEIVES, processMailBatch, resetMailQueueClient } from '@svc/mail';
 import { processFileBatch } from '@svc/reconciliation';
 import { processBillingBatch, resetBillingQueueClient } from '@svc/subscriptions';
 import { DELIVERY_MAX_RECEIVES, processDeliveryBatch, resetDeliveryQueueClient } from '@svc/webhooks';
@@ -31,6 +32,8 @@ export interface LocalQueues {
   deliveryDeadLetterUrl: string;
   filesQueueUrl: string;
   filesDeadLetterUrl: string;
+  mailQueueUrl: string;
+  mailDeadLetterUrl: string;
   stop(): Promise<void>;
 }
 
@@ -68,10 +71,13 @@ async function startQueues(): Promise<LocalQueues> {
   // The worker hands a held claim to the due index on the receive this limit makes the last.
   const delivery = await createQueueWithDlq(client, 'svc-webhook-deliveries', DELIVERY_MAX_RECEIVES);
   const files = await createQueueWithDlq(client, 'svc-reconciliation-files');
+  const mail = await createQueueWithDlq(client, 'svc-mail', MAIL_MAX_RECEIVES);
   process.env.SVC_BILLING_QUEUE_URL = billing.queueUrl;
   process.env.SVC_DELIVERY_QUEUE_URL = delivery.queueUrl;
+  process.env.SVC_MAIL_QUEUE_URL = mail.queueUrl;
   resetBillingQueueClient();
   resetDeliveryQueueClient();
+  resetMailQueueClient();
   return {
     endpoint,
     billingQueueUrl: billing.queueUrl,
@@ -80,6 +86,8 @@ async function startQueues(): Promise<LocalQueues> {
     deliveryDeadLetterUrl: delivery.deadLetterUrl,
     filesQueueUrl: files.queueUrl,
     filesDeadLetterUrl: files.deadLetterUrl,
+    mailQueueUrl: mail.queueUrl,
+    mailDeadLetterUrl: mail.deadLetterUrl,
     stop: async () => {
       server.closeAllConnections();
       await new Promise<void>((done) => server.close(() => done()));
@@ -376,4 +384,21 @@ export async function drainFilesQueue(): Promise<number> {
 export async function sendToFilesQueue(body: string): Promise<void> {
   const { filesQueueUrl } = await ensureLocalQueues();
   await (client as SQSClient).send(new SendMessageCommand({ QueueUrl: filesQueueUrl, MessageBody: body }));
+}
+
+/** The mail queue through the mail worker, until nothing is visible; returns the mails sent. */
+export async function drainMailQueue(): Promise<number> {
+  const { mailQueueUrl } = await ensureLocalQueues();
+  let sent = 0;
+  await drainQueue(
+    mailQueueUrl,
+    async (event) => {
+      const result = await asFunction('mail-worker', () => processMailBatch(event));
+      return { failed: failedIds(result.response), result: result.sent };
+    },
+    (count) => {
+      sent += count;
+    },
+  );
+  return sent;
 }

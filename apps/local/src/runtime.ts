@@ -13,6 +13,7 @@ import { startDynamoDbLocal } from './dynamodb-local';
 import { type LocalSettings, removeRuntimeFile, useLocalAws, writeRuntimeFile } from './environment';
 import { ensureLocalBus } from './event-bus';
 import { createGateway, type Gateway } from './gateway';
+import { ensureLocalMail, stopLocalMail } from './mail';
 import { ensureLocalObjectStore } from './object-files';
 import { ensureLocalQueues } from './queues';
 
@@ -46,7 +47,7 @@ export interface LocalStores {
  * hash key and the Stripe keys are not): they may be written down in the runtime file.
  */
 const STAND_IN_VARIABLE =
-  /^(AWS_ENDPOINT_URL_[A-Z0-9_]+|AWS_REGION|AWS_ACCESS_KEY_ID|AWS_SECRET_ACCESS_KEY|SVC_(TABLE_NAME|DATA_DIR|STAGE|WEBHOOK_ALLOW_PRIVATE|CAPTCHA_VERIFIER|BILLING_QUEUE_URL|DELIVERY_QUEUE_URL|EVENT_BUS_NAME|RECONCILIATION_BUCKET|PUBLIC_URL|CONNECT_URL))$/;
+  /^(AWS_ENDPOINT_URL_[A-Z0-9_]+|AWS_REGION|AWS_ACCESS_KEY_ID|AWS_SECRET_ACCESS_KEY|SVC_(TABLE_NAME|DATA_DIR|STAGE|WEBHOOK_ALLOW_PRIVATE|CAPTCHA_VERIFIER|BILLING_QUEUE_URL|DELIVERY_QUEUE_URL|MAIL_QUEUE_URL|MAIL_FROM|EVENT_BUS_NAME|RECONCILIATION_BUCKET|PUBLIC_URL|CONNECT_URL))$/;
 
 export async function startLocalStores(settings: LocalSettings): Promise<LocalStores> {
   const dynamo = await startDynamoDbLocal(settings.inMemory ? {} : { dataDir: settings.dataDir });
@@ -62,6 +63,7 @@ export async function startLocalStores(settings: LocalSettings): Promise<LocalSt
     const queues = await ensureLocalQueues();
     const bus = await ensureLocalBus();
     const objects = await ensureLocalObjectStore();
+    await ensureLocalMail();
     return {
       dynamoEndpoint: dynamo.endpoint,
       seed,
@@ -74,6 +76,7 @@ export async function startLocalStores(settings: LocalSettings): Promise<LocalSt
         ),
       stop: async () => {
         await objects.close();
+        await stopLocalMail();
         await queues.stop();
         await bus.stop();
         await closeSearchDb();

@@ -74,6 +74,16 @@ export const BUSINESS_METRICS = {
    */
   webhookBacklog: 'WebhookBacklog',
   webhookBacklogAge: 'WebhookBacklogAge',
+  /** A mail SES accepted (@svc/mail worker); dimension `template`. */
+  mailsSent: 'MailsSent',
+  /** A SendEmail call that failed (the mail is tried again); dimension `reason` (the SES error's name). */
+  mailSendFailures: 'MailSendFailures',
+  /**
+   * Unsent mails a sweep found past their due time and queued again, per sweep, and the oldest
+   * one's wait since it was queued, in seconds (@svc/mail sweepUnsentMail). Alarmed (infra Mail).
+   */
+  mailUnsent: 'MailUnsent',
+  mailUnsentAge: 'MailUnsentAge',
   /** Rows of a reconciled bank file; dimension `result` (matched, unmatched, error). */
   reconciliationRows: 'ReconciliationRows',
 } as const;
