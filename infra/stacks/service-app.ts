@@ -1,6 +1,7 @@
 import { stackName } from '@svc/api';
 import { App, type AppProps, Aspects, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { readAdoptedTables } from '../config/adopted-tables';
 import { isStageName, STAGE_NAMES, STAGES, type StageName } from '../config/stages';
 import { ActiveTracing } from '../constructs/tracing';
 import { EdgeFirewallStack, edgeFirewallStackName, WEB_ACL_ARN_OUTPUT } from './edge-firewall-stack';
@@ -14,13 +15,19 @@ export interface ServiceApp {
   edgeFirewalls: EdgeFirewallStack[];
 }
 
+export interface ServiceAppOptions {
+  /** Where the stages' adopted tables are kept: infra/config/adopted-tables.json (ADOPTED_TABLES_FILE). */
+  adoptedTablesFile?: string;
+}
+
 /**
  * The CDK app: `-c stage=<name>` builds that stage, no stage builds all of them. Stacks are
  * environment-agnostic (no account, region or lookups), so synth needs neither network nor
  * credentials; the deploying profile picks the account and region.
  */
-export function createServiceApp(props: AppProps = {}): ServiceApp {
+export function createServiceApp(props: AppProps = {}, options: ServiceAppOptions = {}): ServiceApp {
   const app = new App(props);
+  const adoptedTables = readAdoptedTables(options.adoptedTablesFile);
   const edgeFirewalls: EdgeFirewallStack[] = [];
   const stacks = requestedStages(app).map((name) => {
     const stage = STAGES[name];
@@ -39,6 +46,7 @@ export function createServiceApp(props: AppProps = {}): ServiceApp {
       stage,
       description: `svc fundraising payments back end (${name})`,
       terminationProtection: stage.deletionProtection,
+      ...(adoptedTables[name] ? { adoptedTable: adoptedTables[name] } : {}),
       ...(firewall ? { edgeFirewall: { stackName: firewall.stackName, outputName: WEB_ACL_ARN_OUTPUT } } : {}),
     });
     if (firewall) {

@@ -17,6 +17,7 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import type { AdoptedTable } from '../config/adopted-tables';
 import {
   alarmsNotifyContext,
   captchaSiteKeyContext,
@@ -51,6 +52,11 @@ export interface ServiceStackProps extends StackProps {
    * output (infra/stacks/edge-firewall-stack.ts); by default `<this stack's name>-edge-firewall`.
    */
   edgeFirewall?: { stackName: string; outputName: string };
+  /**
+   * The table `pnpm ops table:adopt` moved the stage onto, from infra/config/adopted-tables.json
+   * (createServiceApp reads it): the stack uses it instead of making one, on every deploy.
+   */
+  adoptedTable?: AdoptedTable;
 }
 
 /**
@@ -103,7 +109,7 @@ export class ServiceStack extends Stack {
     Tags.of(this).add('service', 'svc-fundraising');
     Tags.of(this).add('stage', stage.name);
 
-    const existingTable = existingTableOf(this, stage);
+    const existingTable = existingTableOf(this, stage, props.adoptedTable);
     this.table = new ServiceTable(this, 'Data', { stage, ...(existingTable ? { existing: existingTable } : {}) });
     this.signingKeys = new SigningKeys(this, 'SigningKeys', { stage });
     this.cardFingerprintKey = new Secret(this, 'CardFingerprintKey', {
@@ -507,22 +513,32 @@ function withAlarmRecipients(scope: Construct, stage: StageConfig): StageConfig 
 }
 
 /**
- * The existing table a stage is given at synth (`-c table.<stage>=<name> -c tableStream.<stage>=<stream ARN>`,
- * both printed by `pnpm ops table:adopt`), or none. A name without its stream is refused: the
- * event pipeline and the search projector read the table's stream.
+ * The existing table a stage runs on, or none: the one `pnpm ops table:adopt` recorded in
+ * infra/config/adopted-tables.json (`adopted`), unless this synth is given another with
+ * `-c table.<stage>=<name> -c tableStream.<stage>=<stream ARN>` (a one-off: the next deploy
+ * without them goes back to the file's). A name without its stream is refused: the event
+ * pipeline and the search projector read the table's stream.
  */
-function existingTableOf(scope: Construct, stage: StageConfig): { tableName: string; streamArn: string } | undefined {
+function existingTableOf(
+  scope: Construct,
+  stage: StageConfig,
+  adopted: AdoptedTable | undefined,
+): { tableName: string; streamArn: string } | undefined {
   const nameKey = existingTableContext(stage.name);
   const streamKey = existingTableStreamContext(stage.name);
-  const name: unknown = scope.node.tryGetContext(nameKey);
-  const stream: unknown = scope.node.tryGetContext(streamKey);
+  const given: unknown = scope.node.tryGetContext(nameKey);
+  const givenStream: unknown = scope.node.tryGetContext(streamKey);
+  const fromFile = given === undefined && givenStream === undefined;
+  const name: unknown = fromFile ? adopted?.tableName : given;
+  const stream: unknown = fromFile ? adopted?.streamArn : givenStream;
   if (name === undefined && stream === undefined) return undefined;
+  const where = fromFile ? `infra/config/adopted-tables.json (${stage.name})` : `-c ${nameKey}`;
   if (typeof name !== 'string' || !/^[A-Za-z0-9_.-]{3,255}$/.test(name)) {
-    throw new StageConfigurationError(`-c ${nameKey} must name a DynamoDB table (got ${JSON.stringify(name)})`);
+    throw new StageConfigurationError(`${where} must name a DynamoDB table (got ${JSON.stringify(name)})`);
   }
   if (typeof stream !== 'string' || !stream.startsWith(`arn:aws`) || !stream.includes(`:table/${name}/stream/`)) {
     throw new StageConfigurationError(
-      `-c ${nameKey}=${name} needs -c ${streamKey}=<the ARN of its stream>: \`pnpm ops table:adopt --stage ${stage.name} --table ${name}\` enables the stream and prints both`,
+      `${fromFile ? `${where}: ${name}` : `-c ${nameKey}=${name}`} needs ${fromFile ? 'streamArn' : `-c ${streamKey}`}=<the ARN of its stream>: \`pnpm ops table:adopt --stage ${stage.name} --table ${name}\` enables the stream and records both`,
     );
   }
   return { tableName: name, streamArn: stream };

@@ -1,3 +1,7 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TABLE_NAME_OUTPUT } from '@svc/api';
 import { INDEXES, KEY, KEY_ATTRIBUTES, TTL_ATTRIBUTE } from '@svc/table';
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
@@ -101,5 +105,76 @@ describe('a stage given an existing table (a point-in-time restore, adopted)', (
     expect(() =>
       synth({ 'table.prod': NAME, 'tableStream.prod': 'arn:aws:dynamodb:x:1:table/other/stream/1' }),
     ).toThrow(StageConfigurationError);
+  });
+});
+
+describe('a stage whose table was adopted (infra/config/adopted-tables.json), deployed without -c options', () => {
+  const NAME = 'svc-prod-restored-20261128';
+  const STREAM = `arn:aws:dynamodb:eu-central-2:123456789012:table/${NAME}/stream/2026-11-28T10:00:00.000`;
+  const adoptedFile = (entries: unknown) => {
+    const file = join(mkdtempSync(join(tmpdir(), 'svc-adopted-')), 'adopted-tables.json');
+    writeFileSync(file, JSON.stringify(entries));
+    return file;
+  };
+  const synth = (file: string, context: Record<string, string> = {}) => {
+    const { stacks } = createServiceApp(appProps({ ...SKIP_BUNDLING, stage: 'prod', ...context }), {
+      adoptedTablesFile: file,
+    });
+    const prod = stacks.find((stack) => stack.config.name === 'prod');
+    if (!prod) throw new Error('no prod stack');
+    return Template.fromStack(prod);
+  };
+
+  it('keeps every function, grant, stream reader, alarm and output on the adopted table, and makes none', () => {
+    const template = synth(
+      adoptedFile({ prod: { tableName: NAME, streamArn: STREAM, adoptedAt: '2026-11-28T11:00:00Z' } }),
+    );
+    expect(Object.keys(template.findResources('AWS::DynamoDB::Table'))).toEqual([]);
+    const functions = functionsByService(template);
+    for (const service of ['payments', 'webhooks', 'billing-worker']) {
+      expect(functions.get(service)?.properties.Environment.Variables.SVC_TABLE_NAME, service).toBe(NAME);
+    }
+    const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping'))
+      .map((mapping) => (mapping as { Properties: { EventSourceArn?: unknown } }).Properties.EventSourceArn)
+      .filter((arn) => typeof arn === 'string' && arn.includes(':dynamodb:'));
+    // The stream publisher and the search projector.
+    expect(mappings).toEqual([STREAM, STREAM]);
+    const json = JSON.stringify(template.toJSON());
+    // Grants: the table, its indexes and its stream, by the adopted name.
+    expect(json).toContain(`:table/${NAME}"`);
+    expect(json).toContain(`:table/${NAME}/index/gsi1`);
+    expect(json).toContain(STREAM);
+    // Nothing names a table the stack would make.
+    expect(json).not.toMatch(/"Ref":"Data[A-Za-z0-9]*Table/);
+    expect(json).not.toMatch(/"Fn::GetAtt":\["Data[A-Za-z0-9]*Table/);
+    const tableAlarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')).filter((alarm) =>
+      JSON.stringify(alarm).includes('"TableName"'),
+    );
+    expect(tableAlarms.length).toBeGreaterThan(0);
+    for (const alarm of tableAlarms) expect(JSON.stringify(alarm)).toContain(`"Value":"${NAME}"`);
+    expect(template.findOutputs(TABLE_NAME_OUTPUT)[TABLE_NAME_OUTPUT]?.Value).toBe(NAME);
+  });
+
+  it('leaves the other stages on the tables their stacks make', () => {
+    const { stacks } = createServiceApp(appProps({ ...SKIP_BUNDLING, stage: 'staging' }), {
+      adoptedTablesFile: adoptedFile({ prod: { tableName: NAME, streamArn: STREAM } }),
+    });
+    const staging = stacks[0];
+    if (!staging) throw new Error('no staging stack');
+    Template.fromStack(staging).resourceCountIs('AWS::DynamoDB::Table', 1);
+  });
+
+  it('takes -c options over the file for one synth, and refuses an entry without its stream', () => {
+    const file = adoptedFile({ prod: { tableName: NAME, streamArn: STREAM } });
+    const other = 'svc-prod-rehearsal';
+    const otherStream = `arn:aws:dynamodb:eu-central-2:123456789012:table/${other}/stream/2026-11-28T12:00:00.000`;
+    const given = synth(file, { 'table.prod': other, 'tableStream.prod': otherStream });
+    expect(functionsByService(given).get('payments')?.properties.Environment.Variables.SVC_TABLE_NAME).toBe(other);
+    expect(() =>
+      synth(adoptedFile({ prod: { tableName: NAME, streamArn: 'arn:aws:dynamodb:x:1:table/other/stream/1' } })),
+    ).toThrow(/adopted-tables\.json \(prod\).*pnpm ops table:adopt --stage prod/);
+    expect(() => synth(adoptedFile({ production: { tableName: NAME, streamArn: STREAM } }))).toThrow(
+      StageConfigurationError,
+    );
   });
 });

@@ -51,8 +51,9 @@ const USAGE = `Usage:
       restores the stage's table as of --to (default: the latest restorable time) into a new table;
       locally, where DynamoDB Local keeps no backups, copies it into one made as a restore makes it
   pnpm ops table:adopt [--stage <stage>] --table <restored table>
-      waits for it, enables its stream and TTL (deployed: point-in-time recovery; prod: deletion
-      protection) and prints how to deploy the stage on it (docs/operations.md, "Restoring the table")
+      waits for it, enables its stream and TTL (deployed: point-in-time recovery, the stack's tags;
+      prod: deletion protection), records it as the stage's table in infra/config/adopted-tables.json
+      (commit it: every deploy keeps the stage on it) (docs/operations.md, "Restoring the table")
 
   pnpm ops dlq:pull --stage <stage> --queue ${DEAD_LETTER_QUEUE_NAMES.join('|')} [--out <file>] [--max ${DLQ_PULL_DEFAULT}]
   pnpm ops dlq:pull --queue-url <url> [--out <file>] [--max ${DLQ_PULL_DEFAULT}]

@@ -8,12 +8,14 @@ import {
   RestoreTableToPointInTimeCommand,
   ScanCommand,
   type TableDescription,
+  TagResourceCommand,
   UpdateContinuousBackupsCommand,
   UpdateTableCommand,
   UpdateTimeToLiveCommand,
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import { TTL_ATTRIBUTE, tableName } from '@svc/table';
+import { ADOPTED_TABLES_FILE, recordAdoptedTable } from './adopted-table';
 
 /**
  * Disaster recovery of the table (docs/operations.md, "Restoring the table"):
@@ -29,7 +31,9 @@ import { TTL_ATTRIBUTE, tableName } from '@svc/table';
  *
  * `table:adopt` prepares a restored table to be the stage's: stream (new and old images: the
  * event pipeline and the search projector read it), TTL on `ttl`, and on a deployed stage
- * point-in-time recovery and (prod) deletion protection; then prints what to deploy with. The
+ * point-in-time recovery, (prod) deletion protection and the stack's tags; then records the table
+ * as the stage's in infra/config/adopted-tables.json, which every later synth reads, so a plain
+ * deploy keeps the stage on it (apps/ops/src/adopted-table.ts). The
  * KMS key that seals webhook credentials and the hash-key secret are kept with every stage that
  * keeps data (infra/test/retention.test.ts), so the restored items are read as before.
  */
@@ -42,6 +46,24 @@ export interface RecoveryOptions {
 }
 
 const client = () => new DynamoDBClient({});
+
+/**
+ * The tags the service stack puts on everything it makes (infra/stacks/service-stack.ts,
+ * `Tags.of(this)`); a table the stack references but does not make gets them from `table:adopt`
+ * (a restore brings no tags: "You must manually set up ... Tags", AWS, above).
+ */
+export const STACK_TAGS = (stage: string) => [
+  { Key: 'service', Value: 'svc-fundraising' },
+  { Key: 'stage', Value: stage },
+];
+
+/** What `table:adopt` calls and writes to, replaceable in tests (no AWS, no repo file). */
+export interface AdoptDependencies {
+  dynamo?: Pick<DynamoDBClient, 'send'>;
+  /** infra/config/adopted-tables.json unless given. */
+  adoptedTablesFile?: string;
+  now?: () => Date;
+}
 
 export async function restoreTable(options: RecoveryOptions, out: (line: string) => void): Promise<string> {
   const source = tableName();
@@ -72,11 +94,12 @@ export async function adoptTable(
   options: RecoveryOptions,
   out: (line: string) => void,
   pause: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  dependencies: AdoptDependencies = {},
 ): Promise<{ tableName: string; streamArn: string }> {
   const name = options.table;
   if (!name) throw new Error('table:adopt needs --table <the restored table>');
   const deployed = options.stage !== undefined && options.stage !== 'local';
-  const dynamo = client();
+  const dynamo = (dependencies.dynamo ?? client()) as DynamoDBClient;
   let table = await until(dynamo, name, pause, (t) => t.TableStatus === 'ACTIVE', 'active');
   if (!table.StreamSpecification?.StreamEnabled) {
     await dynamo.send(
@@ -119,8 +142,23 @@ export async function adoptTable(
   const streamArn = table.LatestStreamArn ?? '';
   if (deployed) {
     const stage = options.stage ?? '';
-    out('Deploy the stage on it (with the -c options the stage always takes: captcha key, alarm recipients):');
-    out(`  pnpm run deploy -c stage=${stage} -c table.${stage}=${name} -c tableStream.${stage}=${streamArn}`);
+    if (table.TableArn) {
+      await dynamo.send(new TagResourceCommand({ ResourceArn: table.TableArn, Tags: STACK_TAGS(stage) }));
+      out(
+        `${name}: tagged ${STACK_TAGS(stage)
+          .map((tag) => `${tag.Key}=${tag.Value}`)
+          .join(', ')}.`,
+      );
+    }
+    const file = dependencies.adoptedTablesFile ?? ADOPTED_TABLES_FILE;
+    recordAdoptedTable(
+      stage,
+      { tableName: name, streamArn, adoptedAt: (dependencies.now?.() ?? new Date()).toISOString() },
+      file,
+    );
+    out(`Recorded as ${stage}'s table in ${file}: every deploy from now on keeps the stage on it.`);
+    out('Commit that file, then deploy the stage as always (captcha key, alarm recipients), no table options:');
+    out(`  pnpm run deploy -c stage=${stage}`);
     out(`Then fill the search engine from it: pnpm ops search:rebuild --stage ${stage} --restart`);
   } else {
     out('Start the local service on it:');
