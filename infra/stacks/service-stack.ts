@@ -136,8 +136,10 @@ export class ServiceStack extends Stack {
     });
 
     this.stripeSecret = new Secret(this, 'StripeKeys', {
+      // Every field a reader takes is named (infra/test/stripe.test.ts derives the list from the
+      // readers' schemas): an operator who opens the secret sees what belongs there.
       description:
-        'Stripe keys of this stage as JSON {"test_secret_key", "live_secret_key", "webhook_secret"}; pnpm ops stripe configure sets them; payments and the billing worker read them',
+        'Payment provider keys of this stage as JSON, each field optional. Stripe: "test_secret_key", "live_secret_key", "webhook_secret" (comma-separated while rolling). Adyen: "adyen_api_key", "adyen_hmac_key" (hex, comma-separated while rolling), "adyen_live_url_prefix", "adyen_notification_username", "adyen_notification_password". pnpm ops stripe configure sets them; payments, the billing worker and the payment resolver read them',
       // No keys until the operator puts them in; the placeholder key is ignored by the reader.
       generateSecretString: { secretStringTemplate: '{}', generateStringKey: 'unset', passwordLength: 16 },
       removalPolicy: stage.removalPolicy,

@@ -1,6 +1,9 @@
 import { STRIPE_SECRET_OUTPUT } from '@svc/api';
 import { STRIPE_CONFIRM_RETRIES, STRIPE_CONFIRM_TIMEOUT_MS, STRIPE_RETRIES, STRIPE_TIMEOUT_MS } from '@svc/payments';
 import { describe, expect, it } from 'vitest';
+import { FIELDS as STAGE_SECRET_FIELDS } from '../../apps/ops/src/stripe';
+import { adyenSecretFields } from '../../services/payments/src/providers/adyen/adyen-config';
+import { stripeSecretFields } from '../../services/payments/src/providers/stripe/stripe-config';
 import { STAGE_NAMES, STAGES } from '../config/stages';
 import { templateOf, useSynthesizedApp } from './support/synth';
 import { functionsByService, logicalIdStartingWith, rolesAllowedOn, routes } from './support/template-model';
@@ -44,6 +47,9 @@ describe.each(STAGE_NAMES)('Stripe in the %s stage', (stage) => {
       'GET /providers/adyen/return/payment-sources/{payment_source_uuid}',
       'GET /providers/adyen/return/payments/{payment_uuid}',
       'POST /providers/adyen/notifications',
+      // The donor's return by POST: a redirect Adyen made by POST, or a result too long for a URL.
+      'POST /providers/adyen/return/payment-sources/{payment_source_uuid}',
+      'POST /providers/adyen/return/payments/{payment_uuid}',
     ]);
     for (const route of keys) expect(route.authorizationType ?? 'NONE', route.routeKey).toBe('NONE');
   });
@@ -98,6 +104,20 @@ describe.each(STAGE_NAMES)('Stripe’s time budget in the %s stage', (stage) => 
       expect(alarm.Properties?.Threshold).toBe(1);
       // Sent to the stage's alarm topic (and its other targets), as every alarm.
       expect(alarm.Properties?.AlarmActions).toContainEqual({ Ref: expect.stringMatching(/^AlarmTopic/) });
+    }
+  });
+});
+
+describe('the providers secret’s description', () => {
+  it('names every field the code reads from it or writes into it', () => {
+    // From the readers' own schemas and `pnpm ops stripe configure`'s fields, not a list kept here.
+    const fields = new Set([...stripeSecretFields(), ...adyenSecretFields(), ...Object.values(STAGE_SECRET_FIELDS)]);
+    expect(fields.size).toBeGreaterThanOrEqual(8);
+    for (const stage of STAGE_NAMES) {
+      const template = templateOf(stage);
+      const secretId = logicalIdStartingWith(template, 'AWS::SecretsManager::Secret', 'StripeKeys');
+      const description = String(template.toJSON().Resources[secretId]?.Properties?.Description);
+      for (const field of fields) expect(description, `${stage}: ${field}`).toContain(`"${field}"`);
     }
   });
 });

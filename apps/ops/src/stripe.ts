@@ -10,7 +10,7 @@ import { openTarget, outputsOfStage } from './target';
  * The environment variables `stripe configure` reads, and the secret's field for each: the stage's
  * one providers secret holds Stripe's keys and Adyen's (adyen-config.ts reads the `adyen_*` fields).
  */
-const FIELDS = {
+export const FIELDS = {
   SVC_STRIPE_TEST_SECRET_KEY: 'test_secret_key',
   SVC_STRIPE_LIVE_SECRET_KEY: 'live_secret_key',
   SVC_STRIPE_WEBHOOK_SECRET: 'webhook_secret',

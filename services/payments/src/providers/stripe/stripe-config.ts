@@ -33,6 +33,13 @@ const secretSchema = deferred(() =>
   }),
 );
 
+/**
+ * The providers secret's fields this reader takes: the stack names each in the secret's
+ * description (infra/stacks/service-stack.ts, checked by infra/test/stripe.test.ts). Builds the
+ * schema: for tests and tools, not for a handler's load.
+ */
+export const stripeSecretFields = (): string[] => Object.keys(secretSchema.unwrap().shape);
+
 let fromSecret: Promise<StripeKeys> | undefined;
 /** When (service time) this container last read the secret for Stripe's keys. */
 let readAt: number | undefined;
