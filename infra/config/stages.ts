@@ -168,9 +168,10 @@ export type CaptchaConfig = { verifier: 'recaptcha'; siteKey?: string } | { veri
 export const captchaSiteKeyContext = (stage: StageName) => `captchaSiteKey.${stage}`;
 
 /**
- * The synth-time context keys that give a stage an existing table instead of the one its stack
- * makes: a table restored from a point in time (docs/operations.md, "Restoring the table"). Both
- * are printed by `pnpm ops table:adopt`: the name, and the ARN of the stream it enabled.
+ * The synth-time context keys that put one synth of a stage on another existing table (a
+ * rehearsal) over the one infra/config/adopted-tables.json names, where `pnpm ops table:adopt`
+ * records a restored table for every deploy (docs/operations.md, "Restoring the table"): the
+ * name, and the ARN of its stream.
  */
 export const existingTableContext = (stage: StageName) => `table.${stage}`;
 export const existingTableStreamContext = (stage: StageName) => `tableStream.${stage}`;
