@@ -102,6 +102,8 @@ export interface StageConfig {
   };
   /** How often the billing run starts (EventBridge Scheduler). */
   billingSchedule: RateExpression;
+  /** Where the stage's e-mail comes from (Amazon SES, API v2; infra/constructs/mail.ts). */
+  mail: MailConfig;
   /**
    * Bump to rotate the JWT signing key on the next deploy: a new key signs, the previous one
    * keeps verifying tokens it issued until they expire.
@@ -152,6 +154,37 @@ export interface StageConfig {
    * need a real provider's profile (Stripe).
    */
   simulatedProvider: 'all' | 'test-mode-only';
+  /**
+   * Requests a second the shared limiter lets go to each provider, per mode (`live`, `test`) and,
+   * under `accounts`, per provider account (a Stripe connected account id, an Adyen merchant
+   * account; `platform` is the platform's own): an account's own figure before its provider's.
+   * A deploy puts it into SVC_PROVIDER_RATE_LIMITS on every function that takes provider calls
+   * (services/payments/src/providers/provider-rate-limits.ts has the providers' documented
+   * figures). Raise it only after the provider has raised its own; between deploys
+   * `pnpm ops providers:limits` overrides it at run time (docs/operations.md, "Provider rate limits").
+   */
+  providerRateLimits: ProviderRateLimitsConfig;
+}
+
+/** A provider's limits in one mode each; the shape SVC_PROVIDER_RATE_LIMITS takes. */
+export interface ProviderModeLimits {
+  live?: number;
+  test?: number;
+}
+export type ProviderRateLimitsConfig = Readonly<
+  Record<string, ProviderModeLimits & { accounts?: Readonly<Record<string, ProviderModeLimits>> }>
+>;
+
+/**
+ * The stage's sending identity in Amazon SES: a domain (or one address) verified in SES in the
+ * stack's region before the first deploy (docs/operations.md, "Mail"); the mail worker may send
+ * only from it (`ses:SendEmail` on `arn:aws:ses:<region>:<account>:identity/<identity>` alone).
+ */
+export interface MailConfig {
+  /** The verified identity: `mail.example.org`, or one address. */
+  identity: string;
+  /** The From address: at the identity's domain, or the identity itself. */
+  from: string;
 }
 
 /** Where a stage names no upload origins: any page may post, the presigned policy decides. */
@@ -205,10 +238,14 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
       tokenRoute: { rateLimit: 5, burstLimit: 10 },
     },
     billingSchedule: 'rate(15 minutes)',
+    // Stripe's defaults: 25 POST /v1/payment_intents a second per account, less room for retries.
+    providerRateLimits: { stripe: { live: 22, test: 20 } },
     signingKeyRotation: 1,
     // Made-up data only: the hosted page works as soon as dev is deployed.
     captcha: { verifier: 'off' },
     traceCalls: false,
+    // Replace with the domain verified in SES for the stage before its first deploy.
+    mail: { identity: 'dev.mail.svc-fundraising.example', from: 'no-reply@dev.mail.svc-fundraising.example' },
     reconciliationRetentionDays: 30,
     search: { minCapacity: 0, maxCapacity: 2, backupRetentionDays: 1 },
     simulatedProvider: 'all',
@@ -236,6 +273,8 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
       tokenRoute: { rateLimit: 10, burstLimit: 20 },
     },
     billingSchedule: 'rate(15 minutes)',
+    // Stripe's defaults: 25 POST /v1/payment_intents a second per account, less room for retries.
+    providerRateLimits: { stripe: { live: 22, test: 20 } },
     signingKeyRotation: 1,
     // About 1.3x what one client may send (50/s); the token route a few a second; a browser's
     // pages about 1 a second over five minutes. docs/operations.md "Edge" explains each number.
@@ -247,6 +286,7 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     },
     captcha: { verifier: 'recaptcha' },
     traceCalls: true,
+    mail: { identity: 'staging.mail.svc-fundraising.example', from: 'no-reply@staging.mail.svc-fundraising.example' },
     reconciliationRetentionDays: 90,
     search: { minCapacity: 0.5, maxCapacity: 4, backupRetentionDays: 7 },
     simulatedProvider: 'all',
@@ -274,6 +314,8 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
       tokenRoute: { rateLimit: 50, burstLimit: 100 },
     },
     billingSchedule: 'rate(15 minutes)',
+    // Stripe's defaults: 25 POST /v1/payment_intents a second per account, less room for retries.
+    providerRateLimits: { stripe: { live: 22, test: 20 } },
     signingKeyRotation: 1,
     // About 1.3x what one client may send (250/s): raised with rateLimits.client for a telethon
     // (docs/operations.md "Prewarming"). Tokens live an hour: 2 a second from one address serve
@@ -287,6 +329,7 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     },
     captcha: { verifier: 'recaptcha' },
     traceCalls: true,
+    mail: { identity: 'mail.svc-fundraising.example', from: 'no-reply@mail.svc-fundraising.example' },
     reconciliationRetentionDays: 400,
     search: { minCapacity: 0.5, maxCapacity: 16, backupRetentionDays: 35 },
     simulatedProvider: 'test-mode-only',

@@ -201,6 +201,13 @@ export class ServiceStack extends Stack {
       this.search.grantQuery(writer.role);
       writer.function.node.addDependency(this.search.schema);
     }
+    // Every function that takes provider calls limits them to the stage's provider rate limits
+    // (issue 46): set by each deploy, so the `live` alias's version has them too. The run-time
+    // override is in the StripeKeys secret these three read already (provider-rate-limits.ts).
+    const providerRateLimits = JSON.stringify(stage.providerRateLimits);
+    for (const fn of [functions.get('payments'), this.billing.worker, this.paymentResolver.resolver]) {
+      fn?.function.addEnvironment('SVC_PROVIDER_RATE_LIMITS', providerRateLimits);
+    }
 
     // The hosted onboarding page's address: onboarding builds processes' onboarding_url from it,
     // and so does the stream publisher for their events.

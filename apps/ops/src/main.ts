@@ -17,7 +17,7 @@ import {
   runDlqPull,
 } from './dlq-pull';
 import { runPrewarm } from './prewarm';
-import { providerStatusLines } from './providers';
+import { configureProviderLimits, providerStatusLines } from './providers';
 import { configureStripe, configureWebhookEndpoint, replayEvents } from './stripe';
 import { adoptTable, restoreTable } from './table-recovery';
 import { openTarget } from './target';
@@ -40,6 +40,10 @@ const USAGE = `Usage:
   pnpm ops providers:status [--stage <stage>] [--table <name>]
       prints each payment provider's circuit (closed, open, half_open) per mode, shared by every
       function: its failures in the current window, when it opened and the last failure
+  pnpm ops providers:limits --stage <stage> [--set '{"stripe": {"live": 90}}' | --clear]
+      prints, sets or clears the run-time provider rate limits (the providers secret's
+      provider_rate_limits, laid over the stage config's providerRateLimits per provider, mode and
+      account); every function applies a change within a minute, no deploy
   pnpm ops captcha configure --stage <stage>
       puts SVC_CAPTCHA_SECRET from the environment (the reCAPTCHA secret key) into the stage's CaptchaSecret
 
@@ -109,6 +113,8 @@ export async function runOps(argv: string[], out: (line: string) => void = conso
       reset: { type: 'boolean' },
       status: { type: 'boolean' },
       'dry-run': { type: 'boolean' },
+      set: { type: 'string' },
+      clear: { type: 'boolean' },
       help: { type: 'boolean' },
     },
   });
@@ -138,6 +144,10 @@ export async function runOps(argv: string[], out: (line: string) => void = conso
     } finally {
       await target.close();
     }
+    return;
+  }
+  if (command === 'providers:limits') {
+    out(await configureProviderLimits(values));
     return;
   }
   if (command === 'captcha configure') {
@@ -236,6 +246,7 @@ const COMMANDS = [
   'stripe:webhook-endpoint',
   'captcha configure',
   'providers:status',
+  'providers:limits',
   'search:rebuild',
   'dlq:pull',
   'table:restore',

@@ -27,7 +27,15 @@ const MODEL: LoadModel = {
   headroom: 1.5,
 };
 
-import { type AwsCall, type Observed, type PrewarmAws, runPrewarm, statusLines, type Targets } from './prewarm';
+import {
+  type AwsCall,
+  deployedProviderLimits,
+  type Observed,
+  type PrewarmAws,
+  runPrewarm,
+  statusLines,
+  type Targets,
+} from './prewarm';
 
 const NOW = new Date('2026-12-05T12:00:00Z');
 const UNTIL = '2026-12-05T23:00:00+01:00';
@@ -71,6 +79,8 @@ function observed(overrides: Partial<Observed> = {}): Observed {
       ThrottlingBurstLimit: STAGES.prod.throttle.burstLimit,
     },
     clientRateLimit: '10000/20000',
+    // Stripe's default (the stage config); Adyen with no limit of ours.
+    providerRateLimits: { limits: { stripe: { live: 22, test: 20 } } },
     ...overrides,
   };
 }
@@ -346,6 +356,70 @@ describe('pnpm ops prewarm', () => {
       /Refused, nothing changed:\n {2}- table needs 90,000 write units\/s.*Service Quotas/s,
     );
     expect(aws.calls).toEqual([]);
+  });
+
+  it('notes each provider and account whose rate limit is below the announced rate', async () => {
+    const { text, calls } = await run(prewarm5000);
+    expect(text).toContain(
+      'note: provider rate limit below 5,000 donations/s: stripe 22/s per account; payments over it wait or pass to the next provider (limit_reached)',
+    );
+    expect(calls.length).toBeGreaterThan(0);
+    const raised = await run(
+      prewarm5000,
+      observed({
+        providerRateLimits: {
+          limits: { stripe: { live: 6_000, accounts: { acct_small: { live: 100 } } }, adyen: { live: 8_000 } },
+        },
+      }),
+    );
+    expect(raised.text).toContain(
+      'note: provider rate limit below 5,000 donations/s: stripe account acct_small 100/s;',
+    );
+    expect(raised.text).not.toContain('adyen');
+  });
+
+  it('refuses, calling nothing, when the provider rate limits together are below the announced rate', async () => {
+    const aws = recordingAws(
+      observed({
+        providerRateLimits: {
+          limits: { stripe: { live: 1_000, accounts: { acct_big: { live: 2_000 } } }, adyen: { live: 1_500 } },
+        },
+      }),
+    );
+    await expect(runPrewarm(prewarm5000, () => undefined, aws.deps)).rejects.toThrow(
+      /Refused, nothing changed:\n {2}- the provider rate limits allow 4,500 live payments\/s in all, below 5,000 donations\/s/,
+    );
+    expect(aws.calls).toEqual([]);
+  });
+
+  it('reads the limits the payments alias applies: its SVC_PROVIDER_RATE_LIMITS with the secret’s override', async () => {
+    const variables = {
+      SVC_PROVIDER_RATE_LIMITS: JSON.stringify({ stripe: { live: 22, test: 20 } }),
+      SVC_STRIPE_SECRET_ARN: 'arn:aws:secretsmanager:eu-central-2:123456789012:secret:StripeKeys',
+    };
+    const secretAsked: unknown[] = [];
+    const secrets = {
+      send: async (command: { input: unknown }) => {
+        secretAsked.push(command.input);
+        return {
+          SecretString: JSON.stringify({
+            live_secret_key: 'sk_live_x',
+            provider_rate_limits: { stripe: { live: 90 } },
+          }),
+        };
+      },
+    } as never;
+    expect(await deployedProviderLimits(secrets, variables)).toEqual({ limits: { stripe: { live: 90, test: 20 } } });
+    expect(secretAsked).toEqual([{ SecretId: variables.SVC_STRIPE_SECRET_ARN }]);
+    const denied = {
+      send: async () => {
+        throw Object.assign(new Error('no'), { name: 'AccessDeniedException' });
+      },
+    } as never;
+    expect(await deployedProviderLimits(denied, variables)).toEqual({
+      limits: { stripe: { live: 22, test: 20 } },
+      note: 'the run-time provider rate limits could not be read (AccessDeniedException): checked against the deployed ones only',
+    });
   });
 
   it('warns that one client is still held by the functions’ per-client limit', async () => {

@@ -39,8 +39,16 @@ import {
   SchedulerClient,
   UpdateScheduleCommand,
 } from '@aws-sdk/client-scheduler';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { DOMAINS, PREWARM_OUTPUTS, PREWARM_SCHEDULE_OUTPUTS, stackName, TABLE_NAME_OUTPUT } from '@svc/api';
 import { nowDate } from '@svc/core';
+import {
+  DEFAULT_RATE_LIMITS,
+  mergeRateLimits,
+  type ProviderRateLimits,
+  providerRateLimitsSchema,
+  RUNTIME_LIMITS_KEY,
+} from '@svc/payments/provider-rate-limits';
 import { INDEXES, type IndexName } from '@svc/table';
 import {
   AWS_DEFAULT_QUOTAS,
@@ -96,6 +104,12 @@ export interface Observed {
   routeSettings: RouteSettings;
   /** The functions' per-client limit (`perSecond/burst`), which no throttle here lifts. */
   clientRateLimit: string | undefined;
+  /**
+   * The provider rate limits the payments alias applies: its SVC_PROVIDER_RATE_LIMITS (the stage
+   * config as deployed) with the run-time override of the provider secret laid over it; `note`
+   * says what could not be read.
+   */
+  providerRateLimits: { limits: ProviderRateLimits; note?: string | undefined };
 }
 
 export type AwsCall =
@@ -289,6 +303,9 @@ export function prewarmPlan(input: {
     },
   });
 
+  const providers = providerLimitCheck(observed.providerRateLimits, input.donationsPerSecond);
+  notes.push(...providers.notes);
+
   const client = observed.clientRateLimit?.split('/')[0];
   if (client && Number(client) < capacity.api.rateLimit) {
     notes.push(
@@ -300,9 +317,57 @@ export function prewarmPlan(input: {
     capacity,
     calls,
     costs: costOf(capacity, observed.warm, DOMAINS.payments.memoryMb, hours),
-    refusals: held.refusals,
+    refusals: [...held.refusals, ...providers.refusals],
     notes,
   };
+}
+
+/**
+ * The provider rate limits against the announced rate (issue 46, point 2). Each donation is one
+ * new payment, one counted provider request (`POST /v1/payment_intents` at Stripe), so N
+ * donations a second need N live requests a second across the providers the profiles route to.
+ * The command cannot see which providers the organisations' profiles use (that is in the table),
+ * so it refuses only when all the limits together are below N (no routing can carry the rate),
+ * and notes each provider or account below N (payments over it wait a second or go to the next
+ * provider, `limit_reached`). A provider without a live limit (Adyen unless one is configured) is
+ * not held by the limiter: only by the provider's own answers.
+ */
+export function providerLimitCheck(
+  observed: Observed['providerRateLimits'],
+  donationsPerSecond: number,
+): { refusals: string[]; notes: string[] } {
+  const notes: string[] = observed.note ? [observed.note] : [];
+  const real = ['stripe', 'adyen'];
+  let total = 0;
+  let unlimited = false;
+  for (const provider of real) {
+    const entry = observed.limits[provider];
+    if (entry?.live === undefined) {
+      unlimited = true;
+      continue;
+    }
+    total += entry.live;
+    const below = [
+      ...(entry.live < donationsPerSecond ? [`${provider} ${format(entry.live)}/s per account`] : []),
+      ...Object.entries(entry.accounts ?? {}).flatMap(([account, modes]) => {
+        if (modes.live === undefined) return [];
+        total += modes.live;
+        return modes.live < donationsPerSecond ? [`${provider} account ${account} ${format(modes.live)}/s`] : [];
+      }),
+    ];
+    if (below.length > 0) {
+      notes.push(
+        `provider rate limit below ${format(donationsPerSecond)} donations/s: ${below.join(', ')}; payments over it wait or pass to the next provider (limit_reached). Raise it with the provider first, then pnpm ops providers:limits (docs/operations.md, "Provider rate limits")`,
+      );
+    }
+  }
+  const refusals =
+    !unlimited && total < donationsPerSecond
+      ? [
+          `the provider rate limits allow ${format(total)} live payments/s in all, below ${format(donationsPerSecond)} donations/s: raise them with the providers, then pnpm ops providers:limits --stage <stage> --set '<json>' (docs/operations.md, "Provider rate limits")`,
+        ]
+      : [];
+  return { refusals, notes };
 }
 
 /** The names of the schedules a prewarm leaves: the reset's two calls at --until, the check a day later. */
@@ -574,6 +639,10 @@ function assumed(stage: string): { targets: Targets; observed: Observed } {
       until: 'unknown',
       routeSettings: {},
       clientRateLimit: undefined,
+      providerRateLimits: {
+        limits: DEFAULT_RATE_LIMITS,
+        note: "provider rate limits assumed to be the defaults (a dry run reads neither the alias's nor the secret's)",
+      },
     },
   };
 }
@@ -624,6 +693,7 @@ export function awsPrewarm(): PrewarmAws {
   const lambda = new LambdaClient({});
   const apiGateway = new ApiGatewayV2Client({});
   const scheduler = new SchedulerClient({});
+  const secrets = new SecretsManagerClient({});
   return {
     async targets(stage) {
       const outputs = await outputsOfStage(stage);
@@ -712,6 +782,7 @@ export function awsPrewarm(): PrewarmAws {
         until: tags.Tags?.[UNTIL_TAG],
         routeSettings: stage.DefaultRouteSettings ?? {},
         clientRateLimit: configuration.Environment?.Variables?.SVC_CLIENT_RATE_LIMIT,
+        providerRateLimits: await deployedProviderLimits(secrets, configuration.Environment?.Variables ?? {}),
       };
     },
     async apply(call) {
@@ -754,6 +825,36 @@ export function awsPrewarm(): PrewarmAws {
       }
     },
   };
+}
+
+/**
+ * What the payments alias applies: its SVC_PROVIDER_RATE_LIMITS, with the override of the secret
+ * its SVC_STRIPE_SECRET_ARN names (secretsmanager:GetSecretValue; only that key is kept).
+ */
+export async function deployedProviderLimits(
+  secrets: Pick<SecretsManagerClient, 'send'>,
+  variables: Record<string, string>,
+): Promise<Observed['providerRateLimits']> {
+  const configured = variables.SVC_PROVIDER_RATE_LIMITS
+    ? providerRateLimitsSchema.parse(JSON.parse(variables.SVC_PROVIDER_RATE_LIMITS))
+    : DEFAULT_RATE_LIMITS;
+  const secretId = variables.SVC_STRIPE_SECRET_ARN;
+  if (!secretId) return { limits: configured };
+  try {
+    const out = await secrets.send(new GetSecretValueCommand({ SecretId: secretId }));
+    const override = (JSON.parse(out.SecretString ?? '{}') as Record<string, unknown>)[RUNTIME_LIMITS_KEY];
+    return {
+      limits: mergeRateLimits(
+        configured,
+        override === undefined ? undefined : providerRateLimitsSchema.parse(override),
+      ),
+    };
+  } catch (error) {
+    return {
+      limits: configured,
+      note: `the run-time provider rate limits could not be read (${(error as Error).name}): checked against the deployed ones only`,
+    };
+  }
 }
 
 async function untilTableActive(dynamodb: DynamoDBClient, table: string): Promise<void> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { providerStatusLines } from './providers';
+import { providerLimitsUpdate, providerStatusLines } from './providers';
 
 describe('pnpm ops providers:status', () => {
   it('prints each provider and mode with its circuit, failures, how long it has been open and why', () => {
@@ -33,5 +33,39 @@ describe('pnpm ops providers:status', () => {
       'adyen      live open, 5 failure(s) in the window, opened 30 s ago, last failure: no_answer',
       'adyen      test half_open, 2 failure(s) in the window, opened 50 s ago',
     ]);
+  });
+});
+
+describe('pnpm ops providers:limits', () => {
+  const keys = { live_secret_key: 'sk_live_x', webhook_secret: 'whsec_x' };
+
+  it('sets the run-time limits in the secret, keeping its keys, and prints no key', () => {
+    const update = providerLimitsUpdate(keys, {
+      set: '{"stripe": {"live": 90, "accounts": {"acct_1": {"live": 40}}}}',
+    });
+    expect(update.secret).toEqual({
+      ...keys,
+      provider_rate_limits: { stripe: { live: 90, accounts: { acct_1: { live: 40 } } } },
+    });
+    expect(update.changed).toBe(true);
+    expect(update.line).not.toContain('sk_live');
+  });
+
+  it('clears them, and prints what is set without changing anything', () => {
+    const set = { ...keys, provider_rate_limits: { stripe: { live: 90 } } };
+    expect(providerLimitsUpdate(set, {}).line).toBe(
+      'Run-time provider rate limits (over the stage config’s): {"stripe":{"live":90}}',
+    );
+    expect(providerLimitsUpdate(set, {}).changed).toBe(false);
+    expect(providerLimitsUpdate(set, { clear: true }).secret).toEqual(keys);
+  });
+
+  it.each([
+    ['{"stripe": {"live": 0}}', /whole numbers of at least 1/],
+    ['{"stripe": {"live": 2.5}}', /whole numbers/],
+    ['{"stripe": {"sandbox": 5}}', /--set takes/],
+    ['stripe=90', /--set takes JSON/],
+  ])('refuses --set %s', (set, message) => {
+    expect(() => providerLimitsUpdate(keys, { set })).toThrow(message);
   });
 });

@@ -1,38 +1,18 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { deferred, now } from '@svc/core';
+import { now } from '@svc/core';
 import { db, defineEntity, TTL_ATTRIBUTE, tableName } from '@svc/table';
-import * as z from 'zod';
+import { limitOf, providerRateLimits } from '../providers/provider-rate-limits';
 
 /**
  * A shared limiter of the requests we send a provider per second, per provider, account and
- * mode, so a peak stays under the limit the provider enforces instead of meeting its 429s:
- *
- * - Stripe: "Live mode: 100 operations - Sandbox: 25 operations" per account, and "Calls to
- *   individual resources have stricter limits, and also count against global limits. API
- *   endpoints have a default limit of 25 requests per second", each named operation its own
- *   endpoint (https://docs.stripe.com/rate-limits; raising either takes weeks of notice). What we
- *   count here is one operation, the new payment's `POST /v1/payment_intents`, so its 25 a second
- *   binds before the 100: we keep 22 live and 20 in test mode (room for retries of it). An
- *   account whose limits Stripe raised says so in SVC_PROVIDER_RATE_LIMITS.
- * - Adyen publishes no fixed per-account figure (it answers 429 when a client is over its limit,
- *   https://docs.adyen.com/development-resources/rate-limits/): no limit unless configured.
- *
- * `SVC_PROVIDER_RATE_LIMITS` (JSON, e.g. `{"stripe": {"live": 400, "test": 20}, "adyen": {"live":
- * 500}}`) replaces the defaults. The count of a second is split over shards (each holding its
- * share of the limit) so the counter is no hot key at thousands of requests per second; items
- * expire by TTL. Seconds are the service clock's (real time in a deployed stage; tests move it).
+ * mode, so a peak stays under the limit the provider enforces instead of meeting its 429s. The
+ * limits (stage configuration, run-time override, defaults) and the provider figures behind them
+ * are in providers/provider-rate-limits.ts. The count of a second is split over shards (each
+ * holding its share of the limit) so the counter is no hot key at thousands of requests per
+ * second; items expire by TTL. Seconds are the service clock's (real time in a deployed stage;
+ * tests move it).
  */
-export const DEFAULT_RATE_LIMITS: Record<string, { live?: number; test?: number }> = {
-  stripe: { live: 22, test: 20 },
-};
 const MAX_SHARDS = 10;
-
-const limitsSchema = deferred(() =>
-  z.record(
-    z.string(),
-    z.object({ live: z.number().int().min(1).optional(), test: z.number().int().min(1).optional() }).strict(),
-  ),
-);
 
 /**
  * The most of a scope's limit one organisation may take in a second (issue 44): several
@@ -51,20 +31,6 @@ export function organisationCap(limit: number, share = organisationShare()): num
 function organisationShare(): number {
   const configured = Number(process.env.SVC_PROVIDER_ORGANISATION_SHARE);
   return configured > 0 && configured <= 1 ? configured : DEFAULT_ORGANISATION_SHARE;
-}
-
-/** The configured limits, parsed once per value of the variable (not once per payment). */
-let parsed: { from: string | undefined; limits: Record<string, { live?: number; test?: number }> } | undefined;
-
-export function providerRateLimit(provider: string, testMode: boolean): number | undefined {
-  const configured = process.env.SVC_PROVIDER_RATE_LIMITS;
-  if (!parsed || parsed.from !== configured) {
-    parsed = {
-      from: configured,
-      limits: configured ? limitsSchema.parse(JSON.parse(configured)) : DEFAULT_RATE_LIMITS,
-    };
-  }
-  return parsed.limits[provider]?.[testMode ? 'test' : 'live'];
 }
 
 interface RateCount {
@@ -124,7 +90,7 @@ export async function takeProviderSlot(
   second = now(),
   organisation?: string,
 ): Promise<boolean> {
-  const limit = providerRateLimit(provider, testMode);
+  const limit = limitOf(await providerRateLimits(), provider, account, testMode);
   if (limit === undefined) return true;
   const scope = `${provider}#${account ?? 'platform'}#${testMode ? 'test' : 'live'}`;
   let held = local.get(scope);
