@@ -142,7 +142,9 @@ export class PrewarmAlarms extends Construct {
 
     // Scheduler's per-group metrics (namespace AWS/Scheduler, dimension ScheduleGroup):
     // InvocationAttemptCount counts every call made, TargetErrorCount those the target API refused
-    // (https://docs.aws.amazon.com/scheduler/latest/UserGuide/monitoring-cloudwatch.html).
+    // (https://docs.aws.amazon.com/scheduler/latest/UserGuide/monitoring-cloudwatch.html). That page
+    // says these are delivered best effort ("might not be delivered at all"): the check's alarm is
+    // a safety net beside `pnpm ops prewarm --status`, not a guarantee.
     const schedulerMetric = (name: string) =>
       new Metric({
         namespace: 'AWS/Scheduler',
