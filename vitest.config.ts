@@ -44,6 +44,7 @@ const UNIT = [
   'apps/ops/src/{client-types,prewarm,providers,stripe}.test.ts',
   'test/{access-patterns,adyen-stand-in,architecture,cold-start-schemas,search-warm-up,stripe-stand-in}.test.ts',
   'test/openapi/document.test.ts',
+  'test/iam/conformance.test.ts',
 ];
 
 const INFRA = ['infra/test/**/*.test.ts'];

@@ -54,6 +54,9 @@ const SEND_MESSAGE = 'sqs:SendMessage';
  */
 export const BILLING_WORKER_TABLE_GRANT: TableGrant = {
   reads: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem'],
+  // The subscription and its invoices (the transaction's condition check is on the subscription),
+  // its plan, the account it pays into, the source it charges, and the payments of its attempts.
+  readKeys: ['SUBSCRIPTION#*', 'PLAN#*', 'ACCOUNT#*', 'PAYMENT_SOURCE#*', 'PAYMENT#*'],
   indexes: [],
   writes: ['dynamodb:PutItem'],
   writeKeys: partitionsOf('subscription', 'invoice', 'payment'),
@@ -61,8 +64,11 @@ export const BILLING_WORKER_TABLE_GRANT: TableGrant = {
 
 /** The run reads single items on the table and queries the due index only (no table Query, no write). */
 export const BILLING_RUN_TABLE_GRANT: TableGrant = {
-  reads: ['dynamodb:GetItem', 'dynamodb:BatchGetItem'],
+  // It reads no item: the due index's keys are the subscriptions it enqueues.
+  reads: [],
   indexes: ['due'],
+  // A due-index partition is a shard of due work (DUE#<shard>).
+  indexKeys: 'any',
   writes: [],
   writeKeys: [],
 };

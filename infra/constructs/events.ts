@@ -127,6 +127,8 @@ export const WEBHOOK_SECRET_CONTEXT = { purpose: 'webhook-secret' } as const;
 /** Point reads: the stream publisher shapes a charge attempt's event from its subscription. */
 export const STREAM_PUBLISHER_TABLE_GRANT: TableGrant = {
   reads: ['dynamodb:GetItem', 'dynamodb:BatchGetItem'],
+  // A charge attempt's event names its subscription (subscriptions' event-data.ts).
+  readKeys: ['SUBSCRIPTION#*'],
   indexes: [],
   writes: [],
   writeKeys: [],
@@ -137,7 +139,12 @@ export const STREAM_PUBLISHER_TABLE_GRANT: TableGrant = {
  */
 export const FAN_OUT_TABLE_GRANT: TableGrant = {
   reads: ['dynamodb:GetItem', 'dynamodb:BatchGetItem'],
+  // The endpoints an event's subscriptions name.
+  readKeys: ['WEBHOOK#*'],
   indexes: ['gsi2'],
+  // The organisation's subscriptions to an event (gsi2pk = ORG#<org>#EVENT#<name>), as before:
+  // which partition key IAM matches on an index query is not stated by AWS (docs/security.md).
+  indexKeys: 'any',
   writes: ['dynamodb:PutItem'],
   writeKeys: [`${DELIVERY_PARTITION_PREFIX}*`],
 };
@@ -150,6 +157,10 @@ export const FAN_OUT_TABLE_GRANT: TableGrant = {
  */
 export const DELIVERY_WORKER_TABLE_GRANT: TableGrant = {
   reads: ['dynamodb:GetItem', 'dynamodb:BatchGetItem'],
+  // The delivery, its endpoint (and sealed secret), the endpoint's pause, and the Webhook Response
+  // a retried attempt finds already written. No client, organisation or payment: a delivery
+  // carries its event whole (services/webhooks domain/delivery-attempt.ts).
+  readKeys: ['DELIVERY#*', 'WEBHOOK#*', 'WEBHOOK_PAUSE#*', 'WEBHOOK_RESPONSE#*'],
   indexes: [],
   writes: ['dynamodb:PutItem', 'dynamodb:BatchWriteItem'],
   writeKeys: WORKER_BATCH_WRITE_PREFIXES.map((prefix) => `${prefix}*`),

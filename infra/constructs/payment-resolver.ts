@@ -9,7 +9,7 @@ import { Construct } from 'constructs';
 import type { RateExpression, StageConfig } from '../config/stages';
 import { schedulerRole } from './background-parts';
 import { ServiceFunction } from './service-function';
-import { grantTableAccess, partitionsOf, type TableGrant } from './table-access';
+import { grantTableAccess, partitionsOf, type TableGrant, writeGrant } from './table-access';
 
 export interface PaymentResolverProps {
   stage: StageConfig;
@@ -27,11 +27,22 @@ export const RESOLVE_SCHEDULE: RateExpression = 'rate(5 minutes)';
  */
 export const PAYMENT_RESOLVER_TABLE_GRANT: TableGrant = {
   reads: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem'],
+  // The payments (and their sources) it settles, the early callbacks it applies, and what a
+  // settled payment starts: its subscription, the plan and the account.
+  readKeys: [
+    ...partitionsOf('payment', 'payment_source', 'early_callback', 'subscription'),
+    ...partitionsOf('subscription_plan', 'account'),
+  ],
   // The due index for its work; gsi1 for the plans of a subscription a settled payment starts.
   indexes: ['due', 'gsi1'],
-  writes: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
-  // Early callbacks it applies or alarms are taken out of the due index (domain/early-callbacks.ts).
-  writeKeys: partitionsOf('payment', 'payment_source', 'subscription', 'invoice', 'early_callback'),
+  // A due-index partition is a shard of due work (PAYMENT_DUE#<shard>), named by no entity.
+  indexKeys: 'any',
+  // Versioned puts of what it settles (the payment, a new source, a new subscription); early
+  // callbacks it applies or alarms are taken out of the due index in place (domain/early-callback-store.ts).
+  ...writeGrant(
+    { actions: ['dynamodb:PutItem'], keys: partitionsOf('payment', 'payment_source', 'subscription', 'invoice') },
+    { actions: ['dynamodb:UpdateItem'], keys: partitionsOf('early_callback') },
+  ),
 };
 
 /**

@@ -68,6 +68,8 @@ export const CORS_MAX_AGE = Duration.hours(1);
  */
 export const FILE_PROCESSOR_TABLE_GRANT: TableGrant = {
   reads: ['dynamodb:GetItem', 'dynamodb:BatchGetItem'],
+  // The upload's source configuration, the payments its rows name, an existing report.
+  readKeys: partitionsOf('reconciliation_source_configuration', 'payment', 'reconciliation_report'),
   indexes: [],
   writes: ['dynamodb:PutItem'],
   writeKeys: partitionsOf('reconciliation_report'),

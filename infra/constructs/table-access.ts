@@ -146,7 +146,7 @@ export function writeStatementsOf(grant: TableGrant): TableWrite[] {
     keys.size !== new Set(grant.writeKeys).size ||
     grant.writeKeys.some((key) => !keys.has(key))
   ) {
-    throw new Error('A table grant\'s writeStatements must name exactly its writes and writeKeys');
+    throw new Error("A table grant's writeStatements must name exactly its writes and writeKeys");
   }
   return found;
 }

@@ -2,7 +2,7 @@ import { DOMAINS } from '@svc/api';
 import { describe, expect, it } from 'vitest';
 import { STAGE_NAMES, STAGES } from '../config/stages';
 import { domainNames } from '../constructs/domain-function';
-import { tableAccessFor, tableActionsOf, tableGrantFor } from '../constructs/table-access';
+import { tableAccessFor, tableActionsOf, tableGrantFor, writeStatementsOf } from '../constructs/table-access';
 import { templateOf, useSynthesizedApp } from './support/synth';
 import {
   functionsByService,
@@ -166,7 +166,68 @@ describe.each(STAGE_NAMES)('the %s functions', (stage) => {
     ]);
     expect(leadingKeysOf(stage, 'identity')).toEqual([
       ['CLIENT#*', 'SIGNING_KEYS', 'RATE_LIMIT#*'],
-      ['SIGNING_KEYS', 'RATE_LIMIT#*'],
+      ['SIGNING_KEYS'],
+      ['RATE_LIMIT#*'],
+    ]);
+  });
+
+  it('grant each write action only on the partitions that take it: no PutItem or DeleteItem on a rate-limit counter, signing keys put by identity alone', () => {
+    const template = templateOf(stage);
+    const writes = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
+    const writersOf = (key: string, action: string) =>
+      [...functionsByService(template)]
+        .filter(([, fn]) =>
+          statementsOfRole(template, fn.roleId).some((statement) => {
+            const condition = statement.Condition as Record<string, Record<string, string[]>> | undefined;
+            const keys = condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'] ?? [];
+            return statement.Action.includes(action) && keys.some((pattern) => iamGlob(pattern, key));
+          }),
+        )
+        .map(([service]) => service)
+        .sort();
+    // The per-second counters are one UpdateItem per request, never put or deleted.
+    for (const action of writes.filter((a) => a !== 'dynamodb:UpdateItem')) {
+      expect(writersOf('RATE_LIMIT#x', action), action).toEqual([]);
+    }
+    expect(writersOf('SIGNING_KEYS', 'dynamodb:PutItem')).toEqual(['identity']);
+    for (const action of writes.filter((a) => a !== 'dynamodb:PutItem')) {
+      expect(writersOf('SIGNING_KEYS', action), action).toEqual([]);
+    }
+    // Idempotency records are put, then updated; never deleted.
+    expect(writersOf('IDEMPOTENCY#x', 'dynamodb:DeleteItem')).toEqual([]);
+  });
+
+  it("hold the background workers' reads to the partitions they read: the delivery worker reads no client", () => {
+    const template = templateOf(stage);
+    const reads = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:Query'];
+    for (const worker of [
+      'delivery-worker',
+      'delivery-sweeper',
+      'fan-out',
+      'stream-publisher',
+      'billing-run',
+      'billing-worker',
+      'payment-resolver',
+      'file-processor',
+    ]) {
+      for (const statement of statementsOfRole(template, functionOf(stage, worker).roleId)) {
+        if (!statement.Action.some((action) => reads.includes(action))) continue;
+        // An index statement may reach any shard of due work (which key IAM matches there is not stated).
+        if (JSON.stringify(statement.Resource).includes('/index/')) continue;
+        const condition = statement.Condition as Record<string, Record<string, string[]>> | undefined;
+        const keys = condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'];
+        expect(keys, `${worker} reads without dynamodb:LeadingKeys`).toBeDefined();
+        expect(
+          (keys ?? []).filter((pattern) => ['CLIENT#x', 'SIGNING_KEYS', 'USER#x'].some((key) => iamGlob(pattern, key))),
+          worker,
+        ).toEqual([]);
+      }
+    }
+    expect(leadingKeysOf(stage, 'delivery-worker')[0]).toEqual([
+      'DELIVERY#*',
+      'WEBHOOK#*',
+      'WEBHOOK_PAUSE#*',
+      'WEBHOOK_RESPONSE#*',
     ]);
   });
 
@@ -177,13 +238,14 @@ describe.each(STAGE_NAMES)('the %s functions', (stage) => {
       const statements = leadingKeysOf(stage, domain);
       expect(statements, domain).toEqual([
         ...(grant.reads.length > 0 ? [grant.readKeys] : []),
-        ...(grant.writes.length > 0 ? [grant.writeKeys] : []),
+        ...(grant.writes.length > 0 ? writeStatementsOf(grant).map((statement) => statement.keys) : []),
         ...(grant.attributeUpdates ?? []).map((update) => update.leadingKeys),
         ...(grant.indexes.length > 0 ? [grant.readKeys] : []),
       ]);
     }
     // Payments never reaches another domain's private items: webhooks, onboarding, clients' secrets.
-    const [reads = [], writes = []] = leadingKeysOf(stage, 'payments');
+    const [reads = [], ...writeStatements] = leadingKeysOf(stage, 'payments');
+    const writes = writeStatements.flat();
     expect(reads).toEqual(expect.arrayContaining(['PAYMENT#*', 'IDEMPOTENCY#*', 'CLIENT#*']));
     expect(writes).not.toContain('CLIENT#*');
     for (const foreign of ['WEBHOOK#*', 'ONBOARDING#*', 'USER#*', 'DELIVERY#*']) expect(reads).not.toContain(foreign);

@@ -1,7 +1,13 @@
 import type { DomainName, RouteEntry } from '@svc/api';
 import type { AnyRoute, HttpMethod } from '@svc/http';
 import { describe, expect, it } from 'vitest';
-import { tableAccessFor, tableGrantFor } from '../constructs/table-access';
+import {
+  type TableGrant,
+  tableAccessFor,
+  tableGrantFor,
+  writeGrant,
+  writeStatementsOf,
+} from '../constructs/table-access';
 
 function entry(domain: DomainName, method: HttpMethod, auth: AnyRoute['auth'], readOnly = false): RouteEntry {
   const path = `/${domain}/${method.toLowerCase()}`;
@@ -82,9 +88,9 @@ describe('the table grant of a domain function', () => {
         'PROVIDER_CUSTOMER#*',
         'SUPPORTER#*',
         'SUBSCRIPTION#*',
+        'PAYMENT_ROUTE#*',
         'PROVIDER_HEALTH#*',
         'PROVIDER_RATE#*',
-        'PAYMENT_ROUTE#*',
         'EARLY_CALLBACK#*',
         'IDEMPOTENCY#*',
         'RATE_LIMIT#*',
@@ -98,15 +104,73 @@ describe('the table grant of a domain function', () => {
         'PROVIDER_CUSTOMER#*',
         'SUPPORTER#*',
         'SUBSCRIPTION#*',
+        'PAYMENT_ROUTE#*',
         'PROVIDER_HEALTH#*',
         'PROVIDER_RATE#*',
-        'PAYMENT_ROUTE#*',
         'EARLY_CALLBACK#*',
         'IDEMPOTENCY#*',
         'RATE_LIMIT#*',
       ],
+      writeStatements: expect.any(Array),
     });
+    // Each partition with the actions its code sends there: what is put is never updated in
+    // place, counters are never put, and only idempotency records are both.
+    expect(writeStatementsOf(tableGrantFor('payments'))).toEqual([
+      {
+        actions: ['dynamodb:PutItem'],
+        keys: [
+          'PAYMENT#*',
+          'PAYMENT_SOURCE#*',
+          'PROVIDER_EVENT#*',
+          'PROVIDER_CUSTOMER#*',
+          'SUPPORTER#*',
+          'SUBSCRIPTION#*',
+          'PAYMENT_ROUTE#*',
+        ],
+      },
+      {
+        actions: ['dynamodb:UpdateItem'],
+        keys: ['PROVIDER_HEALTH#*', 'PROVIDER_RATE#*', 'EARLY_CALLBACK#*', 'RATE_LIMIT#*'],
+      },
+      { actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'], keys: ['IDEMPOTENCY#*'] },
+    ]);
     expect(tableGrantFor('platform')).toEqual({ reads: [], indexes: [], writes: [], writeKeys: [] });
+  });
+
+  it('grants no domain PutItem or DeleteItem on the rate-limit counters, which are only ever updated', () => {
+    for (const domain of [
+      'identity',
+      'organisations',
+      'payments',
+      'supporters',
+      'subscriptions',
+      'webhooks',
+      'onboarding',
+      'reconciliation',
+    ] as const) {
+      const counters = writeStatementsOf(tableGrantFor(domain)).filter((statement) =>
+        statement.keys.includes('RATE_LIMIT#*'),
+      );
+      expect(counters, domain).toEqual([{ actions: ['dynamodb:UpdateItem'], keys: expect.any(Array) }]);
+    }
+  });
+
+  it('merges the actions of a partition named twice, and refuses statements that disagree with the summary', () => {
+    const grant = writeGrant(
+      { actions: ['dynamodb:PutItem'], keys: ['A#*', 'B#*'] },
+      { actions: ['dynamodb:UpdateItem'], keys: ['B#*', 'C#*'] },
+    );
+    expect(writeStatementsOf({ reads: [], indexes: [], ...grant })).toEqual([
+      { actions: ['dynamodb:PutItem'], keys: ['A#*'] },
+      { actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'], keys: ['B#*'] },
+      { actions: ['dynamodb:UpdateItem'], keys: ['C#*'] },
+    ]);
+    const disagreeing: TableGrant = { reads: [], indexes: [], ...grant, writeKeys: ['A#*'] };
+    expect(() => writeStatementsOf(disagreeing)).toThrow(/must name exactly/);
+    // Without statements, every action on every key (the grants of one action).
+    expect(
+      writeStatementsOf({ reads: [], indexes: [], writes: ['dynamodb:PutItem'], writeKeys: ['DELIVERY#*'] }),
+    ).toEqual([{ actions: ['dynamodb:PutItem'], keys: ['DELIVERY#*'] }]);
   });
 
   it("adds what the routes imply: the authenticator's keys to read for token routes, idempotency records to write for authenticated POSTs", () => {
@@ -144,8 +208,13 @@ describe('the table grant of a domain function', () => {
         domain,
       ).toEqual([]);
     }
-    // The token route counts its callers' addresses against the credentials limit.
+    // The token route counts its callers' addresses against the credentials limit; the signing
+    // keys are put whole, never updated, and nothing but identity names them in a write.
     expect(tableGrantFor('identity').writeKeys).toEqual(['SIGNING_KEYS', 'RATE_LIMIT#*']);
+    expect(writeStatementsOf(tableGrantFor('identity'))).toEqual([
+      { actions: ['dynamodb:PutItem'], keys: ['SIGNING_KEYS'] },
+      { actions: ['dynamodb:UpdateItem'], keys: ['RATE_LIMIT#*'] },
+    ]);
     // Onboarding may change a partner client's grants, and no other attribute of it.
     expect(tableGrantFor('onboarding').attributeUpdates).toEqual([
       expect.objectContaining({ leadingKeys: ['CLIENT#*'], attributes: ['pk', 'sk', 'grants', 'grants_version'] }),
@@ -164,6 +233,16 @@ describe('the table grant of a domain function', () => {
     expect(grant.reads).toEqual(['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem']);
     expect(grant.writes).toEqual(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']);
     expect(grant.indexes).toEqual(['gsi1', 'gsi2']);
+    // Deletes reach a partner's link only; updates the failure counters only.
+    const statements = writeStatementsOf(grant);
+    expect(statements.filter((statement) => statement.actions.includes('dynamodb:DeleteItem'))).toEqual([
+      { actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'], keys: ['PARTNER_LINK#*'] },
+    ]);
+    expect(
+      new Set(
+        statements.filter((statement) => statement.actions.includes('dynamodb:UpdateItem')).flatMap((s) => s.keys),
+      ),
+    ).toEqual(new Set(['ONBOARDING#*', 'PASSWORD_GUESSES#*', 'IDEMPOTENCY#*', 'RATE_LIMIT#*']));
     expect(grant.writeKeys).toEqual(expect.arrayContaining(['ONBOARDING#*', 'USER_EMAIL#*']));
     expect(grant.readKeys).not.toContain('PAYMENT#*');
   });
@@ -176,6 +255,10 @@ describe('the table grant of a domain function', () => {
       readKeys: ['ORG#*', 'RECON_SOURCE#*', 'RECON_REPORT#*', 'IDEMPOTENCY#*', 'RATE_LIMIT#*', ...AUTHENTICATOR],
       writes: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
       writeKeys: ['IDEMPOTENCY#*', 'RATE_LIMIT#*'],
+      writeStatements: [
+        { actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'], keys: ['IDEMPOTENCY#*'] },
+        { actions: ['dynamodb:UpdateItem'], keys: ['RATE_LIMIT#*'] },
+      ],
     });
   });
 

@@ -293,37 +293,136 @@ const WRITE_ACTIONS = new Set([
 ]);
 
 /**
- * Each partition a function's role may write that no write of its in the run named, and each
- * table write statement not held to partitions at all: a role writes only the key prefixes its
- * code writes. Only functions the run exercised are judged.
+ * The actions that read items: what the code sends to read (GetItem, BatchGetItem, Query), and a
+ * transaction's condition check, which IAM checks as its own action and which reads a condition
+ * of an item ("For the ConditionCheck action, you can use the dynamodb:ConditionCheckItem
+ * permission", https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html).
+ * Scan is none of ours.
+ */
+const READ_ACTIONS = new Set([
+  'dynamodb:GetItem',
+  'dynamodb:BatchGetItem',
+  'dynamodb:Query',
+  'dynamodb:ConditionCheckItem',
+]);
+
+/** What no dynamodb:LeadingKeys condition is reported as: the statement reaches every partition. */
+export const ANY_PARTITION = '(any: no dynamodb:LeadingKeys)';
+
+/** The dynamodb:LeadingKeys patterns a statement is held to; undefined: none (any partition). */
+function leadingKeysOfStatement(statement: Statement): string[] | undefined {
+  const condition = statement.Condition as Record<string, Record<string, string[]>> | undefined;
+  return condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'];
+}
+
+/** The table indexes a statement names (`…/index/<name>`); none: it names the table itself. */
+function indexesOfStatement(statement: Statement): string[] {
+  return resourcesOfStatement(statement)
+    .map(render)
+    .flatMap((resource) => /\/index\/([^/]+)$/.exec(resource)?.[1] ?? []);
+}
+
+/** One action of a call on one table resource, with the partitions it named. */
+interface ItemAccess {
+  fn: string;
+  action: string;
+  index?: string;
+  partitionKeys: string[];
+}
+
+function itemAccesses(calls: readonly RecordedCall[]): ItemAccess[] {
+  const found: ItemAccess[] = [];
+  for (const call of calls) {
+    if (call.service !== 'DynamoDB') continue;
+    for (const resource of call.resources) {
+      for (const action of resource.action ? [`dynamodb:${resource.action}`] : actionsOf(call)) {
+        found.push({
+          fn: call.fn,
+          action,
+          ...(resource.index ? { index: resource.index } : {}),
+          partitionKeys: resource.partitionKeys ?? [],
+        });
+      }
+    }
+  }
+  return found;
+}
+
+/**
+ * Each (write action, partition) a function's role may write that no write of its in the run used,
+ * and each table write statement not held to partitions at all: a role writes only the key
+ * prefixes its code writes, each with only the actions its code sends there (no PutItem on a
+ * counter that is only ever updated). Only functions the run exercised are judged.
  */
 export function unexercisedWrites(
   template: Template,
   functions: ReadonlyMap<string, DomainFunctionView>,
   calls: readonly RecordedCall[],
-): Array<{ fn: string; leadingKey: string }> {
-  const written = new Map<string, string[]>();
-  for (const call of calls) {
-    for (const resource of call.resources) {
-      const actions = resource.action ? [`dynamodb:${resource.action}`] : actionsOf(call);
-      if (!actions.some((action) => WRITE_ACTIONS.has(action))) continue;
-      written.set(call.fn, [...(written.get(call.fn) ?? []), ...(resource.partitionKeys ?? [])]);
-    }
-  }
+): Array<{ fn: string; action: string; leadingKey: string }> {
+  const accesses = itemAccesses(calls).filter((access) => WRITE_ACTIONS.has(access.action));
   const exercised = new Set(calls.map((call) => call.fn));
-  const found: Array<{ fn: string; leadingKey: string }> = [];
+  const found: Array<{ fn: string; action: string; leadingKey: string }> = [];
   for (const [name, fn] of functions) {
     if (!exercised.has(name)) continue;
+    const own = accesses.filter((access) => access.fn === name);
     for (const statement of statementsOfRole(template, fn.roleId)) {
-      if (statement.Effect !== 'Allow' || !statement.Action.some((action) => WRITE_ACTIONS.has(action))) continue;
-      const condition = statement.Condition as Record<string, Record<string, string[]>> | undefined;
-      const patterns = condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'];
-      if (!patterns) {
-        found.push({ fn: name, leadingKey: '(any: no dynamodb:LeadingKeys)' });
-        continue;
+      if (statement.Effect !== 'Allow') continue;
+      for (const action of statement.Action.filter((granted) => WRITE_ACTIONS.has(granted))) {
+        const patterns = leadingKeysOfStatement(statement);
+        if (!patterns) {
+          found.push({ fn: name, action, leadingKey: ANY_PARTITION });
+          continue;
+        }
+        for (const pattern of patterns) {
+          const used = own.some(
+            (access) => access.action === action && access.partitionKeys.some((key) => glob(pattern, key)),
+          );
+          if (!used) found.push({ fn: name, action, leadingKey: pattern });
+        }
       }
-      for (const pattern of patterns) {
-        if (!(written.get(name) ?? []).some((key) => glob(pattern, key))) found.push({ fn: name, leadingKey: pattern });
+    }
+  }
+  return found;
+}
+
+/**
+ * Each partition a function's role may read that no read of its in the run named (for a statement
+ * on an index, no Query of that index), and each read statement not held to partitions at all: a
+ * role reads only the key prefixes its code reads. Reads are judged by partition, not by action:
+ * the table client coalesces point reads into BatchGetItem as they come, so a partition read by
+ * GetItem in one run is read by BatchGetItem in another. Only functions the run exercised are
+ * judged.
+ */
+export function unexercisedReads(
+  template: Template,
+  functions: ReadonlyMap<string, DomainFunctionView>,
+  calls: readonly RecordedCall[],
+): Array<{ fn: string; index?: string; leadingKey: string }> {
+  const accesses = itemAccesses(calls).filter((access) => READ_ACTIONS.has(access.action));
+  const exercised = new Set(calls.map((call) => call.fn));
+  const found: Array<{ fn: string; index?: string; leadingKey: string }> = [];
+  for (const [name, fn] of functions) {
+    if (!exercised.has(name)) continue;
+    const own = accesses.filter((access) => access.fn === name);
+    for (const statement of statementsOfRole(template, fn.roleId)) {
+      if (statement.Effect !== 'Allow') continue;
+      const reading = statement.Action.filter((granted) => READ_ACTIONS.has(granted));
+      if (reading.length === 0) continue;
+      // A read statement on the table, or one per index it names (each is its own grant).
+      const targets: Array<string | undefined> = indexesOfStatement(statement);
+      if (targets.length === 0) targets.push(undefined);
+      for (const index of targets) {
+        const onTarget = own.filter((access) => access.index === index && reading.includes(access.action));
+        const patterns = leadingKeysOfStatement(statement);
+        if (!patterns) {
+          found.push({ fn: name, ...(index ? { index } : {}), leadingKey: ANY_PARTITION });
+          continue;
+        }
+        for (const pattern of patterns) {
+          if (!onTarget.some((access) => access.partitionKeys.some((key) => glob(pattern, key)))) {
+            found.push({ fn: name, ...(index ? { index } : {}), leadingKey: pattern });
+          }
+        }
       }
     }
   }
