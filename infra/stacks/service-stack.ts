@@ -139,7 +139,7 @@ export class ServiceStack extends Stack {
       // Every field a reader takes is named (infra/test/stripe.test.ts derives the list from the
       // readers' schemas): an operator who opens the secret sees what belongs there.
       description:
-        'Payment provider keys of this stage as JSON, each field optional. Stripe: "test_secret_key", "live_secret_key", "webhook_secret" (comma-separated while rolling). Adyen: "adyen_api_key", "adyen_hmac_key" (hex, comma-separated while rolling), "adyen_live_url_prefix", "adyen_notification_username", "adyen_notification_password". pnpm ops stripe configure sets them; payments, the billing worker and the payment resolver read them',
+        'Payment provider keys of this stage as JSON, each field optional. Stripe: "test_secret_key", "live_secret_key", "webhook_secret" (comma-separated while rolling). Adyen: "adyen_api_key", "adyen_hmac_key" (hex, comma-separated while rolling), "adyen_live_url_prefix", "adyen_notification_username", "adyen_notification_password" (pnpm ops stripe configure sets these). The run-time provider rate limits: "provider_rate_limits" (pnpm ops providers:limits). "unset" is the placeholder the stack creates the secret with, ignored. Payments, the billing worker and the payment resolver read it',
       // No keys until the operator puts them in; the placeholder key is ignored by the reader.
       generateSecretString: { secretStringTemplate: '{}', generateStringKey: 'unset', passwordLength: 16 },
       removalPolicy: stage.removalPolicy,

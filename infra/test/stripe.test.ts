@@ -3,6 +3,7 @@ import { STRIPE_CONFIRM_RETRIES, STRIPE_CONFIRM_TIMEOUT_MS, STRIPE_RETRIES, STRI
 import { describe, expect, it } from 'vitest';
 import { FIELDS as STAGE_SECRET_FIELDS } from '../../apps/ops/src/stripe';
 import { adyenSecretFields } from '../../services/payments/src/providers/adyen/adyen-config';
+import { RUNTIME_LIMITS_KEY } from '../../services/payments/src/providers/provider-rate-limits';
 import { stripeSecretFields } from '../../services/payments/src/providers/stripe/stripe-config';
 import { STAGE_NAMES, STAGES } from '../config/stages';
 import { templateOf, useSynthesizedApp } from './support/synth';
@@ -111,13 +112,21 @@ describe.each(STAGE_NAMES)('Stripe’s time budget in the %s stage', (stage) => 
 describe('the providers secret’s description', () => {
   it('names every field the code reads from it or writes into it', () => {
     // From the readers' own schemas and `pnpm ops stripe configure`'s fields, not a list kept here.
-    const fields = new Set([...stripeSecretFields(), ...adyenSecretFields(), ...Object.values(STAGE_SECRET_FIELDS)]);
-    expect(fields.size).toBeGreaterThanOrEqual(8);
+    const fields = new Set([
+      ...stripeSecretFields(),
+      ...adyenSecretFields(),
+      ...Object.values(STAGE_SECRET_FIELDS),
+      RUNTIME_LIMITS_KEY,
+    ]);
+    expect(fields.size).toBeGreaterThanOrEqual(9);
     for (const stage of STAGE_NAMES) {
       const template = templateOf(stage);
       const secretId = logicalIdStartingWith(template, 'AWS::SecretsManager::Secret', 'StripeKeys');
-      const description = String(template.toJSON().Resources[secretId]?.Properties?.Description);
-      for (const field of fields) expect(description, `${stage}: ${field}`).toContain(`"${field}"`);
+      const properties = template.toJSON().Resources[secretId]?.Properties;
+      const description = String(properties?.Description);
+      // And the placeholder the secret is created with.
+      const placeholder = properties?.GenerateSecretString?.GenerateStringKey;
+      for (const field of [...fields, placeholder]) expect(description, `${stage}: ${field}`).toContain(`"${field}"`);
     }
   });
 });
