@@ -204,6 +204,30 @@ export class OperationsDashboard extends Construct {
         width: 8,
       }),
     );
+    // Mail (@svc/mail): sent and failed sends by template and SES error, and what the sweeper
+    // found unsent past its due time (alarmed in infra/constructs/mail.ts).
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Mail sent, sends failed (by SES error); unsent (s, oldest)',
+        left: [
+          new MathExpression({
+            label: 'sent',
+            expression: `SEARCH('{${metricsNamespace(props.stage)},service,template} MetricName="${BUSINESS_METRICS.mailsSent}" service="${METRICS_SERVICE}"', 'Sum', ${PERIOD.toSeconds()})`,
+            period: PERIOD,
+          }),
+          new MathExpression({
+            label: 'failed',
+            expression: `SEARCH('{${metricsNamespace(props.stage)},service,reason} MetricName="${BUSINESS_METRICS.mailSendFailures}" service="${METRICS_SERVICE}"', 'Sum', ${PERIOD.toSeconds()})`,
+            period: PERIOD,
+          }),
+          labelled('unsent (swept)', businessMetric(props.stage, BUSINESS_METRICS.mailUnsent)),
+        ],
+        right: [
+          labelled('unsent oldest', businessMetric(props.stage, BUSINESS_METRICS.mailUnsentAge, {}, PERIOD, 'Maximum')),
+        ],
+        width: 8,
+      }),
+    );
     const queues = Object.entries(props.queues);
     this.dashboard.addWidgets(
       new GraphWidget({

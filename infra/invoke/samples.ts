@@ -100,6 +100,8 @@ const SQS_BODIES: Record<string, () => unknown> = {
   [WORKERS.billingWorker.entry]: () =>
     ({ kind: 'subscription', subscription_uuid: SAMPLE_UUID, due: SAMPLE_TIME }) satisfies DueEntry,
   [WORKERS.deliveryWorker.entry]: () => ({ delivery_uuid: SAMPLE_UUID }) satisfies DeliveryMessage,
+  // A mail queued by its id (a portal link's): the worker reads it from the outbox and sends it.
+  [WORKERS.mailWorker.entry]: () => ({ mail_id: `portal_link:${SAMPLE_UUID}` }),
   // The bus rule's target: the EventBridge event whose detail is the envelope.
   [WORKERS.fanOut.entry]: () => ({
     version: '0',

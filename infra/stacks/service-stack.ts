@@ -32,6 +32,7 @@ import { TRACE_CALLS_CONTEXT } from '../constructs/bundle';
 import { DomainFunction, domainNames } from '../constructs/domain-function';
 import { Edge, ORIGIN_SECRET_ENV } from '../constructs/edge';
 import { Events } from '../constructs/events';
+import { Mail } from '../constructs/mail';
 import { OperationsAlarms } from '../constructs/operations-alarms';
 import { OperationsDashboard } from '../constructs/operations-dashboard';
 import { PaymentResolver } from '../constructs/payment-resolver';
@@ -88,6 +89,8 @@ export class ServiceStack extends Stack {
   readonly billing: Billing;
   readonly events: Events;
   readonly reconciliation: Reconciliation;
+  /** The mail queue, worker and sweeper (SES). */
+  readonly mail: Mail;
   readonly paymentResolver: PaymentResolver;
   /** Aurora PostgreSQL (Data API) for search, its schema migrations and the stream projector. */
   readonly search: SearchEngine;
@@ -239,6 +242,10 @@ export class ServiceStack extends Stack {
       api: reconciliationApi,
     });
 
+    // Mail through SES: the queue, its worker (sending from the stage's identity only) and the
+    // sweeper; functions that queue mail are granted it with mail.grantQueueing.
+    this.mail = new Mail(this, 'Mail', { stage, table: this.table.table });
+
     const watched: Record<string, IFunction> = {};
     for (const [domain, fn] of functions) watched[domain] = fn.function;
     watched['payment-resolver'] = this.paymentResolver.resolver.function;
@@ -252,6 +259,8 @@ export class ServiceStack extends Stack {
       'delivery-worker': this.events.deliveryWorker.function,
       'delivery-sweeper': this.events.sweeper.function,
       'file-processor': this.reconciliation.processor.function,
+      'mail-worker': this.mail.worker.function,
+      'mail-sweeper': this.mail.sweeper.function,
     };
     let alarms: Alarm[] = [];
     if (stage.alarms.enabled) {

@@ -22,7 +22,7 @@ export type DomainName = keyof typeof DOMAINS;
 /**
  * Functions that no route calls: the billing schedule's run and the billing queue's worker; the
  * event pipeline's stream publisher, fan-out, delivery worker and retry sweeper; the reconciliation file processor;
- * the payment resolver; the search projector.
+ * the payment resolver; the search projector; the mail worker and sweeper.
  * The local runtime imports the same entries and calls the same `handler`s.
  */
 export const WORKERS = {
@@ -39,6 +39,9 @@ export const WORKERS = {
   searchProjector: { entry: 'apps/api/src/search-projector-lambda.ts', memoryMb: 512 },
   // Parses files of up to 100 MiB as streams; the results of 100k rows are held until written.
   fileProcessor: { entry: 'services/reconciliation/src/handlers/file-processor.ts', memoryMb: 1024 },
+  // The mail queue → SES (API v2), and the schedule that queues unsent mails again (@svc/mail).
+  mailWorker: { entry: 'packages/mail/src/handlers/worker.ts', memoryMb: 256 },
+  mailSweeper: { entry: 'packages/mail/src/handlers/sweeper.ts', memoryMb: 256 },
 } as const;
 
 export type WorkerName = keyof typeof WORKERS;
