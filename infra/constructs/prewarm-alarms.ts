@@ -20,10 +20,9 @@ import { Construct } from 'constructs';
  * - In the reset group, at `--until`: `lambda:deleteProvisionedConcurrencyConfig` on the payments
  *   `live` alias (what is billed), and `apigatewayv2:updateStage` back to the configured throttle.
  * - In the check group, a day after `--until`: `lambda:deleteProvisionedConcurrencyConfig` again.
- *   Where the reset worked there is no configuration to delete and the call fails (Lambda answers
- *   ProvisionedConcurrencyConfigNotFoundException / ResourceNotFoundException,
- *   https://docs.aws.amazon.com/lambda/latest/api/API_DeleteProvisionedConcurrencyConfig.html):
- *   a target error. A call that succeeds means provisioned concurrency was still set a day after
+ *   Where the reset worked there is no configuration to delete and the call fails (Lambda's
+ *   not-found error, https://docs.aws.amazon.com/lambda/latest/api/API_DeleteProvisionedConcurrencyConfig.html;
+ *   not tried against AWS here): a target error. A call that succeeds means provisioned concurrency was still set a day after
  *   `--until` (the reset failed, or someone put it back): it is removed, and the alarm
  *   PrewarmStillProvisioned says so. Get… cannot be a target, so the check is this delete.
  *
@@ -86,12 +85,13 @@ export class PrewarmAlarms extends Construct {
       description: 'EventBridge Scheduler: the reset pnpm ops prewarm schedules at --until, and its check a day later',
     });
     // Provisioned concurrency is configured on a qualified function (the alias), whose ARN is the
-    // function's with `:live`; https://docs.aws.amazon.com/lambda/latest/dg/lambda-api-permissions-ref.html
-    // lists the qualified ARN for actions that take a Qualifier.
+    // function's with `:live`. Whether Lambda authorises DeleteProvisionedConcurrencyConfig against
+    // the qualified ARN or the function's own could not be confirmed in the sources at hand, so both
+    // are granted: still this one action on this one function, its `live` alias included.
     this.role.addToPolicy(
       new PolicyStatement({
         actions: ['lambda:DeleteProvisionedConcurrencyConfig'],
-        resources: [props.alias.functionArn],
+        resources: [props.alias.version.lambda.functionArn, props.alias.functionArn],
       }),
     );
     // UpdateStage of an HTTP API is apigateway:PATCH on the stage

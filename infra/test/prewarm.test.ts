@@ -100,8 +100,9 @@ describe.each(STAGE_NAMES)('the %s stack ends a prewarm by itself', (stage) => {
     const lambdaStatement = statements.find((statement) =>
       statement.Action.includes('lambda:DeleteProvisionedConcurrencyConfig'),
     );
-    // The alias alone (its ARN is the function's with :live), not the function's other versions.
-    expect(lambdaStatement?.Resource).toEqual({ Ref: aliasId });
+    // This function and its live alias (its ARN is the function's with :live), nothing else.
+    const paymentsId = functionsByService(template).get('payments')?.logicalId;
+    expect(lambdaStatement?.Resource).toEqual([{ 'Fn::GetAtt': [paymentsId, 'Arn'] }, { Ref: aliasId }]);
     const stageStatement = statements.find((statement) => statement.Action.includes('apigateway:PATCH'));
     expect(JSON.stringify(stageStatement?.Resource)).toMatch(/::\/apis\/.*\/stages\/\$default/);
   });
