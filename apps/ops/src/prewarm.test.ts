@@ -557,6 +557,7 @@ describe('pnpm ops prewarm --status', () => {
       '  warm throughput due: 4,000 write, 12,000 read units/s (ACTIVE)',
       '  provisioned concurrency: 1,125 requested, 600 allocated (IN_PROGRESS)',
       '  API throttle: 9,000/s, burst 4,500 (configured: 500/s, burst 1,000)',
+      '  provider rate limits (payments, run-time override included): {"stripe":{"live":22,"test":20}}',
       '  prewarmed until 2026-12-05T22:00:00.000Z',
     ]);
   });

@@ -556,6 +556,10 @@ export function statusLines(stage: string, targets: Targets, observed: Observed,
     `  API throttle: ${format(observed.routeSettings.ThrottlingRateLimit ?? 0)}/s, burst ${format(observed.routeSettings.ThrottlingBurstLimit ?? 0)}` +
       (configured ? ` (configured: ${format(configured.rateLimit)}/s, burst ${format(configured.burstLimit)})` : ''),
   );
+  lines.push(
+    `  provider rate limits (payments, run-time override included): ${JSON.stringify(observed.providerRateLimits.limits)}`,
+  );
+  if (observed.providerRateLimits.note) lines.push(`  note: ${observed.providerRateLimits.note}`);
   const raised =
     provisioned !== undefined ||
     (configured !== undefined && (observed.routeSettings.ThrottlingRateLimit ?? 0) > configured.rateLimit);
