@@ -45,6 +45,7 @@ const DUE_SHARDS =
 const UNEXERCISED_READS: ReadonlyArray<{ fn: string; leadingKey: string; index?: string; why: string }> = [
   { fn: 'delivery-sweeper', index: 'due', leadingKey: ANY_PARTITION, why: DUE_SHARDS },
   { fn: 'billing-run', index: 'due', leadingKey: ANY_PARTITION, why: DUE_SHARDS },
+  { fn: 'mail-sweeper', index: 'due', leadingKey: ANY_PARTITION, why: DUE_SHARDS },
   { fn: 'payment-resolver', index: 'due', leadingKey: ANY_PARTITION, why: DUE_SHARDS },
   {
     fn: 'payment-resolver',
@@ -79,7 +80,16 @@ describe('IAM conformance of the test run', () => {
     const calls = loadCalls(RUN);
     // The run recorded the functions it exercised (an empty record would pass vacuously).
     const exercised = new Set(calls.map((call) => call.fn));
-    for (const fn of ['payments', 'subscriptions', 'webhooks', 'delivery-worker', 'delivery-sweeper', 'fan-out']) {
+    for (const fn of [
+      'payments',
+      'subscriptions',
+      'webhooks',
+      'delivery-worker',
+      'delivery-sweeper',
+      'fan-out',
+      'mail-worker',
+      'mail-sweeper',
+    ]) {
       expect(exercised, `no call of ${fn} was recorded`).toContain(fn);
     }
     const { findings, used } = checkCalls(template, functions, calls);
@@ -213,5 +223,21 @@ describe('IAM conformance of the test run', () => {
       versioned('reconciliation', 'reports/org/report.csv'),
     ]);
     expect(findings.map((f) => [f.fn, f.action])).toEqual([['reconciliation', 's3:GetObjectVersion']]);
+  });
+
+  it('holds SES SendEmail to the stage identity: the mail worker sends from it, nothing else does', () => {
+    const from = functions.get('mail-worker')?.properties.Environment.Variables.SVC_MAIL_FROM;
+    expect(typeof from).toBe('string');
+    const send = (fn: string) => ({
+      fn,
+      service: 'SESv2',
+      command: 'SendEmail',
+      resources: [{ variable: 'SVC_MAIL_FROM' }],
+    });
+    const { findings } = checkCalls(template, functions, [send('mail-worker'), send('mail-sweeper'), send('payments')]);
+    expect(findings.map((f) => [f.fn, f.action])).toEqual([
+      ['mail-sweeper', 'ses:SendEmail'],
+      ['payments', 'ses:SendEmail'],
+    ]);
   });
 });

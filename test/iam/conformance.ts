@@ -27,6 +27,7 @@ const PREFIX: Record<string, string> = {
   KMS: 'kms',
   'RDS Data': 'rds-data',
   Scheduler: 'scheduler',
+  SESv2: 'ses',
 };
 
 /** Commands whose IAM action has another name (the document client's short names, batch forms). */
@@ -238,7 +239,16 @@ export function checkCalls(
         );
         if (local) continue;
         const held = variables[resource.variable];
-        const id = held && typeof held === 'object' ? render(held).replace(/^(ref|arn)\((.*)\)$/, '$2') : undefined;
+        // SES: the template gives the From address as text; IAM checks SendEmail against the
+        // identity it is sent from, the address's domain or the address itself (identity ARNs,
+        // arn:aws:ses:<region>:<account>:identity/<name>, Service Authorization Reference, SES v2).
+        const sesTargets =
+          call.service === 'SESv2' && typeof held === 'string'
+            ? [held.slice(held.lastIndexOf('@') + 1), held].map((name) => `arn:aws:ses:region:account:identity/${name}`)
+            : undefined;
+        const id =
+          sesTargets?.[0] ??
+          (held && typeof held === 'object' ? render(held).replace(/^(ref|arn)\((.*)\)$/, '$2') : undefined);
         if (!id) {
           findings.push({
             fn: call.fn,
@@ -248,7 +258,7 @@ export function checkCalls(
           });
           continue;
         }
-        const targets = candidates(call.service, id, resource);
+        const targets = sesTargets ?? candidates(call.service, id, resource);
         if (!statements.some((statement) => allows(statement, action, targets, call, resource))) {
           findings.push({
             fn: call.fn,

@@ -145,6 +145,8 @@ function describe(input: Input): Pick<RecordedCall, 'resources' | 'itemActions' 
     const variable = variableHolding(name) ?? `literal:${String(name)}`;
     resources.push({ variable, ...extra });
   };
+  // SES (API v2) SendEmail: IAM checks the identity the From address is sent from.
+  if (typeof input.FromEmailAddress === 'string') add(input.FromEmailAddress);
   if ('TableName' in input) {
     add(input.TableName, {
       ...(typeof input.IndexName === 'string' ? { index: input.IndexName } : {}),
@@ -218,10 +220,22 @@ export function installRecorder(): void {
   const dir = process.env.TEST_AWS_CALLS_DIR;
   if (!dir) return;
   const file = join(dir, `${process.pid}.jsonl`);
-  const fromSdk = createRequire(createRequire(import.meta.url).resolve('@aws-sdk/client-dynamodb'));
-  const { Client } = fromSdk('@smithy/core/client') as {
-    Client: { prototype: { send: Send } };
-  };
+  const here = createRequire(import.meta.url);
+  // Every copy of @smithy/core the clients use: the SESv2 client (through @svc/mail) is of a
+  // newer release than DynamoDB's and has its own Client class.
+  const anchors = [
+    here.resolve('@aws-sdk/client-dynamodb'),
+    createRequire(here.resolve('@svc/mail')).resolve('@aws-sdk/client-sesv2'),
+  ];
+  const classes = new Set(
+    anchors.map(
+      (anchor) => (createRequire(anchor)('@smithy/core/client') as { Client: { prototype: { send: Send } } }).Client,
+    ),
+  );
+  for (const Client of classes) wrapSend(Client, file);
+}
+
+function wrapSend(Client: { prototype: { send: Send } }, file: string): void {
   const send = Client.prototype.send.original ?? Client.prototype.send;
   const recorded: Send = function recorded(this: { config?: { serviceId?: string } }, ...args: unknown[]) {
     const fn = currentFunction();
