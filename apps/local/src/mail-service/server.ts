@@ -42,7 +42,10 @@ export interface MailService {
 }
 
 const SEND_EMAIL_PATH = '/v2/email/outbound-emails';
-/** "The maximum message size, including attachments, is 40 MB" (SES quotas, for API v2 sends). */
+/**
+ * "Using the SES v2 API or SMTP - Maximum message size (including attachments): 40 MB per message
+ * (after base64 encoding)" (Service quotas in Amazon SES, https://docs.aws.amazon.com/ses/latest/dg/quotas.html).
+ */
 const MAX_MESSAGE_BYTES = 40 * 1024 * 1024;
 /** RawMessage: "The length of any single line of text in the message can't exceed 1,000 characters." */
 const MAX_LINE = 1000;
@@ -208,6 +211,8 @@ async function messageOf(request: SendEmailRequest): Promise<{ raw: Buffer; reci
     if (typeof data !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(data) || data.length % 4 !== 0) {
       throw badRequest('Content.Raw.Data must be base64');
     }
+    if (data.length > MAX_MESSAGE_BYTES)
+      throw new SesError('MessageRejected', 400, 'Message length is more than 40 MB.');
     raw = Buffer.from(data, 'base64');
     if (raw.length === 0) throw badRequest('Content.Raw.Data is empty');
     const text = raw.toString('latin1');
@@ -241,7 +246,9 @@ async function messageOf(request: SendEmailRequest): Promise<{ raw: Buffer; reci
   } else {
     throw badRequest('The SES stand-in does not send Template content');
   }
-  if (raw.length > MAX_MESSAGE_BYTES) throw new SesError('MessageRejected', 400, 'Message length is more than 40 MB.');
+  if (Math.ceil(raw.length / 3) * 4 > MAX_MESSAGE_BYTES) {
+    throw new SesError('MessageRejected', 400, 'Message length is more than 40 MB.');
+  }
   if (!from) throw badRequest('The message has no From address (FromEmailAddress or a From header)');
   if (recipients.length === 0) throw badRequest('The message has no recipients (Destination or To, Cc, Bcc headers)');
   if (recipients.length > MAX_RECIPIENTS)
