@@ -124,11 +124,13 @@ export const STREAM_ITERATOR_AGE_ALARM = Duration.minutes(5);
 /** The encryption context the webhooks code passes to Encrypt and Decrypt (services/webhooks secrets.ts). */
 export const WEBHOOK_SECRET_CONTEXT = { purpose: 'webhook-secret' } as const;
 
-/** Point reads: the stream publisher shapes a charge attempt's event from its subscription. */
+/** Point reads: the stream publisher shapes subscriptions' events from what they name. */
 export const STREAM_PUBLISHER_TABLE_GRANT: TableGrant = {
   reads: ['dynamodb:GetItem', 'dynamodb:BatchGetItem'],
-  // A charge attempt's event names its subscription (subscriptions' event-data.ts).
-  readKeys: ['SUBSCRIPTION#*'],
+  // Subscriptions' event data (services/subscriptions event-data.ts, domain/shapes.ts): a charge
+  // attempt's event reads its subscription, a subscription's its plan's name, an invoice's the
+  // payment that paid it (what was refunded). No other domain's builder reads the table.
+  readKeys: ['SUBSCRIPTION#*', 'PLAN#*', 'PAYMENT#*'],
   indexes: [],
   writes: [],
   writeKeys: [],

@@ -106,7 +106,16 @@ export interface TableGrant {
   attributeUpdates?: readonly AttributeUpdate[];
 }
 
-/** Write actions on the partitions that take them: one IAM statement per set of actions. */
+/**
+ * Write actions on the partitions that take them: one IAM statement per set of actions, each held
+ * by `dynamodb:LeadingKeys` ("access only the items where the partition key value matches",
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html).
+ * IAM allows an action only where some statement names both it and the request's keys, so a key
+ * in a PutItem-only statement cannot be updated even when another statement of the role allows
+ * UpdateItem on other keys. BatchWriteItem is its own action (its puts and deletes alike), and a
+ * transaction's parts are checked as PutItem, UpdateItem, DeleteItem and ConditionCheckItem
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis-iam.html).
+ */
 export interface TableWrite {
   actions: readonly TableWriteAction[];
   keys: readonly string[];
@@ -214,6 +223,17 @@ interface DomainScope {
    * actions its code sends there: a statement of their own (writeStatementsOf).
    */
   alsoWrites?: readonly TableWrite[];
+  /**
+   * The index partition keys its queries name (`ORG#<org>#SUPPORTERS#<shard>`), held by
+   * dynamodb:LeadingKeys on the index statement as the read keys are on the table's.
+   */
+  indexKeys?: readonly string[];
+  /**
+   * Partitions it writes and never reads (a conditional write needs no read grant for its
+   * condition, nor an update for the values it returns): left out of its read keys, which are
+   * otherwise every partition it writes.
+   */
+  writesUnread?: readonly string[];
   attributeUpdates?: readonly AttributeUpdate[];
 }
 
@@ -257,6 +277,7 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
   organisations: {
     reads: [...READS, 'dynamodb:Query'],
     indexes: ['gsi1'],
+    indexKeys: ['ORG#*'],
     readKeys: ['ACCOUNT#*'],
     writes: ['dynamodb:PutItem'],
     writeKeys: partitionsOf('organisation'),
@@ -280,6 +301,8 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
       ...partitionsOf('provider_event', 'provider_customer', 'supporter', 'subscription'),
       ...partitionsOf('payment_route'),
     ],
+    // The limiter's counts are added to and read back in the same UpdateItem (ReturnValues).
+    writesUnread: partitionsOf('provider_rate'),
     alsoWrites: [
       {
         // Counters and lists changed in place, never put: the shared circuit of each provider and
@@ -294,6 +317,7 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
   supporters: {
     reads: READS,
     indexes: ['gsi1'],
+    indexKeys: ['ORG#*#SUPPORTERS#*'],
     readKeys: ['ORG#*', 'SUBSCRIPTION#*'],
     writes: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
     writeKeys: partitionsOf('supporter'),
@@ -305,6 +329,7 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
   subscriptions: {
     reads: [...READS, 'dynamodb:Query'],
     indexes: ['gsi1'],
+    indexKeys: ['ORG#*#PLANS'],
     readKeys: ['ACCOUNT#*', 'PAYMENT_SOURCE#*', 'SUPPORTER#*'],
     // Versioned puts; a charge taken now is a payment.
     writes: ['dynamodb:PutItem'],
@@ -323,6 +348,14 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
   webhooks: {
     reads: READS,
     indexes: ['gsi1', 'gsi2'],
+    indexKeys: [
+      'ORG#*#WEBHOOKS',
+      'ORG#*#EVENT_SUBSCRIPTIONS',
+      // Responses' lists, sharded (…#<shard>) and as written before sharding (no suffix).
+      'ORG#*#WEBHOOK_RESPONSES*',
+      'ORG#*#EVENT#*',
+      'WEBHOOK#*#RESPONSES*',
+    ],
     readKeys: ['WEBHOOK_RESPONSE#*'],
     // Endpoints and their event subscriptions are put and deleted (guarded by their version).
     writes: ['dynamodb:PutItem', 'dynamodb:DeleteItem'],
@@ -349,6 +382,7 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
     reads: [...READS, CONDITION_CHECK],
     indexes: ['gsi1', 'gsi2'],
     // A configuration's partner is found on gsi1 under its configuration key.
+    indexKeys: ['ONBOARDING_CONFIG#*', 'ORG#*#PARTNER_INTEGRATIONS', 'CLIENT#*#PARTNER_INTEGRATIONS'],
     readKeys: ['ONBOARDING_CONFIG#*'],
     // Puts, alone or in the execution's transactions.
     writes: ['dynamodb:PutItem'],
@@ -394,6 +428,7 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
   reconciliation: {
     reads: READS,
     indexes: ['gsi1'],
+    indexKeys: ['ORG#*#RECON_REPORTS'],
     readKeys: ['ORG#*', 'RECON_SOURCE#*', 'RECON_REPORT#*'],
     writes: [],
     writeKeys: [],
@@ -444,11 +479,20 @@ export function tableGrantFor(domain: DomainName, routes: readonly RouteEntry[] 
       ...(limited ? [{ actions: RATE_LIMIT_WRITES, keys: RATE_LIMIT_KEYS }] : []),
     ].filter((statement) => statement.actions.length > 0 && statement.keys.length > 0),
   );
+  const unread = new Set([...(scope.writesUnread ?? []), ...IDEMPOTENCY_KEYS]);
   const grant: TableGrant = {
     reads: scope.reads,
     indexes: scope.indexes,
-    // What it writes it may read (a guarded write reads the version first), and the caller's client.
-    readKeys: [...new Set([...scope.readKeys, ...(writeKeys ?? []), ...(authenticated ? AUTHENTICATOR_KEYS : [])])],
+    // What it writes and reads back (a guarded write reads the version first), and the caller's
+    // client; never the idempotency records, which the middleware only puts and updates.
+    readKeys: [
+      ...new Set([
+        ...scope.readKeys,
+        ...(writeKeys ?? []).filter((key) => !unread.has(key)),
+        ...(authenticated ? AUTHENTICATOR_KEYS : []),
+      ]),
+    ],
+    ...(scope.indexKeys ? { indexKeys: scope.indexKeys } : {}),
     writes: writes ?? [],
     writeKeys: writeKeys ?? [],
     ...(writeStatements && writeStatements.length > 1 ? { writeStatements } : {}),

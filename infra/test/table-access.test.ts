@@ -90,9 +90,7 @@ describe('the table grant of a domain function', () => {
         'SUBSCRIPTION#*',
         'PAYMENT_ROUTE#*',
         'PROVIDER_HEALTH#*',
-        'PROVIDER_RATE#*',
         'EARLY_CALLBACK#*',
-        'IDEMPOTENCY#*',
         'RATE_LIMIT#*',
         ...AUTHENTICATOR,
       ],
@@ -252,7 +250,9 @@ describe('the table grant of a domain function', () => {
     expect(tableGrantFor('reconciliation')).toEqual({
       reads: ['dynamodb:GetItem', 'dynamodb:BatchGetItem'],
       indexes: ['gsi1'],
-      readKeys: ['ORG#*', 'RECON_SOURCE#*', 'RECON_REPORT#*', 'IDEMPOTENCY#*', 'RATE_LIMIT#*', ...AUTHENTICATOR],
+      // Idempotency records are put and updated, never read.
+      readKeys: ['ORG#*', 'RECON_SOURCE#*', 'RECON_REPORT#*', 'RATE_LIMIT#*', ...AUTHENTICATOR],
+      indexKeys: ['ORG#*#RECON_REPORTS'],
       writes: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
       writeKeys: ['IDEMPOTENCY#*', 'RATE_LIMIT#*'],
       writeStatements: [

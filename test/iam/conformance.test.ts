@@ -189,6 +189,28 @@ describe('the IAM conformance check', () => {
     ).toEqual([{ fn: 'worker', action: 'dynamodb:BatchWriteItem', leadingKey: 'DELIVERY#*' }]);
   });
 
+  it('counts a key of a statement on several indexes as read when one of them was queried with it', () => {
+    const twoIndexes = templateWith([
+      READS,
+      {
+        ...DUE_QUERY,
+        Resource: [{ 'Fn::Join': ['', [TABLE, '/index/gsi1']] }, { 'Fn::Join': ['', [TABLE, '/index/gsi2']] }],
+        Condition: leading('ORG#*#WEBHOOKS', 'WEBHOOK#*#RESPONSES*'),
+      },
+      PUTS,
+      COUNTS,
+    ]);
+    const calls = [
+      ...ALL_USED.filter((c) => c.command !== 'Query'),
+      call('Query', 'ORG#1#WEBHOOKS', { index: 'gsi1' }),
+      // An index query on the table's keys, or on another index, exercises nothing here.
+      call('Query', 'WEBHOOK#1#RESPONSES', { index: 'due' }),
+    ];
+    expect(unexercisedReads(twoIndexes, functionsByService(twoIndexes), calls)).toEqual([
+      { fn: 'worker', index: 'gsi1,gsi2', leadingKey: 'WEBHOOK#*#RESPONSES*' },
+    ]);
+  });
+
   it('judges no function the run did not exercise', () => {
     expect(unexercisedReads(template, functions, [])).toEqual([]);
     expect(unexercisedWrites(template, functions, [])).toEqual([]);

@@ -397,7 +397,7 @@ export function unexercisedWrites(
 
 /**
  * Each partition a function's role may read that no read of its in the run named (for a statement
- * on an index, no Query of that index), and each read statement not held to partitions at all: a
+ * on indexes, no Query of one of them; reported with the indexes joined by commas), and each read statement not held to partitions at all: a
  * role reads only the key prefixes its code reads. Reads are judged by partition, not by action:
  * the table client coalesces point reads into BatchGetItem as they come, so a partition read by
  * GetItem in one run is read by BatchGetItem in another. Only functions the run exercised are
@@ -418,20 +418,23 @@ export function unexercisedReads(
       if (statement.Effect !== 'Allow') continue;
       const reading = statement.Action.filter((granted) => READ_ACTIONS.has(granted));
       if (reading.length === 0) continue;
-      // A read statement on the table, or one per index it names (each is its own grant).
-      const targets: Array<string | undefined> = indexesOfStatement(statement);
-      if (targets.length === 0) targets.push(undefined);
-      for (const index of targets) {
-        const onTarget = own.filter((access) => access.index === index && reading.includes(access.action));
-        const patterns = leadingKeysOfStatement(statement);
-        if (!patterns) {
-          found.push({ fn: name, ...(index ? { index } : {}), leadingKey: ANY_PARTITION });
-          continue;
-        }
-        for (const pattern of patterns) {
-          if (!onTarget.some((access) => access.partitionKeys.some((key) => glob(pattern, key)))) {
-            found.push({ fn: name, ...(index ? { index } : {}), leadingKey: pattern });
-          }
+      // A read statement on the table, or on the indexes it names: IAM cannot tell which of the
+      // statement's keys serve which of its indexes, so a key used on any of them is exercised.
+      const indexes = indexesOfStatement(statement);
+      const index = indexes.length > 0 ? indexes.join(',') : undefined;
+      const onTarget = own.filter(
+        (access) =>
+          reading.includes(access.action) &&
+          (indexes.length === 0 ? access.index === undefined : indexes.includes(access.index ?? '')),
+      );
+      const patterns = leadingKeysOfStatement(statement);
+      if (!patterns) {
+        found.push({ fn: name, ...(index ? { index } : {}), leadingKey: ANY_PARTITION });
+        continue;
+      }
+      for (const pattern of patterns) {
+        if (!onTarget.some((access) => access.partitionKeys.some((key) => glob(pattern, key)))) {
+          found.push({ fn: name, ...(index ? { index } : {}), leadingKey: pattern });
         }
       }
     }
