@@ -28,6 +28,14 @@ const UNEXERCISED_WRITES: ReadonlyArray<{ fn: string; leadingKey: string; action
     leadingKey: 'IDEMPOTENCY#*',
     why: "an operator's approval or decline sent with an Idempotency-Key (@svc/http keeps a record); the suite's approvals send none",
   },
+  // A POST sent with an Idempotency-Key keeps a record (@svc/http middleware/idempotency.ts: Put,
+  // then Update); the suite sends the header to payments and reconciliation only (the middleware's
+  // own contract is tested on a route of its own, test/http-contract.test.ts).
+  ...['supporters', 'subscriptions', 'webhooks', 'onboarding', 'portal'].map((fn) => ({
+    fn,
+    leadingKey: 'IDEMPOTENCY#*',
+    why: "a POST sent with an Idempotency-Key keeps a record; the suite's calls to this domain send none",
+  })),
   {
     fn: 'payment-resolver',
     leadingKey: 'SUBSCRIPTION#*',
@@ -62,6 +70,7 @@ const AUTHENTICATED = [
 const UNEXERCISED_READS: ReadonlyArray<{ fn: string; leadingKey: string; index?: string; why: string }> = [
   { fn: 'delivery-sweeper', index: 'due', leadingKey: ANY_PARTITION, why: DUE_SHARDS },
   { fn: 'billing-run', index: 'due', leadingKey: ANY_PARTITION, why: DUE_SHARDS },
+  { fn: 'mail-sweeper', index: 'due', leadingKey: ANY_PARTITION, why: DUE_SHARDS },
   {
     fn: 'payment-resolver',
     index: 'due,gsi1',
