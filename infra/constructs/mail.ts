@@ -15,15 +15,15 @@ import { queueWithDeadLetters, schedulerRole } from './background-parts';
 import { businessMetric } from './operations-alarms';
 import { thresholdAlarm } from './service-alarms';
 import { ServiceFunction } from './service-function';
-import { grantTableAccess, type TableGrant, writeGrant } from './table-access';
+import { grantTableAccess, partitionsOf, type TableGrant, writeGrant } from './table-access';
 
 export interface MailProps {
   stage: StageConfig;
   table: ITable;
 }
 
-/** The outbox items' partitions (packages/mail/src/outbox.ts: `pk = MAIL#<id>`). */
-export const MAIL_KEYS = ['MAIL#*'] as const;
+/** The outbox items' partitions (@svc/mail's MAIL entity: `pk = MAIL#<mail id>`). */
+export const MAIL_KEYS = partitionsOf('mail');
 
 /** How often the sweeper looks for unsent mails past their due time. */
 export const MAIL_SWEEP_SCHEDULE: RateExpression = 'rate(5 minutes)';

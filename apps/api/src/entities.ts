@@ -1,5 +1,6 @@
 import { IDEMPOTENCY_RECORD } from '@svc/http';
 import { CLIENT, SIGNING_KEYS } from '@svc/identity';
+import { MAIL } from '@svc/mail';
 import {
   CONNECT_TICKET,
   INTEGRATION,
@@ -76,6 +77,7 @@ export const ENTITIES: readonly DescribedEntity[] = [
   WEBHOOK_IN_FLIGHT,
   SOURCE_CONFIGURATION,
   REPORT,
+  MAIL,
   USER,
   USER_EMAIL,
   CONNECT_TICKET,

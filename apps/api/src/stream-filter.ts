@@ -1,5 +1,6 @@
 import { EVENTS_ATTRIBUTE } from '@svc/events';
 import { IDEMPOTENCY_RECORD } from '@svc/http';
+import { MAIL } from '@svc/mail';
 import { PASSWORD_GUESSES } from '@svc/onboarding';
 import { PROVIDER_HEALTH, PROVIDER_RATE } from '@svc/payments';
 import {
@@ -15,8 +16,8 @@ import type { DynamoDBRecord } from 'aws-lambda';
 /**
  * Item types that never carry events, written many times a second at a telethon: limiters
  * (provider and onboarding guess counts), pacing, health, in-flight slots, idempotency records,
- * deliveries and receivers' responses. The stream publisher's event source mapping leaves them out
- * (STREAM_PUBLISHER_FILTER), so they never invoke it. The local runtime applies the same filter and
+ * deliveries, receivers' responses and outbox mails. The stream publisher's event source mapping
+ * leaves them out (STREAM_PUBLISHER_FILTER), so they never invoke it. The local runtime applies the same filter and
  * refuses a left-out record that carries events (apps/local/src/stream-poller.ts), so every test
  * run checks that none of these ever does.
  */
@@ -31,6 +32,8 @@ export const QUIET_ENTITIES: readonly string[] = [
   WEBHOOK_ENDPOINT_COUNT,
   DELIVERY,
   RESPONSE,
+  // Outbox mails: a billing run's reminders are written by the thousand; none carries an event.
+  MAIL,
 ].map((entity) => entity.description.name);
 
 /**

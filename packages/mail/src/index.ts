@@ -2,6 +2,7 @@ export { type ComposeInput, composeMail, type MailAttachment, messageIdOf } from
 export {
   enqueueMail,
   findMail,
+  MAIL,
   MAIL_DUE_PREFIX,
   MAIL_PREFIX,
   MAIL_REQUEUE_SECONDS,

@@ -1,7 +1,7 @@
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { now, sdkClient, ValidationError } from '@svc/core';
-import { db, type ItemKey, key, type TransactItem, tableName, timeKey } from '@svc/table';
+import { db, defineEntity, type ItemKey, key, type TransactItem, tableName, timeKey } from '@svc/table';
 import * as z from 'zod';
 import type { MailAttachment } from './compose';
 import {
@@ -17,10 +17,7 @@ import {
  * The mail outbox: one item per mail in the single table, written once by a deterministic id, and
  * the mail queue (SVC_MAIL_QUEUE_URL) that hands it to the worker.
  *
- * Access patterns (the item is not yet a described entity; docs/access-patterns.md lists it):
- * - a mail by its id: table, `pk = MAIL#<id>, sk = MAIL`
- * - unsent mails due for another message: due index, `duepk = MAIL_DUE#<shard 0-3>,
- *   duesk = <unix 12 digits>#<id>` (sparse: only while unsent; the sent mark removes them)
+ * Its access patterns are in its description (MAIL below; docs/access-patterns.md).
  *
  * Never lost: the item is written before any message, and an unsent item stays in the due index
  * until the worker marks it sent; the sweeper sends another message for every one still there at
@@ -69,6 +66,8 @@ export const mailRecordSchema = z.object({
   queued_at: z.number(),
   attempts: z.number().optional(),
   claim_until: z.number().optional(),
+  /** While unsent: when the sweeper sends it another message (its `due` index keys). */
+  due_at: z.number().optional(),
   sent_at: z.number().optional(),
   ses_message_id: z.string().optional(),
 });
@@ -86,6 +85,35 @@ export const mailDuePartition = (shard: number) => key(MAIL_DUE_PREFIX, shard);
 export const mailDueKeys = (id: string, dueAt: number) => ({
   duepk: mailDuePartition(shardOfMail(id)),
   duesk: `${timeKey(dueAt)}#${id}`,
+});
+
+/**
+ * The outbox item (docs/access-patterns.md is made from this). Its writes are the conditional
+ * ones below (new only; claim, release, sent and postpone each conditioned on its state), not
+ * `create`/`replace`: a mail has no version, its state is its guard.
+ */
+export const MAIL = defineEntity<MailRecord, string>({
+  name: MAIL_ENTITY,
+  summary: 'An e-mail to send through SES, queued once by its id (@svc/mail outbox).',
+  prefix: MAIL_PREFIX,
+  idShown: '<mail id>',
+  sort: MAIL_SORT,
+  id: (record) => record.id,
+  idParts: (id) => [id],
+  byKey: 'a mail by its id (queue, worker, sweeper)',
+  indexes: [
+    {
+      index: 'due',
+      pattern: 'unsent mails due for another message (the sweeper)',
+      shown: `duepk = ${MAIL_DUE_PREFIX}#<shard 0-${MAIL_SHARDS - 1}>, duesk = <unix 12 digits>#<mail id>`,
+      keys: (record) => {
+        if (record.state !== 'queued' || record.due_at === undefined) return undefined;
+        const due = mailDueKeys(record.id, record.due_at);
+        return { partition: due.duepk, sort: due.duesk };
+      },
+    },
+  ],
+  parse: (value) => mailRecordSchema.parse(value),
 });
 
 /** The input checked (400 naming the field), and the item to write for it. */
@@ -125,8 +153,9 @@ export function mailOutboxItem(input: QueueMailInput, at = now()): Record<string
     state: 'queued',
     queued_at: at,
     attempts: 0,
+    due_at: at + MAIL_REQUEUE_SECONDS,
   };
-  return { ...mailKey(input.id), entity: MAIL_ENTITY, ...record, ...mailDueKeys(input.id, at + MAIL_REQUEUE_SECONDS) };
+  return MAIL.item(record);
 }
 
 function parseMailDataOrThrow(template: MailTemplate, data: unknown) {
@@ -268,7 +297,7 @@ export async function markMailSent(id: string, sesMessageId: string, at = now())
         TableName: tableName(),
         Key: mailKey(id),
         UpdateExpression:
-          'SET #state = :sent, #sentAt = :at, #messageId = :mid, #ttl = :ttl REMOVE #claim, #duepk, #duesk',
+          'SET #state = :sent, #sentAt = :at, #messageId = :mid, #ttl = :ttl REMOVE #claim, #dueAt, #duepk, #duesk',
         ConditionExpression: '#state = :queued',
         ExpressionAttributeNames: {
           '#state': 'state',
@@ -276,6 +305,7 @@ export async function markMailSent(id: string, sesMessageId: string, at = now())
           '#messageId': 'ses_message_id',
           '#ttl': 'ttl',
           '#claim': 'claim_until',
+          '#dueAt': 'due_at',
           '#duepk': 'duepk',
           '#duesk': 'duesk',
         },
@@ -303,10 +333,10 @@ export async function postponeMail(id: string, dueAt: number): Promise<void> {
       new UpdateCommand({
         TableName: tableName(),
         Key: mailKey(id),
-        UpdateExpression: 'SET #duepk = :duepk, #duesk = :duesk',
+        UpdateExpression: 'SET #dueAt = :dueAt, #duepk = :duepk, #duesk = :duesk',
         ConditionExpression: '#state = :queued',
-        ExpressionAttributeNames: { '#duepk': 'duepk', '#duesk': 'duesk', '#state': 'state' },
-        ExpressionAttributeValues: { ':duepk': due.duepk, ':duesk': due.duesk, ':queued': 'queued' },
+        ExpressionAttributeNames: { '#dueAt': 'due_at', '#duepk': 'duepk', '#duesk': 'duesk', '#state': 'state' },
+        ExpressionAttributeValues: { ':dueAt': dueAt, ':duepk': due.duepk, ':duesk': due.duesk, ':queued': 'queued' },
       }),
     );
   } catch (error) {
