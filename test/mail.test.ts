@@ -1,5 +1,12 @@
-import { advanceClock, freezeClock, now } from '@svc/core';
-import { findMail, MAIL_REQUEUE_SECONDS, mailOutboxWrite, queueMail } from '@svc/mail';
+import { advanceClock, asFunction, freezeClock, now } from '@svc/core';
+import {
+  findMail,
+  MAIL_CLAIM_SECONDS,
+  MAIL_REQUEUE_SECONDS,
+  mailOutboxWrite,
+  queueMail,
+  sendQueuedMail,
+} from '@svc/mail';
 import { transactWrite } from '@svc/table';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { call } from './support/api';
@@ -86,6 +93,26 @@ describe('mail', () => {
     expect(await queueMail(mail)).toEqual({ id: mail.id, state: 'queued', created: false });
     await settle();
     expect(await queueMail(mail)).toEqual({ id: mail.id, state: 'sent', created: false });
+    await settle();
+    expect(await mailTo(to)).toHaveLength(1);
+  });
+
+  it('two workers given the same mail at once (a duplicate message) send it once: the claim is a conditional write', async () => {
+    const to = address();
+    const mail = portalLink(`portal_link:${to}`, to);
+    await transactWrite([{ item: mailOutboxWrite(mail) }]);
+    const outcomes = await asFunction('mail-worker', () =>
+      Promise.allSettled([sendQueuedMail(mail.id), sendQueuedMail(mail.id), sendQueuedMail(mail.id)]),
+    );
+    expect(
+      outcomes.filter((o) => o.status === 'fulfilled').map((o) => (o as PromiseFulfilledResult<string>).value),
+    ).toEqual(['sent']);
+    expect(
+      outcomes.filter((o) => o.status === 'rejected').map((o) => (o as PromiseRejectedResult).reason.name),
+    ).toEqual(['MailBusyError', 'MailBusyError']);
+    // Later messages, and sweeps past its claim, find it sent.
+    advanceClock(MAIL_CLAIM_SECONDS + MAIL_REQUEUE_SECONDS);
+    expect(await asFunction('mail-worker', () => sendQueuedMail(mail.id))).toBe('already_sent');
     await settle();
     expect(await mailTo(to)).toHaveLength(1);
   });
