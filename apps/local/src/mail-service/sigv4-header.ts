@@ -52,8 +52,9 @@ function headerValue(headers: IncomingHttpHeaders, name: string): string | undef
 }
 
 /**
- * Undefined when the request is signed for `service` by a known key within 15 minutes of `now`
- * (AWS refuses older or later signatures: "the signature expires … 15 minutes", same page).
+ * Undefined when the request is signed for `service` by a known key within 15 minutes of `now`:
+ * AWS refuses a request whose x-amz-date is further than that from its own clock (the page above
+ * names the 15 minutes; the words of AWS's refusal are not reproduced here).
  */
 export function checkSignedRequest(
   request: SignedRequest,
@@ -96,8 +97,8 @@ export function checkSignedRequest(
     headerValue(request.headers, 'x-amz-content-sha256') ?? createHash('sha256').update(request.body).digest('hex');
   const canonical = [
     request.method.toUpperCase(),
-    // Services other than S3 encode the path as sent once more ("Each path segment must be
-    // URI-encoded twice (except for Amazon S3 which only gets URI-encoded once)", same page).
+    // Services other than S3 encode the path as sent once more: each segment URI-encoded twice,
+    // S3's once (same page, canonical URI). SendEmail's path has nothing to encode either way.
     path.split('/').map(uriEncode).join('/'),
     canonicalQuery(query),
     ...signedHeaders.map((name) => `${name}:${(headerValue(request.headers, name) ?? '').trim().replace(/\s+/g, ' ')}`),
