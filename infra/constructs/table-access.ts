@@ -317,7 +317,9 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
   supporters: {
     reads: READS,
     indexes: ['gsi1'],
-    indexKeys: ['ORG#*#SUPPORTERS#*'],
+    // Sharded (…#SUPPORTERS#<shard>) and as written before sharding (…#SUPPORTERS): the recorded
+    // calls showed the list reading both, which ORG#*#SUPPORTERS#* alone refused.
+    indexKeys: ['ORG#*#SUPPORTERS*'],
     readKeys: ['ORG#*', 'SUBSCRIPTION#*'],
     writes: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
     writeKeys: partitionsOf('supporter'),
