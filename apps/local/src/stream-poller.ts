@@ -1,6 +1,6 @@
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { carriesEvents, publisherTakes, SEARCH_PROJECTIONS, wireDomains } from '@svc/api';
-import { asFunction } from '@svc/core';
+import { asFunction, logger } from '@svc/core';
 import { streamProjector } from '@svc/sql';
 import { db, tableName } from '@svc/table';
 import { publishStreamRecords } from '@svc/webhooks';
@@ -51,7 +51,17 @@ async function readShard(arn: string, shardId: string, state: ShardState): Promi
     try {
       out = await streamRecords(state.iterator);
     } catch (error) {
-      if (!(error instanceof StreamCallError && error.type === 'ExpiredIteratorException')) throw error;
+      if (!(error instanceof StreamCallError)) throw error;
+      if (error.type === 'TrimmedDataAccessException') {
+        // DynamoDB Local sometimes answers this for an iterator it handed out (seen under a
+        // concurrent run, cause not found): start again from the oldest record it keeps, as
+        // Lambda's event source does on trimmed data. Records read again deliver nothing twice.
+        logger.warn('Stream records trimmed under the reader; reading the shard from its oldest record', { shardId });
+        state.iterator = undefined;
+        state.lastSequence = undefined;
+        continue;
+      }
+      if (error.type !== 'ExpiredIteratorException') throw error;
       state.iterator = undefined;
       continue;
     }
