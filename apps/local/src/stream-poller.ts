@@ -54,8 +54,9 @@ async function readShard(arn: string, shardId: string, state: ShardState): Promi
       if (!(error instanceof StreamCallError)) throw error;
       if (error.type === 'TrimmedDataAccessException') {
         // DynamoDB Local sometimes answers this for an iterator it handed out (seen under a
-        // concurrent run, cause not found): start again from the oldest record it keeps, as
-        // Lambda's event source does on trimmed data. Records read again deliver nothing twice.
+        // concurrent run, cause not found): start again from the oldest record it keeps (what
+        // Lambda does in this case is not checked here; this is the local reader's own choice).
+        // Records read again deliver nothing twice.
         logger.warn('Stream records trimmed under the reader; reading the shard from its oldest record', { shardId });
         state.iterator = undefined;
         state.lastSequence = undefined;
