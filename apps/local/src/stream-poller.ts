@@ -117,7 +117,7 @@ export function recordsForPublisher(batch: DynamoDBRecord[]): DynamoDBRecord[] {
   const taken = batch.filter(publisherTakes);
   const lost = batch.find((record) => !publisherTakes(record) && carriesEvents(record));
   if (lost) {
-    const entity = (lost.dynamodb?.NewImage as Record<string, { S?: string }>).entity?.S;
+    const entity = (lost.dynamodb?.NewImage as Record<string, { S?: string }> | undefined)?.entity?.S;
     throw new FilteredEventsError(
       `A ${entity ?? 'untyped'} item carries events, but the stream publisher's filter leaves it out: they would be lost in AWS`,
     );
