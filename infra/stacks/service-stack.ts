@@ -36,8 +36,8 @@ import { Mail } from '../constructs/mail';
 import { OperationsAlarms } from '../constructs/operations-alarms';
 import { OperationsDashboard } from '../constructs/operations-dashboard';
 import { PaymentResolver } from '../constructs/payment-resolver';
-import { Reconciliation } from '../constructs/reconciliation';
 import { PrewarmAlarms } from '../constructs/prewarm-alarms';
+import { Reconciliation } from '../constructs/reconciliation';
 import { SEARCH_DOMAINS, SearchEngine } from '../constructs/search-engine';
 import { ServiceAlarms } from '../constructs/service-alarms';
 import { ServiceApi } from '../constructs/service-api';
@@ -263,12 +263,6 @@ export class ServiceStack extends Stack {
       'mail-sweeper': this.mail.sweeper.function,
     };
     let alarms: Alarm[] = [];
-    if (stage.alarms.enabled) {
-      const payments = functions.get('payments');
-      if (!payments) throw new Error('DOMAINS lists no payments domain');
-      new ServiceAlarms(this, 'Alarms', {
-        stage: stage.name,
-        alarms: stage.alarms,
     // The reset pnpm ops prewarm schedules at --until, and its alarms (issue 46): before the alarm
     // topic, which finds every alarm of the stack.
     const payments = functions.get('payments');
@@ -279,6 +273,10 @@ export class ServiceStack extends Stack {
       apiStage: this.api.stage,
       alarms: stage.alarms.enabled,
     });
+    if (stage.alarms.enabled) {
+      new ServiceAlarms(this, 'Alarms', {
+        stage: stage.name,
+        alarms: stage.alarms,
         api: this.api.api,
         functions: watched,
         routeGroups: Object.fromEntries(
