@@ -1,5 +1,5 @@
 import { PREWARM_SCHEDULE_OUTPUTS } from '@svc/api';
-import { Aws, CfnOutput, Duration, Stack } from 'aws-cdk-lib';
+import { Aws, CfnOutput, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { IHttpApi, IHttpStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import { Alarm, ComparisonOperator, MathExpression, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
@@ -52,11 +52,16 @@ export class PrewarmAlarms extends Construct {
   constructor(scope: Construct, id: string, props: PrewarmAlarmsProps) {
     super(scope, id);
     const stack = Stack.of(this);
+    // The groups hold only the one-time schedules prewarm makes (recreated by the next prewarm):
+    // removed with the stack, not kept as CDK's default RETAIN would (a failed first deploy must
+    // be able to run again, infra/test/retention.test.ts).
     this.resetGroup = new ScheduleGroup(this, 'ResetGroup', {
       scheduleGroupName: `${stack.stackName}-prewarm-reset`,
+      removalPolicy: RemovalPolicy.DESTROY,
     });
     this.checkGroup = new ScheduleGroup(this, 'CheckGroup', {
       scheduleGroupName: `${stack.stackName}-prewarm-check`,
+      removalPolicy: RemovalPolicy.DESTROY,
     });
 
     // Scheduler assumes the role only for schedules of this account and of these two groups

@@ -320,7 +320,8 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
     // Sharded (…#SUPPORTERS#<shard>) and as written before sharding (…#SUPPORTERS): the recorded
     // calls showed the list reading both, which ORG#*#SUPPORTERS#* alone refused.
     indexKeys: ['ORG#*#SUPPORTERS*'],
-    readKeys: ['ORG#*', 'SUBSCRIPTION#*'],
+    // No subscription is read by the supporters' code (the full run of 2026-11-29 recorded none).
+    readKeys: ['ORG#*'],
     writes: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
     writeKeys: partitionsOf('supporter'),
   },

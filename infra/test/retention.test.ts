@@ -27,8 +27,14 @@ const KEPT: Readonly<Record<string, { count: number; why: string }>> = {
     count: 3,
     why: "uploaded bank files and reports, the access logs of who read them, and the edge's access logs (every request's client address)",
   },
-  'AWS::SQS::Queue': { count: 12, why: 'dead letters (and the work queues they redrive to) still to be replayed' },
-  'AWS::Logs::LogGroup': { count: 24, why: "every function's and the API's logs: the audit trail outlives the stack" },
+  'AWS::SQS::Queue': {
+    count: 14,
+    why: 'dead letters (and the work queues they redrive to) still to be replayed, mail among them',
+  },
+  'AWS::Logs::LogGroup': {
+    count: 27,
+    why: "every function's and the API's logs (the portal's and the mail worker's and sweeper's too): the audit trail outlives the stack",
+  },
 };
 
 /** Resources whose deletion keeps a final copy instead. */

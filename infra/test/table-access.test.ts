@@ -176,7 +176,7 @@ describe('the table grant of a domain function', () => {
       entry('supporters', 'GET', 'token'),
       entry('supporters', 'PATCH', 'token'),
     ]);
-    expect(readOnly.readKeys).toEqual(['ORG#*', 'SUBSCRIPTION#*', 'SUPPORTER#*', 'RATE_LIMIT#*', ...AUTHENTICATOR]);
+    expect(readOnly.readKeys).toEqual(['ORG#*', 'SUPPORTER#*', 'RATE_LIMIT#*', ...AUTHENTICATOR]);
     // Every authenticated request counts against its client's limit.
     expect(readOnly.writeKeys).toEqual(['SUPPORTER#*', 'RATE_LIMIT#*']);
     const posting = tableGrantFor('supporters', [entry('supporters', 'POST', 'token')]);

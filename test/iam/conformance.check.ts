@@ -19,6 +19,12 @@ import type { RecordedCall } from './recorder';
  */
 const UNEXERCISED_WRITES: ReadonlyArray<{ fn: string; leadingKey: string; action?: string; why: string }> = [
   {
+    fn: 'webhooks',
+    leadingKey: 'ORG#*',
+    action: 'dynamodb:DeleteItem',
+    why: 'the URL marker released when an endpoint is deleted or its URL changes: not recorded in the full run of 2026-11-29; to confirm with a test, or remove',
+  },
+  {
     fn: 'fan-out',
     leadingKey: 'DELIVERY#*',
     why: 'a delivery too large to travel in its SQS message is stored first (services/webhooks fan-out); the suite sends small events',
@@ -67,6 +73,13 @@ const AUTHENTICATED = [
   'reconciliation',
   'portal',
 ];
+/**
+ * Read grants the full run of 2026-11-29 recorded no call for, where the code has a path that reads
+ * them: each still to be confirmed by a test that reaches it (or the grant removed), see the issue
+ * 46 note. Listed, not silently allowed: a new unused grant still fails.
+ */
+const NOT_YET_CONFIRMED = 'granted for a path the suite does not reach yet; to confirm with a test, or remove';
+
 const UNEXERCISED_READS: ReadonlyArray<{ fn: string; leadingKey: string; index?: string; why: string }> = [
   { fn: 'delivery-sweeper', index: 'due', leadingKey: ANY_PARTITION, why: DUE_SHARDS },
   { fn: 'billing-run', index: 'due', leadingKey: ANY_PARTITION, why: DUE_SHARDS },
@@ -89,6 +102,34 @@ const UNEXERCISED_READS: ReadonlyArray<{ fn: string; leadingKey: string; index?:
     leadingKey,
     why: 'a payment that starts a subscription settled by the resolver rather than by the donor or an event (domain/approval.ts settlePending) reads its plan and account and writes the subscription',
   })),
+  {
+    fn: 'payments',
+    leadingKey: 'PLAN#*',
+    why: `a returned debit or a late recurring success is dunned by its plan (subscriptions' reopenReturnedDebit through the port); in one test process the plan is often served by another function's memo of hot reads: ${NOT_YET_CONFIRMED}`,
+  },
+  ...['ORG#*#EVENT_SUBSCRIPTIONS', 'ORG#*#WEBHOOK_RESPONSES*', 'ORG#*#EVENT#*'].map((leadingKey) => ({
+    fn: 'webhooks',
+    index: 'gsi1,gsi2',
+    leadingKey,
+    why: `an organisation's event subscriptions, webhook responses and subscriptions to an event on the indexes: ${NOT_YET_CONFIRMED}`,
+  })),
+  ...['ONBOARDING_CONFIG#*', 'PARTNER_LINK#*', 'WEBHOOK#*', 'EVENT_SUBSCRIPTION#*', 'PASSWORD_GUESSES#*'].map(
+    (leadingKey) => ({
+      fn: 'onboarding',
+      leadingKey,
+      why: `an execution's configuration, partner links, the endpoints and subscriptions it creates, and the guess counts (read back by their conditional writes): ${NOT_YET_CONFIRMED}`,
+    }),
+  ),
+  {
+    fn: 'reconciliation',
+    leadingKey: 'ORG#*',
+    why: `the organisation a report or source belongs to: ${NOT_YET_CONFIRMED}`,
+  },
+  {
+    fn: 'portal',
+    leadingKey: 'PORTAL_LINK#*',
+    why: 'links are only written so far; the portal pages that redeem them (issue 47) read them',
+  },
   {
     fn: 'stream-publisher',
     leadingKey: 'PLAN#*',

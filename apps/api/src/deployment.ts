@@ -21,6 +21,7 @@ export const DEAD_LETTER_QUEUE_OUTPUTS = {
   delivery: 'DeliveryDeadLetterQueueUrl',
   'fan-out': 'FanOutDeadLetterQueueUrl',
   files: 'FilesDeadLetterQueueUrl',
+  mail: 'MailDeadLetterQueueUrl',
 } as const;
 export type DeadLetterQueueName = keyof typeof DEAD_LETTER_QUEUE_OUTPUTS;
 

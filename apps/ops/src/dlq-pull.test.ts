@@ -276,6 +276,7 @@ const WORKER_OF = {
   delivery: 'delivery-worker',
   'fan-out': 'fan-out',
   files: 'file-processor',
+  mail: 'mail-worker',
 } as const satisfies Record<DeadLetterQueueName, string>;
 
 describe('the dead-letter queue outputs', () => {
