@@ -11,7 +11,7 @@ import {
   type PortalLinkRecord,
   type PortalLocale,
 } from '../repository/link-repository';
-import { settingsOf } from './settings';
+import { httpsUrl, settingsOf } from './settings';
 
 /** A link is valid 24 hours from when it is made (contract section 12). */
 export const LINK_LIFETIME_SECONDS = 24 * 3_600;
@@ -22,17 +22,7 @@ const TOKEN_BYTES = 32;
 export const portalLinkInput = z.strictObject({
   flow: z.enum(PORTAL_FLOWS),
   subscription_uuid: z.uuid().optional(),
-  return_url: z
-    .string()
-    .max(2_000)
-    .refine((value) => {
-      try {
-        return new URL(value).protocol === 'https:';
-      } catch {
-        return false;
-      }
-    }, 'An https URL')
-    .optional(),
+  return_url: httpsUrl.optional(),
   locale: z.enum(PORTAL_LOCALES).optional(),
   send_email: z.boolean().optional(),
 });

@@ -26,7 +26,8 @@ export const DEFAULT_SETTINGS: Omit<PortalSettingsRecord, 'organisation_uuid' | 
 /** At most this many intervals or cancel reasons: the choices a donor sees on one page. */
 const MAX_CHOICES = 20;
 
-const httpsUrl = z
+/** An https URL (a donor is sent back to it). */
+export const httpsUrl = z
   .string()
   .max(2_000)
   .refine((value) => {
