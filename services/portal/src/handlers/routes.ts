@@ -3,21 +3,11 @@ import { type AnyRoute, defineRoute, uuidParams } from '@svc/http';
 import * as z from 'zod';
 import { createPortalLink, portalLinkInput } from '../domain/links';
 import { getPortalSettings, portalSettingsInput, putPortalSettings } from '../domain/settings';
-import { PORTAL_FEATURES, retentionOffers } from '../repository/settings-repository';
+import { settingsRecordSchema } from '../repository/settings-repository';
 
-/** The settings as GET answers them and PUT takes them (every field); built only to describe the API. */
+/** The settings as GET answers them and PUT takes them: the stored record without its bookkeeping. */
 const portalSettingsResponse = deferred(() =>
-  z.object({
-    enabled: z.boolean(),
-    features: z.object(Object.fromEntries(PORTAL_FEATURES.map((f) => [f, z.boolean()]))),
-    min_amount: z.number().int().nullable(),
-    max_amount: z.number().int().nullable(),
-    intervals: z.array(z.string()),
-    cancel_reasons: z.array(z.string()),
-    retention_offer: z.enum(retentionOffers).nullable(),
-    brand: z.object({ name: z.string().nullable(), color: z.string() }),
-    return_url: z.string().nullable(),
-  }),
+  settingsRecordSchema.omit({ organisation_uuid: true, version: true, updated: true }),
 );
 
 const portalLinkResponse = z.object({
