@@ -64,10 +64,8 @@ export async function createPortalLink(
       'The supporter has no e-mail address: portal links and codes go to it',
     );
   }
-  const token = randomBytes(TOKEN_BYTES).toString('base64url');
   const created = now();
-  const link: PortalLinkRecord = {
-    token_hash: await linkTokenHash(token),
+  const { token, link } = await newPortalLink({
     organisation_uuid: supporter.organisation_uuid,
     supporter_uuid: supporter.uuid,
     email,
@@ -77,7 +75,22 @@ export async function createPortalLink(
     locale: portalLocale(input.locale, supporter.locale),
     created,
     expires_at: created + LINK_LIFETIME_SECONDS,
-  };
+  });
   await transactWrite([PORTAL_LINK.create(link)]);
-  return { url: `${baseUrl}/portal?token=${token}`, expires_at: link.expires_at, link };
+  return { url: portalUrl(baseUrl, token), expires_at: link.expires_at, link };
 }
+
+/**
+ * A new link's token and its record, not yet written: the token goes into the URL only, the
+ * record keeps its keyed hash. The caller has checked the supporter, its e-mail and the settings
+ * (createPortalLink above; a charge reminder, reminders.ts).
+ */
+export async function newPortalLink(
+  fields: Omit<PortalLinkRecord, 'token_hash'>,
+): Promise<{ token: string; link: PortalLinkRecord }> {
+  const token = randomBytes(TOKEN_BYTES).toString('base64url');
+  return { token, link: { token_hash: await linkTokenHash(token), ...fields } };
+}
+
+/** The address of a link: the portal's page, which redeems the token only on its button's POST. */
+export const portalUrl = (baseUrl: string, token: string) => `${baseUrl}/portal?token=${token}`;
