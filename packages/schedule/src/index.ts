@@ -3,4 +3,5 @@ export type { CronInterval, Interval, Keyword, KeywordInterval, ParseResult } fr
 export { KEYWORDS, parseInterval } from './interval';
 export type { LocalDate } from './local-date';
 export { addDays, parseLocalDate } from './local-date';
+export { dueAtLeastMonthsApart } from './spacing';
 export { DEFAULT_ZONE, localDateOf, localMidnight, resolveTimezone } from './zone';
