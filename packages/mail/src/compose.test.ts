@@ -96,6 +96,23 @@ describe('composing a mail', () => {
     expect(renderMail('charge_reminder', 'en', SAMPLES.charge_reminder).text).toContain('1 March 2027');
   });
 
+  it('a charge reminder without a portal link (the portal is off) names whom to contact, and has no button', () => {
+    const { portal_url: _link, ...data } = SAMPLES.charge_reminder;
+    for (const locale of MAIL_LOCALES) {
+      const rendered = renderMail('charge_reminder', locale, data);
+      expect(rendered.text).toMatch(/CHF.25\.00|25\.00.CHF/);
+      expect(rendered.text).toContain('Hilfe & <Co>');
+      expect(rendered.text).not.toContain('http');
+      expect(rendered.html).not.toContain('<a ');
+      expect(rendered.html).toContain('Hilfe &amp; &lt;Co&gt;');
+    }
+    expect(renderMail('charge_reminder', 'en', data).text.replace(/\s/g, ' ')).toBe(
+      'On 1 March 2027 we will charge CHF 25.00 for your donation to Hilfe & <Co>. To change it, please contact Hilfe & <Co>. ',
+    );
+    const branded = renderMail('charge_reminder', 'fr', { ...SAMPLES.charge_reminder, brand_color: '#0a7d3b' });
+    expect(branded.html).toContain('background:#0a7d3b');
+  });
+
   it('refuses data a template does not take', () => {
     expect(() => renderMail('portal_link', 'en', { ...SAMPLES.portal_link, url: 'javascript:alert(1)' })).toThrow();
     expect(() => renderMail('portal_code', 'en', { ...SAMPLES.portal_code, code: '12ab' })).toThrow();

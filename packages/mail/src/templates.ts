@@ -31,16 +31,16 @@ const instant = z.number().int().min(0).max(253_402_300_799);
 /** A calendar day, YYYY-MM-DD. */
 const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/);
 
+/** The organisation's colour for the mail's button (its portal settings' brand). */
+const brandColor = z.string().regex(/^#[0-9a-fA-F]{6}$/);
+
 const SCHEMAS = {
   portal_link: z
     .object({
       organisation_name: text(200),
       url: linkUrl,
       expires_at: instant,
-      brand_color: z
-        .string()
-        .regex(/^#[0-9a-fA-F]{6}$/)
-        .optional(),
+      brand_color: brandColor.optional(),
     })
     .strict(),
   portal_code: z
@@ -53,7 +53,9 @@ const SCHEMAS = {
       amount: z.number().int().min(0),
       currency: z.string().regex(/^[A-Z]{3}$/),
       charge_date: day,
-      portal_url: linkUrl,
+      /** Absent when the organisation's portal is off: the mail then says to contact it instead. */
+      portal_url: linkUrl.optional(),
+      brand_color: brandColor.optional(),
     })
     .strict(),
 } as const;
@@ -182,6 +184,7 @@ const WORDS = {
       intro: 'Am {date} belasten wir {amount} für Ihre Spende an {org}.',
       button: 'Spende ansehen oder ändern',
       change: 'Sie können den Betrag, das Datum oder die Zahlungsart vorher ändern, aussetzen oder kündigen.',
+      contact: 'Für Änderungen wenden Sie sich bitte an {org}.',
     },
     fr: {
       subject: 'Votre prochain don',
@@ -189,18 +192,21 @@ const WORDS = {
       button: 'Voir ou modifier mon don',
       change:
         "Vous pouvez modifier le montant, la date ou le moyen de paiement avant cette date, faire une pause ou l'annuler.",
+      contact: 'Pour toute modification, veuillez contacter {org}.',
     },
     it: {
       subject: 'La sua prossima donazione',
       intro: 'Il {date} addebiteremo {amount} per la sua donazione a {org}.',
       button: 'Vedere o modificare la donazione',
       change: 'Prima di allora può modificare importo, data o metodo di pagamento, sospenderla o annullarla.',
+      contact: 'Per modifiche si rivolga a {org}.',
     },
     en: {
       subject: 'Your next donation',
       intro: 'On {date} we will charge {amount} for your donation to {org}.',
       button: 'View or change my donation',
       change: 'Before then you can change the amount, the date or the payment method, pause it or cancel it.',
+      contact: 'To change it, please contact {org}.',
     },
   },
 } as const;
@@ -250,13 +256,25 @@ const RENDERERS: { [T in MailTemplate]: Renderer<T> } = {
       amount: formatAmount(locale, data.amount, data.currency),
     };
     const subject = `${w.subject}: ${data.organisation_name}`;
+    const url = data.portal_url;
+    if (url === undefined) {
+      // The organisation's portal is off: the date and amount still, and whom to ask instead.
+      return {
+        subject,
+        text: `${fill(w.intro, values, plain)}\n${fill(w.contact, values, plain)}\n`,
+        html: page(locale, subject, [fill(w.intro, values, html), fill(w.contact, values, html)]),
+      };
+    }
     return {
       subject,
-      text: `${fill(w.intro, values, plain)}\n${w.change}\n\n${data.portal_url}\n`,
-      html: page(locale, subject, [fill(w.intro, values, html), html(w.change)], {
-        label: w.button,
-        url: data.portal_url,
-      }),
+      text: `${fill(w.intro, values, plain)}\n${w.change}\n\n${url}\n`,
+      html: page(
+        locale,
+        subject,
+        [fill(w.intro, values, html), html(w.change)],
+        { label: w.button, url },
+        data.brand_color,
+      ),
     };
   },
 };
