@@ -18,6 +18,8 @@ export const EVENT_NAMES = [
   'svc.subscriptions.subscription.activated',
   'svc.subscriptions.subscription.suspended',
   'svc.subscriptions.subscription.cancelled',
+  // A changed amount, interval or date (contract section 12), through the API or the portal.
+  'svc.subscriptions.subscription.updated',
   'svc.subscriptions.invoice.created',
   'svc.subscriptions.invoice.paid',
   'svc.subscriptions.invoice.cancelled',

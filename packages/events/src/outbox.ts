@@ -14,6 +14,12 @@ import { EVENT_NAMES, EVENT_OBJECTS, type EventName, type EventObject } from './
  */
 export const EVENTS_ATTRIBUTE = 'events';
 
+/** Who made a change (contract section 12): shown as the event's `data.changed_by`. */
+export const CHANGE_ACTORS = ['supporter', 'organisation', 'system'] as const;
+export const CHANGE_CHANNELS = ['portal', 'api', 'billing'] as const;
+export const changedBySchema = z.object({ actor: z.enum(CHANGE_ACTORS), channel: z.enum(CHANGE_CHANNELS) });
+export type ChangedBy = z.infer<typeof changedBySchema>;
+
 export const storedEventSchema = z.object({
   uuid: z.string(),
   name: z.enum(EVENT_NAMES),
@@ -24,6 +30,8 @@ export const storedEventSchema = z.object({
   account_uuid: z.string().optional(),
   /** Counts the events of one object (1, 2, …) so receivers can order them. */
   sequence: z.number().int().positive(),
+  /** Who made the change the event announces (subscription events); the pipeline puts it in `data`. */
+  changed_by: changedBySchema.optional(),
 });
 export type StoredEvent = z.infer<typeof storedEventSchema>;
 
@@ -39,6 +47,7 @@ export interface NewEvent {
   organisation_uuid: string;
   account_uuid?: string;
   sequence: number;
+  changed_by?: ChangedBy;
 }
 
 export function newEvent(event: NewEvent): StoredEvent {

@@ -1,4 +1,5 @@
-import type { EventData, EventDataBuilders } from '@svc/events';
+import { deferred } from '@svc/core';
+import { changedBySchema, type EventData, type EventDataBuilders } from '@svc/events';
 import {
   chargeAttemptResponse,
   chargeAttemptShape,
@@ -9,12 +10,25 @@ import {
 } from './domain/shapes';
 import { findSubscription, invoiceFromItem, subscriptionFromItem } from './repository/subscription-repository';
 
+/**
+ * A subscription event's `data`: the subscription as GET returns it, and who made the change
+ * (`changed_by`, contract section 12; the pipeline adds it from the stored event).
+ */
+const subscriptionEventSchema = deferred(() =>
+  subscriptionResponse.unwrap().extend({
+    changed_by: changedBySchema.optional().meta({
+      description:
+        'Who made the change: the supporter in the portal, the organisation through the API, or the billing run',
+    }),
+  }),
+);
+
 /** The `data` of subscription, invoice and charge attempt events: each as GET returns it. */
 export const subscriptionEventData: EventDataBuilders = {
   subscription: {
-    schema: subscriptionResponse,
+    schema: subscriptionEventSchema,
     build: async (_event, item) => shapedSubscription(subscriptionFromItem(item)),
-  } satisfies EventData<typeof subscriptionResponse>,
+  } satisfies EventData<typeof subscriptionEventSchema>,
   invoice: {
     schema: invoiceResponse,
     build: async (_event, item) => invoiceShape(invoiceFromItem(item)),

@@ -40,6 +40,10 @@ export const subscriptionResponse = deferred(() =>
     planned_since: z.number().int().optional(),
     planned_end: localMidnightSeconds().optional(),
     ended_at: z.number().int().optional(),
+    cancellation: z
+      .object({ reason: z.string(), comment: z.string().optional() })
+      .optional()
+      .describe('Why the supporter cancelled in the donor portal (a code of the organisation’s list)'),
     suspension_start: localMidnightSeconds().optional(),
     suspension_end: localMidnightSeconds().optional(),
     consecutive_failed_invoices: z.number().int(),
@@ -131,6 +135,9 @@ export function subscriptionShape(s: SubscriptionRecord, plan: PlanRef | undefin
     ...definedFields({ planned_since: s.planned_since }),
     ...definedFields({ planned_end: day(s.planned_end) }),
     ...definedFields({ ended_at: s.ended_at ?? (status === 'finished' ? day(s.planned_end) : undefined) }),
+    ...(s.cancel_reason === undefined
+      ? {}
+      : { cancellation: { reason: s.cancel_reason, ...definedFields({ comment: s.cancel_comment }) } }),
     ...definedFields({ suspension_start: day(s.suspension_start) }),
     ...definedFields({ suspension_end: day(s.suspension_end) }),
     consecutive_failed_invoices: s.consecutive_failed_invoices,
@@ -140,7 +147,10 @@ export function subscriptionShape(s: SubscriptionRecord, plan: PlanRef | undefin
   };
 }
 
-export async function shapedSubscription(subscription: SubscriptionRecord) {
+/** A subscription as its API GET shows it. */
+export type SubscriptionShape = ReturnType<typeof subscriptionShape>;
+
+export async function shapedSubscription(subscription: SubscriptionRecord): Promise<SubscriptionShape> {
   const plans = await planRefs([subscription]);
   return subscriptionShape(subscription, plans.get(subscription.plan_uuid));
 }

@@ -17,17 +17,17 @@ import {
   uuidSchema,
   ValidationError,
 } from '@svc/core';
-import { type EventName, newEvent } from '@svc/events';
+import { type ChangedBy, type EventName, newEvent } from '@svc/events';
 import { findAccount } from '@svc/organisations';
 import { findPaymentSource, type PaymentSourceRecord } from '@svc/payments';
-import { localMidnight, resolveTimezone } from '@svc/schedule';
+import { dueAfter, dueOnOrAfter, localMidnight, resolveTimezone } from '@svc/schedule';
 import { findSupporter } from '@svc/supporters';
 import { retryOnConflict, transactWrite, versioned } from '@svc/table';
 import * as z from 'zod';
 import type { SubscriptionRecord } from '../repository/records';
 import { statusAt, suspendedAt, type VisibleStatus } from '../repository/state';
 import { findSubscription, subscriptionPut } from '../repository/subscription-repository';
-import { checkPlannedDates, dateOrThrow, intervalOrThrow, nextDueFrom, today } from './calendar';
+import { checkPlannedDates, dateOrThrow, intervalOrThrow, nextDueFrom, shownNextDueDay, today } from './calendar';
 import { resolvePlan } from './plans';
 
 // The inputs are `deferred` (built at their first parse, not at the function's cold start).
@@ -80,7 +80,29 @@ export const suspendInput = deferred(() =>
 
 const conflict = (message: string) => new ConflictError(message, 'error.subscription.invalid_state');
 
-export function subscriptionEvent(subscription: SubscriptionRecord, name: EventName) {
+/** Who made a change, as its event says (`data.changed_by`, contract section 12). */
+export const BY_API: ChangedBy = { actor: 'organisation', channel: 'api' };
+export const BY_BILLING: ChangedBy = { actor: 'system', channel: 'billing' };
+export const BY_PORTAL: ChangedBy = { actor: 'supporter', channel: 'portal' };
+
+/**
+ * Who acts on a subscription: an API caller (its grants are checked against the subscription's
+ * account) or a supporter signed in to the portal (the subscription must be theirs, in the
+ * organisation of their session). Both go through the same rules below.
+ */
+export type SubscriptionActor = Promise<Principal> | PortalSupporter;
+export interface PortalSupporter {
+  readonly organisation_uuid: string;
+  readonly supporter_uuid: string;
+}
+
+const isSupporter = (actor: SubscriptionActor): actor is PortalSupporter => !(actor instanceof Promise);
+
+export function changedByOf(actor: SubscriptionActor): ChangedBy {
+  return isSupporter(actor) ? BY_PORTAL : BY_API;
+}
+
+export function subscriptionEvent(subscription: SubscriptionRecord, name: EventName, changedBy: ChangedBy) {
   subscription.event_sequence += 1;
   return newEvent({
     name,
@@ -89,12 +111,31 @@ export function subscriptionEvent(subscription: SubscriptionRecord, name: EventN
     organisation_uuid: subscription.organisation_uuid,
     account_uuid: subscription.account_uuid,
     sequence: subscription.event_sequence,
+    changed_by: changedBy,
   });
 }
 
 /** The subscription, if the caller has a grant on its account. */
 export async function readSubscription(principal: Promise<Principal>, uuid: string): Promise<SubscriptionRecord> {
   return readFor(principal, findSubscription(uuid), 'Subscription not found', onAccount);
+}
+
+/**
+ * The subscription as the actor may see it: through the caller's grants, or the supporter's own
+ * in the session's organisation. Anyone else's is "not found" (never "forbidden": the portal
+ * does not confirm that a uuid exists).
+ */
+export async function readSubscriptionAs(actor: SubscriptionActor, uuid: string): Promise<SubscriptionRecord> {
+  if (!isSupporter(actor)) return readSubscription(actor, uuid);
+  const subscription = await findSubscription(uuid);
+  if (
+    !subscription ||
+    subscription.organisation_uuid !== actor.organisation_uuid ||
+    subscription.supporter_uuid !== actor.supporter_uuid
+  ) {
+    throw new NotFoundError('Subscription not found');
+  }
+  return subscription;
 }
 
 async function usableSource(uuid: string, accountUuid: string, testMode: boolean): Promise<PaymentSourceRecord> {
@@ -208,7 +249,7 @@ export function buildSubscription(options: NewSubscription): SubscriptionRecord 
   const day = today(subscription, at);
   if (options.paidPeriod && (subscription.planned_effective_from ?? day) <= day) subscription.last_period = day;
   if ((input.status ?? 'pending') === 'active') startBilling(subscription, at);
-  subscription.events = [subscriptionEvent(subscription, 'svc.subscriptions.subscription.created')];
+  subscription.events = [subscriptionEvent(subscription, 'svc.subscriptions.subscription.created', BY_API)];
   return subscription;
 }
 
@@ -239,13 +280,14 @@ export async function createSubscription(
 
 /** One guarded change: read, check against the current state, write with the version read. */
 async function change(
-  principal: Promise<Principal>,
+  actor: SubscriptionActor,
   uuid: string,
   apply: (subscription: SubscriptionRecord, status: VisibleStatus, at: number) => Promise<void> | void,
 ): Promise<SubscriptionRecord> {
-  const caller = await principal;
+  // A principal is awaited once; the retries read the subscription again with the same caller.
+  const who: SubscriptionActor = isSupporter(actor) ? actor : Promise.resolve(await actor);
   return retryOnConflict(async () => {
-    const read = await readSubscription(Promise.resolve(caller), uuid);
+    const read = await readSubscriptionAs(who, uuid);
     const at = now();
     const next: SubscriptionRecord = structuredClone({ ...read, events: [] });
     await apply(next, statusAt(read, at), at);
@@ -256,8 +298,32 @@ async function change(
   });
 }
 
+/** What an `updated` event announces: a change of the subscription's terms, not of its bookkeeping. */
+const TERMS = [
+  'amount',
+  'recurring_interval',
+  'timezone',
+  'anchor',
+  'next_due_day',
+  'planned_effective_from',
+  'planned_end',
+  'payment_source_uuid',
+  'plan_uuid',
+  'supporter_uuid',
+  'custom_parameters',
+  'svc_parameters',
+] as const;
+
+function announceUpdate(before: SubscriptionRecord, after: SubscriptionRecord, changedBy: ChangedBy): void {
+  const changed = TERMS.some((field) => JSON.stringify(before[field]) !== JSON.stringify(after[field]));
+  if (changed) {
+    after.events = [...after.events, subscriptionEvent(after, 'svc.subscriptions.subscription.updated', changedBy)];
+  }
+}
+
 export function updateSubscription(principal: Promise<Principal>, uuid: string, input: UpdateSubscriptionInput) {
   return change(principal, uuid, async (subscription, status, at) => {
+    const before = structuredClone(subscription);
     if (status === 'cancelled' || status === 'finished') throw conflict(`A ${status} subscription cannot be changed`);
     if (input.supporter_uuid !== undefined && input.supporter_uuid !== subscription.supporter_uuid) {
       if (subscription.supporter_uuid !== undefined) {
@@ -320,11 +386,12 @@ export function updateSubscription(principal: Promise<Principal>, uuid: string, 
       }
     }
     if (reschedule && subscription.status === 'active') setNextDue(subscription, at);
+    announceUpdate(before, subscription, BY_API);
   });
 }
 
-export function activateSubscription(principal: Promise<Principal>, uuid: string) {
-  return change(principal, uuid, (subscription, status, at) => {
+export function activateSubscription(actor: SubscriptionActor, uuid: string) {
+  return change(actor, uuid, (subscription, status, at) => {
     if (status !== 'pending' && status !== 'suspended') throw conflict(`A ${status} subscription cannot be activated`);
     if (status === 'suspended') {
       delete subscription.suspension_start;
@@ -335,27 +402,39 @@ export function activateSubscription(principal: Promise<Principal>, uuid: string
     } else {
       startBilling(subscription, at);
     }
-    subscription.events = [subscriptionEvent(subscription, 'svc.subscriptions.subscription.activated')];
+    subscription.events = [
+      subscriptionEvent(subscription, 'svc.subscriptions.subscription.activated', changedByOf(actor)),
+    ];
   });
 }
 
-export function cancelSubscription(principal: Promise<Principal>, uuid: string) {
-  return change(principal, uuid, (subscription, status, at) => {
+/** Why a supporter cancelled (the portal: a code from the organisation's list, and a comment). */
+export interface CancelReason {
+  reason: string;
+  comment?: string;
+}
+
+export function cancelSubscription(actor: SubscriptionActor, uuid: string, why?: CancelReason) {
+  return change(actor, uuid, (subscription, status, at) => {
     if (status !== 'pending' && status !== 'active' && status !== 'suspended') {
       throw conflict(`A ${status} subscription cannot be cancelled`);
     }
-    cancelNow(subscription, at);
+    if (why) {
+      subscription.cancel_reason = why.reason;
+      if (why.comment !== undefined) subscription.cancel_comment = why.comment;
+    }
+    cancelNow(subscription, at, changedByOf(actor));
   });
 }
 
-/** Cancels from any live state (the API, or dunning at the plan's limit). */
-export function cancelNow(subscription: SubscriptionRecord, at: number): void {
+/** Cancels from any live state (the API, the portal, or dunning at the plan's limit). */
+export function cancelNow(subscription: SubscriptionRecord, at: number, changedBy: ChangedBy = BY_BILLING): void {
   subscription.status = 'cancelled';
   subscription.ended_at = at;
   delete subscription.next_due_day;
   subscription.events = [
     ...subscription.events,
-    subscriptionEvent(subscription, 'svc.subscriptions.subscription.cancelled'),
+    subscriptionEvent(subscription, 'svc.subscriptions.subscription.cancelled', changedBy),
   ];
 }
 
@@ -365,7 +444,7 @@ export function suspendIndefinitely(subscription: SubscriptionRecord, at: number
   delete subscription.suspension_end;
   subscription.events = [
     ...subscription.events,
-    subscriptionEvent(subscription, 'svc.subscriptions.subscription.suspended'),
+    subscriptionEvent(subscription, 'svc.subscriptions.subscription.suspended', BY_BILLING),
   ];
 }
 
@@ -375,11 +454,11 @@ export function suspendIndefinitely(subscription: SubscriptionRecord, at: number
  * keeps its start and takes the new end. No end means indefinite; the end day resumes billing.
  */
 export function suspendSubscription(
-  principal: Promise<Principal>,
+  actor: SubscriptionActor,
   uuid: string,
   input: z.infer<typeof suspendInput> | undefined,
 ) {
-  return change(principal, uuid, (subscription, status, at) => {
+  return change(actor, uuid, (subscription, status, at) => {
     if (status !== 'active' && status !== 'suspended') throw conflict(`A ${status} subscription cannot be suspended`);
     const day = today(subscription, at);
     const end = input?.suspension_end === undefined ? undefined : dateOrThrow(input.suspension_end, 'suspension_end');
@@ -414,7 +493,98 @@ export function suspendSubscription(
     if (end === undefined) delete subscription.suspension_end;
     else subscription.suspension_end = end;
     if (!inForce) {
-      subscription.events = [subscriptionEvent(subscription, 'svc.subscriptions.subscription.suspended')];
+      subscription.events = [
+        subscriptionEvent(subscription, 'svc.subscriptions.subscription.suspended', changedByOf(actor)),
+      ];
     }
   });
+}
+
+/**
+ * What a donor may change of their own subscription (the portal's PATCH; contract section 12):
+ * the amount, the interval and the next charge date, each from the next charge on, with no
+ * proration. The organisation's limits (min/max, the allowed intervals) are the portal's to check;
+ * the rules here are the API's own.
+ */
+export interface TermsChange {
+  amount?: number;
+  recurring_interval?: string;
+  /** The next charge's day (YYYY-MM-DD in the subscription's time zone). */
+  next_due_date?: string;
+}
+
+export function changeTerms(actor: SubscriptionActor, uuid: string, input: TermsChange) {
+  return change(actor, uuid, (subscription, status, at) => {
+    if (status !== 'active' && status !== 'suspended') throw conflict(`A ${status} subscription cannot be changed`);
+    const before = structuredClone(subscription);
+    if (input.amount !== undefined) {
+      subscription.amount = input.amount;
+      checkAmountAtProvider(subscription);
+    }
+    if (input.recurring_interval !== undefined) {
+      intervalOrThrow(input.recurring_interval);
+      subscription.recurring_interval = input.recurring_interval;
+      setNextDue(subscription, at);
+    }
+    if (input.next_due_date !== undefined) moveNextCharge(subscription, input.next_due_date, at);
+    announceUpdate(before, subscription, changedByOf(actor));
+  });
+}
+
+/**
+ * Moves the next charge to `text`, and the billing grid with it (the anchor): after today and
+ * after the last charged period, before the charge that follows the current next one (so no
+ * charge is skipped by moving: that is `skip`), and a day the interval can fall on from itself
+ * (a fixed-day interval such as `15 * *` cannot be moved).
+ */
+function moveNextCharge(subscription: SubscriptionRecord, text: string, at: number): void {
+  const day = dateOrThrow(text, 'next_due_date');
+  const refuse = (message: string) => {
+    throw ValidationError.field('next_due_date', 'error.validation.not_valid', message);
+  };
+  if (day <= today(subscription, at)) refuse('next_due_date must be after today');
+  if (subscription.last_period !== undefined && day <= subscription.last_period) {
+    refuse('next_due_date must be after the last charged period');
+  }
+  if (subscription.planned_end !== undefined && day >= subscription.planned_end) {
+    refuse('next_due_date must be before planned_end');
+  }
+  const interval = intervalOrThrow(subscription.recurring_interval);
+  if (dueOnOrAfter(interval, day, day) !== day) refuse('This interval charges on fixed days; the date cannot be moved');
+  const current = subscription.next_due_day;
+  const following = current === undefined ? undefined : dueAfter(interval, subscription.anchor ?? current, current);
+  if (following !== undefined && day >= following) {
+    refuse(`next_due_date must be before ${following}, the charge after the next one (skip a charge instead)`);
+  }
+  subscription.anchor = day;
+  subscription.next_due_day = day;
+}
+
+/**
+ * Skips one charge: `due_date` must be the next charge as GET shows it (while active, not
+ * suspended). The period counts as done without an invoice, and the next charge is the one after.
+ */
+export function skipCharge(actor: SubscriptionActor, uuid: string, dueDate: string) {
+  return change(actor, uuid, (subscription, status, at) => {
+    if (status !== 'active') throw conflict(`A ${status} subscription has no charge to skip`);
+    const day = dateOrThrow(dueDate, 'due_date');
+    if (subscription.next_due_day === undefined || day !== shownNextDueDay(subscription)) {
+      throw ValidationError.field(
+        'due_date',
+        'error.validation.not_valid',
+        `due_date must be the next charge${subscription.next_due_day ? ` (${shownNextDueDay(subscription)})` : ''}`,
+      );
+    }
+    const before = structuredClone(subscription);
+    subscription.last_period = day;
+    setNextDue(subscription, at);
+    announceUpdate(before, subscription, changedByOf(actor));
+  });
+}
+
+/** Resumes a suspended subscription now (the portal's resume): as activation, the grid kept. */
+export async function resumeSubscription(actor: SubscriptionActor, uuid: string) {
+  const current = await readSubscriptionAs(actor, uuid);
+  if (statusAt(current, now()) !== 'suspended') throw conflict('Only a suspended subscription can be resumed');
+  return activateSubscription(actor, uuid);
 }

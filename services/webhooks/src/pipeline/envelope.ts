@@ -37,7 +37,9 @@ export async function envelopesOf(record: DynamoDBRecord): Promise<Envelope[]> {
     events.map(async (event) => {
       const dataOf = builders[event.object as EventObject];
       const data = dataOf ? await dataOf.build(event, newItem) : {};
-      return { ...event, data };
+      // Who made the change is part of `data` (contract section 12), not of the envelope.
+      const { changed_by, ...announced } = event;
+      return { ...announced, data: changed_by ? { ...data, changed_by } : data };
     }),
   );
 }
