@@ -55,3 +55,5 @@ export {
   type ProviderHealth,
 } from './repository/provider-health-repository';
 export { forgetProviderSlots, PROVIDER_RATE, takeProviderSlot } from './repository/provider-rate-repository';
+export { createPaymentSource } from './domain/sources';
+export { type PaymentRequest, paymentRequestSchema } from './domain/request';
