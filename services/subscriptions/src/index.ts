@@ -13,6 +13,7 @@ export {
   skipCharge,
   suspendSubscription,
   type TermsChange,
+  usePaymentSource,
 } from './domain/subscriptions';
 export { subscriptionEventData } from './event-data';
 export { resetBillingQueueClient } from './handlers/billing-queue';

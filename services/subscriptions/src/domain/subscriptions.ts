@@ -588,3 +588,43 @@ export async function resumeSubscription(actor: SubscriptionActor, uuid: string)
   if (statusAt(current, now()) !== 'suspended') throw conflict('Only a suspended subscription can be resumed');
   return activateSubscription(actor, uuid);
 }
+
+/**
+ * Moves the subscription to another saved source of its account (the portal's payment-method
+ * change). An active source is used from the next charge; one still waiting for the donor or the
+ * provider (a 3-D Secure redirect, a mandate being set up) is kept as `pending_source_uuid` and
+ * the current source stays in use until the new one is active: the same call again, once it is,
+ * makes the switch (the portal calls it when the donor returns and when the subscription is
+ * shown). A source that failed is dropped and refused.
+ */
+export function usePaymentSource(actor: SubscriptionActor, uuid: string, sourceUuid: string) {
+  return change(actor, uuid, async (subscription, status) => {
+    if (status === 'cancelled' || status === 'finished') throw conflict(`A ${status} subscription cannot be changed`);
+    const source = await findPaymentSource(sourceUuid);
+    if (!source || source.account_uuid !== subscription.account_uuid || source.test_mode !== subscription.test_mode) {
+      throw ValidationError.field('payment_source_uuid', 'error.validation.not_valid', 'No such payment source');
+    }
+    if (source.status === 'pending') {
+      subscription.pending_source_uuid = source.uuid;
+      return;
+    }
+    const wasPending = subscription.pending_source_uuid === source.uuid;
+    if (wasPending) delete subscription.pending_source_uuid;
+    const usable = source.status === 'active' && source.instrument_token !== undefined;
+    // The pending one failed: forgotten (written), the current source stays; the caller sees why on the source.
+    if (!usable && wasPending) return;
+    if (!usable) {
+      throw ValidationError.field(
+        'payment_source_uuid',
+        'error.validation.not_valid',
+        'This payment source cannot be charged',
+      );
+    }
+    const before = structuredClone(subscription);
+    subscription.payment_source_uuid = source.uuid;
+    subscription.payment_provider = source.provider;
+    subscription.payment_method = source.payment_method;
+    checkAmountAtProvider(subscription);
+    announceUpdate(before, subscription, changedByOf(actor));
+  });
+}
