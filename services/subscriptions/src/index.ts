@@ -1,4 +1,10 @@
-export { chargeAttemptShape, invoiceShape, type SubscriptionShape, shapedSubscription } from './domain/shapes';
+export {
+  chargeAttemptShape,
+  invoiceShape,
+  type SubscriptionShape,
+  shapedSubscription,
+  subscriptionResponse,
+} from './domain/shapes';
 export {
   BY_API,
   BY_BILLING,

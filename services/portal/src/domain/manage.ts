@@ -13,6 +13,7 @@ import {
   skipCharge,
   subscriptionsOfSupporter,
   suspendSubscription,
+  usePaymentSource,
 } from '@svc/subscriptions';
 import * as z from 'zod';
 import type { PORTAL_FEATURES } from '../repository/settings-repository';
@@ -77,7 +78,16 @@ export async function donorSubscriptions(donor: PortalDonor): Promise<Subscripti
   const mine = (await subscriptionsOfSupporter(donor.supporter_uuid)).filter(
     (subscription) => subscription.organisation_uuid === donor.organisation_uuid,
   );
-  return Promise.all(mine.map(shapedSubscription));
+  // A new payment method the donor approved meanwhile is taken into use as the list is shown
+  // (one that is still pending or failed leaves the subscription as it is).
+  const current = await Promise.all(
+    mine.map((subscription) =>
+      subscription.pending_source_uuid
+        ? usePaymentSource(donor, subscription.uuid, subscription.pending_source_uuid).catch(() => subscription)
+        : subscription,
+    ),
+  );
+  return Promise.all(current.map(shapedSubscription));
 }
 
 export async function donorSubscription(donor: PortalDonor, uuid: string): Promise<SubscriptionShape> {
