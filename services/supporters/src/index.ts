@@ -3,4 +3,10 @@ export { supporterResponse, supporterShape } from './domain/shapes';
 export { type Supporter, supporterSchema } from './domain/supporter';
 export { createSupporter, getSupporter, supporterFromPaymentInput } from './domain/supporters';
 export { supportersRoutes } from './handlers/routes';
-export { findSupporter, SUPPORTER, supporterWrite } from './repository/supporter-repository';
+export {
+  findSupporter,
+  findSupporterByEmail,
+  SUPPORTER,
+  supporterEmailUnchanged,
+  supporterWrite,
+} from './repository/supporter-repository';

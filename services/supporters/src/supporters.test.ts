@@ -434,7 +434,7 @@ describe('payment helpers', () => {
   it('writes the supporter inside a transaction, after which the API serves it', async () => {
     const supporter = supporterFromPaymentInput(DEMO.org, { first_name: 'Hanna', email_permission: true });
     const companion = supporterFromPaymentInput(DEMO.org, { first_name: 'Companion' });
-    await transactWrite([{ item: supporterWrite(supporter) }, { item: supporterWrite(companion) }]);
+    await transactWrite([{ item: await supporterWrite(supporter) }, { item: await supporterWrite(companion) }]);
     const read = await call('GET', `/supporters/${supporter.uuid}`, { token });
     expect(read.status).toBe(200);
     expect(read.json).toEqual(supporterShape(supporter));
@@ -444,11 +444,11 @@ describe('payment helpers', () => {
 
   it('never overwrites an existing supporter', async () => {
     const supporter = supporterFromPaymentInput(DEMO.org, { first_name: 'Ida' });
-    await transactWrite([{ item: supporterWrite(supporter) }]);
+    await transactWrite([{ item: await supporterWrite(supporter) }]);
     const conflict = new Error('taken');
     await expect(
       transactWrite([
-        { item: supporterWrite({ ...supporter, first_name: 'Overwritten' }), onConditionFailed: () => conflict },
+        { item: await supporterWrite({ ...supporter, first_name: 'Overwritten' }), onConditionFailed: () => conflict },
       ]),
     ).rejects.toBe(conflict);
     expect((await findSupporter(supporter.uuid))?.first_name).toBe('Ida');

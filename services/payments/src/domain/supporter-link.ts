@@ -39,7 +39,7 @@ export async function linkSupporter(request: PaymentRequest, organisationUuid: s
   }
   const record = supporterFromPaymentInput(organisationUuid, given);
   if (request.create_supporter) {
-    return { supporter_uuid: record.uuid, supporter: supporterShape(record), write: supporterWrite(record) };
+    return { supporter_uuid: record.uuid, supporter: supporterShape(record), write: await supporterWrite(record) };
   }
   const { uuid: _uuid, created: _created, organisation_uuid: _organisation, ...details } = supporterShape(record);
   return { supporter: details };

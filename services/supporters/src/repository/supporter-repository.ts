@@ -1,16 +1,19 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ConflictError, definedFields, isUuid } from '@svc/core';
+import { ConflictError, definedFields, isUuid, keyedHash } from '@svc/core';
 import {
   byUuid,
   db,
   defineEntity,
+  INDEXES,
   isConditionFailure,
   key,
+  queryAll,
   queryMerged,
   shardedPartition,
   shardPartitions,
   type TransactItem,
   tableName,
+  timeKey,
   transactWrite,
 } from '@svc/table';
 import { type Supporter, type SupporterField, type SupporterFields, supporterSchema } from '../domain/supporter';
@@ -26,12 +29,34 @@ export const SUPPORTER_SHARDS = 32;
 const organisationPartition = (organisationUuid: string) => key('ORG', organisationUuid, 'SUPPORTERS');
 
 /**
+ * The keyed hash (the stage's hash key, purpose `supporter_email`) a supporter is found by its
+ * e-mail with: trimmed and lower-cased first, so the address matches whatever its case. The
+ * index keys carry this, never the address itself.
+ */
+export const supporterEmailHash = (email: string) => keyedHash('supporter_email', email.trim().toLowerCase());
+
+/** The e-mail index's partition: one organisation's supporters with one address. */
+const emailPartition = (organisationUuid: string, emailHash: string) =>
+  key('ORG', organisationUuid, 'SUPPORTER_EMAIL', emailHash);
+
+/** Its sort key: by creation, so the newest supporter with an address is read first. */
+const emailSort = (created: number, uuid: string) => key(timeKey(created), uuid);
+
+/**
+ * A supporter as written: the record, and the keyed hash of its e-mail for the e-mail index
+ * (computed before the write: the hash is asynchronous, the index keys are not). Never stored as
+ * an attribute of its own, and never read back: a stored supporter parses to the record alone.
+ */
+type StoredSupporter = Supporter & { email_hash?: string };
+
+/**
  * Supporters (donor records). A supporter belongs to an organisation, never to an account. The
  * index sort key orders an organisation's supporters by creation, so the default list order pages
- * straight from the index. `organisation_uuid` and `created` never change, so neither do the index
- * keys.
+ * straight from the index. `organisation_uuid` and `created` never change, so neither do the gsi1
+ * keys; the e-mail index's (gsi2, sparse: only supporters with an e-mail) change with the e-mail,
+ * in the same UpdateItem (updateSupporterFields).
  */
-export const SUPPORTER = defineEntity<Supporter, string>({
+export const SUPPORTER = defineEntity<StoredSupporter, string>({
   name: 'supporter',
   summary: 'A donor record of an organisation.',
   prefix: 'SUPPORTER',
@@ -52,11 +77,30 @@ export const SUPPORTER = defineEntity<Supporter, string>({
         sort: key(String(supporter.created).padStart(12, '0'), supporter.uuid),
       }),
     },
+    {
+      index: 'gsi2',
+      pattern: 'supporters of an organisation with one e-mail address, newest first (the donor portal’s login)',
+      shown:
+        'gsi2pk = ORG#<org uuid>#SUPPORTER_EMAIL#<keyed hash of the lower-cased e-mail>, gsi2sk = <created, 12 digits>#<uuid>',
+      keys: (supporter) =>
+        supporter.email_hash === undefined
+          ? undefined
+          : {
+              partition: emailPartition(supporter.organisation_uuid, supporter.email_hash),
+              sort: emailSort(supporter.created, supporter.uuid),
+            },
+    },
   ],
   // Parsed again so a record built elsewhere (the payments domain) stores only supporter fields.
   storage: { toAttributes: (supporter) => supporterSchema.parse(supporter), fromAttributes: (item) => item },
   parse: (item) => supporterSchema.parse(item),
 });
+
+/** The record with its e-mail's hash, as SUPPORTER writes it (no e-mail: out of the e-mail index). */
+async function stored(supporter: Supporter): Promise<StoredSupporter> {
+  const email = supporter.email?.trim();
+  return email ? { ...supporter, email_hash: await supporterEmailHash(email) } : supporter;
+}
 
 /** Updates touch only a supporter that exists, in the organisation the caller was checked against. */
 const EXISTS_IN_ORGANISATION = 'attribute_exists(pk) AND organisation_uuid = :organisation_uuid';
@@ -69,34 +113,81 @@ export async function findSupporter(uuid: string): Promise<Supporter | undefined
 }
 
 /** The write of a new supporter, for a caller's own transaction (a payment with its supporter). */
-export function supporterWrite(supporter: Supporter): TransactItem {
-  return SUPPORTER.create(supporter).item;
+export async function supporterWrite(supporter: Supporter): Promise<TransactItem> {
+  return SUPPORTER.create(await stored(supporter)).item;
 }
 
 /** Stores a new supporter on its own (409 should its uuid be taken). */
 export async function insertSupporter(supporter: Supporter): Promise<void> {
   await transactWrite([
-    SUPPORTER.create(supporter, () => new ConflictError('A supporter with this uuid already exists')),
+    SUPPORTER.create(await stored(supporter), () => new ConflictError('A supporter with this uuid already exists')),
   ]);
 }
 
 /**
+ * The newest supporter of an organisation with this e-mail address (any case), from the e-mail
+ * index. The index is eventually consistent and its key a hash: the address is compared again.
+ */
+export async function findSupporterByEmail(organisationUuid: string, email: string): Promise<Supporter | undefined> {
+  const wanted = email.trim().toLowerCase();
+  const items = await queryAll({
+    index: 'gsi2',
+    partition: emailPartition(organisationUuid, await supporterEmailHash(wanted)),
+    descending: true,
+    limit: 5,
+  });
+  return items
+    .map((item) => supporterSchema.parse(item))
+    .find(
+      (supporter) =>
+        supporter.organisation_uuid === organisationUuid && supporter.email?.trim().toLowerCase() === wanted,
+    );
+}
+
+/**
+ * For a caller's transaction: holds only while the supporter still has exactly this e-mail (as
+ * stored), so a write made for that address (a portal link redeemed) fails once it changed.
+ */
+export function supporterEmailUnchanged(uuid: string, email: string): TransactItem {
+  return {
+    ConditionCheck: {
+      Key: SUPPORTER.key(uuid),
+      ConditionExpression: 'attribute_exists(pk) AND #email = :email',
+      ExpressionAttributeNames: { '#email': 'email' },
+      ExpressionAttributeValues: { ':email': email },
+    },
+  };
+}
+
+/**
  * Sets and removes only the fields named, in one UpdateItem: concurrent updates of different
- * fields all land (no read-modify-write). Undefined when the supporter is gone.
+ * fields all land (no read-modify-write). A changed e-mail moves the supporter in the e-mail
+ * index in the same update (a removed one takes it out). Undefined when the supporter is gone.
  */
 export async function updateSupporterFields(
-  current: Pick<Supporter, 'uuid' | 'organisation_uuid'>,
+  current: Pick<Supporter, 'uuid' | 'organisation_uuid' | 'created'>,
   set: SupporterFields,
   remove: readonly SupporterField[],
 ): Promise<Supporter | undefined> {
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = { ':organisation_uuid': current.organisation_uuid };
-  const assignments = Object.entries(set).map(([field, value], index) => {
+  // The e-mail index's keys follow the e-mail: set with a new one, removed with it.
+  const email = set.email?.trim();
+  const emailGone = remove.includes('email') || (set.email !== undefined && !email);
+  const emailIndex = INDEXES.gsi2;
+  const indexed: Array<[string, unknown]> = email
+    ? [
+        [emailIndex.partition, emailPartition(current.organisation_uuid, await supporterEmailHash(email))],
+        [emailIndex.sort, emailSort(current.created, current.uuid)],
+      ]
+    : [];
+  const assignments = [...Object.entries(set), ...indexed].map(([field, value], index) => {
     names[`#s${index}`] = field;
     values[`:s${index}`] = value;
     return `#s${index} = :s${index}`;
   });
-  const removals = remove.map((field, index) => {
+  const removed: string[] = [...remove, ...(emailGone ? [emailIndex.partition, emailIndex.sort] : [])];
+  const removals = removed.map((field, index) => {
     names[`#r${index}`] = field;
     return `#r${index}`;
   });
