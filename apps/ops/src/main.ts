@@ -8,6 +8,8 @@ import { allProviderHealth, PROVIDER_NAMES } from '@svc/payments';
 import { saveSourceConfiguration, sourceConfigurationSchema } from '@svc/reconciliation';
 import { applySeed, parseSeed } from '@svc/seed';
 import { progressBar, rebuildSearch } from '@svc/sql';
+import { SUBSCRIPTION } from '@svc/subscriptions';
+import { SUPPORTER } from '@svc/supporters';
 import { configureCaptcha } from './captcha';
 import {
   DEAD_LETTER_QUEUE_NAMES,
@@ -18,6 +20,7 @@ import {
 } from './dlq-pull';
 import { runPrewarm } from './prewarm';
 import { configureProviderLimits, providerStatusLines } from './providers';
+import { reindexEntities } from './reindex';
 import { configureStripe, configureWebhookEndpoint, replayEvents } from './stripe';
 import { adoptTable, restoreTable } from './table-recovery';
 import { openTarget } from './target';
@@ -50,6 +53,10 @@ const USAGE = `Usage:
   pnpm ops search:rebuild [--stage <stage>] [--segments 8] [--restart]
       fills the search engine from the table (parallel scan segments, resumable: an interrupted run
       goes on where it stopped unless --restart); locally, stop \`pnpm start\` first
+
+  pnpm ops table:reindex [--stage <stage>]
+      writes the index keys of stored subscriptions and supporters that predate their indexes (a
+      supporter's subscriptions for the donor portal, supporters by e-mail); safe to repeat
 
   pnpm ops table:restore [--stage <stage>] [--to <ISO time>] [--table <new name>]
       restores the stage's table as of --to (default: the latest restorable time) into a new table;
@@ -174,6 +181,19 @@ export async function runOps(argv: string[], out: (line: string) => void = conso
     await runDlqPull(values, out);
     return;
   }
+  if (command === 'table:reindex') {
+    const target = await openTarget({ stage: values.stage, table: values.table });
+    try {
+      const summary = await reindexEntities([SUBSCRIPTION, SUPPORTER], (progress) =>
+        process.stderr.write(`\rscanned ${progress.scanned}, updated ${progress.updated}`),
+      );
+      process.stderr.write('\n');
+      out(`Reindexed ${target.description}: ${JSON.stringify(summary)}`);
+    } finally {
+      await target.close();
+    }
+    return;
+  }
   if (command === 'search:rebuild') {
     const segments = Number(values.segments ?? 8);
     if (!Number.isInteger(segments) || segments < 1 || segments > 64) throw new Error('--segments is 1 to 64');
@@ -248,6 +268,7 @@ const COMMANDS = [
   'providers:status',
   'providers:limits',
   'search:rebuild',
+  'table:reindex',
   'dlq:pull',
   'table:restore',
   'table:adopt',
