@@ -450,6 +450,11 @@ describe('the security headers of every HTML page', () => {
         return call('GET', '/docs');
       case 'GET /connect':
         return call('GET', '/connect?token=unknown');
+      case 'GET /portal':
+        return call('GET', '/portal?token=unknown');
+      case 'GET /portal/home':
+        // Without a session: the portal's own 401 page.
+        return call('GET', '/portal/home');
       case 'GET /simulated/payments/{payment_uuid}': {
         const { uuid, token: pageToken } = await pending('/payments');
         return call('GET', `/simulated/payments/${uuid}?token=${pageToken}`);
@@ -473,8 +478,8 @@ describe('the security headers of every HTML page', () => {
         });
       }
       default:
-        if (route.path.startsWith('/connect/')) {
-          // Without the page's CSRF cookie: the page's own refusal, in HTML.
+        if (route.path.startsWith('/connect/') || route.path.startsWith('/portal')) {
+          // Without the page's CSRF cookie (or the portal's session): the page's own refusal, in HTML.
           return call('POST', route.path, {
             rawBody: 'a=b',
             headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -520,7 +525,18 @@ describe('the security headers of every HTML page', () => {
       expect(answer.headers['content-security-policy'], key).toContain("frame-ancestors 'none'");
       checked.push(key);
     }
-    expect(checked).toEqual(expect.arrayContaining(['GET /docs', 'GET /connect', 'POST /connect/sign-in']));
+    expect(checked).toEqual(
+      expect.arrayContaining([
+        'GET /docs',
+        'GET /connect',
+        'POST /connect/sign-in',
+        'GET /portal',
+        'POST /portal',
+        'GET /portal/home',
+        'POST /portal/login-form',
+        'POST /portal/logout',
+      ]),
+    );
   });
 });
 

@@ -22,7 +22,7 @@ import {
   PROVIDER_RATE,
   ROUTE_CALLED,
 } from '@svc/payments';
-import { PORTAL_LINK, PORTAL_SETTINGS } from '@svc/portal';
+import { PORTAL_LINK, PORTAL_LOGIN_COUNT, PORTAL_SESSION, PORTAL_SETTINGS } from '@svc/portal';
 import { REPORT, SOURCE_CONFIGURATION } from '@svc/reconciliation';
 import { DEFAULT_PLAN, INVOICE, PLAN, SUBSCRIPTION } from '@svc/subscriptions';
 import { SUPPORTER } from '@svc/supporters';
@@ -88,4 +88,6 @@ export const ENTITIES: readonly DescribedEntity[] = [
   PROCESS_TOKEN,
   PORTAL_SETTINGS,
   PORTAL_LINK,
+  PORTAL_SESSION,
+  PORTAL_LOGIN_COUNT,
 ];

@@ -3,6 +3,7 @@ import { IDEMPOTENCY_RECORD } from '@svc/http';
 import { MAIL } from '@svc/mail';
 import { PASSWORD_GUESSES } from '@svc/onboarding';
 import { PROVIDER_HEALTH, PROVIDER_RATE } from '@svc/payments';
+import { PORTAL_LOGIN_COUNT, PORTAL_SESSION } from '@svc/portal';
 import {
   DELIVERY,
   RESPONSE,
@@ -25,6 +26,9 @@ export const QUIET_ENTITIES: readonly string[] = [
   PROVIDER_RATE,
   PROVIDER_HEALTH,
   PASSWORD_GUESSES,
+  // The portal's login counts and sessions (a session's last_seen moves once a minute).
+  PORTAL_LOGIN_COUNT,
+  PORTAL_SESSION,
   IDEMPOTENCY_RECORD,
   WEBHOOK_PACE,
   WEBHOOK_PAUSE,

@@ -1,8 +1,9 @@
 import { keyedHash } from '@svc/core';
-import { defineEntity, TTL_ATTRIBUTE } from '@svc/table';
+import { defineEntity, type GuardedWrite, TTL_ATTRIBUTE } from '@svc/table';
 import * as z from 'zod';
 
 export const PORTAL_FLOWS = ['manage', 'payment_method', 'cancel'] as const;
+export type PortalFlow = (typeof PORTAL_FLOWS)[number];
 export const PORTAL_LOCALES = ['de', 'fr', 'it', 'en'] as const;
 export type PortalLocale = (typeof PORTAL_LOCALES)[number];
 
@@ -49,3 +50,26 @@ export const PORTAL_LINK = defineEntity<PortalLinkRecord, string>({
 
 /** The keyed hash a token is stored and found by (the stage's hash key, purpose `portal_link`). */
 export const linkTokenHash = (token: string) => keyedHash('portal_link', token);
+
+/** Why a redemption's condition failed: read the link again to tell (used, expired, gone). */
+export class LinkNotRedeemableError extends Error {
+  override name = 'LinkNotRedeemableError';
+}
+
+/**
+ * Redeems a link, for the transaction that starts its session: only once (`used_at` absent) and
+ * only before it expires, both in the write's condition, so of concurrent redemptions one wins.
+ */
+export function redeemLinkWrite(tokenHash: string, at: number): GuardedWrite {
+  return {
+    item: {
+      Update: {
+        Key: PORTAL_LINK.key(tokenHash),
+        UpdateExpression: 'SET used_at = :at',
+        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(used_at) AND expires_at > :at',
+        ExpressionAttributeValues: { ':at': at },
+      },
+    },
+    onConditionFailed: () => new LinkNotRedeemableError('The link was used, has expired or is gone'),
+  };
+}
