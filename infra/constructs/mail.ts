@@ -69,6 +69,16 @@ export const MAIL_QUEUE_TABLE_GRANT: TableGrant = {
 };
 
 /**
+ * A function that writes its mails only in its own transactions (mailOutboxWrite, the portal's
+ * link and its mail together) and never reads one back: the outbox put alone.
+ */
+export const MAIL_OUTBOX_TABLE_GRANT: TableGrant = {
+  reads: [],
+  indexes: [],
+  ...writeGrant({ actions: ['dynamodb:PutItem'], keys: [...MAIL_KEYS] }),
+};
+
+/**
  * Mail through Amazon SES (API v2): the mail queue and its dead-letter queue, the worker that
  * sends (SQS event source, failed messages reported alone), the sweeper on a schedule that
  * re-queues unsent mails, and their alarms. The worker may send only from the stage's identity.
@@ -172,10 +182,14 @@ export class Mail extends Construct {
     this.alarms = stage.alarms.enabled ? this.createAlarms(stage) : [];
   }
 
-  /** Lets a function queue mail: the outbox write, and SendMessage on the mail queue. */
-  grantQueueing(fn: ServiceFunction, grantee: IGrantable = fn.role): void {
+  /**
+   * Lets a function queue mail: the outbox write, and SendMessage on the mail queue. `queueMail`
+   * also reads a mail back (its id queued before); `outbox`, for code that writes its mails with
+   * mailOutboxWrite in its own transactions and then enqueueMail, puts only.
+   */
+  grantQueueing(fn: ServiceFunction, grantee: IGrantable = fn.role, use: 'queueMail' | 'outbox' = 'queueMail'): void {
     fn.function.addEnvironment('SVC_MAIL_QUEUE_URL', this.queue.queueUrl);
-    grantTableAccess(this.table, grantee, MAIL_QUEUE_TABLE_GRANT);
+    grantTableAccess(this.table, grantee, use === 'outbox' ? MAIL_OUTBOX_TABLE_GRANT : MAIL_QUEUE_TABLE_GRANT);
     grantee.grantPrincipal.addToPrincipalPolicy(
       new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.queue.queueArn] }),
     );

@@ -437,15 +437,26 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
     writeKeys: [],
   },
   /**
-   * The donor portal: its settings and links, each a Put of its own partition; reads the
-   * organisation a setting belongs to and the supporter a link is made for.
+   * The donor portal: its settings, links, sessions and login counts; reads the organisation a
+   * setting belongs to and the supporter a link is made for, finds a supporter by e-mail on gsi2
+   * (the login) and checks, in the redeeming transaction, that the supporter's e-mail is still
+   * the link's (ConditionCheck). Its mails: mail.grantQueueing.
    */
   portal: {
-    reads: READS,
-    indexes: [],
+    reads: [...READS, CONDITION_CHECK],
+    indexes: ['gsi2'],
+    indexKeys: ['ORG#*#SUPPORTER_EMAIL#*'],
     readKeys: ['ORG#*', ...partitionsOf('supporter')],
     writes: ['dynamodb:PutItem'],
-    writeKeys: partitionsOf('portal_settings', 'portal_link'),
+    writeKeys: partitionsOf('portal_settings', 'portal_link', 'portal_session'),
+    // The login counts are only counted (their condition needs no read).
+    writesUnread: partitionsOf('portal_login_count'),
+    alsoWrites: [
+      // A link redeemed (SET used_at), a session's last_seen moved, a login counted (ADD).
+      { actions: ['dynamodb:UpdateItem'], keys: partitionsOf('portal_link', 'portal_session', 'portal_login_count') },
+      // Signing out deletes the session.
+      { actions: ['dynamodb:DeleteItem'], keys: partitionsOf('portal_session') },
+    ],
   },
 };
 

@@ -245,6 +245,10 @@ export class ServiceStack extends Stack {
     // Mail through SES: the queue, its worker (sending from the stage's identity only) and the
     // sweeper; functions that queue mail are granted it with mail.grantQueueing.
     this.mail = new Mail(this, 'Mail', { stage, table: this.table.table });
+    // The portal mails links: each link and its mail in one transaction (mailOutboxWrite).
+    const portal = functions.get('portal');
+    if (!portal) throw new Error('DOMAINS lists no portal domain, which mails portal links');
+    this.mail.grantQueueing(portal, portal.role, 'outbox');
 
     const watched: Record<string, IFunction> = {};
     for (const [domain, fn] of functions) watched[domain] = fn.function;

@@ -2,6 +2,7 @@ import { DOMAINS } from '@svc/api';
 import { describe, expect, it } from 'vitest';
 import { STAGE_NAMES, STAGES } from '../config/stages';
 import { domainNames } from '../constructs/domain-function';
+import { MAIL_KEYS } from '../constructs/mail';
 import { tableAccessFor, tableActionsOf, tableGrantFor, writeStatementsOf } from '../constructs/table-access';
 import { templateOf, useSynthesizedApp } from './support/synth';
 import {
@@ -241,6 +242,8 @@ describe.each(STAGE_NAMES)('the %s functions', (stage) => {
         ...(grant.writes.length > 0 ? writeStatementsOf(grant).map((statement) => statement.keys) : []),
         ...(grant.attributeUpdates ?? []).map((update) => update.leadingKeys),
         ...(grant.indexes.length > 0 ? [grant.indexKeys ?? grant.readKeys] : []),
+        // The portal also puts its mails' outbox items (mail.grantQueueing, outbox only).
+        ...(domain === 'portal' ? [MAIL_KEYS] : []),
       ]);
     }
     // Payments never reaches another domain's private items: webhooks, onboarding, clients' secrets.
@@ -302,10 +305,11 @@ describe.each(STAGE_NAMES)('the %s functions', (stage) => {
     expect(rolesAllowedOn(template, secretId, ['secretsmanager:PutSecretValue', 'secretsmanager:*']).size).toBe(0);
   });
 
-  it('let every domain function read the hash key, and nobody write it', () => {
+  it('let every domain function and the billing worker read the hash key, and nobody write it', () => {
     const template = templateOf(stage);
     const secretId = logicalIdStartingWith(template, 'AWS::SecretsManager::Secret', 'HashKey');
-    const readers = new Set(domainNames().map((domain) => functionOf(stage, domain).roleId));
+    // The billing worker hashes the token of a charge reminder's portal link (issue 47 point 5).
+    const readers = new Set([...domainNames(), 'billing-worker'].map((service) => functionOf(stage, service).roleId));
     expect(rolesAllowedOn(template, secretId, ['secretsmanager:GetSecretValue', 'secretsmanager:*'])).toEqual(readers);
     expect(rolesAllowedOn(template, secretId, ['secretsmanager:PutSecretValue', 'secretsmanager:*']).size).toBe(0);
   });

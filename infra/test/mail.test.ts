@@ -88,6 +88,17 @@ describe.each(STAGE_NAMES)('mail on %s', (stage) => {
     expect(resourcesGranting(sweeperStatements, 'dynamodb:PutItem')).toEqual([]);
   });
 
+  it('lets the portal put outbox items and send to the mail queue, and read no mail', () => {
+    const { template, queueId } = mailOf(stage);
+    const portal = functionsByService(template).get('portal');
+    if (!portal) throw new Error('no portal function');
+    expect(portal.properties.Environment.Variables.SVC_MAIL_QUEUE_URL).toEqual({ Ref: queueId });
+    const statements = statementsOfRole(template, portal.roleId);
+    expect(resourcesGranting(statements, 'sqs:SendMessage')).toEqual([{ 'Fn::GetAtt': [queueId, 'Arn'] }]);
+    const mail = statements.filter((s) => JSON.stringify(s.Condition ?? {}).includes('"MAIL#*"'));
+    expect(mail.map((s) => s.Action)).toEqual([['dynamodb:PutItem']]);
+  });
+
   it('sweeps unsent mails on a schedule', () => {
     const { template, sweeper } = mailOf(stage);
     const found = schedules(template).filter((s) => s.Target.Arn['Fn::GetAtt'][0] === sweeper.logicalId);

@@ -126,11 +126,6 @@ const UNEXERCISED_READS: ReadonlyArray<{ fn: string; leadingKey: string; index?:
     why: `the organisation a report or source belongs to: ${NOT_YET_CONFIRMED}`,
   },
   {
-    fn: 'portal',
-    leadingKey: 'PORTAL_LINK#*',
-    why: 'links are only written so far; the portal pages that redeem them (issue 47) read them',
-  },
-  {
     fn: 'stream-publisher',
     leadingKey: 'PLAN#*',
     why: "a subscription event names its plan's name (subscriptions' domain/shapes.ts planRefs); in the run, the subscriptions whose events the publisher shaped were on the global default plan, which is no item",
