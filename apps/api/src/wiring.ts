@@ -5,12 +5,14 @@ import { projectWrittenSubscriptions } from '@svc/subscriptions/read-your-writes
 import { onItemsWritten } from '@svc/table';
 import { wireEventData } from './wiring-event-data';
 import { wirePayments } from './wiring-payments';
+import { wireReminders } from './wiring-reminders';
 
 /**
  * Everything a process that runs every domain needs, handed over as values: the local runtime,
  * the seed, the tests. Each Lambda entry (`*-lambda.ts`) hands over only what its own code needs:
  *
  * - payments reaches subscriptions through its port (`wirePayments`);
+ * - subscriptions reaches the portal for charge reminders through its port (`wireReminders`);
  * - the stream publisher builds each event's `data` with the owning domain's builder
  *   (`wireEventData`);
  * - whoever writes payments, subscriptions or organisations has them projected into the search
@@ -22,6 +24,7 @@ import { wirePayments } from './wiring-payments';
  */
 export function wireDomains(): void {
   wirePayments();
+  wireReminders();
   wireEventData();
   onItemsWritten(projectWrittenPayments);
   onItemsWritten(projectWrittenSubscriptions);

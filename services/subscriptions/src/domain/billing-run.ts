@@ -3,6 +3,7 @@ import { queryPages } from '@svc/table';
 import * as z from 'zod';
 import { DUE_SHARDS, type DueEntry, dueBefore, dueEntryOf, duePartition } from '../repository/subscription-repository';
 import { type BillingOutcome, billSubscription, retryInvoice } from './billing';
+import { remindIfDue } from './reminders';
 
 /**
  * What a billing run finds: every due-index entry at or before now, read shard by shard in
@@ -44,9 +45,18 @@ export const dueEntrySchema = z.discriminatedUnion('kind', [
   }),
 ]);
 
-/** The worker's step for one message; safe to repeat (see billing.ts). */
-export function processDueEntry(entry: DueEntry): Promise<BillingOutcome> {
-  return entry.kind === 'subscription'
-    ? billSubscription(entry.subscription_uuid)
-    : retryInvoice(entry.subscription_uuid, entry.invoice_uuid);
+/**
+ * The worker's step for one message; safe to repeat (see billing.ts and reminders.ts). A
+ * subscription's reminder comes first; a reminder that fails holds up no charge: the message fails
+ * after the billing step and comes again.
+ */
+export async function processDueEntry(entry: DueEntry): Promise<BillingOutcome> {
+  if (entry.kind === 'invoice') return retryInvoice(entry.subscription_uuid, entry.invoice_uuid);
+  const reminded = await remindIfDue(entry.subscription_uuid).then(
+    () => undefined,
+    (error: unknown) => ({ error }),
+  );
+  const outcome = await billSubscription(entry.subscription_uuid);
+  if (reminded) throw reminded.error;
+  return outcome;
 }

@@ -73,6 +73,8 @@ export const subscriptionRecordSchema = deferred(() =>
     next_due_day: localDate().optional(),
     /** The latest period that was invoiced (or paid by the payment that created the subscription). */
     last_period: localDate().optional(),
+    /** The due day whose charge reminder was sent, or passed over (state.ts reminderAt). */
+    reminded_for: localDate().optional(),
     planned_effective_from: localDate().optional(),
     planned_end: localDate().optional(),
     planned_since: z.number().int().optional(),

@@ -1,4 +1,4 @@
-import { localMidnight } from '@svc/schedule';
+import { addDays, dueAtLeastMonthsApart, localMidnight, parseInterval } from '@svc/schedule';
 import type { SubscriptionRecord } from './records';
 
 export type VisibleStatus = 'pending' | 'active' | 'suspended' | 'cancelled' | 'finished';
@@ -42,4 +42,46 @@ export function billableFrom(subscription: SubscriptionRecord): number | undefin
     if (due >= midnight(subscription, subscription.suspension_start)) return end;
   }
   return end === undefined ? due : Math.min(due, end);
+}
+
+/**
+ * Charge reminders (contract section 12): a subscription charged every REMINDER_MIN_MONTHS months
+ * or less often hears of each charge REMINDER_DAYS_BEFORE days ahead, at local midnight in its
+ * time zone, once per due day (`reminded_for`).
+ */
+export const REMINDER_DAYS_BEFORE = 7;
+export const REMINDER_MIN_MONTHS = 6;
+
+/** Whether the interval's charges are at least REMINDER_MIN_MONTHS months apart (semestral, yearly, cron alike). */
+export function remindsOfCharges(recurringInterval: string): boolean {
+  const parsed = parseInterval(recurringInterval);
+  return parsed.ok && dueAtLeastMonthsApart(parsed.interval, REMINDER_MIN_MONTHS);
+}
+
+/**
+ * When the reminder of the next charge goes out, or undefined when none is pending: not active, no
+ * due day, no charge on it (inside a suspension, or at or after the planned end), an interval
+ * charged more often, or this due day reminded already. A due day set less than
+ * REMINDER_DAYS_BEFORE days ahead (a subscription created, changed or resumed then: the write is
+ * later than the reminder's time) gets no late reminder.
+ */
+export function reminderAt(subscription: SubscriptionRecord): number | undefined {
+  const day = subscription.next_due_day;
+  if (subscription.status !== 'active' || day === undefined || subscription.reminded_for === day) return undefined;
+  if (subscription.planned_end !== undefined && day >= subscription.planned_end) return undefined;
+  if (suspendedAt(subscription, midnight(subscription, day))) return undefined;
+  if (!remindsOfCharges(subscription.recurring_interval)) return undefined;
+  const at = midnight(subscription, addDays(day, -REMINDER_DAYS_BEFORE));
+  return at >= subscription.updated ? at : undefined;
+}
+
+/**
+ * The subscription's time in the due index: the sooner of its pending reminder and of when it is
+ * billable, so a billing run reads a subscription only when one of them is due.
+ */
+export function dueIndexAt(subscription: SubscriptionRecord): number | undefined {
+  const billable = billableFrom(subscription);
+  const reminder = reminderAt(subscription);
+  if (reminder === undefined) return billable;
+  return billable === undefined ? reminder : Math.min(billable, reminder);
 }

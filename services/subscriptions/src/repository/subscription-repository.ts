@@ -9,7 +9,7 @@ import {
   type SubscriptionRecord,
   subscriptionRecordSchema,
 } from './records';
-import { billableFrom } from './state';
+import { dueIndexAt } from './state';
 
 /**
  * How the subscriptions domain lays out its items in the one table: plans, subscriptions and
@@ -17,8 +17,9 @@ import { billableFrom } from './state';
  * is made from them), and the organisation's default plan is a marker item in the organisation's
  * partition (`pk = ORG#<org>, sk = DEFAULT_PLAN`, unique by key).
  *
- * The due index is sparse: only an active subscription with a next due day, and an open invoice
- * with a retry or an unfinished charge, carry `duepk`/`duesk`. A billing run reads each shard up
+ * The due index is sparse: only an active subscription with a next due day (at its charge, or at
+ * the charge's reminder while one is pending), and an open invoice with a retry or an unfinished
+ * charge, carry `duepk`/`duesk`. A billing run reads each shard up
  * to now, so its cost follows what is due, not how many subscriptions exist.
  */
 export const DUE_SHARDS = 16;
@@ -133,10 +134,10 @@ export const SUBSCRIPTION = defineEntity<SubscriptionRecord, string>({
   indexes: [
     {
       index: 'due',
-      pattern: 'subscriptions due by a time (billing run)',
+      pattern: 'subscriptions due by a time: a charge, or its reminder 7 days before (billing run)',
       shown: 'duepk = DUE#<shard 0-15>, duesk = <unix 12 digits>#SUB#<uuid>',
       keys: (subscription) => {
-        const due = billableFrom(subscription);
+        const due = dueIndexAt(subscription);
         if (due === undefined) return undefined;
         return {
           partition: duePartition(shardOf(subscription.uuid, DUE_SHARDS)),
