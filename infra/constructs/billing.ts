@@ -48,18 +48,27 @@ const SEND_MESSAGE = 'sqs:SendMessage';
 
 /**
  * The worker's table access: reads by key, and the writes of an invoice (in the subscription's
- * partition) and a charge attempt (a payment). IAM checks a TransactWriteItems call per operation
- * (Put, ConditionCheck), so these cover it; there is no Query (of the table or an index),
- * UpdateItem, DeleteItem, BatchWriteItem or Scan.
+ * partition) and a charge attempt (a payment), and of a charge reminder's portal link (its mail's
+ * outbox item: the service stack's mail.grantQueueing). IAM checks a TransactWriteItems call per
+ * operation (Put, ConditionCheck), so these cover it; there is no Query (of the table or an
+ * index), UpdateItem, DeleteItem, BatchWriteItem or Scan.
  */
 export const BILLING_WORKER_TABLE_GRANT: TableGrant = {
   reads: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem'],
   // The subscription and its invoices (the transaction's condition check is on the subscription),
-  // its plan, the account it pays into, the source it charges, and the payments of its attempts.
-  readKeys: ['SUBSCRIPTION#*', 'PLAN#*', 'ACCOUNT#*', 'PAYMENT_SOURCE#*', 'PAYMENT#*'],
+  // its plan, the account it pays into, the source it charges, and the payments of its attempts;
+  // for a charge reminder, the supporter, the organisation and its portal settings.
+  readKeys: [
+    'SUBSCRIPTION#*',
+    'PLAN#*',
+    'ACCOUNT#*',
+    'PAYMENT_SOURCE#*',
+    'PAYMENT#*',
+    ...partitionsOf('supporter', 'organisation', 'portal_settings'),
+  ],
   indexes: [],
   writes: ['dynamodb:PutItem'],
-  writeKeys: partitionsOf('subscription', 'invoice', 'payment'),
+  writeKeys: partitionsOf('subscription', 'invoice', 'payment', 'portal_link'),
 };
 
 /** The run reads single items on the table and queries the due index only (no table Query, no write). */

@@ -249,6 +249,14 @@ export class ServiceStack extends Stack {
     const portal = functions.get('portal');
     if (!portal) throw new Error('DOMAINS lists no portal domain, which mails portal links');
     this.mail.grantQueueing(portal, portal.role, 'outbox');
+    // The billing worker's charge reminders (issue 47 point 5): each mail written with the
+    // subscription in one transaction, its portal link's token hashed with the stage's key, and
+    // the link on the public address (no request to take it from).
+    const billingWorker = this.billing.worker;
+    this.mail.grantQueueing(billingWorker, billingWorker.role, 'outbox');
+    billingWorker.function.addEnvironment('SVC_HASH_KEY_SECRET_ARN', this.hashKey.secretArn);
+    this.hashKey.grantRead(billingWorker.role);
+    billingWorker.function.addEnvironment('SVC_PUBLIC_URL', this.publicUrl);
 
     const watched: Record<string, IFunction> = {};
     for (const [domain, fn] of functions) watched[domain] = fn.function;

@@ -242,14 +242,17 @@ describe.each(STAGE_NAMES)('billing on %s', (stage) => {
     expect(resourcesGranting(statements, 'sqs:SendMessage')).toEqual([arnOf(queueId), arnOf(failureQueueId)]);
   });
 
-  it('lets the worker read items by key and write invoices and charge attempts: no Query, Update, delete, batch-write or scan', () => {
+  it('lets the worker read items by key and write invoices, charge attempts and reminders: no Query, Update, delete, batch-write or scan', () => {
     const { template, worker, tableId } = billingOf(stage);
     const statements = statementsOfRole(template, worker.roleId);
     expect(actionsOf(statements, 'dynamodb:')).toEqual(
       new Set([...BILLING_WORKER_TABLE_GRANT.reads, ...BILLING_WORKER_TABLE_GRANT.writes]),
     );
     for (const action of ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem']) {
-      expect(resourcesGranting(statements, action), action).toEqual([arnOf(tableId)]);
+      // The table only; PutItem in two statements (the charge's items, a reminder's mail).
+      expect(new Set(resourcesGranting(statements, action).map((r) => JSON.stringify(r))), action).toEqual(
+        new Set([JSON.stringify(arnOf(tableId))]),
+      );
     }
     for (const action of [
       'dynamodb:Query',
@@ -262,11 +265,15 @@ describe.each(STAGE_NAMES)('billing on %s', (stage) => {
     }
   });
 
-  it('lets the worker consume from the billing queue and send to no queue', () => {
+  it('lets the worker consume from the billing queue, and send to the mail queue only (charge reminders)', () => {
     const { template, worker, queueId } = billingOf(stage);
-    const statements = statementsOfRole(template, worker.roleId).filter((s) =>
-      s.Action.some((a) => a.startsWith('sqs:')),
-    );
+    const stack = synthesized().stacks.get(stage);
+    const mailQueueId = stack?.getLogicalId(stack.mail.queue.node.defaultChild as never) ?? '';
+    const all = statementsOfRole(template, worker.roleId).filter((s) => s.Action.some((a) => a.startsWith('sqs:')));
+    const sends = all.filter((s) => s.Action.includes('sqs:SendMessage'));
+    expect(sends.map((s) => s.Action)).toEqual([['sqs:SendMessage']]);
+    expect(resourcesGranting(sends, 'sqs:SendMessage')).toEqual([arnOf(mailQueueId)]);
+    const statements = all.filter((s) => !sends.includes(s));
     expect(statements.flatMap(resourcesOfStatement)).toEqual(statements.map(() => arnOf(queueId)));
     expect(actionsOf(statements, 'sqs:')).toEqual(
       new Set([
@@ -276,6 +283,38 @@ describe.each(STAGE_NAMES)('billing on %s', (stage) => {
         'sqs:GetQueueAttributes',
         'sqs:GetQueueUrl',
       ]),
+    );
+  });
+
+  it('gives the worker what a charge reminder needs: the mail queue, the hash key, the public address; the link and mail partitions to put, the supporter, organisation and portal settings to read', () => {
+    const { template, worker } = billingOf(stage);
+    const stack = synthesized().stacks.get(stage);
+    if (!stack) throw new Error(`no ${stage} stack`);
+    const variables = worker.properties.Environment.Variables;
+    expect(Object.keys(variables)).toEqual(
+      expect.arrayContaining(['SVC_MAIL_QUEUE_URL', 'SVC_HASH_KEY_SECRET_ARN', 'SVC_PUBLIC_URL']),
+    );
+    expect(variables.SVC_HASH_KEY_SECRET_ARN).toEqual({
+      Ref: stack.getLogicalId(stack.hashKey.node.defaultChild as never),
+    });
+    const statements = statementsOfRole(template, worker.roleId);
+    const leadingKeys = (action: string) =>
+      statements
+        .filter((statement) => statement.Action.includes(action))
+        .flatMap(
+          (statement) =>
+            (statement as { Condition?: Record<string, Record<string, string[]>> }).Condition?.[
+              'ForAllValues:StringLike'
+            ]?.['dynamodb:LeadingKeys'] ?? [],
+        );
+    expect(leadingKeys('dynamodb:PutItem')).toEqual(
+      expect.arrayContaining(['PORTAL_LINK#*', 'MAIL#*', 'SUBSCRIPTION#*']),
+    );
+    expect(leadingKeys('dynamodb:GetItem')).toEqual(
+      expect.arrayContaining(['SUPPORTER#*', 'ORG#*', 'PORTAL_SETTINGS#*', 'SUBSCRIPTION#*']),
+    );
+    expect(actionsOf(statements, 'secretsmanager:')).toEqual(
+      new Set(['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret']),
     );
   });
 
