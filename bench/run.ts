@@ -8,6 +8,7 @@ import { measureInit } from './init-time';
 import { type LoadResult, runLoad } from './load';
 import { benchNoisyNeighbour, noisyNeighbourSummary } from './noisy-neighbour';
 import { benchCapacity, benchInitialiseThroughput, benchSearch } from './payments';
+import { benchPortal, PORTAL_BENCH_ENV } from './portal';
 import { benchReconciliation, reconciliationSummary } from './reconciliation';
 import { benchSearchEngine, searchEngineSummary } from './search';
 import { ROOT, startService, tokenFor } from './service';
@@ -18,7 +19,7 @@ import { benchWebhooks, webhooksSummary } from './webhooks';
 /**
  * `pnpm bench`: every figure beside a baseline measured in the same run. All traffic goes to
  * 127.0.0.1; every loop is bounded in time and count. BENCH_ONLY=reads|payments|search|init|billing|
- * webhooks|noisy-neighbour|reconciliation|idempotency-crash|stripe|failover|telethon runs one part (BENCH_CRASH_PAYMENTS sizes the last); BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_SEARCH_SIZES,
+ * webhooks|noisy-neighbour|reconciliation|idempotency-crash|stripe|failover|telethon|portal runs one part (BENCH_CRASH_PAYMENTS sizes the last); BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_SEARCH_SIZES,
  * BENCH_BILLING_CONCURRENCY, BENCH_WEBHOOK_PAYMENTS, BENCH_TELETHON_DONATIONS, BENCH_RECONCILIATION_ROWS and
  * BENCH_RECONCILIATION_RUNS tune it. To see where a service process's time goes:
  * BENCH_SERVICE_CPU_PROF=<directory> writes its V8 CPU profile there when it stops, and
@@ -218,6 +219,32 @@ async function main() {
     });
     for (const text of failoverSummary(failover)) console.log(text);
     results.failover = failover;
+  }
+  if (wants('portal')) {
+    const service = await startService(PORTAL_BENCH_ENV);
+    try {
+      const token = await tokenFor(service.url, 'demo-client', 'demo-secret-change-me');
+      const portal = await benchPortal(service, token, SECONDS, CONCURRENCY);
+      console.log(
+        `\nThe donor portal (session cookie) vs raw GetItem, ${CONCURRENCY} concurrent loops, ${SECONDS} s each:`,
+      );
+      console.log(line('raw GetItem', portal.raw));
+      console.log(line('GET /portal/home (HTML)', portal.page));
+      console.log(line('GET /portal/api/subscriptions', portal.api));
+      console.log(
+        `page / raw = ${((portal.page.perSecond / portal.raw.perSecond) * 100).toFixed(0)}%   api / raw = ${((portal.api.perSecond / portal.raw.perSecond) * 100).toFixed(0)}%`,
+      );
+      results.portal = {
+        raw_per_s: portal.raw.perSecond,
+        page_per_s: portal.page.perSecond,
+        api_per_s: portal.api.perSecond,
+        page_ratio: portal.page.perSecond / portal.raw.perSecond,
+        api_ratio: portal.api.perSecond / portal.raw.perSecond,
+      };
+    } finally {
+      service.stop();
+      await service.exited;
+    }
   }
   if (wants('telethon')) {
     const telethon = await benchTelethon({

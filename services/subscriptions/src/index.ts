@@ -3,6 +3,7 @@ export {
   invoiceShape,
   type SubscriptionShape,
   shapedSubscription,
+  shapedSubscriptions,
   subscriptionResponse,
 } from './domain/shapes';
 export {

@@ -10,6 +10,7 @@ import {
   type SubscriptionRecord,
   type SubscriptionShape,
   shapedSubscription,
+  shapedSubscriptions,
   skipCharge,
   subscriptionsOfSupporter,
   suspendSubscription,
@@ -74,10 +75,8 @@ function dayOf(value: string | number, subscription: SubscriptionRecord): string
 
 /** The donor's subscriptions in the session's organisation, each as its API GET shows it. */
 export async function donorSubscriptions(donor: PortalDonor): Promise<SubscriptionShape[]> {
-  await enabledSettings(donor);
-  const mine = (await subscriptionsOfSupporter(donor.supporter_uuid)).filter(
-    (subscription) => subscription.organisation_uuid === donor.organisation_uuid,
-  );
+  const [, all] = await Promise.all([enabledSettings(donor), subscriptionsOfSupporter(donor.supporter_uuid)]);
+  const mine = all.filter((subscription) => subscription.organisation_uuid === donor.organisation_uuid);
   // A new payment method the donor approved meanwhile is taken into use as the list is shown
   // (one that is still pending or failed leaves the subscription as it is).
   const current = await Promise.all(
@@ -87,7 +86,7 @@ export async function donorSubscriptions(donor: PortalDonor): Promise<Subscripti
         : subscription,
     ),
   );
-  return Promise.all(current.map(shapedSubscription));
+  return shapedSubscriptions(current);
 }
 
 export async function donorSubscription(donor: PortalDonor, uuid: string): Promise<SubscriptionShape> {

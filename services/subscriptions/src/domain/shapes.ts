@@ -150,6 +150,12 @@ export function subscriptionShape(s: SubscriptionRecord, plan: PlanRef | undefin
 /** A subscription as its API GET shows it. */
 export type SubscriptionShape = ReturnType<typeof subscriptionShape>;
 
+/** Several subscriptions as GET shows them, with one read per plan they use. */
+export async function shapedSubscriptions(subscriptions: readonly SubscriptionRecord[]): Promise<SubscriptionShape[]> {
+  const plans = await planRefs(subscriptions);
+  return subscriptions.map((subscription) => subscriptionShape(subscription, plans.get(subscription.plan_uuid)));
+}
+
 export async function shapedSubscription(subscription: SubscriptionRecord): Promise<SubscriptionShape> {
   const plans = await planRefs([subscription]);
   return subscriptionShape(subscription, plans.get(subscription.plan_uuid));
