@@ -9,4 +9,5 @@ export {
   SUPPORTER,
   supporterEmailUnchanged,
   supporterWrite,
+  withEmailHash,
 } from './repository/supporter-repository';

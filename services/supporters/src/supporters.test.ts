@@ -1,10 +1,18 @@
 import { freezeClock, newUuid, ValidationError } from '@svc/core';
-import { transactWrite } from '@svc/table';
+import { getItem, transactWrite } from '@svc/table';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { call, DEMO, seedDemo, tokenFor } from '../../../test/support/api';
 import { createClient } from '../../identity/src/index';
 import { organisationSeedSchema, upsertOrganisation } from '../../organisations/src/index';
-import { findSupporter, type Supporter, supporterFromPaymentInput, supporterShape, supporterWrite } from './index';
+import {
+  findSupporter,
+  findSupporterByEmail,
+  SUPPORTER,
+  type Supporter,
+  supporterFromPaymentInput,
+  supporterShape,
+  supporterWrite,
+} from './index';
 
 let token: string;
 let otherToken: string;
@@ -269,6 +277,45 @@ describe('create, read and update', () => {
     expect(responses.map((r) => r.status)).toEqual(fields.map(() => 200));
     const read = await call('GET', `/supporters/${supporter.uuid}`, { token });
     for (const field of fields) expect(read.json[field], field).toBe(`value of ${field}`);
+  });
+});
+
+describe('the e-mail index (the donor portal’s login)', () => {
+  /** The stored item, and the index keys its description makes from it (what table:reindex writes). */
+  async function stored(uuid: string) {
+    const item = (await getItem(SUPPORTER.key(uuid))) ?? {};
+    return { item, remade: SUPPORTER.indexKeys(SUPPORTER.fromItem(item)) };
+  }
+
+  it('finds a supporter by its e-mail in any case, follows a changed one and drops a removed one', async () => {
+    const email = `Index-${newUuid()}@Example.org`;
+    const created = await createOk({ email });
+    expect((await findSupporterByEmail(DEMO.org, email.toLowerCase()))?.uuid).toBe(created.uuid);
+    expect(await findSupporterByEmail(DEMO.otherOrg, email)).toBeUndefined();
+    // The index keys carry a keyed hash, never the address; they can be made again from the item.
+    const first = await stored(created.uuid);
+    expect(String(first.item.gsi2pk)).toMatch(new RegExp(`^ORG#${DEMO.org}#SUPPORTER_EMAIL#[0-9a-f]{64}$`));
+    expect(JSON.stringify([first.item.gsi2pk, first.item.gsi2sk])).not.toMatch(/example/i);
+    expect(first.remade).toMatchObject({ gsi2pk: first.item.gsi2pk, gsi2sk: first.item.gsi2sk });
+
+    const changed = `changed-${newUuid()}@example.org`;
+    expect((await call('PATCH', `/supporters/${created.uuid}`, { token, body: { email: changed } })).status).toBe(200);
+    expect(await findSupporterByEmail(DEMO.org, email)).toBeUndefined();
+    expect((await findSupporterByEmail(DEMO.org, changed))?.uuid).toBe(created.uuid);
+    const second = await stored(created.uuid);
+    expect(second.item.gsi2pk).not.toBe(first.item.gsi2pk);
+    expect(second.remade).toMatchObject({ gsi2pk: second.item.gsi2pk, gsi2sk: second.item.gsi2sk });
+    // The API shows the record alone.
+    const read = await call('GET', `/supporters/${created.uuid}`, { token });
+    expect(Object.keys(read.json)).not.toContain('email_hash');
+    expect(Object.keys((await findSupporter(created.uuid)) ?? {})).not.toContain('email_hash');
+
+    expect((await call('PATCH', `/supporters/${created.uuid}`, { token, body: { email: null } })).status).toBe(200);
+    expect(await findSupporterByEmail(DEMO.org, changed)).toBeUndefined();
+    const third = await stored(created.uuid);
+    expect(third.item).not.toHaveProperty('gsi2pk');
+    expect(third.item).not.toHaveProperty('email_hash');
+    expect(third.remade).not.toHaveProperty('gsi2pk');
   });
 });
 

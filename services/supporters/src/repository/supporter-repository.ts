@@ -16,6 +16,7 @@ import {
   timeKey,
   transactWrite,
 } from '@svc/table';
+import * as z from 'zod';
 import { type Supporter, type SupporterField, type SupporterFields, supporterSchema } from '../domain/supporter';
 
 /**
@@ -43,11 +44,13 @@ const emailPartition = (organisationUuid: string, emailHash: string) =>
 const emailSort = (created: number, uuid: string) => key(timeKey(created), uuid);
 
 /**
- * A supporter as written: the record, and the keyed hash of its e-mail for the e-mail index
- * (computed before the write: the hash is asynchronous, the index keys are not). Never stored as
- * an attribute of its own, and never read back: a stored supporter parses to the record alone.
+ * A supporter as stored: the record, and the keyed hash of its e-mail that its e-mail index keys
+ * are made of (computed before each write: the hash is asynchronous, the index keys are not).
+ * Kept as an attribute of its own so the keys can be made again from the stored item (`pnpm ops
+ * table:reindex`); never part of the record the API answers (findSupporter leaves it out).
  */
-type StoredSupporter = Supporter & { email_hash?: string };
+const storedSupporterSchema = supporterSchema.extend({ email_hash: z.string().optional() });
+type StoredSupporter = z.infer<typeof storedSupporterSchema>;
 
 /**
  * Supporters (donor records). A supporter belongs to an organisation, never to an account. The
@@ -92,14 +95,18 @@ export const SUPPORTER = defineEntity<StoredSupporter, string>({
     },
   ],
   // Parsed again so a record built elsewhere (the payments domain) stores only supporter fields.
-  storage: { toAttributes: (supporter) => supporterSchema.parse(supporter), fromAttributes: (item) => item },
-  parse: (item) => supporterSchema.parse(item),
+  storage: { toAttributes: (supporter) => storedSupporterSchema.parse(supporter), fromAttributes: (item) => item },
+  parse: (item) => storedSupporterSchema.parse(item),
 });
 
-/** The record with its e-mail's hash, as SUPPORTER writes it (no e-mail: out of the e-mail index). */
-async function stored(supporter: Supporter): Promise<StoredSupporter> {
-  const email = supporter.email?.trim();
-  return email ? { ...supporter, email_hash: await supporterEmailHash(email) } : supporter;
+/**
+ * The record with its e-mail's hash, as SUPPORTER writes it (no e-mail: out of the e-mail index):
+ * also what a tool that writes a stored supporter's index keys again needs first.
+ */
+export async function withEmailHash(supporter: Supporter): Promise<StoredSupporter> {
+  const { email_hash: _old, ...record } = supporter as StoredSupporter;
+  const email = record.email?.trim();
+  return email ? { ...record, email_hash: await supporterEmailHash(email) } : record;
 }
 
 /** Updates touch only a supporter that exists, in the organisation the caller was checked against. */
@@ -109,18 +116,23 @@ const EXISTS_IN_ORGANISATION = 'attribute_exists(pk) AND organisation_uuid = :or
 export async function findSupporter(uuid: string): Promise<Supporter | undefined> {
   // Anything but a uuid cannot name a supporter; it never reaches the table as a key.
   if (!isUuid(uuid)) return undefined;
-  return SUPPORTER.find(uuid.toLowerCase());
+  const found = await SUPPORTER.find(uuid.toLowerCase());
+  // The record alone: the e-mail's hash is the index's, not the supporter's.
+  return found ? supporterSchema.parse(found) : undefined;
 }
 
 /** The write of a new supporter, for a caller's own transaction (a payment with its supporter). */
 export async function supporterWrite(supporter: Supporter): Promise<TransactItem> {
-  return SUPPORTER.create(await stored(supporter)).item;
+  return SUPPORTER.create(await withEmailHash(supporter)).item;
 }
 
 /** Stores a new supporter on its own (409 should its uuid be taken). */
 export async function insertSupporter(supporter: Supporter): Promise<void> {
   await transactWrite([
-    SUPPORTER.create(await stored(supporter), () => new ConflictError('A supporter with this uuid already exists')),
+    SUPPORTER.create(
+      await withEmailHash(supporter),
+      () => new ConflictError('A supporter with this uuid already exists'),
+    ),
   ]);
 }
 
@@ -175,18 +187,21 @@ export async function updateSupporterFields(
   const email = set.email?.trim();
   const emailGone = remove.includes('email') || (set.email !== undefined && !email);
   const emailIndex = INDEXES.gsi2;
-  const indexed: Array<[string, unknown]> = email
-    ? [
-        [emailIndex.partition, emailPartition(current.organisation_uuid, await supporterEmailHash(email))],
-        [emailIndex.sort, emailSort(current.created, current.uuid)],
-      ]
-    : [];
+  let indexed: Array<[string, unknown]> = [];
+  if (email) {
+    const hash = await supporterEmailHash(email);
+    indexed = [
+      ['email_hash', hash],
+      [emailIndex.partition, emailPartition(current.organisation_uuid, hash)],
+      [emailIndex.sort, emailSort(current.created, current.uuid)],
+    ];
+  }
   const assignments = [...Object.entries(set), ...indexed].map(([field, value], index) => {
     names[`#s${index}`] = field;
     values[`:s${index}`] = value;
     return `#s${index} = :s${index}`;
   });
-  const removed: string[] = [...remove, ...(emailGone ? [emailIndex.partition, emailIndex.sort] : [])];
+  const removed: string[] = [...remove, ...(emailGone ? ['email_hash', emailIndex.partition, emailIndex.sort] : [])];
   const removals = removed.map((field, index) => {
     names[`#r${index}`] = field;
     return `#r${index}`;
