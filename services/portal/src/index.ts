@@ -1,7 +1,7 @@
 export { type Brand, brandOf } from './domain/brand';
 export { createPortalLink, LINK_LIFETIME_SECONDS } from './domain/links';
-export { reminderMailId, reminderWrites } from './domain/reminders';
 export { LOGIN_LIMITS } from './domain/login';
+export { reminderMailId, reminderWrites } from './domain/reminders';
 export { DEFAULT_SETTINGS, settingsOf } from './domain/settings';
 export { portalRoutes } from './handlers/routes';
 export { html, type SafeHtml } from './page/html';
