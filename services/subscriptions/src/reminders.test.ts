@@ -178,6 +178,8 @@ describe('charge reminders', () => {
     const url = new URL(mail?.links[0] ?? '');
     expect(`${url.origin}${url.pathname}`).toMatch(/^https?:\/\/[^/]+\/portal$/);
     expect(mail?.text).toContain(url.href);
+    // The organisation's brand colour on the button (white text on it is readable).
+    expect(mail?.html).toContain('background:#0a7d3b');
     const token = url.searchParams.get('token') ?? '';
     expect(token.length).toBeGreaterThanOrEqual(43);
     // Redeemable: its keyed hash names a link, for this supporter and subscription, until the charge.

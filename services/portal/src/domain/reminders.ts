@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { logger, now, ValidationError } from '@svc/core';
 import { enqueueMail, mailOutboxWrite, type QueueMailInput } from '@svc/mail';
-import { findOrganisation } from '@svc/organisations';
 import { findSupporter } from '@svc/supporters';
 import type { TransactItem } from '@svc/table';
+import { contrastRatio, TEXT_CONTRAST, WHITE } from '../page/contrast';
 import { linkTokenHash, PORTAL_LINK, type PortalLinkRecord } from '../repository/link-repository';
+import { brandOf } from './brand';
 import { portalLocale } from './links';
-import { settingsOf } from './settings';
 
 /**
  * The charge reminder's mail and its portal link (contract section 12: subscriptions charged
@@ -65,12 +65,10 @@ export async function reminderWrites(
   if (!supporter || supporter.organisation_uuid !== subscription.organisation_uuid) return undefined;
   const email = typeof supporter.email === 'string' ? supporter.email.trim().toLowerCase() : '';
   if (!email) return undefined;
-  const [settings, organisation] = await Promise.all([
-    settingsOf(subscription.organisation_uuid),
-    findOrganisation(subscription.organisation_uuid),
-  ]);
-  const name = (settings.brand.name ?? organisation?.name ?? '').trim().slice(0, 200);
-  if (!name) throw new Error(`Organisation ${subscription.organisation_uuid} of a reminder has no name`);
+  const brand = await brandOf(subscription.organisation_uuid);
+  if (!brand) throw new Error(`Organisation ${subscription.organisation_uuid} of a reminder is missing`);
+  const { settings } = brand;
+  const name = brand.name.trim().slice(0, 200);
   const locale = portalLocale(undefined, supporter.locale);
   const writes: TransactItem[] = [];
   let url: string | undefined;
@@ -102,7 +100,9 @@ export async function reminderWrites(
       amount: subscription.amount,
       currency: subscription.currency,
       charge_date: charge.day,
+      // The button has white text: the brand colour only where white is readable on it (as links' mails).
       ...(url ? { portal_url: url } : {}),
+      ...(url && contrastRatio(brand.color, WHITE) >= TEXT_CONTRAST ? { brand_color: brand.color } : {}),
     },
   };
   try {
