@@ -9,7 +9,7 @@ import { saveSourceConfiguration, sourceConfigurationSchema } from '@svc/reconci
 import { applySeed, parseSeed } from '@svc/seed';
 import { progressBar, rebuildSearch } from '@svc/sql';
 import { SUBSCRIPTION } from '@svc/subscriptions';
-import { SUPPORTER } from '@svc/supporters';
+import { SUPPORTER, withEmailHash } from '@svc/supporters';
 import { configureCaptcha } from './captcha';
 import {
   DEAD_LETTER_QUEUE_NAMES,
@@ -184,7 +184,7 @@ export async function runOps(argv: string[], out: (line: string) => void = conso
   if (command === 'table:reindex') {
     const target = await openTarget({ stage: values.stage, table: values.table });
     try {
-      const summary = await reindexEntities([SUBSCRIPTION, SUPPORTER], (progress) =>
+      const summary = await reindexEntities([SUBSCRIPTION, { entity: SUPPORTER, prepare: withEmailHash }], (progress) =>
         process.stderr.write(`\rscanned ${progress.scanned}, updated ${progress.updated}`),
       );
       process.stderr.write('\n');

@@ -1,8 +1,9 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { SUBSCRIPTION, subscriptionsOfSupporter } from '@svc/subscriptions';
+import { findSupporterByEmail, SUPPORTER, withEmailHash } from '@svc/supporters';
 import { db, tableName } from '@svc/table';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { billingRun, ok, setClock, setup, subscription } from '../../../services/subscriptions/src/test-support';
+import { billingRun, DEMO, ok, setClock, setup, subscription } from '../../../services/subscriptions/src/test-support';
 import { reindexEntities } from './reindex';
 
 /**
@@ -35,5 +36,22 @@ describe('table:reindex', () => {
     const second = await reindexEntities([SUBSCRIPTION]);
     expect(second.updated).toBe(0);
     expect(second.scanned).toBe(first.scanned);
+  });
+
+  it('gives supporters stored before the e-mail index their hash and keys', async () => {
+    const email = `reindex-${Date.now()}@example.org`;
+    const created = await ok('POST', '/supporters', { organisation_uuid: DEMO.org, first_name: 'Ada', email }, 201);
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: SUPPORTER.key(created.uuid),
+        UpdateExpression: 'REMOVE gsi2pk, gsi2sk, email_hash',
+      }),
+    );
+    expect(await findSupporterByEmail(DEMO.org, email)).toBeUndefined();
+    const summary = await reindexEntities([{ entity: SUPPORTER, prepare: withEmailHash }]);
+    expect(summary.updated).toBeGreaterThanOrEqual(1);
+    expect((await findSupporterByEmail(DEMO.org, email))?.uuid).toBe(created.uuid);
+    expect((await reindexEntities([{ entity: SUPPORTER, prepare: withEmailHash }])).updated).toBe(0);
   });
 });

@@ -20,12 +20,29 @@ export interface ReindexSummary {
 
 const INDEX_ATTRIBUTES = Object.values(INDEXES).flatMap((index) => [index.partition, index.sort]);
 
-export async function reindexEntities(
+/**
+ * An entity to reindex, and how a stored record is completed before its keys are computed (the
+ * supporter's e-mail hash, which items stored before the e-mail index lack: the hash is written
+ * with the keys).
+ */
+export interface Reindexed {
   // biome-ignore lint/suspicious/noExplicitAny: entities of any record type, read through their own parse
-  entities: ReadonlyArray<Entity<any, any>>,
+  entity: Entity<any, any>;
+  // biome-ignore lint/suspicious/noExplicitAny: as above
+  prepare?: (record: any) => Promise<any>;
+}
+
+export async function reindexEntities(
+  // biome-ignore lint/suspicious/noExplicitAny: as above
+  entities: ReadonlyArray<Entity<any, any> | Reindexed>,
   onPage: (summary: ReindexSummary) => void = () => {},
 ): Promise<ReindexSummary> {
-  const bySort = new Map(entities.map((entity) => [entity.description.sort as string, entity]));
+  const bySort = new Map(
+    entities.map((given) => {
+      const reindexed = 'entity' in given ? given : { entity: given };
+      return [reindexed.entity.description.sort as string, reindexed];
+    }),
+  );
   const sorts = [...bySort.keys()];
   const summary: ReindexSummary = { scanned: 0, updated: 0, skipped: 0 };
   let start: Record<string, AttributeValue> | undefined;
@@ -40,11 +57,11 @@ export async function reindexEntities(
       }),
     );
     for (const item of page.Items ?? []) {
-      const entity = bySort.get(String(item[KEY.sort]));
-      const prefix = entity?.description.prefix;
-      if (!entity || !String(item[KEY.partition]).startsWith(`${prefix}#`)) continue;
+      const reindexed = bySort.get(String(item[KEY.sort]));
+      const prefix = reindexed?.entity.description.prefix;
+      if (!reindexed || !String(item[KEY.partition]).startsWith(`${prefix}#`)) continue;
       summary.scanned += 1;
-      const outcome = await reindexItem(entity, item);
+      const outcome = await reindexItem(reindexed, item);
       if (outcome === 'updated') summary.updated += 1;
       if (outcome === 'skipped') summary.skipped += 1;
     }
@@ -55,11 +72,16 @@ export async function reindexEntities(
 }
 
 async function reindexItem(
-  // biome-ignore lint/suspicious/noExplicitAny: as above
-  entity: Entity<any, any>,
+  { entity, prepare }: Reindexed,
   item: Record<string, unknown>,
 ): Promise<'updated' | 'skipped' | 'current'> {
-  const wanted = entity.indexKeys(entity.fromItem(item));
+  const record = entity.fromItem(item);
+  const completed = prepare ? await prepare(record) : record;
+  // What the completion added to the record (the e-mail hash) is written beside the keys.
+  const added = Object.entries(completed as Record<string, unknown>).filter(
+    ([name, value]) => typeof value === 'string' && item[name] !== value && !(name in (record as object)),
+  );
+  const wanted = { ...Object.fromEntries(added), ...entity.indexKeys(completed) };
   const set = Object.entries(wanted).filter(([name, value]) => item[name] !== value);
   const remove = INDEX_ATTRIBUTES.filter((name) => name in item && !(name in wanted));
   if (set.length === 0 && remove.length === 0) return 'current';

@@ -5,6 +5,7 @@ import { createPortalLink, portalLinkInput } from '../domain/links';
 import { LOGIN_LIMITS, loginInput, requestLoginLink } from '../domain/login';
 import { getPortalSettings, portalSettingsInput, putPortalSettings } from '../domain/settings';
 import { settingsRecordSchema } from '../repository/settings-repository';
+import { portalApiRoutes } from './api-routes';
 import { portalPageRoutes } from './page-routes';
 
 /** The settings as GET answers them and PUT takes them: the stored record without its bookkeeping. */
@@ -110,4 +111,5 @@ export const portalRoutes: AnyRoute[] = [
     },
   }),
   ...portalPageRoutes,
+  ...portalApiRoutes,
 ];

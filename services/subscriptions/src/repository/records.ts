@@ -79,6 +79,11 @@ export const subscriptionRecordSchema = deferred(() =>
     planned_end: localDate().optional(),
     planned_since: z.number().int().optional(),
     ended_at: z.number().int().optional(),
+    /** Why the supporter cancelled in the portal: a code of the organisation's list, and a comment. */
+    cancel_reason: z.string().optional(),
+    cancel_comment: z.string().optional(),
+    /** A new source the donor set up in the portal, used once the provider makes it active. */
+    pending_source_uuid: z.string().optional(),
     suspension_start: localDate().optional(),
     /** The day billing resumes; absent for an indefinite suspension. */
     suspension_end: localDate().optional(),

@@ -133,6 +133,20 @@ export const SUBSCRIPTION = defineEntity<SubscriptionRecord, string>({
   byKey: 'subscription by uuid',
   indexes: [
     {
+      index: 'gsi1',
+      pattern: 'a supporter’s subscriptions, by creation (the donor portal)',
+      shown: 'gsi1pk = SUPPORTER#<supporter uuid>#SUBSCRIPTIONS, gsi1sk = <created, 12 digits>#<uuid>',
+      // Sparse: a subscription without a supporter is in no supporter's list. The supporter is set
+      // once (never changed, see updateSubscription) and `created` never changes: the keys are stable.
+      keys: (subscription) =>
+        subscription.supporter_uuid === undefined
+          ? undefined
+          : {
+              partition: supporterSubscriptionsPartition(subscription.supporter_uuid),
+              sort: key(String(subscription.created).padStart(12, '0'), subscription.uuid),
+            },
+    },
+    {
       index: 'due',
       pattern: 'subscriptions due by a time: a charge, or its reminder 7 days before (billing run)',
       shown: 'duepk = DUE#<shard 0-15>, duesk = <unix 12 digits>#SUB#<uuid>',
@@ -157,6 +171,23 @@ export const subscriptionFromItem = (item: Record<string, unknown>) => SUBSCRIPT
 
 export function findSubscription(uuid: string): Promise<SubscriptionRecord | undefined> {
   return SUBSCRIPTION.find(uuid);
+}
+
+const supporterSubscriptionsPartition = (supporterUuid: string) => key('SUPPORTER', supporterUuid, 'SUBSCRIPTIONS');
+
+/**
+ * A supporter's subscriptions, oldest first (a donor has a handful). The index names them; each
+ * is then read by key, strongly consistent, so a change the donor just made always shows (an
+ * index lags its table in AWS).
+ */
+export async function subscriptionsOfSupporter(supporterUuid: string): Promise<SubscriptionRecord[]> {
+  const entries = await queryAll({ index: 'gsi1', partition: supporterSubscriptionsPartition(supporterUuid) });
+  // gsi1sk = <created>#<uuid> (the record itself is one JSON document on the item).
+  const uuids = entries.map((entry) => String(entry.gsi1sk ?? '').split('#')[1] ?? '');
+  const found = await Promise.all(uuids.filter(Boolean).map((uuid) => findSubscription(uuid)));
+  return found.filter(
+    (subscription): subscription is SubscriptionRecord => subscription?.supporter_uuid === supporterUuid,
+  );
 }
 
 export function subscriptionPut(subscription: SubscriptionRecord, readVersion?: number): TransactItem {
