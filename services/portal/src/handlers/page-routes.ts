@@ -27,6 +27,7 @@ import {
   readPortalSession,
   sessionCookie,
 } from '../session/sessions';
+import { homeContent } from './manage-home';
 
 /**
  * The donor portal's pages (contract section 12): server-rendered, no script, in de/fr/it/en.
@@ -40,18 +41,22 @@ const pageQuery = z.object({
   locale: z.string().max(10).optional(),
   organisation_uuid: z.string().max(100).optional(),
 });
-const homeQuery = z.object({ locale: z.string().max(10).optional() });
+const homeQuery = z.object({
+  locale: z.string().max(10).optional(),
+  /** Back from approving a new payment method: that subscription's result is shown. */
+  method: z.string().max(100).optional(),
+});
 const form = z.record(z.string(), z.string());
 type Form = Record<string, string>;
 
 /** An organisation's brand, or the portal's own look where none is known. */
-async function brandFor(organisationUuid: string | undefined, locale: PortalLocale): Promise<Brand> {
+export async function brandFor(organisationUuid: string | undefined, locale: PortalLocale): Promise<Brand> {
   const found =
     organisationUuid && isUuid(organisationUuid) ? await brandOf(organisationUuid.toLowerCase()) : undefined;
   return found ? { name: found.name, color: found.color } : NEUTRAL_BRAND(t(locale, 'portal_name'));
 }
 
-function problem(
+export function problem(
   ctx: PageContext,
   kind: Problem,
   options: Parameters<typeof problemPage>[2] & { cookies?: string[]; headers?: Record<string, string> } = {},
@@ -64,7 +69,7 @@ function problem(
 }
 
 /** Anything unexpected is logged and shown as the "something went wrong" page. */
-async function guard(asked: string | undefined, run: () => Promise<HttpResult>): Promise<HttpResult> {
+export async function guard(asked: string | undefined, run: () => Promise<HttpResult>): Promise<HttpResult> {
   try {
     return await run();
   } catch (error) {
@@ -144,7 +149,7 @@ function nameOf(supporter: Awaited<ReturnType<typeof findSupporter>>): string | 
 }
 
 /** The page for a request without an active session: ended (its organisation's form) or none. */
-async function sessionProblem(
+export async function sessionProblem(
   found: Exclude<Awaited<ReturnType<typeof readPortalSession>>, { state: 'active' }>,
   asked: string | undefined,
 ): Promise<HttpResult> {
@@ -175,7 +180,8 @@ async function home(query: z.output<typeof homeQuery>, cookies: Readonly<Record<
     ...(session.return_url ? { returnUrl: session.return_url } : {}),
   };
   const name = nameOf(supporter);
-  return pageResult(200, homePage(ctx, name ? { name } : {}));
+  const content = await homeContent(session, ctx, query.method);
+  return pageResult(200, homePage(ctx, name ? { name } : {}, content));
 }
 
 /** `POST /portal/login-form`: the pages' form for a fresh link; answers as the JSON route does, as pages. */

@@ -6,6 +6,7 @@ import { LOGIN_LIMITS, loginInput, requestLoginLink } from '../domain/login';
 import { getPortalSettings, portalSettingsInput, putPortalSettings } from '../domain/settings';
 import { settingsRecordSchema } from '../repository/settings-repository';
 import { portalApiRoutes } from './api-routes';
+import { portalManageRoutes } from './manage-routes';
 import { portalPageRoutes } from './page-routes';
 
 /** The settings as GET answers them and PUT takes them: the stored record without its bookkeeping. */
@@ -112,4 +113,5 @@ export const portalRoutes: AnyRoute[] = [
   }),
   ...portalPageRoutes,
   ...portalApiRoutes,
+  ...portalManageRoutes,
 ];

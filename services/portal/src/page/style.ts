@@ -41,9 +41,30 @@ h2 { font-size: 1.25rem; margin: 1.5rem 0 0.5rem; }
 form { margin: 1.5rem 0; }
 label { display: block; font-weight: 600; margin-bottom: 0.25rem; }
 .hint { color: var(--muted); margin: 0 0 0.5rem; }
-input[type="email"] { display: block; width: 100%; max-width: 24rem; padding: 0.5rem; font: inherit;
-  border: 2px solid var(--border); border-radius: 0.25rem; }
-input[aria-invalid="true"] { border-color: var(--error); }
+input[type="email"], input[type="text"], input[type="number"], input[type="date"], select, textarea {
+  display: block; width: 100%; max-width: 24rem; padding: 0.5rem; font: inherit; color: var(--text);
+  background: var(--bg); border: 2px solid var(--border); border-radius: 0.25rem; margin-bottom: 0.75rem; }
+input[size] { width: auto; }
+input[aria-invalid="true"], select[aria-invalid="true"] { border-color: var(--error); }
+fieldset { border: 1px solid var(--border); border-radius: 0.25rem; margin: 0 0 1rem; padding: 0.75rem 1rem; }
+fieldset.inline { display: flex; flex-wrap: wrap; gap: 0 1rem; }
+legend { font-weight: 600; padding: 0 0.25rem; }
+.change { border-top: 1px solid var(--border); margin-top: 1.5rem; }
+.facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.25rem 1rem; margin: 0.5rem 0 1rem; }
+.facts dt { font-weight: 600; }
+.facts dd { margin: 0; }
+.subscriptions { list-style: none; padding: 0; }
+.subscriptions li { border: 1px solid var(--border); border-radius: 0.25rem; padding: 0 1rem; margin: 0 0 1rem; }
+h3 { font-size: 1.125rem; margin: 1rem 0 0.5rem; }
+.notice { border-left: 6px solid #1e7d34; background: #eef7f0; padding: 0.75rem 1rem; font-weight: 600; }
+a.button { display: inline-block; padding: 0.625rem 1.25rem; font-weight: 600; border-radius: 0.25rem;
+  background: var(--brand); color: var(--on-brand); text-decoration: none; }
+button.danger { background: var(--error); border-color: var(--error); color: #ffffff; }
+table { border-collapse: collapse; width: 100%; }
+th, td { text-align: left; padding: 0.5rem; border-bottom: 1px solid var(--border); }
+th.number, td.number { text-align: right; }
+.years ul { list-style: none; display: flex; gap: 1.5rem; padding: 0; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 .error { color: var(--error); font-weight: 600; margin: 0 0 0.5rem; }
 .error-summary { border: 3px solid var(--error); padding: 0.75rem 1rem; margin: 1rem 0; }
 button { margin-top: 1rem; padding: 0.625rem 1.25rem; font: inherit; font-weight: 600; cursor: pointer;
