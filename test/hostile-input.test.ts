@@ -453,8 +453,12 @@ describe('the security headers of every HTML page', () => {
       case 'GET /portal':
         return call('GET', '/portal?token=unknown');
       case 'GET /portal/home':
+      case 'GET /portal/gifts':
+      case 'GET /portal/subscriptions/{subscription_uuid}':
+      case 'GET /portal/subscriptions/{subscription_uuid}/offer':
+      case 'GET /portal/subscriptions/{subscription_uuid}/cancel':
         // Without a session: the portal's own 401 page.
-        return call('GET', '/portal/home');
+        return call('GET', route.path.replace('{subscription_uuid}', newUuid()));
       case 'GET /simulated/payments/{payment_uuid}': {
         const { uuid, token: pageToken } = await pending('/payments');
         return call('GET', `/simulated/payments/${uuid}?token=${pageToken}`);
@@ -480,10 +484,14 @@ describe('the security headers of every HTML page', () => {
       default:
         if (route.path.startsWith('/connect/') || route.path.startsWith('/portal')) {
           // Without the page's CSRF cookie (or the portal's session): the page's own refusal, in HTML.
-          return call('POST', route.path, {
-            rawBody: 'a=b',
-            headers: { 'content-type': 'application/x-www-form-urlencoded' },
-          });
+          return call(
+            'POST',
+            route.path.replace(/\{[a-z_]+\}/g, () => newUuid()),
+            {
+              rawBody: 'a=b',
+              headers: { 'content-type': 'application/x-www-form-urlencoded' },
+            },
+          );
         }
         return undefined;
     }
@@ -535,6 +543,13 @@ describe('the security headers of every HTML page', () => {
         'GET /portal/home',
         'POST /portal/login-form',
         'POST /portal/logout',
+        'GET /portal/gifts',
+        'GET /portal/subscriptions/{subscription_uuid}',
+        'GET /portal/subscriptions/{subscription_uuid}/offer',
+        'GET /portal/subscriptions/{subscription_uuid}/cancel',
+        ...['amount', 'interval', 'next-date', 'skip', 'pause', 'resume', 'cancel', 'code', 'payment-method'].map(
+          (action) => `POST /portal/subscriptions/{subscription_uuid}/${action}`,
+        ),
       ]),
     );
   });
