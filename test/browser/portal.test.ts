@@ -159,14 +159,19 @@ describe('the donor portal in Chromium', () => {
     // Keyboard only: Tab to the amount field, type, Enter. The focused field shows its ring.
     await page.locator('#main').focus();
     let steps = 0;
-    while (!(await page.evaluate(() => (globalThis as any).document.activeElement?.id === 'amount'))) {
+    // Runs in the page (the test's TypeScript has no DOM types).
+    type Dom = {
+      document: { activeElement: { id: string } | null };
+      getComputedStyle: (element: unknown) => { outlineStyle: string; boxShadow: string };
+    };
+    while (!(await page.evaluate(() => (globalThis as unknown as Dom).document.activeElement?.id === 'amount'))) {
       await page.keyboard.press('Tab');
       steps += 1;
       expect(steps).toBeLessThan(40);
     }
     const ring = await page.evaluate(() => {
-      const element = (globalThis as any).document.activeElement;
-      const style = (globalThis as any).getComputedStyle(element);
+      const dom = globalThis as unknown as Dom;
+      const style = dom.getComputedStyle(dom.document.activeElement);
       return { outline: style.outlineStyle, shadow: style.boxShadow };
     });
     expect(ring.outline !== 'none' || ring.shadow !== 'none').toBe(true);
