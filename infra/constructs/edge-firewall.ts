@@ -12,12 +12,13 @@ export const TOKEN_ROUTE_PATTERN = '^/oauth2/token/?$';
  * Every route without a bearer token that people's browsers (or scripts posing as them) call, from
  * the route table's `auth: none` routes: the hosted onboarding page and its POSTs (`/connect…`),
  * onboarding links and their connect/onboard POSTs, the e-mail existence check, the simulated
- * provider's 3-D Secure / TWINT pages and the Stripe and Adyen return pages. Health, the API
+ * provider's 3-D Secure / TWINT pages and the Stripe and Adyen return pages, and the donor portal
+ * (its pages, login and JSON API, all on a session cookie or none). Health, the API
  * description and the docs are left to the all-traffic limit; the token route has its own rule;
  * provider callbacks are below.
  */
 export const UNAUTHENTICATED_ROUTES_PATTERN =
-  '^/(connect(/.*)?|onboarding/processes/token/[^/]+(/(connect|onboard))?|onboarding/users/[^/]+/existence|simulated/.+|providers/[^/]+/return/.+)$';
+  '^/(connect(/.*)?|onboarding/processes/token/[^/]+(/(connect|onboard))?|onboarding/users/[^/]+/existence|simulated/.+|providers/[^/]+/return/.+|portal(/.*)?)$';
 
 /**
  * Stripe's and Adyen's callbacks. They come from the providers' few sending addresses carrying

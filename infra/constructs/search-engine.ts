@@ -61,6 +61,8 @@ export const SEARCH_DOMAINS: ReadonlySet<DomainName> = new Set<DomainName>([
   'subscriptions',
   'organisations',
   'onboarding',
+  // The donor portal searches a donor's gifts by year and writes subscriptions and payment sources.
+  'portal',
 ]);
 
 export class SearchEngine extends Construct {

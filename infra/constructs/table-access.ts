@@ -444,16 +444,34 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
    */
   portal: {
     reads: [...READS, CONDITION_CHECK],
-    indexes: ['gsi2'],
-    indexKeys: ['ORG#*#SUPPORTER_EMAIL#*'],
-    readKeys: ['ORG#*', ...partitionsOf('supporter')],
+    // gsi2: a supporter by e-mail (the login); gsi1: a supporter's subscriptions (its pages and API).
+    indexes: ['gsi1', 'gsi2'],
+    indexKeys: ['ORG#*#SUPPORTER_EMAIL#*', 'SUPPORTER#*#SUBSCRIPTIONS'],
+    // A donor's subscriptions with their plans, payment sources and accounts (a new payment method
+    // is set up as POST /payment-sources sets one up).
+    readKeys: [
+      'ORG#*',
+      'ACCOUNT#*',
+      ...partitionsOf('supporter', 'subscription', 'subscription_plan', 'payment_source'),
+    ],
     writes: ['dynamodb:PutItem'],
-    writeKeys: partitionsOf('portal_settings', 'portal_link', 'portal_session'),
+    // The donor's changes are the subscriptions domain's versioned puts; a new payment method is a
+    // payment source (and, at Stripe, its customer); a code replaces the supporter's last one.
+    writeKeys: [
+      ...partitionsOf('portal_settings', 'portal_link', 'portal_session', 'portal_code'),
+      ...partitionsOf('subscription', 'payment_source', 'provider_customer'),
+    ],
     // The login counts are only counted (their condition needs no read).
-    writesUnread: partitionsOf('portal_login_count'),
+    writesUnread: partitionsOf('portal_login_count', 'provider_rate'),
     alsoWrites: [
-      // A link redeemed (SET used_at), a session's last_seen moved, a login counted (ADD).
-      { actions: ['dynamodb:UpdateItem'], keys: partitionsOf('portal_link', 'portal_session', 'portal_login_count') },
+      // A link redeemed (SET used_at), a session's last_seen moved, a login counted (ADD), a
+      // code's guess counted and its use (conditional UpdateItems).
+      {
+        actions: ['dynamodb:UpdateItem'],
+        keys: partitionsOf('portal_link', 'portal_session', 'portal_login_count', 'portal_code'),
+      },
+      // A provider's shared circuit and rate counts, as payments keeps them.
+      { actions: ['dynamodb:UpdateItem'], keys: partitionsOf('provider_health', 'provider_rate') },
       // Signing out deletes the session.
       { actions: ['dynamodb:DeleteItem'], keys: partitionsOf('portal_session') },
     ],

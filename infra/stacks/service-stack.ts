@@ -208,7 +208,12 @@ export class ServiceStack extends Stack {
     // (issue 46): set by each deploy, so the `live` alias's version has them too. The run-time
     // override is in the StripeKeys secret these three read already (provider-rate-limits.ts).
     const providerRateLimits = JSON.stringify(stage.providerRateLimits);
-    for (const fn of [functions.get('payments'), this.billing.worker, this.paymentResolver.resolver]) {
+    for (const fn of [
+      functions.get('payments'),
+      functions.get('portal'),
+      this.billing.worker,
+      this.paymentResolver.resolver,
+    ]) {
       fn?.function.addEnvironment('SVC_PROVIDER_RATE_LIMITS', providerRateLimits);
     }
 
@@ -465,8 +470,9 @@ export class ServiceStack extends Stack {
         },
       },
       {
-        // Payments alone fingerprints cards and talks to Stripe.
-        domains: only('payments'),
+        // Payments fingerprints cards and talks to the providers; so does the donor portal, which
+        // sets up a donor's new payment method exactly as POST /payment-sources does.
+        domains: only('payments', 'portal'),
         environment: {
           SVC_CARD_FINGERPRINT_SECRET_ARN: this.cardFingerprintKey.secretArn,
           SVC_STRIPE_SECRET_ARN: this.stripeSecret.secretArn,

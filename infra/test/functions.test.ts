@@ -110,8 +110,10 @@ describe.each(STAGE_NAMES)('the %s functions', (stage) => {
       });
       if (domain === 'identity') expect(variables.SVC_SIGNING_KEY_SECRET_ARN).toEqual({ Ref: secretId });
       else expect(variables).not.toHaveProperty('SVC_SIGNING_KEY_SECRET_ARN');
-      if (domain === 'payments') expect(variables.SVC_CARD_FINGERPRINT_SECRET_ARN).toEqual({ Ref: fingerprintId });
-      else expect(variables).not.toHaveProperty('SVC_CARD_FINGERPRINT_SECRET_ARN');
+      // Payments, and the portal that sets up a donor's new card as payments does.
+      if (domain === 'payments' || domain === 'portal') {
+        expect(variables.SVC_CARD_FINGERPRINT_SECRET_ARN).toEqual({ Ref: fingerprintId });
+      } else expect(variables).not.toHaveProperty('SVC_CARD_FINGERPRINT_SECRET_ARN');
     }
   });
 
@@ -296,11 +298,11 @@ describe.each(STAGE_NAMES)('the %s functions', (stage) => {
     }
   });
 
-  it('let only the payments function read the card fingerprint key, and nobody write it', () => {
+  it('let only the payments and portal functions read the card fingerprint key, and nobody write it', () => {
     const template = templateOf(stage);
     const secretId = logicalIdStartingWith(template, 'AWS::SecretsManager::Secret', 'CardFingerprintKey');
     expect(rolesAllowedOn(template, secretId, ['secretsmanager:GetSecretValue', 'secretsmanager:*'])).toEqual(
-      new Set([functionOf(stage, 'payments').roleId]),
+      new Set([functionOf(stage, 'payments').roleId, functionOf(stage, 'portal').roleId]),
     );
     expect(rolesAllowedOn(template, secretId, ['secretsmanager:PutSecretValue', 'secretsmanager:*']).size).toBe(0);
   });

@@ -16,6 +16,7 @@ const ENGINE_USERS = [
   'subscriptions',
   'organisations',
   'onboarding',
+  'portal',
   'billing-worker',
   'payment-resolver',
   'search-projector',

@@ -18,14 +18,19 @@ function roleOf(stage: (typeof STAGE_NAMES)[number], service: string): string {
 }
 
 describe.each(STAGE_NAMES)('Stripe in the %s stage', (stage) => {
-  it('keeps its keys in one secret that payments, the billing worker and the resolver read and no function writes', () => {
+  it('keeps its keys in one secret that payments, the portal, the billing worker and the resolver read and no function writes', () => {
     const template = templateOf(stage);
     const secretId = logicalIdStartingWith(template, 'AWS::SecretsManager::Secret', 'StripeKeys');
     expect(rolesAllowedOn(template, secretId, ['secretsmanager:GetSecretValue', 'secretsmanager:*'])).toEqual(
-      new Set([roleOf(stage, 'payments'), roleOf(stage, 'billing-worker'), roleOf(stage, 'payment-resolver')]),
+      new Set([
+        roleOf(stage, 'payments'),
+        roleOf(stage, 'portal'),
+        roleOf(stage, 'billing-worker'),
+        roleOf(stage, 'payment-resolver'),
+      ]),
     );
     expect(rolesAllowedOn(template, secretId, ['secretsmanager:PutSecretValue', 'secretsmanager:*']).size).toBe(0);
-    for (const service of ['payments', 'billing-worker', 'payment-resolver']) {
+    for (const service of ['payments', 'portal', 'billing-worker', 'payment-resolver']) {
       const fn = functionsByService(template).get(service);
       expect(fn?.properties.Environment.Variables.SVC_STRIPE_SECRET_ARN, service).toEqual({ Ref: secretId });
     }

@@ -13,8 +13,9 @@ export const DOMAINS = {
   // scrypt for user passwords wants the CPU that comes with memory.
   onboarding: { entry: 'apps/api/src/onboarding-lambda.ts', memoryMb: 1024 },
   reconciliation: { entry: 'services/reconciliation/src/handlers/lambda.ts', memoryMb: 512 },
-  // The donor portal: its settings, links, pages and the API they use.
-  portal: { entry: 'services/portal/src/handlers/lambda.ts', memoryMb: 256 },
+  // The donor portal: its settings, links, pages and the API they use; it sets up a donor's new
+  // payment method as payments does (card rules, provider SDKs), so it gets payments' memory.
+  portal: { entry: 'apps/api/src/portal-lambda.ts', memoryMb: 1024 },
 } as const;
 
 export type DomainName = keyof typeof DOMAINS;

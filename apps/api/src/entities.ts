@@ -22,7 +22,7 @@ import {
   PROVIDER_RATE,
   ROUTE_CALLED,
 } from '@svc/payments';
-import { PORTAL_LINK, PORTAL_LOGIN_COUNT, PORTAL_SESSION, PORTAL_SETTINGS } from '@svc/portal';
+import { PORTAL_CODE, PORTAL_LINK, PORTAL_LOGIN_COUNT, PORTAL_SESSION, PORTAL_SETTINGS } from '@svc/portal';
 import { REPORT, SOURCE_CONFIGURATION } from '@svc/reconciliation';
 import { DEFAULT_PLAN, INVOICE, PLAN, SUBSCRIPTION } from '@svc/subscriptions';
 import { SUPPORTER } from '@svc/supporters';
@@ -89,5 +89,6 @@ export const ENTITIES: readonly DescribedEntity[] = [
   PORTAL_SETTINGS,
   PORTAL_LINK,
   PORTAL_SESSION,
+  PORTAL_CODE,
   PORTAL_LOGIN_COUNT,
 ];

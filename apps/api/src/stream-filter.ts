@@ -3,7 +3,7 @@ import { IDEMPOTENCY_RECORD } from '@svc/http';
 import { MAIL } from '@svc/mail';
 import { PASSWORD_GUESSES } from '@svc/onboarding';
 import { PROVIDER_HEALTH, PROVIDER_RATE } from '@svc/payments';
-import { PORTAL_LOGIN_COUNT, PORTAL_SESSION } from '@svc/portal';
+import { PORTAL_CODE, PORTAL_LOGIN_COUNT, PORTAL_SESSION } from '@svc/portal';
 import {
   DELIVERY,
   RESPONSE,
@@ -29,6 +29,8 @@ export const QUIET_ENTITIES: readonly string[] = [
   // The portal's login counts and sessions (a session's last_seen moves once a minute).
   PORTAL_LOGIN_COUNT,
   PORTAL_SESSION,
+  // One-time codes (a guess counted per request).
+  PORTAL_CODE,
   IDEMPOTENCY_RECORD,
   WEBHOOK_PACE,
   WEBHOOK_PAUSE,

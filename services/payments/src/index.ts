@@ -9,10 +9,12 @@ export {
   type RecurringCharge,
   settledRecurringPayment,
 } from './domain/recurring';
+export { type PaymentRequest, paymentRequestSchema } from './domain/request';
 export { resolveUnknownPayments } from './domain/resolution';
 export { ROUTE_CALLED } from './domain/routing';
 export { searchPayments } from './domain/search';
 export { paymentShape, paymentSourceShape, refundShape } from './domain/shapes';
+export { createPaymentSource } from './domain/sources';
 export {
   type PaymentForSubscription,
   type PaymentSubscriptionInput,
@@ -55,5 +57,3 @@ export {
   type ProviderHealth,
 } from './repository/provider-health-repository';
 export { forgetProviderSlots, PROVIDER_RATE, takeProviderSlot } from './repository/provider-rate-repository';
-export { createPaymentSource } from './domain/sources';
-export { type PaymentRequest, paymentRequestSchema } from './domain/request';

@@ -8,6 +8,7 @@ export { html, type SafeHtml } from './page/html';
 export { type PortalPageInput, pageResult, type RenderedPage, renderPortalPage } from './page/layout';
 export { type MessageKey, t } from './page/messages';
 export { homePage, type PageContext, signOutForm } from './page/pages';
+export { PORTAL_CODE } from './repository/code-repository';
 export { linkTokenHash, PORTAL_LINK } from './repository/link-repository';
 export { PORTAL_LOGIN_COUNT } from './repository/login-limit-repository';
 export { PORTAL_SETTINGS } from './repository/settings-repository';
