@@ -452,6 +452,8 @@ describe('the security headers of every HTML page', () => {
         return call('GET', '/connect?token=unknown');
       case 'GET /portal':
         return call('GET', '/portal?token=unknown');
+      case 'GET /portal/returned':
+        return call('GET', `/portal/returned?method=${newUuid()}&locale=de`);
       case 'GET /portal/home':
       case 'GET /portal/gifts':
       case 'GET /portal/subscriptions/{subscription_uuid}':
@@ -541,6 +543,7 @@ describe('the security headers of every HTML page', () => {
         'GET /portal',
         'POST /portal',
         'GET /portal/home',
+        'GET /portal/returned',
         'POST /portal/login-form',
         'POST /portal/logout',
         'GET /portal/gifts',

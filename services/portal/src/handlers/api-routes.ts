@@ -217,7 +217,7 @@ export const portalApiRoutes: AnyRoute[] = [
           request.params.subscription_uuid,
           request.body,
           request.baseUrl,
-          `${request.baseUrl}/portal/home`,
+          `${request.baseUrl}/portal/returned?method=${request.params.subscription_uuid}`,
         ),
       );
     },

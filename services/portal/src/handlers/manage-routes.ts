@@ -1,4 +1,4 @@
-import { AppError, ConflictError, NotFoundError, TooManyRequestsError, ValidationError } from '@svc/core';
+import { AppError, ConflictError, isUuid, NotFoundError, TooManyRequestsError, ValidationError } from '@svc/core';
 import { type AnyRoute, defineRoute, type HttpResult, uuidParams } from '@svc/http';
 import { findAccount } from '@svc/organisations';
 import { findPaymentSource } from '@svc/payments';
@@ -31,6 +31,7 @@ import {
   parseMajorAmount,
   retentionOfferOf,
   retentionPage,
+  returnedPage,
   subscriptionPage,
   subscriptionPath,
 } from '../page/manage-pages';
@@ -378,7 +379,9 @@ const CHANGES: ChangeSpec[] = [
             cvv: digits(body.cvc),
           };
       const baseUrl = signed.baseUrl ?? '';
-      const returnUrl = `${baseUrl}/portal/home?method=${uuid}&locale=${locale}`;
+      // Back through a page that needs no session (the provider's redirect is cross-site: the
+      // SameSite=Strict cookie comes only with the next, same-site, click).
+      const returnUrl = `${baseUrl}/portal/returned?method=${uuid}&locale=${locale}`;
       const changed = await changePaymentMethod(
         signed.session,
         uuid,
@@ -449,7 +452,26 @@ async function gifts(query: z.output<typeof giftsQuery>, cookies: Readonly<Recor
   return pageResult(200, giftsPage(signed.ctx, year, list));
 }
 
+const returnedQuery = z.object({ method: z.string().max(100).optional(), locale: z.string().max(10).optional() });
+
 export const portalManageRoutes: AnyRoute[] = [
+  defineRoute({
+    method: 'GET',
+    path: '/portal/returned',
+    auth: 'none',
+    limit: 'address',
+    hidden: true,
+    operationId: 'portalReturnedPage',
+    summary: 'Where a provider sends the donor back after approving a new payment method (HTML, no session)',
+    query: returnedQuery,
+    responses: HTML_PAGE,
+    handle: ({ query }) =>
+      guard(query.locale, async () => {
+        const locale = pageLocale(query.locale);
+        const method = query.method && isUuid(query.method) ? query.method.toLowerCase() : undefined;
+        return pageResult(200, returnedPage({ locale, brand: await brandFor(undefined, locale) }, method));
+      }),
+  }),
   defineRoute({
     method: 'GET',
     path: '/portal/subscriptions/{subscription_uuid}',

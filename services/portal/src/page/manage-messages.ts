@@ -8,6 +8,10 @@ import type { PortalLocale } from '../repository/link-repository';
 import { format } from './messages';
 
 const en = {
+  returned_title: 'Welcome back',
+  returned_text:
+    'Your bank or card issuer has sent you back to us. Continue to see whether your new payment method is in use.',
+  returned_continue: 'Continue to your donations',
   subs_none: 'You have no recurring donations with this organisation.',
   subs_open: 'Manage this donation',
   sub_title: 'Your recurring donation',
@@ -150,6 +154,10 @@ export type ManageKey = keyof typeof en;
 type ManageMessages = { readonly [K in ManageKey]: string };
 
 const de: ManageMessages = {
+  returned_title: 'Willkommen zurück',
+  returned_text:
+    'Ihre Bank oder Ihr Kartenherausgeber hat Sie zu uns zurückgeschickt. Fahren Sie fort, um zu sehen, ob Ihre neue Zahlungsart verwendet wird.',
+  returned_continue: 'Weiter zu Ihren Spenden',
   subs_none: 'Sie haben bei dieser Organisation keine wiederkehrenden Spenden.',
   subs_open: 'Diese Spende verwalten',
   sub_title: 'Ihre wiederkehrende Spende',
@@ -292,6 +300,10 @@ const de: ManageMessages = {
 };
 
 const fr: ManageMessages = {
+  returned_title: 'Bon retour',
+  returned_text:
+    'Votre banque ou l’émetteur de votre carte vous a renvoyé chez nous. Continuez pour voir si votre nouveau moyen de paiement est utilisé.',
+  returned_continue: 'Continuer vers vos dons',
   subs_none: 'Vous n’avez pas de don régulier auprès de cette organisation.',
   subs_open: 'Gérer ce don',
   sub_title: 'Votre don régulier',
@@ -431,6 +443,10 @@ const fr: ManageMessages = {
 };
 
 const it: ManageMessages = {
+  returned_title: 'Bentornato',
+  returned_text:
+    'La sua banca o l’emittente della carta l’ha rimandata da noi. Continui per vedere se il nuovo metodo di pagamento è in uso.',
+  returned_continue: 'Continua verso le sue donazioni',
   subs_none: 'Non ha donazioni ricorrenti presso questa organizzazione.',
   subs_open: 'Gestire questa donazione',
   sub_title: 'La sua donazione ricorrente',

@@ -158,3 +158,14 @@ describe('the donor’s pages’ messages', () => {
     if (locale === 'de') for (const key of keys) expect(catalogue[key], key).not.toContain('ß');
   });
 });
+
+describe('the page a provider sends the donor back to', () => {
+  it('needs no session and links on to the home page with the subscription, in the donor’s language', async () => {
+    const { returnedPage } = await import('./manage-pages');
+    const uuid = '0b7c7a52-5c1f-4a3e-9d8e-6a1f2b3c4d5e';
+    const rendered = returnedPage({ locale: 'de', brand: { name: 'Verein', color: '#0a3d62' } }, uuid);
+    expect(rendered.html).toContain('Willkommen zurück');
+    expect(rendered.html).toContain(`href="/portal/home?method=${uuid}&amp;locale=de"`);
+    expect(rendered.html).not.toContain('csrf-token');
+  });
+});

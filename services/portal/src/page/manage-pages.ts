@@ -637,6 +637,24 @@ export function notFoundPage(ctx: PageContext): RenderedPage {
   );
 }
 
+/**
+ * Where a provider sends the donor back after approving a new payment method (3-D Secure, a
+ * bank). That navigation comes from another site, so the browser does not send the portal's
+ * SameSite=Strict session cookie with it: this page needs no session and only links on, and the
+ * click on it (same-site) carries the cookie to the home page, which shows the outcome.
+ */
+export function returnedPage(ctx: PageContext, subscriptionUuid: string | undefined): RenderedPage {
+  const title = m(ctx.locale, 'returned_title');
+  const next = subscriptionUuid ? `/portal/home?method=${subscriptionUuid}` : '/portal/home';
+  return page(
+    ctx,
+    title,
+    html`<h1>${title}</h1>
+<p class="lead">${m(ctx.locale, 'returned_text')}</p>
+<p><a class="button" href="${href(ctx, next)}">${m(ctx.locale, 'returned_continue')}</a></p>`,
+  );
+}
+
 /** A page-level refusal (409: not possible now, or the feature is off): the page again with the message on top. */
 export function withPageError(message: string): FieldErrors {
   return { '': message };
