@@ -462,7 +462,8 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
       ...partitionsOf('subscription', 'payment_source', 'provider_customer'),
     ],
     // The login counts are only counted (their condition needs no read).
-    writesUnread: partitionsOf('portal_login_count', 'provider_rate'),
+    // The codes' guesses are counted and used by conditional UpdateItems, never read back by a Get.
+    writesUnread: partitionsOf('portal_login_count', 'provider_rate', 'portal_code'),
     alsoWrites: [
       // A link redeemed (SET used_at), a session's last_seen moved, a login counted (ADD), a
       // code's guess counted and its use (conditional UpdateItems).

@@ -47,6 +47,18 @@ const UNEXERCISED_WRITES: ReadonlyArray<{ fn: string; leadingKey: string; action
     leadingKey: 'SUBSCRIPTION#*',
     why: 'a payment that starts a subscription settled by the resolver rather than by the donor or an event (domain/approval.ts settlePending)',
   },
+  // The portal sets up a donor's new payment method as payments does (services/portal
+  // domain/payment-method.ts → createPaymentSource): at Stripe a customer, and every provider's
+  // shared circuit and rate counts. The suite changes methods on the simulated provider only.
+  ...[
+    { leadingKey: 'PROVIDER_CUSTOMER#*', action: 'dynamodb:PutItem' },
+    { leadingKey: 'PROVIDER_HEALTH#*', action: 'dynamodb:UpdateItem' },
+    { leadingKey: 'PROVIDER_RATE#*', action: 'dynamodb:UpdateItem' },
+  ].map((write) => ({
+    fn: 'portal',
+    ...write,
+    why: "a donor's new payment method at Stripe or Adyen (the suite uses the simulated provider): granted for a path the suite does not reach yet; to confirm with a test, or remove",
+  })),
 ];
 
 /**
@@ -124,6 +136,16 @@ const UNEXERCISED_READS: ReadonlyArray<{ fn: string; leadingKey: string; index?:
     fn: 'reconciliation',
     leadingKey: 'ORG#*',
     why: `the organisation a report or source belongs to: ${NOT_YET_CONFIRMED}`,
+  },
+  ...['PROVIDER_CUSTOMER#*', 'PROVIDER_HEALTH#*'].map((leadingKey) => ({
+    fn: 'portal',
+    leadingKey,
+    why: `a donor's new payment method at Stripe or Adyen (its customer, the provider's circuit): ${NOT_YET_CONFIRMED}`,
+  })),
+  {
+    fn: 'portal',
+    leadingKey: 'PLAN#*',
+    why: "a subscription's plan name as GET shows it (subscriptions' planRefs); the portal's tests use the global default plan, which is no item",
   },
   {
     fn: 'stream-publisher',

@@ -1304,6 +1304,199 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/portal/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A donor asks for a link into the portal by e-mail (no token): always 202, the same answer
+         * @description Mails a fresh `manage` link to the organisation's newest supporter with this e-mail (any case), if there is one and the portal is on; the answer is the same either way. At most 5 requests per e-mail per 15 minutes and 20 per caller address per minute (clock-aligned windows; an IPv6 address counts by its /64), then 429 with Retry-After.
+         */
+        post: operations["portalLogin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The donor portal’s way in (HTML): /portal?token=… (a link’s page) or /portal?organisation_uuid=…
+         * @description Opening a link uses nothing up; its "Continue" button redeems it and starts a session. Without a token, the organisation’s page asks for a link by e-mail.
+         */
+        get: operations["portalPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/api/subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The signed-in donor’s subscriptions in the organisation (the portal session cookie) */
+        get: operations["portalListSubscriptions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/api/payments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The signed-in donor’s gifts of a year (UTC), newest first */
+        get: operations["portalListPayments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/api/subscriptions/{subscription_uuid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Change the amount, the interval or the next charge date (from the next charge, no proration) */
+        patch: operations["portalChangeSubscription"];
+        trace?: never;
+    };
+    "/portal/api/subscriptions/{subscription_uuid}/skip": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Skip the next charge (`due_date`: the next_due_date, as YYYY-MM-DD or as GET shows it) */
+        post: operations["portalSkipCharge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/api/subscriptions/{subscription_uuid}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Pause from today, until `resume_on` or until resumed (the billing grid kept, no catch-up) */
+        post: operations["portalPauseSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/api/subscriptions/{subscription_uuid}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Resume a paused subscription from its next due day on the grid */
+        post: operations["portalResumeSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/api/subscriptions/{subscription_uuid}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel, with a reason from the organisation’s list and an optional comment */
+        post: operations["portalCancelSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/api/codes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mail a one-time code to the donor (needed to change the payment method; one a minute) */
+        post: operations["portalSendCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/api/subscriptions/{subscription_uuid}/payment-method": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A new payment method for the subscription, with the mailed code (the old one is kept until the new one is active) */
+        post: operations["portalChangePaymentMethod"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "svc.payments.payment.succeeded": {
@@ -1580,6 +1773,26 @@ export interface webhooks {
          * @description The subscription as its GET returns it is the event's `data`. See the webhooks introduction for signatures and retries.
          */
         post: operations["event:svc.subscriptions.subscription.cancelled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "svc.subscriptions.subscription.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * svc.subscriptions.subscription.updated
+         * @description The subscription as its GET returns it is the event's `data`. See the webhooks introduction for signatures and retries.
+         */
+        post: operations["event:svc.subscriptions.subscription.updated"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1986,6 +2199,11 @@ export interface components {
             /** @description Unix seconds of local midnight in the subscription's timezone */
             planned_end?: number;
             ended_at?: number;
+            /** @description Why the supporter cancelled in the donor portal (a code of the organisation’s list) */
+            cancellation?: {
+                reason: string;
+                comment?: string;
+            };
             /** @description Unix seconds of local midnight in the subscription's timezone */
             suspension_start?: number;
             /** @description Unix seconds of local midnight in the subscription's timezone */
@@ -1997,6 +2215,13 @@ export interface components {
             };
             svc_parameters: {
                 [key: string]: unknown;
+            };
+            /** @description Who made the change: the supporter in the portal, the organisation through the API, or the billing run */
+            changed_by?: {
+                /** @enum {string} */
+                actor: "supporter" | "organisation" | "system";
+                /** @enum {string} */
+                channel: "portal" | "api" | "billing";
             };
         };
         Invoice: {
@@ -2096,6 +2321,11 @@ export interface components {
                 /** @description Unix seconds of local midnight in the subscription's timezone */
                 planned_end?: number;
                 ended_at?: number;
+                /** @description Why the supporter cancelled in the donor portal (a code of the organisation’s list) */
+                cancellation?: {
+                    reason: string;
+                    comment?: string;
+                };
                 /** @description Unix seconds of local midnight in the subscription's timezone */
                 suspension_start?: number;
                 /** @description Unix seconds of local midnight in the subscription's timezone */
@@ -8894,6 +9124,11 @@ export interface operations {
                         /** @description Unix seconds of local midnight in the subscription's timezone */
                         planned_end?: number;
                         ended_at?: number;
+                        /** @description Why the supporter cancelled in the donor portal (a code of the organisation’s list) */
+                        cancellation?: {
+                            reason: string;
+                            comment?: string;
+                        };
                         /** @description Unix seconds of local midnight in the subscription's timezone */
                         suspension_start?: number;
                         /** @description Unix seconds of local midnight in the subscription's timezone */
@@ -9069,6 +9304,11 @@ export interface operations {
                         /** @description Unix seconds of local midnight in the subscription's timezone */
                         planned_end?: number;
                         ended_at?: number;
+                        /** @description Why the supporter cancelled in the donor portal (a code of the organisation’s list) */
+                        cancellation?: {
+                            reason: string;
+                            comment?: string;
+                        };
                         /** @description Unix seconds of local midnight in the subscription's timezone */
                         suspension_start?: number;
                         /** @description Unix seconds of local midnight in the subscription's timezone */
@@ -9250,6 +9490,11 @@ export interface operations {
                         /** @description Unix seconds of local midnight in the subscription's timezone */
                         planned_end?: number;
                         ended_at?: number;
+                        /** @description Why the supporter cancelled in the donor portal (a code of the organisation’s list) */
+                        cancellation?: {
+                            reason: string;
+                            comment?: string;
+                        };
                         /** @description Unix seconds of local midnight in the subscription's timezone */
                         suspension_start?: number;
                         /** @description Unix seconds of local midnight in the subscription's timezone */
@@ -9427,6 +9672,11 @@ export interface operations {
                         /** @description Unix seconds of local midnight in the subscription's timezone */
                         planned_end?: number;
                         ended_at?: number;
+                        /** @description Why the supporter cancelled in the donor portal (a code of the organisation’s list) */
+                        cancellation?: {
+                            reason: string;
+                            comment?: string;
+                        };
                         /** @description Unix seconds of local midnight in the subscription's timezone */
                         suspension_start?: number;
                         /** @description Unix seconds of local midnight in the subscription's timezone */
@@ -9629,6 +9879,11 @@ export interface operations {
                         /** @description Unix seconds of local midnight in the subscription's timezone */
                         planned_end?: number;
                         ended_at?: number;
+                        /** @description Why the supporter cancelled in the donor portal (a code of the organisation’s list) */
+                        cancellation?: {
+                            reason: string;
+                            comment?: string;
+                        };
                         /** @description Unix seconds of local midnight in the subscription's timezone */
                         suspension_start?: number;
                         /** @description Unix seconds of local midnight in the subscription's timezone */
@@ -9806,6 +10061,11 @@ export interface operations {
                         /** @description Unix seconds of local midnight in the subscription's timezone */
                         planned_end?: number;
                         ended_at?: number;
+                        /** @description Why the supporter cancelled in the donor portal (a code of the organisation’s list) */
+                        cancellation?: {
+                            reason: string;
+                            comment?: string;
+                        };
                         /** @description Unix seconds of local midnight in the subscription's timezone */
                         suspension_start?: number;
                         /** @description Unix seconds of local midnight in the subscription's timezone */
@@ -9990,6 +10250,11 @@ export interface operations {
                         /** @description Unix seconds of local midnight in the subscription's timezone */
                         planned_end?: number;
                         ended_at?: number;
+                        /** @description Why the supporter cancelled in the donor portal (a code of the organisation’s list) */
+                        cancellation?: {
+                            reason: string;
+                            comment?: string;
+                        };
                         /** @description Unix seconds of local midnight in the subscription's timezone */
                         suspension_start?: number;
                         /** @description Unix seconds of local midnight in the subscription's timezone */
@@ -10214,6 +10479,11 @@ export interface operations {
                             /** @description Unix seconds of local midnight in the subscription's timezone */
                             planned_end?: number;
                             ended_at?: number;
+                            /** @description Why the supporter cancelled in the donor portal (a code of the organisation’s list) */
+                            cancellation?: {
+                                reason: string;
+                                comment?: string;
+                            };
                             /** @description Unix seconds of local midnight in the subscription's timezone */
                             suspension_start?: number;
                             /** @description Unix seconds of local midnight in the subscription's timezone */
@@ -11096,6 +11366,11 @@ export interface operations {
                             /** @description Unix seconds of local midnight in the subscription's timezone */
                             planned_end?: number;
                             ended_at?: number;
+                            /** @description Why the supporter cancelled in the donor portal (a code of the organisation’s list) */
+                            cancellation?: {
+                                reason: string;
+                                comment?: string;
+                            };
                             /** @description Unix seconds of local midnight in the subscription's timezone */
                             suspension_start?: number;
                             /** @description Unix seconds of local midnight in the subscription's timezone */
@@ -15699,7 +15974,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input; the details name each offending property */
+            /** @description Invalid input; a supporter without an e-mail (error.portal.no_email) or one mail cannot be sent to with send_email (error.portal.email_not_sendable) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -15818,6 +16093,1732 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before sending again */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    portalLogin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "organisation_uuid": "fb69559a-020f-461c-b05e-603c4feb8f3a",
+                 *       "email": "donor-1795945465402-0@example.org"
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    organisation_uuid: string;
+                    /** Format: email */
+                    email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted (whether or not the e-mail is known) */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "If a supporter of this organisation has this e-mail address and its donor portal is on, a link to the portal is on its way to it"
+                     *     }
+                     */
+                    "application/json": {
+                        message: string;
+                    };
+                };
+            };
+            /** @description Invalid input; the details name each offending property */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "43f042ba-f595-4df4-93b9-b34709a795d9",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.not_valid",
+                     *             "property": "organisation_uuid",
+                     *             "message": "Invalid UUID"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over a login limit (per e-mail, per address); nothing was done */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "03d4c96e-4c5a-45d0-88f9-d2060d0c474e",
+                     *       "error": {
+                     *         "http_code": 429,
+                     *         "code": "too_many_requests",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.rate_limited",
+                     *             "property": "",
+                     *             "message": "Too many login requests for this e-mail address; try again later"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    portalPage: {
+        parameters: {
+            query?: {
+                /** @example 38HB4rX75_fcWAXxSHMGKL-8wnr9J2ZbGCVqU-c1GfA */
+                token?: string;
+                locale?: string;
+                organisation_uuid?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description HTML page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Unknown link or organisation (HTML) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The link was used already, or the portal is off (HTML) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The link has expired, or its e-mail address changed (HTML) */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    portalListSubscriptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Each as GET /subscriptions/{uuid} shows it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "uuid": "92c99055-5d3b-4b48-af30-bf067aba3289",
+                     *         "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *         "account_uuid": "8b3f4e5c-6d7a-4b82-8c93-bd4e5f607182",
+                     *         "supporter_uuid": "ef68d5a8-e76c-4c79-9b5c-fbdc45a8ae2d",
+                     *         "subscription_plan": {
+                     *           "uuid": "00000000-0000-4000-8000-000000000001",
+                     *           "name": "Global default plan"
+                     *         },
+                     *         "payment_source_uuid": "de68b7b8-a121-4fa1-a693-7247f25fed40",
+                     *         "payment_provider": "simulated",
+                     *         "payment_method": "card",
+                     *         "created": 1930899600,
+                     *         "currency": "CHF",
+                     *         "amount": 2500,
+                     *         "timezone": "UTC",
+                     *         "charged_by": "svc",
+                     *         "next_due_date": 1933545600,
+                     *         "subscription_status": "active",
+                     *         "recurring_interval": "monthly",
+                     *         "planned_since": 1930899600,
+                     *         "consecutive_failed_invoices": 0,
+                     *         "test_mode": false,
+                     *         "custom_parameters": {},
+                     *         "svc_parameters": {}
+                     *       }
+                     *     ]
+                     */
+                    "application/json": {
+                        uuid: string;
+                        organisation_uuid: string;
+                        account_uuid: string;
+                        supporter_uuid?: string;
+                        subscription_plan: {
+                            uuid: string;
+                            name: string;
+                        };
+                        payment_source_uuid: string;
+                        payment_provider: string;
+                        payment_method: string;
+                        created: number;
+                        currency: string;
+                        /** @description Minor units */
+                        amount: number;
+                        timezone: string;
+                        /** @constant */
+                        charged_by: "svc";
+                        /** @description Unix seconds of local midnight in the subscription's timezone */
+                        next_due_date?: number;
+                        /** @enum {string} */
+                        subscription_status: "pending" | "active" | "suspended" | "cancelled" | "finished";
+                        recurring_interval: string;
+                        /** @description Unix seconds of local midnight in the subscription's timezone */
+                        planned_effective_from?: number;
+                        planned_since?: number;
+                        /** @description Unix seconds of local midnight in the subscription's timezone */
+                        planned_end?: number;
+                        ended_at?: number;
+                        /** @description Why the supporter cancelled in the donor portal (a code of the organisation’s list) */
+                        cancellation?: {
+                            reason: string;
+                            comment?: string;
+                        };
+                        /** @description Unix seconds of local midnight in the subscription's timezone */
+                        suspension_start?: number;
+                        /** @description Unix seconds of local midnight in the subscription's timezone */
+                        suspension_end?: number;
+                        consecutive_failed_invoices: number;
+                        test_mode: boolean;
+                        custom_parameters: {
+                            [key: string]: unknown;
+                        };
+                        svc_parameters: {
+                            [key: string]: unknown;
+                        };
+                    }[];
+                };
+            };
+            /** @description No portal session, or it ended (30 minutes idle, 2 hours at most) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "No portal session"
+                     *     }
+                     */
+                    "application/json": {
+                        message: string;
+                    };
+                };
+            };
+            /** @description Too many requests from this address */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    portalListPayments: {
+        parameters: {
+            query: {
+                /** @example 2031 */
+                year: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The year’s gifts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "year": 2031,
+                     *       "payments": [
+                     *         {
+                     *           "uuid": "9fb588c7-1a17-516c-874f-900ccc89f8e7",
+                     *           "amount": {
+                     *             "value": "2500",
+                     *             "currency": "CHF"
+                     *           },
+                     *           "status": "succeeded",
+                     *           "created": 1930899600,
+                     *           "profile": "card-test",
+                     *           "refunds": [],
+                     *           "provider": "simulated",
+                     *           "test_mode": false,
+                     *           "account_uuid": "8b3f4e5c-6d7a-4b82-8c93-bd4e5f607182",
+                     *           "invoice_uuid": "c848f7d3-7d76-53ae-ae07-f0eba81aa83f",
+                     *           "payment_method": "card",
+                     *           "supporter_uuid": "9667a009-e178-45fe-b8bd-a35373fdf9b4",
+                     *           "svc_parameters": {},
+                     *           "refunded_amount": {
+                     *             "value": "0",
+                     *             "currency": "CHF"
+                     *           },
+                     *           "custom_parameters": {},
+                     *           "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *           "subscription_uuid": "ced01ac8-415f-4f5f-9304-f64962b8f10f",
+                     *           "charge_attempt_uuid": "372993c7-c2e5-55c9-88ba-478bd14b21ff",
+                     *           "payment_information": {
+                     *             "brand": "visa",
+                     *             "last4": "4242",
+                     *             "expiry_year": 2099,
+                     *             "fingerprint": "SWb1e_4iXl9lJpxPhr8oEZ",
+                     *             "expiry_month": 12
+                     *           },
+                     *           "charged_payment_source_uuid": "8b30a316-6aa0-470d-b3d4-5a75820fb4f8"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        year: number;
+                        /** @description Each as GET /payments/{uuid} shows it */
+                        payments: {
+                            [key: string]: unknown;
+                        }[];
+                    };
+                };
+            };
+            /** @description year missing or out of range */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "d005ea4f-7d74-4e49-a6ad-993830fc4111",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.invalid_type",
+                     *             "property": "year",
+                     *             "message": "Invalid input: expected number, received NaN"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No portal session, or it ended (30 minutes idle, 2 hours at most) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        message: string;
+                    };
+                };
+            };
+            /** @description Too many requests from this address */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    portalChangeSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 92c99055-5d3b-4b48-af30-bf067aba3289 */
+                subscription_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": 3000,
+                 *       "recurring_interval": "yearly"
+                 *     }
+                 */
+                "application/json": {
+                    amount?: number;
+                    recurring_interval?: string;
+                    next_due_date?: string | number;
+                };
+            };
+        };
+        responses: {
+            /** @description The subscription, as GET /subscriptions/{uuid} shows it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "uuid": "92c99055-5d3b-4b48-af30-bf067aba3289",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "account_uuid": "8b3f4e5c-6d7a-4b82-8c93-bd4e5f607182",
+                     *       "supporter_uuid": "ef68d5a8-e76c-4c79-9b5c-fbdc45a8ae2d",
+                     *       "subscription_plan": {
+                     *         "uuid": "00000000-0000-4000-8000-000000000001",
+                     *         "name": "Global default plan"
+                     *       },
+                     *       "payment_source_uuid": "de68b7b8-a121-4fa1-a693-7247f25fed40",
+                     *       "payment_provider": "simulated",
+                     *       "payment_method": "card",
+                     *       "created": 1930899600,
+                     *       "currency": "CHF",
+                     *       "amount": 3000,
+                     *       "timezone": "UTC",
+                     *       "charged_by": "svc",
+                     *       "next_due_date": 1962489600,
+                     *       "subscription_status": "active",
+                     *       "recurring_interval": "yearly",
+                     *       "planned_since": 1930899600,
+                     *       "consecutive_failed_invoices": 0,
+                     *       "test_mode": false,
+                     *       "custom_parameters": {},
+                     *       "svc_parameters": {}
+                     *     }
+                     */
+                    "application/json": {
+                        uuid: string;
+                        organisation_uuid: string;
+                        account_uuid: string;
+                        supporter_uuid?: string;
+                        subscription_plan: {
+                            uuid: string;
+                            name: string;
+                        };
+                        payment_source_uuid: string;
+                        payment_provider: string;
+                        payment_method: string;
+                        created: number;
+                        currency: string;
+                        /** @description Minor units */
+                        amount: number;
+                        timezone: string;
+                        /** @constant */
+                        charged_by: "svc";
+                        /** @description Unix seconds of local midnight in the subscription's timezone */
+                        next_due_date?: number;
+                        /** @enum {string} */
+                        subscription_status: "pending" | "active" | "suspended" | "cancelled" | "finished";
+                        recurring_interval: string;
+                        /** @description Unix seconds of local midnight in the subscription's timezone */
+                        planned_effective_from?: number;
+                        planned_since?: number;
+                        /** @description Unix seconds of local midnight in the subscription's timezone */
+                        planned_end?: number;
+                        ended_at?: number;
+                        /** @description Why the supporter cancelled in the donor portal (a code of the organisation’s list) */
+                        cancellation?: {
+                            reason: string;
+                            comment?: string;
+                        };
+                        /** @description Unix seconds of local midnight in the subscription's timezone */
+                        suspension_start?: number;
+                        /** @description Unix seconds of local midnight in the subscription's timezone */
+                        suspension_end?: number;
+                        consecutive_failed_invoices: number;
+                        test_mode: boolean;
+                        custom_parameters: {
+                            [key: string]: unknown;
+                        };
+                        svc_parameters: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input, or outside what the organisation allows (min/max, intervals, reasons) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "0f46805b-60f1-4af6-ada8-843ef41557d5",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.not_valid",
+                     *             "property": "amount",
+                     *             "message": "At least 500"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No portal session, or it ended (30 minutes idle, 2 hours at most) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "No portal session"
+                     *     }
+                     */
+                    "application/json": {
+                        message: string;
+                    };
+                };
+            };
+            /** @description The X-CSRF-Token header is missing or wrong */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "0fd37fde-2f99-4327-aaf6-b23953c0c9da",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "The CSRF token is missing or does not match the portal session"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not one of the donor’s subscriptions */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "fe2c782a-fe90-4d91-8fc1-89f058466c96",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Subscription not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed now: the subscription’s state, or the organisation turned the feature off */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests from this address */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    portalSkipCharge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 92c99055-5d3b-4b48-af30-bf067aba3289 */
+                subscription_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "due_date": "2031-04-10"
+                 *     }
+                 */
+                "application/json": {
+                    due_date: string | number;
+                };
+            };
+        };
+        responses: {
+            /** @description The subscription, as GET /subscriptions/{uuid} shows it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "uuid": "92c99055-5d3b-4b48-af30-bf067aba3289",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "account_uuid": "8b3f4e5c-6d7a-4b82-8c93-bd4e5f607182",
+                     *       "supporter_uuid": "ef68d5a8-e76c-4c79-9b5c-fbdc45a8ae2d",
+                     *       "subscription_plan": {
+                     *         "uuid": "00000000-0000-4000-8000-000000000001",
+                     *         "name": "Global default plan"
+                     *       },
+                     *       "payment_source_uuid": "de68b7b8-a121-4fa1-a693-7247f25fed40",
+                     *       "payment_provider": "simulated",
+                     *       "payment_method": "card",
+                     *       "created": 1930899600,
+                     *       "currency": "CHF",
+                     *       "amount": 3000,
+                     *       "timezone": "UTC",
+                     *       "charged_by": "svc",
+                     *       "next_due_date": 1936137600,
+                     *       "subscription_status": "active",
+                     *       "recurring_interval": "monthly",
+                     *       "planned_since": 1930899600,
+                     *       "consecutive_failed_invoices": 0,
+                     *       "test_mode": false,
+                     *       "custom_parameters": {},
+                     *       "svc_parameters": {}
+                     *     }
+                     */
+                    "application/json": {
+                        uuid: string;
+                        organisation_uuid: string;
+                        account_uuid: string;
+                        supporter_uuid?: string;
+                        subscription_plan: {
+                            uuid: string;
+                            name: string;
+                        };
+                        payment_source_uuid: string;
+                        payment_provider: string;
+                        payment_method: string;
+                        created: number;
+                        currency: string;
+                        /** @description Minor units */
+                        amount: number;
+                        timezone: string;
+                        /** @constant */
+                        charged_by: "svc";
+                        /** @description Unix seconds of local midnight in the subscription's timezone */
+                        next_due_date?: number;
+                        /** @enum {string} */
+                        subscription_status: "pending" | "active" | "suspended" | "cancelled" | "finished";
+                        recurring_interval: string;
+                        /** @description Unix seconds of local midnight in the subscription's timezone */
+                        planned_effective_from?: number;
+                        planned_since?: number;
+                        /** @description Unix seconds of local midnight in the subscription's timezone */
+                        planned_end?: number;
+                        ended_at?: number;
+                        /** @description Why the supporter cancelled in the donor portal (a code of the organisation’s list) */
+                        cancellation?: {
+                            reason: string;
+                            comment?: string;
+                        };
+                        /** @description Unix seconds of local midnight in the subscription's timezone */
+                        suspension_start?: number;
+                        /** @description Unix seconds of local midnight in the subscription's timezone */
+                        suspension_end?: number;
+                        consecutive_failed_invoices: number;
+                        test_mode: boolean;
+                        custom_parameters: {
+                            [key: string]: unknown;
+                        };
+                        svc_parameters: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input, or outside what the organisation allows (min/max, intervals, reasons) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No portal session, or it ended (30 minutes idle, 2 hours at most) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        message: string;
+                    };
+                };
+            };
+            /** @description The X-CSRF-Token header is missing or wrong */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not one of the donor’s subscriptions */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "52890b20-375c-4fb1-9c45-77d1bd7c79d0",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Subscription not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed now: the subscription’s state, or the organisation turned the feature off */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests from this address */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    portalPauseSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 92c99055-5d3b-4b48-af30-bf067aba3289 */
+                subscription_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "resume_on": "2031-09-01"
+                 *     }
+                 */
+                "application/json": {
+                    resume_on?: string | number;
+                };
+            };
+        };
+        responses: {
+            /** @description The subscription, as GET /subscriptions/{uuid} shows it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "uuid": "92c99055-5d3b-4b48-af30-bf067aba3289",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "account_uuid": "8b3f4e5c-6d7a-4b82-8c93-bd4e5f607182",
+                     *       "supporter_uuid": "ef68d5a8-e76c-4c79-9b5c-fbdc45a8ae2d",
+                     *       "subscription_plan": {
+                     *         "uuid": "00000000-0000-4000-8000-000000000001",
+                     *         "name": "Global default plan"
+                     *       },
+                     *       "payment_source_uuid": "de68b7b8-a121-4fa1-a693-7247f25fed40",
+                     *       "payment_provider": "simulated",
+                     *       "payment_method": "card",
+                     *       "created": 1930899600,
+                     *       "currency": "CHF",
+                     *       "amount": 3000,
+                     *       "timezone": "UTC",
+                     *       "charged_by": "svc",
+                     *       "next_due_date": 1946764800,
+                     *       "subscription_status": "suspended",
+                     *       "recurring_interval": "monthly",
+                     *       "planned_since": 1930899600,
+                     *       "suspension_start": 1930867200,
+                     *       "suspension_end": 1945987200,
+                     *       "consecutive_failed_invoices": 0,
+                     *       "test_mode": false,
+                     *       "custom_parameters": {},
+                     *       "svc_parameters": {}
+                     *     }
+                     */
+                    "application/json": {
+                        uuid: string;
+                        organisation_uuid: string;
+                        account_uuid: string;
+                        supporter_uuid?: string;
+                        subscription_plan: {
+                            uuid: string;
+                            name: string;
+                        };
+                        payment_source_uuid: string;
+                        payment_provider: string;
+                        payment_method: string;
+                        created: number;
+                        currency: string;
+                        /** @description Minor units */
+                        amount: number;
+                        timezone: string;
+                        /** @constant */
+                        charged_by: "svc";
+                        /** @description Unix seconds of local midnight in the subscription's timezone */
+                        next_due_date?: number;
+                        /** @enum {string} */
+                        subscription_status: "pending" | "active" | "suspended" | "cancelled" | "finished";
+                        recurring_interval: string;
+                        /** @description Unix seconds of local midnight in the subscription's timezone */
+                        planned_effective_from?: number;
+                        planned_since?: number;
+                        /** @description Unix seconds of local midnight in the subscription's timezone */
+                        planned_end?: number;
+                        ended_at?: number;
+                        /** @description Why the supporter cancelled in the donor portal (a code of the organisation’s list) */
+                        cancellation?: {
+                            reason: string;
+                            comment?: string;
+                        };
+                        /** @description Unix seconds of local midnight in the subscription's timezone */
+                        suspension_start?: number;
+                        /** @description Unix seconds of local midnight in the subscription's timezone */
+                        suspension_end?: number;
+                        consecutive_failed_invoices: number;
+                        test_mode: boolean;
+                        custom_parameters: {
+                            [key: string]: unknown;
+                        };
+                        svc_parameters: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input, or outside what the organisation allows (min/max, intervals, reasons) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No portal session, or it ended (30 minutes idle, 2 hours at most) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        message: string;
+                    };
+                };
+            };
+            /** @description The X-CSRF-Token header is missing or wrong */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not one of the donor’s subscriptions */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "e98b9d99-1857-41fb-9d8c-2399bbde3f5f",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Subscription not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed now: the subscription’s state, or the organisation turned the feature off */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests from this address */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    portalResumeSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 92c99055-5d3b-4b48-af30-bf067aba3289 */
+                subscription_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription, as GET /subscriptions/{uuid} shows it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "uuid": "92c99055-5d3b-4b48-af30-bf067aba3289",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "account_uuid": "8b3f4e5c-6d7a-4b82-8c93-bd4e5f607182",
+                     *       "supporter_uuid": "ef68d5a8-e76c-4c79-9b5c-fbdc45a8ae2d",
+                     *       "subscription_plan": {
+                     *         "uuid": "00000000-0000-4000-8000-000000000001",
+                     *         "name": "Global default plan"
+                     *       },
+                     *       "payment_source_uuid": "de68b7b8-a121-4fa1-a693-7247f25fed40",
+                     *       "payment_provider": "simulated",
+                     *       "payment_method": "card",
+                     *       "created": 1930899600,
+                     *       "currency": "CHF",
+                     *       "amount": 3000,
+                     *       "timezone": "UTC",
+                     *       "charged_by": "svc",
+                     *       "next_due_date": 1936137600,
+                     *       "subscription_status": "active",
+                     *       "recurring_interval": "monthly",
+                     *       "planned_since": 1930899600,
+                     *       "consecutive_failed_invoices": 0,
+                     *       "test_mode": false,
+                     *       "custom_parameters": {},
+                     *       "svc_parameters": {}
+                     *     }
+                     */
+                    "application/json": {
+                        uuid: string;
+                        organisation_uuid: string;
+                        account_uuid: string;
+                        supporter_uuid?: string;
+                        subscription_plan: {
+                            uuid: string;
+                            name: string;
+                        };
+                        payment_source_uuid: string;
+                        payment_provider: string;
+                        payment_method: string;
+                        created: number;
+                        currency: string;
+                        /** @description Minor units */
+                        amount: number;
+                        timezone: string;
+                        /** @constant */
+                        charged_by: "svc";
+                        /** @description Unix seconds of local midnight in the subscription's timezone */
+                        next_due_date?: number;
+                        /** @enum {string} */
+                        subscription_status: "pending" | "active" | "suspended" | "cancelled" | "finished";
+                        recurring_interval: string;
+                        /** @description Unix seconds of local midnight in the subscription's timezone */
+                        planned_effective_from?: number;
+                        planned_since?: number;
+                        /** @description Unix seconds of local midnight in the subscription's timezone */
+                        planned_end?: number;
+                        ended_at?: number;
+                        /** @description Why the supporter cancelled in the donor portal (a code of the organisation’s list) */
+                        cancellation?: {
+                            reason: string;
+                            comment?: string;
+                        };
+                        /** @description Unix seconds of local midnight in the subscription's timezone */
+                        suspension_start?: number;
+                        /** @description Unix seconds of local midnight in the subscription's timezone */
+                        suspension_end?: number;
+                        consecutive_failed_invoices: number;
+                        test_mode: boolean;
+                        custom_parameters: {
+                            [key: string]: unknown;
+                        };
+                        svc_parameters: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input, or outside what the organisation allows (min/max, intervals, reasons) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No portal session, or it ended (30 minutes idle, 2 hours at most) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        message: string;
+                    };
+                };
+            };
+            /** @description The X-CSRF-Token header is missing or wrong */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not one of the donor’s subscriptions */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed now: the subscription’s state, or the organisation turned the feature off */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests from this address */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    portalCancelSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 92c99055-5d3b-4b48-af30-bf067aba3289 */
+                subscription_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "reason": "too_expensive",
+                 *       "comment": "Sorry"
+                 *     }
+                 */
+                "application/json": {
+                    reason: string;
+                    comment?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The subscription, as GET /subscriptions/{uuid} shows it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "uuid": "92c99055-5d3b-4b48-af30-bf067aba3289",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "account_uuid": "8b3f4e5c-6d7a-4b82-8c93-bd4e5f607182",
+                     *       "supporter_uuid": "ef68d5a8-e76c-4c79-9b5c-fbdc45a8ae2d",
+                     *       "subscription_plan": {
+                     *         "uuid": "00000000-0000-4000-8000-000000000001",
+                     *         "name": "Global default plan"
+                     *       },
+                     *       "payment_source_uuid": "de68b7b8-a121-4fa1-a693-7247f25fed40",
+                     *       "payment_provider": "simulated",
+                     *       "payment_method": "card",
+                     *       "created": 1930899600,
+                     *       "currency": "CHF",
+                     *       "amount": 3000,
+                     *       "timezone": "UTC",
+                     *       "charged_by": "svc",
+                     *       "subscription_status": "cancelled",
+                     *       "recurring_interval": "monthly",
+                     *       "planned_since": 1930899600,
+                     *       "ended_at": 1930899600,
+                     *       "cancellation": {
+                     *         "reason": "too_expensive",
+                     *         "comment": "Sorry"
+                     *       },
+                     *       "consecutive_failed_invoices": 0,
+                     *       "test_mode": false,
+                     *       "custom_parameters": {},
+                     *       "svc_parameters": {}
+                     *     }
+                     */
+                    "application/json": {
+                        uuid: string;
+                        organisation_uuid: string;
+                        account_uuid: string;
+                        supporter_uuid?: string;
+                        subscription_plan: {
+                            uuid: string;
+                            name: string;
+                        };
+                        payment_source_uuid: string;
+                        payment_provider: string;
+                        payment_method: string;
+                        created: number;
+                        currency: string;
+                        /** @description Minor units */
+                        amount: number;
+                        timezone: string;
+                        /** @constant */
+                        charged_by: "svc";
+                        /** @description Unix seconds of local midnight in the subscription's timezone */
+                        next_due_date?: number;
+                        /** @enum {string} */
+                        subscription_status: "pending" | "active" | "suspended" | "cancelled" | "finished";
+                        recurring_interval: string;
+                        /** @description Unix seconds of local midnight in the subscription's timezone */
+                        planned_effective_from?: number;
+                        planned_since?: number;
+                        /** @description Unix seconds of local midnight in the subscription's timezone */
+                        planned_end?: number;
+                        ended_at?: number;
+                        /** @description Why the supporter cancelled in the donor portal (a code of the organisation’s list) */
+                        cancellation?: {
+                            reason: string;
+                            comment?: string;
+                        };
+                        /** @description Unix seconds of local midnight in the subscription's timezone */
+                        suspension_start?: number;
+                        /** @description Unix seconds of local midnight in the subscription's timezone */
+                        suspension_end?: number;
+                        consecutive_failed_invoices: number;
+                        test_mode: boolean;
+                        custom_parameters: {
+                            [key: string]: unknown;
+                        };
+                        svc_parameters: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input, or outside what the organisation allows (min/max, intervals, reasons) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No portal session, or it ended (30 minutes idle, 2 hours at most) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        message: string;
+                    };
+                };
+            };
+            /** @description The X-CSRF-Token header is missing or wrong */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not one of the donor’s subscriptions */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "243c828b-6c71-4031-83d5-31e6a3cd6cfd",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Subscription not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed now: the subscription’s state, or the organisation turned the feature off */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "06c7d890-db8b-4612-bb65-c20a5c1dfe97",
+                     *       "error": {
+                     *         "http_code": 409,
+                     *         "code": "conflict",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.subscription.invalid_state",
+                     *             "property": "",
+                     *             "message": "A cancelled subscription cannot be cancelled"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests from this address */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    portalSendCode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Mailed: six digits, valid 10 minutes, 5 guesses */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "expires_at": 1930900200
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Unix seconds: 10 minutes on */
+                        expires_at: number;
+                    };
+                };
+            };
+            /** @description Invalid input, or outside what the organisation allows (min/max, intervals, reasons) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No portal session, or it ended (30 minutes idle, 2 hours at most) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        message: string;
+                    };
+                };
+            };
+            /** @description The X-CSRF-Token header is missing or wrong */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not one of the donor’s subscriptions */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed now: the subscription’s state, or the organisation turned the feature off */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A code was mailed less than a minute ago, or too many requests from this address */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "c12b410b-71f5-4efc-8bf7-fb9e569d05f6",
+                     *       "error": {
+                     *         "http_code": 429,
+                     *         "code": "too_many_requests",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.rate_limited",
+                     *             "property": "",
+                     *             "message": "A code was sent less than a minute ago; use it or wait a minute"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    portalChangePaymentMethod: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ced01ac8-415f-4f5f-9304-f64962b8f10f */
+                subscription_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "code": "069485",
+                 *       "payment_method": "card",
+                 *       "payment_information": {
+                 *         "number": "5555555555554444",
+                 *         "expiry_month": 11,
+                 *         "expiry_year": 2099,
+                 *         "cvv": "321"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    code: string;
+                    payment_method: string;
+                    payment_information?: {
+                        [key: string]: unknown;
+                    };
+                    profile?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The new method: active, or pending with the redirect to approve it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "subscription": {
+                     *         "uuid": "ced01ac8-415f-4f5f-9304-f64962b8f10f",
+                     *         "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *         "account_uuid": "8b3f4e5c-6d7a-4b82-8c93-bd4e5f607182",
+                     *         "supporter_uuid": "9667a009-e178-45fe-b8bd-a35373fdf9b4",
+                     *         "subscription_plan": {
+                     *           "uuid": "00000000-0000-4000-8000-000000000001",
+                     *           "name": "Global default plan"
+                     *         },
+                     *         "payment_source_uuid": "1c0fdb7e-9d1d-4f4b-a0f7-ca8c9add7278",
+                     *         "payment_provider": "simulated",
+                     *         "payment_method": "card",
+                     *         "created": 1930899600,
+                     *         "currency": "CHF",
+                     *         "amount": 2500,
+                     *         "timezone": "UTC",
+                     *         "charged_by": "svc",
+                     *         "next_due_date": 1933545600,
+                     *         "subscription_status": "active",
+                     *         "recurring_interval": "monthly",
+                     *         "planned_since": 1930899600,
+                     *         "consecutive_failed_invoices": 0,
+                     *         "test_mode": false,
+                     *         "custom_parameters": {},
+                     *         "svc_parameters": {}
+                     *       },
+                     *       "status": "active"
+                     *     }
+                     */
+                    "application/json": {
+                        subscription: {
+                            uuid: string;
+                            organisation_uuid: string;
+                            account_uuid: string;
+                            supporter_uuid?: string;
+                            subscription_plan: {
+                                uuid: string;
+                                name: string;
+                            };
+                            payment_source_uuid: string;
+                            payment_provider: string;
+                            payment_method: string;
+                            created: number;
+                            currency: string;
+                            /** @description Minor units */
+                            amount: number;
+                            timezone: string;
+                            /** @constant */
+                            charged_by: "svc";
+                            /** @description Unix seconds of local midnight in the subscription's timezone */
+                            next_due_date?: number;
+                            /** @enum {string} */
+                            subscription_status: "pending" | "active" | "suspended" | "cancelled" | "finished";
+                            recurring_interval: string;
+                            /** @description Unix seconds of local midnight in the subscription's timezone */
+                            planned_effective_from?: number;
+                            planned_since?: number;
+                            /** @description Unix seconds of local midnight in the subscription's timezone */
+                            planned_end?: number;
+                            ended_at?: number;
+                            /** @description Why the supporter cancelled in the donor portal (a code of the organisation’s list) */
+                            cancellation?: {
+                                reason: string;
+                                comment?: string;
+                            };
+                            /** @description Unix seconds of local midnight in the subscription's timezone */
+                            suspension_start?: number;
+                            /** @description Unix seconds of local midnight in the subscription's timezone */
+                            suspension_end?: number;
+                            consecutive_failed_invoices: number;
+                            test_mode: boolean;
+                            custom_parameters: {
+                                [key: string]: unknown;
+                            };
+                            svc_parameters: {
+                                [key: string]: unknown;
+                            };
+                        };
+                        /**
+                         * @description pending: the donor must approve it at redirect_url
+                         * @enum {string}
+                         */
+                        status: "active" | "pending";
+                        redirect_url?: string;
+                    };
+                };
+            };
+            /** @description Invalid input, or outside what the organisation allows (min/max, intervals, reasons) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "4f7900ea-19f9-4598-b572-cd96fe402ab5",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.portal.code_invalid",
+                     *             "property": "code",
+                     *             "message": "This code is wrong, used or expired; ask for a new one"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No portal session, or it ended (30 minutes idle, 2 hours at most) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        message: string;
+                    };
+                };
+            };
+            /** @description The X-CSRF-Token header is missing or wrong */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not one of the donor’s subscriptions */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed now: the subscription’s state, or the organisation turned the feature off */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests from this address */
+            429: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -16732,6 +18733,73 @@ export interface operations {
                         uuid: string;
                         /** @constant */
                         name: "svc.subscriptions.subscription.cancelled";
+                        /** @description Unix seconds */
+                        created: number;
+                        /** @constant */
+                        object: "subscription";
+                        /** Format: uuid */
+                        object_uuid: string;
+                        /** Format: uuid */
+                        organisation_uuid: string;
+                        /** Format: uuid */
+                        account_uuid?: string;
+                        /** @description Counts the object's events: 1, 2, … */
+                        sequence: number;
+                        data: components["schemas"]["Subscription"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: no more deliveries of this event to the endpoint */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Delivered */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: retried on the schedule above */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "event:svc.subscriptions.subscription.updated": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event, the same on every attempt: de-duplicate on it */
+                "X-Svc-Event-Uuid": string;
+                /** @description 1 for the first attempt, then one higher for each retry */
+                "X-Svc-Delivery-Attempt": string;
+                /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`, when the endpoint has an hmac_key */
+                "X-Svc-Signature"?: string;
+                /** @description Hex HMAC-SHA256 of the body, when the endpoint has an hmac_key */
+                "X-Hmac"?: string;
+                /** @description HTTP Basic, when the endpoint has a username and password */
+                Authorization?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    event: {
+                        /** Format: uuid */
+                        uuid: string;
+                        /** @constant */
+                        name: "svc.subscriptions.subscription.updated";
                         /** @description Unix seconds */
                         created: number;
                         /** @constant */

@@ -644,7 +644,7 @@ describe('delivery', () => {
     const names = EVENT_NAMES.filter(
       (name) => /^svc\.(payments|subscriptions)\./.test(name) && !fromRealProviders.has(name),
     );
-    expect(names).toHaveLength(12);
+    expect(names).toHaveLength(13);
     for (const name of names) await subscribe(webhook.uuid, name);
     const succeeded = await pay('5100');
     await pay('5200', '4000000000000002');
@@ -670,6 +670,7 @@ describe('delivery', () => {
     const toPay = await ok('POST', `/subscriptions/${subscription.uuid}/invoices`, {}, 201);
     await ok('POST', `/subscriptions/${subscription.uuid}/invoices/${toPay.uuid}/charge-attempts`, undefined, 201);
     await ok('POST', `/subscriptions/${subscription.uuid}/invoices/${toPay.uuid}/close`, { status: 'paid' });
+    await ok('PATCH', `/subscriptions/${subscription.uuid}`, { amount: 800 });
     await ok('POST', `/subscriptions/${subscription.uuid}/cancel`);
     await settle();
     const received = receiver.requests
@@ -681,6 +682,10 @@ describe('delivery', () => {
     expect(refund?.data).toMatchObject({ payment_uuid: succeeded.uuid, amount: { value: '100', currency: 'CHF' } });
     const failedAttempt = received.find((e) => e.name === 'svc.subscriptions.charge_attempt.failed');
     expect(failedAttempt?.data).toMatchObject({ status: 'failed', invoice: { uuid: toPay.uuid } });
+    // Who made each subscription change is in its data (contract section 12).
+    const updated = received.find((e) => e.name === 'svc.subscriptions.subscription.updated');
+    expect(updated?.data).toMatchObject({ amount: 800, changed_by: { actor: 'organisation', channel: 'api' } });
+    expect(updated).not.toHaveProperty('changed_by');
   });
 
   it('a state change whose Lambda died right after writing still produces its event', async () => {
