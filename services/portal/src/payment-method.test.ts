@@ -174,6 +174,50 @@ describe('the payment method, changed by the donor', () => {
     expect((await findSubscription(uuid))?.pending_source_uuid).toBeUndefined();
   });
 
+  it('a new SEPA mandate replaces a card (the account’s sepa_dd profile): debited from the next charge', async () => {
+    setClock('2031-03-10T09:00:00');
+    const email = `donor-sepa-${Date.now()}@example.org`;
+    const supporter = await ok('POST', '/supporters', { organisation_uuid: DEMO.org, first_name: 'Ada', email }, 201);
+    const card = await ok(
+      'POST',
+      '/payment-sources',
+      {
+        account_uuid: DEMO.secondAccount,
+        payment_method: 'card',
+        profile: 'card',
+        amount: { value: '100', currency: 'CHF' },
+        payment_information: { number: '4242424242424242', expiry_month: 12, expiry_year: 2099, cvv: '123' },
+      },
+      201,
+    );
+    const created = await newSubscription({
+      account_uuid: DEMO.secondAccount,
+      payment_source_uuid: card.uuid,
+      supporter_uuid: supporter.uuid,
+    });
+    await billingRun();
+    const donor = { organisation_uuid: DEMO.org, supporter_uuid: supporter.uuid as string };
+    await sendCode(donor, 'de');
+    const code = await mailedCode(email);
+    const changed = await changePaymentMethod(
+      donor,
+      created.uuid,
+      {
+        code,
+        payment_method: 'sepa_dd',
+        profile: 'sepa_dd',
+        payment_information: { iban: 'CH93 0076 2011 6238 5295 7', account_holder: 'Ada Donor' },
+      },
+      BASE,
+      RETURN,
+    );
+    expect(changed.status).toBe('active');
+    expect(changed.subscription).toMatchObject({ payment_method: 'sepa_dd' });
+    const mandate = await ok('GET', `/payment-sources/${changed.subscription.payment_source_uuid}`);
+    expect(mandate).toMatchObject({ status: 'active', payment_method: 'sepa_dd', profile: 'sepa_dd' });
+    expect((await ok('GET', `/payment-sources/${card.uuid}`)).status).toBe('active');
+  });
+
   it('is refused where the organisation does not allow it', async () => {
     setClock('2031-03-10T09:00:00');
     const { donor } = await donorWithSubscription();
