@@ -57,7 +57,7 @@ const UNEXERCISED_WRITES: ReadonlyArray<{ fn: string; leadingKey: string; action
   ].map((write) => ({
     fn: 'portal',
     ...write,
-    why: "a donor's new payment method at Stripe or Adyen (the suite uses the simulated provider): granted for a path the suite does not reach yet; to confirm with a test, or remove",
+    why: "a donor's new payment method at Stripe or Adyen: test/stripe-portal.test.ts now reaches Stripe's (added after the last full run's recording); the circuit and rate counts only on a provider's failure or a limited provider. To confirm from the next recording, or remove",
   })),
 ];
 
@@ -140,7 +140,7 @@ const UNEXERCISED_READS: ReadonlyArray<{ fn: string; leadingKey: string; index?:
   ...['PROVIDER_CUSTOMER#*', 'PROVIDER_HEALTH#*'].map((leadingKey) => ({
     fn: 'portal',
     leadingKey,
-    why: `a donor's new payment method at Stripe or Adyen (its customer, the provider's circuit): ${NOT_YET_CONFIRMED}`,
+    why: `a donor's new payment method at Stripe or Adyen (its customer, the provider's circuit; test/stripe-portal.test.ts came after the last recording): ${NOT_YET_CONFIRMED}`,
   })),
   {
     fn: 'portal',
