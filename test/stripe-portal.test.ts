@@ -1,6 +1,6 @@
 import { findSubscription } from '@svc/subscriptions';
 import { describe, expect, it } from 'vitest';
-import { redeem } from '../services/portal/src/testing-portal';
+import { PORTAL_SETTINGS_ON, redeem } from '../services/portal/src/testing-portal';
 import { call, DEMO } from './support/api';
 import { ACCOUNT, stripeCalls, useStripe } from './support/stripe-harness';
 
@@ -13,25 +13,7 @@ import { ACCOUNT, stripeCalls, useStripe } from './support/stripe-harness';
 const harness = useStripe();
 const { api, saveCard, setupOf, settle } = stripeCalls(harness);
 
-const SETTINGS = {
-  enabled: true,
-  features: {
-    amount: true,
-    interval: true,
-    next_date: true,
-    skip: true,
-    pause: true,
-    payment_method: true,
-    cancel: true,
-  },
-  min_amount: null,
-  max_amount: null,
-  intervals: ['monthly', 'yearly'],
-  cancel_reasons: ['other'],
-  retention_offer: null,
-  brand: { name: 'Demo Stiftung', color: '#0a3d62' },
-  return_url: null,
-};
+const SETTINGS = PORTAL_SETTINGS_ON;
 
 let n = 0;
 

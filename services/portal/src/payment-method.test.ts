@@ -12,31 +12,14 @@ import {
 } from '../../subscriptions/src/test-support';
 import { donorPayments } from './domain/manage';
 import { CODE_MAX_ATTEMPTS, changePaymentMethod, sendCode, settlePendingMethod } from './domain/payment-method';
+import { PORTAL_SETTINGS_ON } from './testing-portal';
 
 /**
  * Changing the payment method in the portal (issue 47 point 2): a one-time code mailed first,
  * each guess counted before it is compared, the new source made as the API makes one, and the
  * old source kept until the new one is active.
  */
-const SETTINGS = {
-  enabled: true,
-  features: {
-    amount: true,
-    interval: true,
-    next_date: true,
-    skip: true,
-    pause: true,
-    payment_method: true,
-    cancel: true,
-  },
-  min_amount: null,
-  max_amount: null,
-  intervals: ['monthly', 'yearly'],
-  cancel_reasons: ['other'],
-  retention_offer: null,
-  brand: { name: 'Demo Stiftung', color: '#0a7d3b' },
-  return_url: null,
-};
+const SETTINGS = PORTAL_SETTINGS_ON;
 const BASE = 'https://svc.example.org';
 const RETURN = `${BASE}/portal/home`;
 const NEW_CARD = { number: '5555555555554444', expiry_month: 11, expiry_year: 2099, cvv: '321' };
