@@ -29,6 +29,7 @@ const TAGS: Record<DomainName, { name: string; description: string }> = {
   onboarding: { name: 'Onboarding', description: 'Partners onboarding organisations, and the hosted page' },
   reconciliation: { name: 'Reconciliation', description: 'Bank files matched against payments' },
   portal: { name: 'Portal', description: 'Donors managing their own recurring gifts: settings and links' },
+  receipts: { name: 'Receipts', description: 'Yearly donation receipts, their batches and documents; Gift Aid' },
 };
 
 /**

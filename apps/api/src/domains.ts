@@ -16,6 +16,8 @@ export const DOMAINS = {
   // The donor portal: its settings, links, pages and the API they use; it sets up a donor's new
   // payment method as payments does (card rules, provider SDKs), so it gets payments' memory.
   portal: { entry: 'apps/api/src/portal-lambda.ts', memoryMb: 1024 },
+  // Receipts and Gift Aid: settings, batches, the receipts and their PDFs (pdfkit wants memory).
+  receipts: { entry: 'apps/api/src/receipts-lambda.ts', memoryMb: 1024 },
 } as const;
 
 export type DomainName = keyof typeof DOMAINS;

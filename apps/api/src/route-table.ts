@@ -4,6 +4,7 @@ import { connectRoutes, onboardingRoutes } from '@svc/onboarding';
 import { organisationsRoutes } from '@svc/organisations';
 import { paymentsRoutes } from '@svc/payments';
 import { portalRoutes } from '@svc/portal';
+import { receiptsRoutes } from '@svc/receipts';
 import { reconciliationRoutes } from '@svc/reconciliation';
 import { subscriptionsRoutes } from '@svc/subscriptions';
 import { supportersRoutes } from '@svc/supporters';
@@ -38,6 +39,7 @@ export const ROUTE_TABLE: readonly RouteEntry[] = (
     ['onboarding', [...onboardingRoutes, ...connectRoutes]],
     ['reconciliation', reconciliationRoutes],
     ['portal', portalRoutes],
+    ['receipts', receiptsRoutes],
   ] as const
 ).flatMap(([domain, routes]) => routes.map((route) => ({ domain, route, key: routeKey(route) })));
 
