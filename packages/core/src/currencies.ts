@@ -256,11 +256,33 @@ export function providerAmountAtMost(
   currency: string,
   isoMinor: number,
 ): number {
+  return providerAmount(provider, currency, isoMinor - (isoMinor % grainOf(provider, currency)));
+}
+
+/**
+ * The provider's smallest amount in ISO minor units: its step (a power of ten) shifted by the
+ * difference of the exponents, at least one (Stripe's MGA: 100, its KWD: 10, its ISK: 1; Adyen's
+ * IDR: 100). Every amount it takes is a multiple of it.
+ */
+function grainOf(provider: string, currency: string): number {
   const rule = ruleOf(provider, currency);
   const iso = isoExponent(currency);
   if (!rule || iso === undefined) throw new UnrepresentableAmountError(`${currency} is no ISO 4217 currency we take`);
-  // The provider's smallest amount in ISO minor units: its step (a power of ten) shifted by the
-  // difference of the exponents, at least one (Stripe's MGA: 100, its KWD: 10, its ISK: 1).
-  const grain = 10 ** Math.max(0, Math.log10(rule.step) - (rule.exponent - iso));
-  return providerAmount(provider, currency, isoMinor - (isoMinor % grain));
+  return 10 ** Math.max(0, Math.log10(rule.step) - (rule.exponent - iso));
+}
+
+/**
+ * The smallest amount at least `isoMinor` that the provider's minor units can hold (in ISO minor
+ * units): for a sum we compute and may only round up, such as a total that covers the donor's fees
+ * (fee-cover.ts), which must never leave the charity less than the gift. Its upper bound (Stripe's
+ * eight digits) is not applied here: `amountRefusal` still refuses an amount above it.
+ */
+export function providerAmountAtLeast(
+  provider: AmountProvider | (string & {}),
+  currency: string,
+  isoMinor: number,
+): number {
+  const grain = grainOf(provider, currency);
+  const remainder = isoMinor % grain;
+  return remainder === 0 ? isoMinor : isoMinor + grain - remainder;
 }

@@ -3,6 +3,7 @@ export type { Assert, Conforms, FieldsDiffer } from './conforms';
 export * from './currencies';
 export { definedFields } from './defined';
 export * from './errors';
+export * from './fee-cover';
 export * from './free-json';
 export * from './function-scope';
 export * from './iban';
