@@ -398,12 +398,77 @@ function unbound(routes: readonly RouteFacts[], graph: Map<string, Map<string, s
   });
 }
 
+/** The page that lists every way in without a bearer token (issue 44 point 8). */
+const SECURITY_DOC = 'docs/security.md';
+/** A route as the table names it: `METHOD /path` in backticks, the path as the route table spells it. */
+const NAMED_ROUTE = /`((?:GET|POST|PUT|PATCH|DELETE) \/[^`\s]*)`/g;
+
+/**
+ * The routes the trust-boundary table of docs/security.md names: the `METHOD /path` names in the
+ * first cell of each row of its section "Trust boundaries" (a route the guard text mentions does
+ * not count).
+ */
+function documentedRoutes(markdown: string): Set<string> {
+  const section = markdown.split(/^## /m).find((part) => part.startsWith('Trust boundaries')) ?? '';
+  const firstCells = section
+    .split('\n')
+    .filter((line) => line.startsWith('|'))
+    .map((row) => row.split('|')[1] ?? '');
+  return new Set(firstCells.flatMap((cell) => [...cell.matchAll(NAMED_ROUTE)].map((match) => match[1] ?? '')));
+}
+
+/**
+ * Routes without a bearer token the table does not name (every one but the fallback, the pages
+ * hidden from the API description included: they are as reachable), and names in the table that
+ * are no such route (gone, renamed, or now behind a token).
+ */
+function undocumented(routes: readonly RouteFacts[], documented: ReadonlySet<string>) {
+  const open = routes.filter((route) => route.auth !== 'token' && route.path !== '$default');
+  const keys = new Set(open.map((route) => `${route.method} ${route.path}`));
+  return {
+    missing: [...keys].filter((key) => !documented.has(key)),
+    stale: [...documented].filter((key) => !keys.has(key)),
+  };
+}
+
 describe('the routes without a bearer token', () => {
   const routes: RouteFacts[] = ROUTE_TABLE.map(({ route }) => route);
 
   it('are each limited per caller address', () => {
     expect(routes.filter((r) => r.auth === 'none').length).toBeGreaterThan(20);
     expect(unlimited(routes)).toEqual([]);
+  });
+
+  it(`are each named in ${SECURITY_DOC}'s trust-boundary table as \`METHOD /path\`, and it names no other`, () => {
+    const documented = documentedRoutes(readFileSync(join(ROOT, SECURITY_DOC), 'utf8'));
+    expect(undocumented(routes, documented)).toEqual({ missing: [], stale: [] });
+  });
+
+  it(`catch a new one missing from ${SECURITY_DOC}, and a row for a route that is gone`, () => {
+    const table = [
+      '## Trust boundaries: every way in without a bearer token',
+      '',
+      '| route | who calls it | what guards it |',
+      '| --- | --- | --- |',
+      '| `POST /oauth2/token`, `GET /gone/{uuid}` | clients | the secret; see `POST /portal/login` |',
+      '',
+      '## Elsewhere',
+      '',
+      '| `GET /health` | | |',
+    ].join('\n');
+    const documented = documentedRoutes(table);
+    expect([...documented]).toEqual(['POST /oauth2/token', 'GET /gone/{uuid}']);
+    const facts: RouteFacts[] = [
+      { method: 'POST', path: '/oauth2/token', auth: 'none', limit: 'credentials' },
+      { method: 'POST', path: '/portal/login', auth: 'none', limit: 'address' },
+      { method: 'GET', path: '/health', auth: 'none', limit: 'public-read' },
+      { method: 'GET', path: '$default', auth: 'none', limit: 'public-read' },
+      { method: 'GET', path: '/payments', auth: 'token' },
+    ];
+    expect(undocumented(facts, documented)).toEqual({
+      missing: ['POST /portal/login', 'GET /health'],
+      stale: ['GET /gone/{uuid}'],
+    });
   });
 
   it('catch a new one without a limit', () => {
