@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type CoveringDeclaration, coveredPayments } from './coverage';
-import { donorColumns, scheduleName, scheduleTitle, ukPostcode } from './donor-fields';
+import { type DonorRecord, donorColumns, scheduleName, scheduleTitle, ukPostcode } from './donor-fields';
 import {
   AGGREGATE_DESCRIPTION,
   AGGREGATE_DONATION_MAX_MINOR,
@@ -16,7 +16,7 @@ import { isDay, nextDay, scheduleDate, ukDay, ukDayStart, yearsBefore } from './
 const seconds = (iso: string) => Date.parse(iso) / 1000;
 const ms = (iso: string) => Date.parse(iso);
 
-const ADA = {
+const ADA: DonorRecord = {
   honorific_prefix: 'Mrs.',
   first_name: 'Ada',
   last_name: 'Lovelace-Byron',
