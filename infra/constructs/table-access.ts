@@ -477,6 +477,21 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
       { actions: ['dynamodb:DeleteItem'], keys: partitionsOf('portal_session') },
     ],
   },
+  /**
+   * Receipts and Gift Aid. Gift Aid's part: a supporter read for its organisation (the grant
+   * check, and each donor of a claim), a supporter's declarations (Query in their partition),
+   * the organisation's receipt settings (a claim's country); declarations and the wording of
+   * their text versions put, a declaration's cancellation an UpdateItem. The claims' gifts come
+   * from the search engine, not the table.
+   */
+  receipts: {
+    reads: [...READS, 'dynamodb:Query'],
+    indexes: [],
+    readKeys: partitionsOf('supporter', 'receipt_settings'),
+    writes: ['dynamodb:PutItem'],
+    writeKeys: partitionsOf('gift_aid_declaration', 'gift_aid_text'),
+    alsoWrites: [{ actions: ['dynamodb:UpdateItem'], keys: partitionsOf('gift_aid_declaration') }],
+  },
 };
 
 /**
