@@ -13,6 +13,7 @@ export {
   ACCOUNT,
   ACCOUNT_ADDRESS,
   type Account,
+  feesSchema,
   findAccount,
   findAccountToPay,
   findOrganisation,
@@ -22,6 +23,7 @@ export {
   type Organisation,
   organisationSchema,
   type PaymentMethodProfile,
+  type ProfileFees,
   paymentMethodProfileSchema,
   type RouteCandidate,
 } from './repository/organisation-repository';

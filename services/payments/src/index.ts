@@ -4,16 +4,18 @@ export { paymentStatusEvents } from './domain/events';
 export { PAID_AT_OTHER_PROVIDER } from './domain/provider-updates';
 export {
   chargeSavedSource,
+  feesOfSource,
   isProcessing,
   pendingRecurringPayment,
   type RecurringCharge,
+  recurringFeeCover,
   settledRecurringPayment,
 } from './domain/recurring';
 export { type PaymentRequest, paymentRequestSchema } from './domain/request';
 export { resolveUnknownPayments } from './domain/resolution';
 export { ROUTE_CALLED } from './domain/routing';
 export { searchPayments } from './domain/search';
-export { paymentShape, paymentSourceShape, refundShape } from './domain/shapes';
+export { intendedOf, paymentShape, paymentSourceShape, refundShape } from './domain/shapes';
 export { createPaymentSource } from './domain/sources';
 export {
   type PaymentForSubscription,
@@ -46,6 +48,7 @@ export {
   paymentItem,
   paymentKey,
   paymentUpdateWrite,
+  withSucceededAt,
 } from './repository/payment-repository';
 export { findPaymentSource, PAYMENT_SOURCE, type PaymentSourceRecord } from './repository/payment-source-repository';
 export { PROVIDER_CUSTOMER } from './repository/provider-customer-repository';

@@ -1,5 +1,6 @@
 import { m0001PaymentSearch } from './0001-payment-search';
 import { m0002SubscriptionOrganisationSearch } from './0002-subscription-organisation-search';
+import { m0003PaymentFeeCoverColumns } from './0003-payment-fee-cover-columns';
 
 /**
  * The search engine's schema, in versions applied in order and never edited once released: a
@@ -12,4 +13,8 @@ export interface Migration {
   statements: readonly string[];
 }
 
-export const MIGRATIONS: readonly Migration[] = [m0001PaymentSearch, m0002SubscriptionOrganisationSearch];
+export const MIGRATIONS: readonly Migration[] = [
+  m0001PaymentSearch,
+  m0002SubscriptionOrganisationSearch,
+  m0003PaymentFeeCoverColumns,
+];

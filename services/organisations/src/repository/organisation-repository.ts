@@ -1,4 +1,4 @@
-import { deferred } from '@svc/core';
+import { deferred, FEE_FIXED_PATTERN, FEE_PERCENT_PATTERN } from '@svc/core';
 import { EVENTS_ATTRIBUTE, type StoredEvent } from '@svc/events';
 import { byUuid, defineEntity, key, queryAll, type TransactItem } from '@svc/table';
 import * as z from 'zod';
@@ -64,6 +64,23 @@ export const billingDataSchema = deferred(() =>
   }),
 );
 
+/**
+ * The provider's fees on a charge, which a donor may choose to cover (`cover_fees`, contract
+ * section 13; @svc/core fee-cover.ts): a percentage of the amount charged as a decimal string
+ * (0 ≤ percent < 100, at most four decimals) and a fixed part in minor units.
+ */
+export const feesSchema = deferred(() =>
+  z
+    .object({
+      percent: z
+        .string()
+        .regex(FEE_PERCENT_PATTERN, 'A percentage 0 ≤ p < 100 as a decimal string, at most four decimals ("2.9")'),
+      fixed: z.string().regex(FEE_FIXED_PATTERN, 'A whole number of minor units as a string ("30")'),
+    })
+    .strict(),
+);
+export type ProfileFees = z.infer<typeof feesSchema>;
+
 /** The settings a provider takes from a profile or a route's candidate. */
 const providerSettings = () => ({
   stripe_account: z
@@ -79,6 +96,7 @@ const providerSettings = () => ({
     .regex(/^[A-Za-z0-9_]{3,80}$/, 'An Adyen merchant account name (letters, digits, _)')
     .optional(),
   raw_card_data: z.boolean().optional(),
+  fees: feesSchema.optional(),
 });
 
 /** A decimal amount in minor units, as the API's amounts are written ("2500"). */
@@ -87,7 +105,8 @@ const minorAmount = z.string().regex(/^(0|[1-9][0-9]{0,11})$/, 'An amount in min
 /**
  * One candidate of a routed profile: a provider with its own settings, the payments it takes
  * (`when`: currencies, an amount range in minor units, test or live) and its share of new
- * payments (`weight`, relative to the other weighted candidates that match).
+ * payments (`weight`, relative to the other weighted candidates that match). Its `fees`, when
+ * given, replace the profile's for payments it charges.
  */
 export const routeCandidateSchema = deferred(() =>
   z
@@ -149,7 +168,8 @@ export type RouteCandidate = z.infer<typeof routeCandidateSchema>;
  * `stripe_account` (a Stripe Connect account the charge is made on, with the platform's key),
  * `merchant_account` (Adyen's) and `raw_card_data` (the contract's raw card fields may be
  * forwarded to the provider; without it a card payment takes a provider payment method id or
- * the provider's encrypted card fields).
+ * the provider's encrypted card fields). `fees` are the provider's fees a donor may cover; a
+ * route's candidate with its own `fees` charges by those instead.
  */
 export const paymentMethodProfileSchema = deferred(() =>
   z

@@ -10,7 +10,7 @@ import {
 } from '@svc/core';
 import { type Account, findAccountToPay } from '@svc/organisations';
 import type { DonorDetails, PaymentAtProvider, ProviderContext } from '../providers/provider';
-import { minorUnits, type PaymentRequest, refuseSubscription } from './request';
+import { minorUnits, type PaymentRequest, refuseSourceOnlyFields } from './request';
 import { authoriseRouted, providerAccountOf } from './routing';
 import { linkSupporter } from './supporter-link';
 
@@ -19,13 +19,19 @@ import { linkSupporter } from './supporter-link';
  * method profile on that account. The provider is chosen later, per payment (routing.ts).
  */
 export async function resolveAccountAndProfile(principal: Promise<Principal>, request: PaymentRequest) {
-  const [caller, account] = await Promise.all([principal, findAccountToPay(request.account_uuid)]);
+  const { caller, account } = await resolveAccount(principal, request.account_uuid);
+  return { caller, account, profile: findProfile(account, request) };
+}
+
+/** The active account a new payment (or a quote for one) goes to: 404 unknown, 403 not granted, 400 inactive. */
+export async function resolveAccount(principal: Promise<Principal>, accountUuid: string) {
+  const [caller, account] = await Promise.all([principal, findAccountToPay(accountUuid)]);
   if (!account) throw new NotFoundError('Account not found');
   assertAccountGrant(caller, account.organisation_uuid, account.uuid);
   if (!account.active) {
     throw ValidationError.field('account_uuid', 'error.account.inactive', 'This account is not active');
   }
-  return { caller, account, profile: findProfile(account, request) };
+  return { caller, account };
 }
 
 function findProfile(account: Account, request: PaymentRequest) {
@@ -147,26 +153,28 @@ export async function authoriseNew({
   uuid,
   approvalPage,
   saving,
-  beforeAuthorising = async () => refuseSubscription(request),
+  beforeAuthorising = async () => refuseSourceOnlyFields(request),
 }: NewAuthorisation) {
   const { account, profile } = await resolveAccountAndProfile(principal, request);
   await beforeAuthorising(account);
   const supporter = await linkSupporter(request, account.organisation_uuid);
   const approvalToken = await derivedToken('approval', uuid);
-  const amount = money(minorUnits(request.amount), request.amount.currency);
-  const { provider, context, authorisation, tried } = await authoriseRouted({
+  const intended = money(minorUnits(request.amount), request.amount.currency);
+  const { provider, context, authorisation, tried, charge } = await authoriseRouted({
     reference: uuid,
     organisation: account.organisation_uuid,
     profile,
     method: request.payment_method,
     saving: saving !== 'none',
-    amount,
+    amount: intended,
+    coverFees: request.cover_fees === true,
     sourceOnly: saving === 'source_only',
     testMode: request.test_mode ?? false,
-    request: (candidate, candidateContext) => ({
+    request: (candidate, candidateContext, candidateCharge) => ({
       reference: uuid,
       method: request.payment_method,
-      amount,
+      // The candidate's own total when the donor covers its fees (routing.ts chargeAt).
+      amount: money(candidateCharge.total, intended.currency),
       paymentInformation: request.payment_information,
       approvalUrl: approvalPage(uuid, approvalToken, candidate.name),
       context: candidateContext,
@@ -189,7 +197,9 @@ export async function authoriseNew({
     providerAccount: providerAccountOf(context),
     tried,
     supporter,
-    amount,
+    /** What the provider charged: the total, the intended amount, and the fees covered. */
+    charge,
+    currency: intended.currency,
     authorisation,
     approvalTokenHash: hashToken(approvalToken),
   };

@@ -1,7 +1,7 @@
 import { assertAccountGrant, definedFields, isResumedRequest, newResourceUuid, now, type Principal } from '@svc/core';
 import { type GuardedWrite, type TransactItem, transactWrite } from '@svc/table';
 import type { Authorisation, Outcome } from '../providers/provider';
-import { findPayment, newPaymentWrite, type PaymentRecord } from '../repository/payment-repository';
+import { findPayment, newPaymentWrite, type PaymentRecord, withSucceededAt } from '../repository/payment-repository';
 import { newPaymentSourceWrite, type PaymentSourceRecord } from '../repository/payment-source-repository';
 import { approvalPath, authoriseNew } from './context';
 import { paymentStatusEvents } from './events';
@@ -26,23 +26,32 @@ export async function initialisePayment(
   const uuid = newResourceUuid('payment');
   const stored = await storedByEarlierRun(principal, uuid);
   if (stored) return stored;
-  const { account, profile, provider, providerAccount, tried, supporter, amount, authorisation, approvalTokenHash } =
-    await authoriseNew({
-      principal,
-      request,
-      uuid,
-      approvalPage: (id, token, providerName) =>
-        `${baseUrl}${approvalPath(providerName, 'payments', id)}?token=${token}`,
-      saving: request.create_payment_source ? 'with_payment' : 'none',
-      beforeAuthorising: async (account) => {
-        if (request.subscription === undefined) return;
-        await subscriptions().checkPaymentSubscription(
-          parsePaymentSubscription(request.subscription),
-          account.organisation_uuid,
-          account.uuid,
-        );
-      },
-    });
+  const {
+    account,
+    profile,
+    provider,
+    providerAccount,
+    tried,
+    supporter,
+    charge,
+    currency,
+    authorisation,
+    approvalTokenHash,
+  } = await authoriseNew({
+    principal,
+    request,
+    uuid,
+    approvalPage: (id, token, providerName) => `${baseUrl}${approvalPath(providerName, 'payments', id)}?token=${token}`,
+    saving: request.create_payment_source ? 'with_payment' : 'none',
+    beforeAuthorising: async (account) => {
+      if (request.subscription === undefined) return;
+      await subscriptions().checkPaymentSubscription(
+        parsePaymentSubscription(request.subscription),
+        account.organisation_uuid,
+        account.uuid,
+      );
+    },
+  });
   const { outcome } = authorisation;
   const created = now();
   const testMode = request.test_mode ?? false;
@@ -60,7 +69,7 @@ export async function initialisePayment(
         })
       : undefined;
 
-  const payment: PaymentRecord = {
+  const payment: PaymentRecord = withSucceededAt({
     uuid,
     organisation_uuid: account.organisation_uuid,
     account_uuid: account.uuid,
@@ -69,9 +78,12 @@ export async function initialisePayment(
     status: outcome.status,
     ...(outcome.status === 'failed' ? { status_reason: outcome.reason } : {}),
     test_mode: testMode,
-    amount_minor: amount.minor,
+    amount_minor: charge.total,
+    // The donor covered the fees: the gift, and the fees the total covers.
+    ...(request.cover_fees ? { intended_minor: charge.intended } : {}),
+    ...definedFields({ covered_fees: charge.fees }),
     refunded_minor: 0,
-    currency: amount.currency,
+    currency,
     payment_method: request.payment_method,
     profile: profile.name,
     provider: provider.name,
@@ -103,7 +115,7 @@ export async function initialisePayment(
     version: 1,
     event_sequence: outcome.status === 'pending' ? 0 : 1,
     events: [],
-  };
+  });
   payment.events = paymentStatusEvents(payment);
 
   const writes: GuardedWrite[] = [];
@@ -150,7 +162,9 @@ export async function startSubscription(
     {
       organisation_uuid: payment.organisation_uuid,
       account_uuid: payment.account_uuid,
-      amount_minor: payment.amount_minor,
+      // The gift, not the total: a subscription that covers the fees computes each charge's own.
+      amount_minor: payment.intended_minor ?? payment.amount_minor,
+      cover_fees: payment.intended_minor !== undefined,
       currency: payment.currency,
       test_mode: payment.test_mode,
       ...definedFields({ supporter_uuid: payment.supporter_uuid }),

@@ -1,11 +1,12 @@
-import { amountRefusal, definedFields, logger, money, now } from '@svc/core';
-import { findAccount } from '@svc/organisations';
+import { amountRefusal, definedFields, type FeeCover, feeCoverAt, logger, money, now } from '@svc/core';
+import { findAccount, type PaymentMethodProfile, type ProfileFees } from '@svc/organisations';
 import type { Outcome, ProviderContext } from '../providers/provider';
 import { providerNamed } from '../providers/registry';
 import type { PaymentRecord } from '../repository/payment-repository';
 import type { PaymentSourceRecord } from '../repository/payment-source-repository';
 import { storedContext } from './context';
 import { paymentStatusEvents } from './events';
+import { candidateContext, providerAccountOf } from './routing';
 
 /**
  * Payments that recurring billing makes from a saved payment source. The subscriptions domain
@@ -16,7 +17,12 @@ export interface RecurringCharge {
   /** The payment's uuid, derived from the charge attempt: a repeat writes the same key. */
   uuid: string;
   source: PaymentSourceRecord;
+  /** What is charged: with a subscription that covers the fees, the total (recurringFeeCover). */
   amountMinor: number;
+  /** The gift, where the subscription covers the fees (absent otherwise: amountMinor is the gift). */
+  intendedMinor?: number;
+  /** The fees the total covers. */
+  coveredFees?: ProfileFees;
   currency: string;
   subscriptionUuid: string;
   invoiceUuid: string;
@@ -41,6 +47,7 @@ export function pendingRecurringPayment(charge: RecurringCharge): PaymentRecord 
     status: 'pending',
     test_mode: source.test_mode,
     amount_minor: charge.amountMinor,
+    ...definedFields({ intended_minor: charge.intendedMinor, covered_fees: charge.coveredFees }),
     refunded_minor: 0,
     currency: charge.currency,
     payment_method: source.payment_method,
@@ -168,6 +175,44 @@ export async function chargeSavedSource(
   );
 }
 
+/** The profile a saved source was made on, as the account has it now. */
+async function profileOf(source: PaymentSourceRecord): Promise<PaymentMethodProfile | undefined> {
+  const account = await findAccount(source.account_uuid);
+  return account?.payment_method_profiles.find(
+    (p) => p.name === source.profile && p.payment_method === source.payment_method,
+  );
+}
+
+/**
+ * The fees a saved source's charges carry, as its profile has them now: those of the route's
+ * candidate that holds the instrument (its provider and account; instruments are not portable),
+ * else the profile's. A fee changed on the profile applies to the next charges.
+ */
+export async function feesOfSource(source: PaymentSourceRecord): Promise<ProfileFees | undefined> {
+  const profile = await profileOf(source);
+  if (!profile) return undefined;
+  const holder = profile.route?.find(
+    (candidate) =>
+      candidate.provider === source.provider &&
+      providerAccountOf(candidateContext(profile, candidate, source.test_mode)) === source.provider_account,
+  );
+  return holder?.fees ?? profile.fees;
+}
+
+/**
+ * What a recurring charge of `intended` from a saved source costs a donor who covers the fees: the
+ * total covering the fees of the source's profile (feesOfSource), rounded up to what its provider
+ * can charge (@svc/core fee-cover.ts). Without fees there, nothing is covered: the total is the gift.
+ */
+export async function recurringFeeCover(
+  source: PaymentSourceRecord,
+  currency: string,
+  intended: number,
+): Promise<FeeCover & { fees?: ProfileFees }> {
+  const fees = await feesOfSource(source);
+  return { ...feeCoverAt(source.provider, currency, intended, fees), ...definedFields({ fees }) };
+}
+
 /**
  * The provider settings a saved source is charged under: where it lives (stored with it), and
  * the profile's current platform fee and statement descriptor suffix (a fee changed on the
@@ -175,10 +220,7 @@ export async function chargeSavedSource(
  */
 async function chargeContext(source: PaymentSourceRecord): Promise<ProviderContext> {
   const context = storedContext(source);
-  const account = await findAccount(source.account_uuid);
-  const profile = account?.payment_method_profiles.find(
-    (p) => p.name === source.profile && p.payment_method === source.payment_method,
-  );
+  const profile = await profileOf(source);
   if (!profile) return context;
   return {
     ...context,

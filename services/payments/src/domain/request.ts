@@ -32,6 +32,12 @@ export const paymentRequestSchema = deferred(() =>
       profile: z.string().min(1).max(100),
       locale: z.string().min(2).max(10).optional(),
       amount: moneyInput,
+      /**
+       * The donor covers the profile's fees (contract section 13): the amount charged is the
+       * smallest total that leaves `amount` once they are taken. The donor's free choice, never
+       * a surcharge the organisation imposes (docs/API.md "Fee cover").
+       */
+      cover_fees: z.boolean().optional(),
       payment_information: freeJsonObject().optional(),
       create_payment_source: z.boolean().optional(),
       subscription: freeJsonObject().optional(),
@@ -52,8 +58,18 @@ export function minorUnits(amount: PaymentRequest['amount']): number {
   return typeof amount.value === 'number' ? amount.value : Number(amount.value);
 }
 
-/** Payment sources have no `subscription`: a subscription starts with a payment. */
-export function refuseSubscription(request: PaymentRequest): void {
+/**
+ * Payment sources have no `subscription` (a subscription starts with a payment) and no
+ * `cover_fees` (nothing is charged).
+ */
+export function refuseSourceOnlyFields(request: PaymentRequest): void {
+  if (request.cover_fees !== undefined) {
+    throw ValidationError.field(
+      'cover_fees',
+      'error.validation.not_supported',
+      'A payment source charges nothing: cover_fees belongs on a payment or a subscription',
+    );
+  }
   if (request.subscription !== undefined) {
     throw ValidationError.field(
       'subscription',

@@ -4,13 +4,15 @@ import {
   amountRefusal,
   BUSINESS_METRICS,
   definedFields,
+  type FeeCover,
+  feeCoverAt,
   isResumedRequest,
   logger,
   now,
   recordMetric,
   ValidationError,
 } from '@svc/core';
-import type { PaymentMethodProfile, RouteCandidate } from '@svc/organisations';
+import type { PaymentMethodProfile, ProfileFees, RouteCandidate } from '@svc/organisations';
 import { db, defineEntity, TTL_ATTRIBUTE, tableName } from '@svc/table';
 import * as z from 'zod';
 import { providerFault } from '../providers/faults';
@@ -46,6 +48,11 @@ import { takeProviderSlot } from '../repository/provider-rate-repository';
  * never sent elsewhere, so a donor is never charged twice. Refunds, cancels and charges of saved
  * instruments go to the provider that holds the payment or the instrument: tokens are not
  * portable between providers.
+ *
+ * A donor who covers the fees (`cover_fees`) is charged each candidate's own total: its `fees`,
+ * or the profile's where it has none, so a payment that moves to another candidate charges that
+ * candidate's total. `when` compares the intended amount (the gift), the same at every candidate;
+ * whether a candidate can take its total in its minor units is asked of that total.
  */
 
 /** The reason a candidate was passed over, kept on the payment (`providers_tried`). */
@@ -65,6 +72,14 @@ export interface RoutedAuthorisation {
   context: ProviderContext;
   authorisation: Authorisation;
   tried: TriedProvider[];
+  /** What the provider was asked to charge: the intended amount, with the donor's cover of its fees if asked. */
+  charge: Charge;
+}
+
+/** The amount a candidate charges (`total`), the gift (`intended`), and the fees it covers by, if any. */
+export interface Charge extends FeeCover {
+  /** The fees the total covers (the candidate's, else the profile's); absent when none were covered. */
+  fees?: ProfileFees;
 }
 
 /** The profile's candidates, one per provider setting, as a single-provider profile is one. */
@@ -80,6 +95,36 @@ function candidatesOf(profile: PaymentMethodProfile): RouteCandidate[] {
       }),
     },
   ];
+}
+
+/** The fees a candidate charges: its own, else the profile's. */
+export function feesOf(profile: PaymentMethodProfile, candidate: RouteCandidate): ProfileFees | undefined {
+  return candidate.fees ?? profile.fees;
+}
+
+/** What a candidate charges for `intended`: the total covering its fees when the donor asked for that. */
+export function chargeAt(
+  profile: PaymentMethodProfile,
+  candidate: RouteCandidate,
+  payment: { currency: string; minor: number; coverFees?: boolean | undefined },
+): Charge {
+  const fees = payment.coverFees ? feesOf(profile, candidate) : undefined;
+  const cover = feeCoverAt(candidate.provider, payment.currency, payment.minor, fees);
+  return { ...cover, ...definedFields({ fees }) };
+}
+
+/** The 400 (on `field`) where none of the candidates that would take the payment has fees to cover. */
+export function refuseCoverWithoutFees(
+  profile: PaymentMethodProfile,
+  candidates: readonly RouteCandidate[],
+  field = 'cover_fees',
+): void {
+  if (candidates.some((candidate) => feesOf(profile, candidate) !== undefined)) return;
+  throw ValidationError.field(
+    field,
+    'error.validation.not_valid',
+    `The profile ${profile.name} has no fees to cover (its fees, or its route candidates')`,
+  );
 }
 
 function matches(candidate: RouteCandidate, payment: { currency: string; minor: number; testMode: boolean }): boolean {
@@ -145,6 +190,7 @@ export function providerAccountOf(context: ProviderContext): string | undefined 
 interface Usable {
   provider: PaymentProvider;
   context: ProviderContext;
+  charge: Charge;
 }
 
 /**
@@ -152,17 +198,18 @@ interface Usable {
  * its minor units, its keys), in order; none is a 400 on `profile` that says why each could not,
  * or on `amount.value` when the amount alone kept every one of them out.
  */
-async function usableCandidates(
+export async function usableCandidates(
   profile: PaymentMethodProfile,
   method: PaymentMethod,
   saving: boolean,
-  payment: { currency: string; minor: number; testMode: boolean; charged: boolean },
+  payment: { currency: string; minor: number; testMode: boolean; charged: boolean; coverFees?: boolean | undefined },
   tried: TriedProvider[],
 ): Promise<Usable[]> {
   const ordered = orderCandidates(profile, payment);
   const refuse = (message: string) => ValidationError.field('profile', 'error.validation.not_valid', message);
   if (ordered.length === 0)
     throw refuse(`No provider of the profile ${profile.name} takes ${payment.currency} payments of this amount`);
+  if (payment.coverFees) refuseCoverWithoutFees(profile, ordered);
   const usable: Usable[] = [];
   const why: string[] = [];
   let amountRefused = 0;
@@ -181,8 +228,10 @@ async function usableCandidates(
     }
     // The same money at every candidate (issue 45): one that cannot take this amount exactly in
     // its own minor units (Stripe's KWD in tens of fils, Adyen's IDR in whole rupiah) is passed
-    // over as unusable, never sent a rounded sum (@svc/core currencies.ts).
-    const refusedAmount = payment.charged ? amountRefusal(provider.name, payment.currency, payment.minor) : undefined;
+    // over as unusable, never sent a rounded sum (@svc/core currencies.ts). A total covering the
+    // fees is the candidate's own, already rounded up to what it can take.
+    const charge = chargeAt(profile, candidate, payment);
+    const refusedAmount = payment.charged ? amountRefusal(provider.name, payment.currency, charge.total) : undefined;
     if (refusedAmount) amountRefused += 1;
     const unusable = refusedAmount ?? (await provider.unusableFor?.(context, method, saving));
     if (unusable) {
@@ -195,7 +244,7 @@ async function usableCandidates(
         });
       continue;
     }
-    usable.push({ provider, context });
+    usable.push({ provider, context, charge });
   }
   if (usable.length === 0 && amountRefused === ordered.length) {
     throw ValidationError.field('amount.value', 'error.validation.not_valid', why.join('; '));
@@ -227,19 +276,29 @@ export async function authoriseRouted(options: {
   method: PaymentMethod;
   saving: boolean;
   amount: { currency: string; minor: number };
+  /** The donor covers the fees: each candidate charges the total that covers its own (chargeAt). */
+  coverFees?: boolean;
   /** A source set up without a payment: its amount picks the route's candidates but is charged nowhere. */
   sourceOnly?: boolean;
   testMode: boolean;
-  request: (provider: PaymentProvider, context: ProviderContext) => AuthoriseRequest;
+  request: (provider: PaymentProvider, context: ProviderContext, charge: Charge) => AuthoriseRequest;
 }): Promise<RoutedAuthorisation> {
   const { profile, method, saving, amount, testMode, reference } = options;
   const tried: TriedProvider[] = [];
   const charged = options.sourceOnly !== true;
-  const found = await usableCandidates(profile, method, saving, { ...amount, testMode, charged }, tried);
+  const found = await usableCandidates(
+    profile,
+    method,
+    saving,
+    { ...amount, testMode, charged, coverFees: options.coverFees },
+    tried,
+  );
   const several = found.length > 1;
   // A re-run asks where the first run went whatever the route looks like now (issue 45): the
   // record exists only if the first run had several candidates, and is read on re-runs alone.
-  const resumedAt = profile.route ? await calledBefore(reference, found, profile, testMode) : undefined;
+  const resumedAt = profile.route
+    ? await calledBefore(reference, found, profile, { ...amount, testMode, coverFees: options.coverFees })
+    : undefined;
   const usable = resumedAt ? [resumedAt] : found;
   const mode = testMode ? 'test' : 'live';
   const circuitOpen: Usable[] = [];
@@ -250,7 +309,7 @@ export async function authoriseRouted(options: {
     admission: Admission,
     isLast: boolean,
   ): Promise<RoutedAuthorisation | 'moved'> => {
-    const { provider, context } = candidate;
+    const { provider, context, charge } = candidate;
     last = candidate;
     const release = () => (admission === 'probe' ? releaseProbe(provider.name, mode) : Promise.resolve());
     const slot = () =>
@@ -275,14 +334,14 @@ export async function authoriseRouted(options: {
       await db().send(new PutCommand({ TableName: tableName(), Item: ROUTE_CALLED.item(route) }));
     }
     try {
-      const authorisation = await authoriseAt(provider, options.request(provider, context));
+      const authorisation = await authoriseAt(provider, options.request(provider, context, charge));
       const unknown =
         authorisation.outcome.status === 'pending' &&
         'reason' in authorisation.outcome &&
         authorisation.outcome.reason === 'provider_unavailable';
       if (unknown) await recordFailure(provider.name, mode, admission, 'no_answer');
       else await recordAnswer(provider.name, mode, admission);
-      return { provider, context, authorisation, tried };
+      return { provider, context, authorisation, tried, charge };
     } catch (error) {
       if (!(error instanceof ProviderNotReachedError)) {
         await release();
@@ -303,12 +362,12 @@ export async function authoriseRouted(options: {
     // never left for another; not reached now, the payment waits on it as an unknown outcome.
     const result = await attempt(resumedAt, 'go', true);
     if (result !== 'moved') return result;
-    const { provider, context } = resumedAt;
+    const { provider, context, charge } = resumedAt;
     const unknown: Authorisation = {
       outcome: { status: 'pending', reason: 'provider_unavailable' },
       maskedInformation: {},
     };
-    return { provider, context, authorisation: unknown, tried };
+    return { provider, context, authorisation: unknown, tried, charge };
   }
   for (const [index, candidate] of usable.entries()) {
     const admission = await admit(candidate.provider.name, mode);
@@ -327,7 +386,7 @@ export async function authoriseRouted(options: {
   }
   const nothing = last ?? lastResort ?? usable[0];
   if (!nothing) throw new Error('No usable candidate');
-  return notReachedAnywhere(nothing.provider, nothing.context, tried);
+  return notReachedAnywhere(nothing, tried);
 }
 
 /** The account recorded for a candidate that names none (the platform's own Stripe account, the simulated provider). */
@@ -383,7 +442,7 @@ async function calledBefore(
   reference: string,
   candidates: Usable[],
   profile: PaymentMethodProfile,
-  testMode: boolean,
+  payment: { currency: string; minor: number; testMode: boolean; coverFees?: boolean | undefined },
 ): Promise<Usable | undefined> {
   if (!isResumedRequest()) return undefined;
   const called = await ROUTE_CALLED.find(reference);
@@ -405,7 +464,13 @@ async function calledBefore(
     called.provider === 'adyen'
       ? definedFields({ merchant_account: recorded })
       : definedFields({ stripe_account: recorded });
-  return { provider, context: candidateContext(profile, { provider: called.provider, ...account }, testMode) };
+  // The candidate called is gone from the route: the profile's fees, as a candidate without its own.
+  const candidate = { provider: called.provider, ...account };
+  return {
+    provider,
+    context: candidateContext(profile, candidate, payment.testMode),
+    charge: chargeAt(profile, candidate, payment),
+  };
 }
 
 /** The provider's authorisation, or the fault the local runtime injects in its place. */
@@ -422,15 +487,12 @@ function passedOver(provider: string, reason: TriedProvider['reason'], context: 
   return { provider, reason, ...definedFields({ account: providerAccountOf(context) }) };
 }
 
-function notReachedAnywhere(
-  provider: PaymentProvider,
-  context: ProviderContext,
-  tried: TriedProvider[],
-): RoutedAuthorisation {
+function notReachedAnywhere({ provider, context, charge }: Usable, tried: TriedProvider[]): RoutedAuthorisation {
   return {
     provider,
     context,
     authorisation: { outcome: { status: 'failed', reason: 'provider_unavailable' }, maskedInformation: {} },
     tried,
+    charge,
   };
 }

@@ -35,8 +35,15 @@ export const paymentResponse = deferred(() =>
     created: z.number().int(),
     status: z.enum(['pending', 'succeeded', 'failed', 'cancelled']),
     status_reason: z.string().optional(),
+    succeeded_at: z
+      .number()
+      .int()
+      .optional()
+      .describe('Unix seconds (service time) the payment first became succeeded; kept after refunds and disputes'),
     test_mode: z.boolean(),
-    amount: moneyOutput,
+    amount: moneyOutput.describe('What was charged: with cover_fees, the total that covers the fees'),
+    intended_amount: moneyOutput.describe('The gift the donor meant: amount less fee_cover_amount'),
+    fee_cover_amount: moneyOutput.describe('What the donor added to cover the fees (cover_fees); "0" otherwise'),
     refunded_amount: moneyOutput,
     payment_method: z.enum(PAYMENT_METHODS),
     profile: z.string(),
@@ -111,6 +118,11 @@ export function refundShape(refund: RefundRecord, payment: Pick<PaymentRecord, '
   };
 }
 
+/** The gift of a payment (A): what the donor meant to give, the whole amount unless they covered the fees. */
+export function intendedOf(p: Pick<PaymentRecord, 'amount_minor' | 'intended_minor'>): number {
+  return p.intended_minor ?? p.amount_minor;
+}
+
 export function paymentShape(p: PaymentRecord) {
   return {
     uuid: p.uuid,
@@ -119,8 +131,13 @@ export function paymentShape(p: PaymentRecord) {
     created: p.created,
     status: p.status,
     ...definedFields({ status_reason: p.status_reason }),
+    ...definedFields({ succeeded_at: p.succeeded_at }),
     test_mode: p.test_mode,
     amount: { value: String(p.amount_minor), currency: p.currency },
+    // Every payment shows all three, so a ledger sums the same columns for each: a payment without
+    // a cover gave its whole amount (intended = amount, cover 0).
+    intended_amount: { value: String(intendedOf(p)), currency: p.currency },
+    fee_cover_amount: { value: String(p.amount_minor - intendedOf(p)), currency: p.currency },
     refunded_amount: { value: String(p.refunded_minor), currency: p.currency },
     payment_method: p.payment_method,
     profile: p.profile,

@@ -70,7 +70,10 @@ export const parsePaymentSubscription = (raw: unknown): PaymentSubscriptionInput
 export interface PaymentForSubscription {
   organisation_uuid: string;
   account_uuid: string;
+  /** The intended amount (the gift), whether or not the donor covered the fees. */
   amount_minor: number;
+  /** The donor covered the fees on this payment: the subscription covers them on every charge. */
+  cover_fees: boolean;
   currency: string;
   test_mode: boolean;
   supporter_uuid?: string;

@@ -3,6 +3,7 @@ import { type AnyRoute, defineRoute, uuidParams } from '@svc/http';
 import { searchResponseSchema } from '@svc/search';
 import * as z from 'zod';
 import { withEarlyCallbacks } from '../domain/early-callbacks';
+import { feeQuoteRequest, feeQuoteResponse, quoteFees } from '../domain/fee-quote';
 import { initialisePayment } from '../domain/initialise';
 import { cancelPayment, changeCustomParameters, getPayment, refundPayment } from '../domain/payments';
 import { minorUnits, moneyInput, paymentRequestSchema } from '../domain/request';
@@ -40,6 +41,24 @@ export const paymentsRoutes: AnyRoute[] = [
       status: 201,
       body: paymentShape(await withEarlyCallbacks(await initialisePayment(principal(), body, baseUrl), findPayment)),
     }),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/payments/fee-quotes',
+    auth: 'token',
+    readOnly: true,
+    operationId: 'quotePaymentFees',
+    summary: 'Quote the total a payment with cover_fees would charge (for a donation form)',
+    description:
+      'The amount, intended_amount and fee_cover_amount of a payment of `amount` on the profile with `cover_fees: true`, at the candidate a new payment would try first. Nothing is charged or stored. 400 on `profile` when the profile has no fees.',
+    body: feeQuoteRequest,
+    responses: {
+      200: { description: 'The three figures, and the fees they cover', schema: feeQuoteResponse },
+      400: { description: 'Invalid input, an unknown profile, or a profile without fees' },
+      403: { description: 'The account is not granted to the caller' },
+      404: { description: 'No such account' },
+    },
+    handle: async ({ body, principal }) => ({ status: 200, body: await quoteFees(principal(), body) }),
   }),
   defineRoute({
     method: 'GET',

@@ -1,4 +1,4 @@
-import { deferred } from '@svc/core';
+import { deferred, now } from '@svc/core';
 import { storedEventSchema } from '@svc/events';
 import { byUuid, defineEntity, documentStorage, key, shardOf, type TransactItem, timeKey } from '@svc/table';
 import * as z from 'zod';
@@ -55,8 +55,18 @@ export const paymentRecordSchema = deferred(() =>
     updated: z.number(),
     status: z.enum(['pending', 'succeeded', 'failed', 'cancelled']),
     status_reason: z.string().optional(),
+    /** Service time (Unix seconds) the payment first became `succeeded`; set once, by `withSucceededAt`. */
+    succeeded_at: z.number().int().optional(),
     test_mode: z.boolean(),
+    /** What was charged: with the donor's cover of the fees, the total T. */
     amount_minor: z.number().int(),
+    /**
+     * What the donor meant to give (A), set when the donor covered the fees (`cover_fees`): the
+     * cover is `amount_minor` − this. Absent: nothing was covered, A = T.
+     */
+    intended_minor: z.number().int().optional(),
+    /** The fees the cover was computed from (the charged candidate's, else its profile's). */
+    covered_fees: z.object({ percent: z.string(), fixed: z.string() }).optional(),
     refunded_minor: z.number().int(),
     currency: z.string(),
     payment_method: z.enum(PAYMENT_METHODS),
@@ -185,8 +195,19 @@ export const paymentItem = (payment: PaymentRecord) => PAYMENT.item(payment);
 /** Reads a stored payment item (also a stream image) back into the record. */
 export const paymentFromItem = (item: Record<string, unknown>) => PAYMENT.fromItem(item);
 
+/**
+ * The payment with `succeeded_at`: the service time it first became `succeeded` (when the money
+ * was taken, what receipts count by), set once and kept through every later change (refunds,
+ * disputes). Every write of a payment passes through here, whichever path settled it (the
+ * request, the donor's approval, a provider's event, the resolver, a recurring charge).
+ */
+export function withSucceededAt(payment: PaymentRecord, at: number = now()): PaymentRecord {
+  if (payment.status !== 'succeeded' || payment.succeeded_at !== undefined) return payment;
+  return { ...payment, succeeded_at: at };
+}
+
 export function newPaymentWrite(payment: PaymentRecord): TransactItem {
-  return PAYMENT.create(payment).item;
+  return PAYMENT.create(withSucceededAt(payment)).item;
 }
 
 /**
@@ -194,5 +215,5 @@ export function newPaymentWrite(payment: PaymentRecord): TransactItem {
  * refund, a cancel, an approval) makes this write fail instead of overwriting it.
  */
 export function paymentUpdateWrite(payment: PaymentRecord, readVersion: number): TransactItem {
-  return PAYMENT.replace(payment, readVersion).item;
+  return PAYMENT.replace(withSucceededAt(payment), readVersion).item;
 }

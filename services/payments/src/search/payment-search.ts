@@ -10,7 +10,7 @@ import {
   searchDb,
 } from '@svc/sql';
 import { sql } from 'kysely';
-import { paymentShape } from '../domain/shapes';
+import { intendedOf, paymentShape } from '../domain/shapes';
 import { type PaymentRecord, paymentFromItem } from '../repository/payment-repository';
 
 /**
@@ -28,8 +28,13 @@ export const PAYMENT_SEARCH: SqlSearchSource = {
     created: { column: 'created', kind: 'number' },
     status: { column: 'status', kind: 'text' },
     'amount.value': { column: 'amount_minor', kind: 'digits' },
+    'intended_amount.value': { column: 'intended_amount_minor', kind: 'digits' },
+    'fee_cover_amount.value': { column: 'fee_cover_minor', kind: 'digits' },
     'amount.currency': { column: 'currency', kind: 'text' },
     payment_method: { column: 'payment_method', kind: 'text' },
+    // succeeded_at and supporter_uuid have columns too (for SQL that reads the table directly,
+    // such as receipts), but they are often absent: the search language reads them from the
+    // document, where "absent" means what it says (a typed column here is one always present).
   },
 };
 
@@ -43,19 +48,26 @@ export const projectPayments = groupCommit<PaymentRecord>({
   version: (payment) => payment.version,
 });
 
+/** One row per payment; `intended_amount_minor` is computed by the engine (amount − cover, 0003). */
 async function upsertStatement(payments: readonly PaymentRecord[]): Promise<void> {
+  const bigint = (value: number | undefined) =>
+    value === undefined ? sql`NULL::bigint` : sql`${String(value)}::bigint`;
   const rows = payments.map(
     (p) => sql`(${p.organisation_uuid}, ${p.uuid}, ${p.account_uuid}, ${p.version}, ${String(p.created)}::bigint,
-      ${p.status}, ${String(p.amount_minor)}::bigint, ${p.currency}, ${p.payment_method},
+      ${p.status}, ${String(p.amount_minor)}::bigint, ${String(p.amount_minor - intendedOf(p))}::bigint,
+      ${p.currency}, ${p.payment_method},
+      ${p.supporter_uuid ?? null}, ${bigint(p.succeeded_at)},
       ${JSON.stringify(storableDocument(paymentShape(p)))}::jsonb)`,
   );
   await sql`INSERT INTO payment_search
-      (organisation_uuid, uuid, account_uuid, version, created, status, amount_minor, currency, payment_method, document)
+      (organisation_uuid, uuid, account_uuid, version, created, status, amount_minor, fee_cover_minor,
+       currency, payment_method, supporter_uuid, succeeded_at, document)
     VALUES ${sql.join(rows)}
     ON CONFLICT (organisation_uuid, uuid) DO UPDATE SET
       account_uuid = EXCLUDED.account_uuid, version = EXCLUDED.version, created = EXCLUDED.created,
-      status = EXCLUDED.status, amount_minor = EXCLUDED.amount_minor, currency = EXCLUDED.currency,
-      payment_method = EXCLUDED.payment_method, document = EXCLUDED.document
+      status = EXCLUDED.status, amount_minor = EXCLUDED.amount_minor, fee_cover_minor = EXCLUDED.fee_cover_minor,
+      currency = EXCLUDED.currency, payment_method = EXCLUDED.payment_method,
+      supporter_uuid = EXCLUDED.supporter_uuid, succeeded_at = EXCLUDED.succeeded_at, document = EXCLUDED.document
     WHERE payment_search.version < EXCLUDED.version`.execute(searchDb());
 }
 
