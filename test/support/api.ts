@@ -14,6 +14,8 @@ export interface ApiResponse {
   /** `Set-Cookie` values. */
   cookies: string[];
   text: string;
+  /** The body's bytes as sent (a PDF). */
+  bytes: Buffer;
   // biome-ignore lint/suspicious/noExplicitAny: tests read response bodies freely
   json: any;
 }
@@ -59,7 +61,14 @@ export async function call(method: string, url: string, options: CallOptions = {
   if (!options.planted) {
     assertConforms(method, url, response.status, response.headers['content-type'], json, requestExample(options));
   }
-  return { status: response.status, headers: response.headers, cookies: response.cookies ?? [], text, json };
+  return {
+    status: response.status,
+    headers: response.headers,
+    cookies: response.cookies ?? [],
+    text,
+    bytes: response.body,
+    json,
+  };
 }
 
 /** The request body as an example: JSON as sent, a form as its fields; nothing for other bodies. */

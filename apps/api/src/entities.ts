@@ -23,6 +23,15 @@ import {
   ROUTE_CALLED,
 } from '@svc/payments';
 import { PORTAL_CODE, PORTAL_LINK, PORTAL_LOGIN_COUNT, PORTAL_SESSION, PORTAL_SETTINGS } from '@svc/portal';
+import {
+  GIFT_AID_DECLARATION,
+  GIFT_AID_TEXT,
+  RECEIPT,
+  RECEIPT_BATCH,
+  RECEIPT_OF,
+  RECEIPT_SEQUENCE,
+  RECEIPT_SETTINGS,
+} from '@svc/receipts';
 import { REPORT, SOURCE_CONFIGURATION } from '@svc/reconciliation';
 import { DEFAULT_PLAN, INVOICE, PLAN, SUBSCRIPTION } from '@svc/subscriptions';
 import { SUPPORTER } from '@svc/supporters';
@@ -91,4 +100,11 @@ export const ENTITIES: readonly DescribedEntity[] = [
   PORTAL_SESSION,
   PORTAL_CODE,
   PORTAL_LOGIN_COUNT,
+  RECEIPT_SETTINGS,
+  RECEIPT,
+  RECEIPT_OF,
+  RECEIPT_SEQUENCE,
+  RECEIPT_BATCH,
+  GIFT_AID_DECLARATION,
+  GIFT_AID_TEXT,
 ];

@@ -4,6 +4,7 @@ import { MAIL } from '@svc/mail';
 import { PASSWORD_GUESSES } from '@svc/onboarding';
 import { PROVIDER_HEALTH, PROVIDER_RATE } from '@svc/payments';
 import { PORTAL_CODE, PORTAL_LOGIN_COUNT, PORTAL_SESSION } from '@svc/portal';
+import { GIFT_AID_DECLARATION, GIFT_AID_TEXT, RECEIPT_BATCH, RECEIPT_OF, RECEIPT_SEQUENCE } from '@svc/receipts';
 import {
   DELIVERY,
   RESPONSE,
@@ -40,6 +41,13 @@ export const QUIET_ENTITIES: readonly string[] = [
   RESPONSE,
   // Outbox mails: a billing run's reminders are written by the thousand; none carries an event.
   MAIL,
+  // A receipt batch's bookkeeping: one RECEIPT_OF per supporter, the sequence per transaction.
+  RECEIPT_OF,
+  RECEIPT_SEQUENCE,
+  RECEIPT_BATCH,
+  // Gift Aid declarations and their wording: no events.
+  GIFT_AID_DECLARATION,
+  GIFT_AID_TEXT,
 ].map((entity) => entity.description.name);
 
 /**

@@ -2,6 +2,7 @@ import type { EventDataBuilders } from '@svc/events';
 import { onboardingEventData } from '@svc/onboarding';
 import { organisationEventData } from '@svc/organisations';
 import { paymentEventData } from '@svc/payments';
+import { receiptEventData } from '@svc/receipts';
 import { reconciliationEventData } from '@svc/reconciliation';
 import { subscriptionEventData } from '@svc/subscriptions';
 import { useEventData } from '@svc/webhooks';
@@ -13,6 +14,7 @@ export const EVENT_DATA: EventDataBuilders = {
   ...organisationEventData,
   ...reconciliationEventData,
   ...onboardingEventData,
+  ...receiptEventData,
 };
 
 /** The stream publisher builds each event's `data` with the owning domain's builder. */

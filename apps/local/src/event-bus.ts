@@ -1,9 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { asFunction, newUuid } from '@svc/core';
+import { RECEIPT_PAYMENT_EVENTS } from '@svc/receipts';
 import { EVENT_SOURCE, fanOutMessages, resetBusClient } from '@svc/webhooks';
 import type { EventBridgeEvent, SQSRecord } from 'aws-lambda';
-import { toRecord } from './queues';
+import { sendToReceiptsQueue, toRecord } from './queues';
 
 /**
  * The local stand-in for the EventBridge bus: a small server that speaks the PutEvents call of
@@ -104,8 +105,9 @@ const asQueueRecord = (event: EventBridgeEvent<string, unknown>): SQSRecord =>
   toRecord({ MessageId: event.id, ReceiptHandle: event.id, Body: JSON.stringify(event) }, FAN_OUT_QUEUE);
 
 /**
- * Delivers what the bus holds to the rule's target, the fan-out queue, and that queue's messages
- * to fan-out, in batches (events from `svc` only). Events fan-out reports as failed stay on the
+ * Delivers what the bus holds to the rules' targets: the receipts queue (the payment events a
+ * receipt depends on) and the fan-out queue, whose messages go to fan-out in batches (events from
+ * `svc` only). Events fan-out reports as failed stay on the
  * bus and are tried again on the next drain, as the queue would send them again.
  */
 export async function drainBus(): Promise<number> {
@@ -116,6 +118,11 @@ export async function drainBus(): Promise<number> {
     const events = pending.splice(0, FAN_OUT_BATCH).filter((event) => event.source === EVENT_SOURCE);
     if (events.length === 0) return;
     try {
+      // The second rule: payment events that may change an issued receipt, to the receipts queue.
+      const receiptEvents = events.filter((event) =>
+        (RECEIPT_PAYMENT_EVENTS as readonly string[]).includes(event['detail-type']),
+      );
+      await Promise.all(receiptEvents.map((event) => sendToReceiptsQueue(JSON.stringify(event))));
       const { response } = await asFunction('fan-out', () => fanOutMessages({ Records: events.map(asQueueRecord) }));
       const refused = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
       for (const event of events) {

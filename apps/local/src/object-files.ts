@@ -1,9 +1,10 @@
 import { join } from 'node:path';
 import { now } from '@svc/core';
+import { resetDocumentClient } from '@svc/receipts';
 import { resetObjectClient } from '@svc/reconciliation';
 import { registerBackgroundTask } from './background';
 import { type ObjectStore, startObjectStore } from './object-store';
-import { drainFilesQueue, sendToFilesQueue } from './queues';
+import { drainFilesQueue, drainReceiptsQueue, sendToFilesQueue } from './queues';
 
 /**
  * Reconciliation files on one machine: the S3 stand-in (object-store/, which checks presigned
@@ -12,6 +13,8 @@ import { drainFilesQueue, sendToFilesQueue } from './queues';
  * poller hands it to the file processor. `settle()` waits for notifications still being sent.
  */
 export const LOCAL_BUCKET = 'svc-reconciliation-local';
+/** The receipts' documents (a bucket of its own, as in AWS). */
+export const LOCAL_RECEIPTS_BUCKET = 'svc-receipts-local';
 
 let store: Promise<ObjectStore> | undefined;
 const sending = new Set<Promise<void>>();
@@ -28,7 +31,7 @@ async function start(): Promise<ObjectStore> {
   const dataDir = process.env.SVC_DATA_DIR ?? '.data';
   const started = await startObjectStore({
     dataDir: dataDir === ':memory:' ? ':memory:' : join(dataDir, 'objects'),
-    buckets: [LOCAL_BUCKET],
+    buckets: [LOCAL_BUCKET, LOCAL_RECEIPTS_BUCKET],
     credentials: { [process.env.AWS_ACCESS_KEY_ID ?? 'local']: process.env.AWS_SECRET_ACCESS_KEY ?? 'local' },
     now,
     onObjectCreated: (record) => {
@@ -41,7 +44,9 @@ async function start(): Promise<ObjectStore> {
   });
   process.env.AWS_ENDPOINT_URL_S3 = started.url;
   process.env.SVC_RECONCILIATION_BUCKET ??= LOCAL_BUCKET;
+  process.env.SVC_RECEIPTS_BUCKET ??= LOCAL_RECEIPTS_BUCKET;
   resetObjectClient();
+  resetDocumentClient();
   return started;
 }
 
@@ -52,5 +57,14 @@ registerBackgroundTask({
     await ensureLocalObjectStore();
     await Promise.allSettled([...sending]);
     return drainFilesQueue();
+  },
+});
+
+registerBackgroundTask({
+  name: 'receipts',
+  intervalMs: 1_000,
+  runOnce: async () => {
+    await ensureLocalObjectStore();
+    return drainReceiptsQueue();
   },
 });

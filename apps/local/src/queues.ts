@@ -12,6 +12,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { asFunction, logger, sdkClient } from '@svc/core';
 import { MAIL_MAX_RECEIVES, processMailBatch, resetMailQueueClient } from '@svc/mail';
+import { processReceiptsBatch, resetReceiptsQueueClient } from '@svc/receipts';
 import { processFileBatch } from '@svc/reconciliation';
 import { processBillingBatch, resetBillingQueueClient } from '@svc/subscriptions';
 import { DELIVERY_MAX_RECEIVES, processDeliveryBatch, resetDeliveryQueueClient } from '@svc/webhooks';
@@ -34,6 +35,8 @@ export interface LocalQueues {
   filesDeadLetterUrl: string;
   mailQueueUrl: string;
   mailDeadLetterUrl: string;
+  receiptsQueueUrl: string;
+  receiptsDeadLetterUrl: string;
   stop(): Promise<void>;
 }
 
@@ -72,12 +75,15 @@ async function startQueues(): Promise<LocalQueues> {
   const delivery = await createQueueWithDlq(client, 'svc-webhook-deliveries', DELIVERY_MAX_RECEIVES);
   const files = await createQueueWithDlq(client, 'svc-reconciliation-files');
   const mail = await createQueueWithDlq(client, 'svc-mail', MAIL_MAX_RECEIVES);
+  const receipts = await createQueueWithDlq(client, 'svc-receipts');
   process.env.SVC_BILLING_QUEUE_URL = billing.queueUrl;
+  process.env.SVC_RECEIPTS_QUEUE_URL = receipts.queueUrl;
   process.env.SVC_DELIVERY_QUEUE_URL = delivery.queueUrl;
   process.env.SVC_MAIL_QUEUE_URL = mail.queueUrl;
   resetBillingQueueClient();
   resetDeliveryQueueClient();
   resetMailQueueClient();
+  resetReceiptsQueueClient();
   return {
     endpoint,
     billingQueueUrl: billing.queueUrl,
@@ -88,6 +94,8 @@ async function startQueues(): Promise<LocalQueues> {
     filesDeadLetterUrl: files.deadLetterUrl,
     mailQueueUrl: mail.queueUrl,
     mailDeadLetterUrl: mail.deadLetterUrl,
+    receiptsQueueUrl: receipts.queueUrl,
+    receiptsDeadLetterUrl: receipts.deadLetterUrl,
     stop: async () => {
       server.closeAllConnections();
       await new Promise<void>((done) => server.close(() => done()));
@@ -401,4 +409,27 @@ export async function drainMailQueue(): Promise<number> {
     },
   );
   return sent;
+}
+
+/** The receipts queue (batch pages, payment events) through the receipts worker; returns the messages done. */
+export async function drainReceiptsQueue(): Promise<number> {
+  const { receiptsQueueUrl } = await ensureLocalQueues();
+  let done = 0;
+  await drainQueue(
+    receiptsQueueUrl,
+    async (event) => {
+      const result = await asFunction('receipts-worker', () => processReceiptsBatch(event));
+      return { failed: failedIds(result.response), result: result.done };
+    },
+    (count) => {
+      done += count;
+    },
+  );
+  return done;
+}
+
+/** Sends a message to the receipts queue, as the bus rule on payment events does in AWS. */
+export async function sendToReceiptsQueue(body: string): Promise<void> {
+  const { receiptsQueueUrl } = await ensureLocalQueues();
+  await (client as SQSClient).send(new SendMessageCommand({ QueueUrl: receiptsQueueUrl, MessageBody: body }));
 }

@@ -31,6 +31,9 @@ export const EVENT_NAMES = [
   'svc.onboarding.onboarding_process.succeeded',
   'svc.onboarding.onboarding_process.failed',
   'svc.reconciliation.reconciliation_report.created',
+  // A yearly donation receipt issued, and one voided (by hand, or replaced after a refund).
+  'svc.receipts.receipt.issued',
+  'svc.receipts.receipt.voided',
 ] as const;
 
 export type EventName = (typeof EVENT_NAMES)[number];
@@ -45,6 +48,7 @@ export const EVENT_OBJECTS = [
   'organisation',
   'onboarding_process',
   'reconciliation_report',
+  'receipt',
 ] as const;
 
 export type EventObject = (typeof EVENT_OBJECTS)[number];

@@ -97,6 +97,7 @@ const json = (schema: JsonSchema) => ({ content: { 'application/json': { schema 
 function responseBody(status: string, spec: ResponseSpec, shared: SharedSchemas): JsonSchema {
   if (spec.html) return { content: { 'text/html': { schema: { type: 'string' } } } };
   if (spec.text) return { content: { 'text/plain': { schema: { type: 'string' } } } };
+  if (spec.media) return { content: { [spec.media]: { schema: { type: 'string', format: 'binary' } } } };
   if (spec.schema) return json(jsonSchemaOf(spec.schema, 'output', shared));
   if (Number(status) >= 400) return json({ $ref: '#/components/schemas/Error' });
   return {};

@@ -15,6 +15,17 @@ export function toLambdaResult(result: HttpResult): StackResult {
   const headers: Record<string, string> =
     result.html !== undefined ? withPageSecurity(result.headers ?? {}) : { ...(result.headers ?? {}) };
   let body: string | undefined;
+  if (result.binary !== undefined) {
+    headers['content-type'] ??= result.binary.contentType;
+    const cookies = result.cookies && result.cookies.length > 0 ? { cookies: result.cookies } : {};
+    return {
+      statusCode: result.status,
+      headers,
+      body: Buffer.from(result.binary.bytes).toString('base64'),
+      isBase64Encoded: true,
+      ...cookies,
+    };
+  }
   if (result.html !== undefined) {
     headers['content-type'] ??= 'text/html; charset=utf-8';
     body = result.html;

@@ -19,6 +19,8 @@ export interface HttpResult {
   body?: unknown;
   html?: string;
   text?: string;
+  /** Bytes of a document (a PDF): sent base64-encoded, as API Gateway sends binary answers. */
+  binary?: { contentType: string; bytes: Uint8Array };
   headers?: Record<string, string>;
   /** `Set-Cookie` values. */
   cookies?: string[];
@@ -53,6 +55,8 @@ export interface ResponseSpec {
   html?: true;
   /** The body is plain text (a provider's expected acknowledgement, Adyen's `[accepted]`). */
   text?: true;
+  /** The body is a document of this media type (`application/pdf`, `text/csv`). */
+  media?: string;
 }
 
 /**

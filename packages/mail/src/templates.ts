@@ -58,6 +58,18 @@ const SCHEMAS = {
       brand_color: brandColor.optional(),
     })
     .strict(),
+  donation_receipt: z
+    .object({
+      organisation_name: text(200),
+      year: z.number().int().min(2000).max(2100),
+      number: text(40),
+      /** Integer minor units. */
+      total: z.number().int().min(0),
+      currency: z.string().regex(/^[A-Z]{3}$/),
+      /** The number of the receipt this one replaces (a refund or lost dispute after its issue). */
+      replaces: text(40).optional(),
+    })
+    .strict(),
 } as const;
 
 export type MailTemplate = keyof typeof SCHEMAS;
@@ -209,6 +221,32 @@ const WORDS = {
       contact: 'To change it, please contact {org}.',
     },
   },
+  donation_receipt: {
+    de: {
+      subject: 'Ihre Spendenbestätigung {year}',
+      intro: 'Herzlichen Dank für Ihre Spenden an {org} im Jahr {year}: insgesamt {amount}.',
+      attached: 'Im Anhang finden Sie Ihre Spendenbestätigung Nr. {number} für Ihre Steuererklärung.',
+      replaces: 'Sie ersetzt die Bestätigung Nr. {replaces}, die damit ungültig ist.',
+    },
+    fr: {
+      subject: 'Votre attestation de dons {year}',
+      intro: 'Merci pour vos dons à {org} en {year} : {amount} au total.',
+      attached: 'Vous trouverez en pièce jointe votre attestation n° {number} pour votre déclaration d’impôts.',
+      replaces: 'Elle remplace l’attestation n° {replaces}, qui n’est plus valable.',
+    },
+    it: {
+      subject: 'La sua attestazione di donazione {year}',
+      intro: 'Grazie per le sue donazioni a {org} nel {year}: {amount} in totale.',
+      attached: 'In allegato trova la sua attestazione n. {number} per la dichiarazione d’imposta.',
+      replaces: 'Sostituisce l’attestazione n. {replaces}, che non è più valida.',
+    },
+    en: {
+      subject: 'Your donation receipt {year}',
+      intro: 'Thank you for your donations to {org} in {year}: {amount} in all.',
+      attached: 'Your receipt no. {number} for your tax return is attached.',
+      replaces: 'It replaces receipt no. {replaces}, which is no longer valid.',
+    },
+  },
 } as const;
 
 /** `{name}` placeholders filled with values, each made safe by `safe` first. */
@@ -274,6 +312,27 @@ const RENDERERS: { [T in MailTemplate]: Renderer<T> } = {
         [fill(w.intro, values, html), html(w.change)],
         { label: w.button, url },
         data.brand_color,
+      ),
+    };
+  },
+  donation_receipt: (locale, data) => {
+    const w = WORDS.donation_receipt[locale];
+    const values = {
+      org: data.organisation_name,
+      year: String(data.year),
+      number: data.number,
+      replaces: data.replaces ?? '',
+      amount: formatAmount(locale, data.total, data.currency),
+    };
+    const subject = `${fill(w.subject, values, plain)}: ${data.organisation_name}`;
+    const lines = [w.intro, w.attached, ...(data.replaces ? [w.replaces] : [])];
+    return {
+      subject,
+      text: `${lines.map((line) => fill(line, values, plain)).join('\n')}\n`,
+      html: page(
+        locale,
+        subject,
+        lines.map((line) => fill(line, values, html)),
       ),
     };
   },
