@@ -6,7 +6,7 @@ import { RECEIPT_SETTINGS } from '../repository/receipt-repository';
 import type { Declaration } from './declaration';
 import { listDeclarationsOf } from './declaration-repository';
 import { ClaimSchedule, type ScheduleTotals } from './schedule';
-import { isDay, nextDay, ukDayStart } from './uk-dates';
+import { isDay, nextDay, ukDayStart, yearsBefore } from './uk-dates';
 
 /**
  * The longest claim period asked for at once. Claims "must be made within four years of the end
@@ -32,10 +32,11 @@ export const claimQuery = deferred(() =>
     })
     .superRefine(({ from, to }, context) => {
       if (!isDay(from) || !isDay(to)) return;
-      if (to < from)
+      if (to < from) {
         context.addIssue({ code: 'custom', path: ['to'], message: 'to may not be before from', input: to });
-      const limit = `${String(Number(from.slice(0, 4)) + MAX_CLAIM_YEARS).padStart(4, '0')}${from.slice(4)}`;
-      if (to >= limit) {
+      }
+      // `to` must come before the same date MAX_CLAIM_YEARS on.
+      if (to >= yearsBefore(from, -MAX_CLAIM_YEARS)) {
         context.addIssue({
           code: 'custom',
           path: ['to'],
