@@ -1,5 +1,6 @@
-import { definedFields, derivedUuid, newResourceUuid, now } from '@svc/core';
+import { definedFields, derivedUuid, type FeeCover, newResourceUuid, now } from '@svc/core';
 import { newEvent } from '@svc/events';
+import type { ProfileFees } from '@svc/organisations';
 import {
   chargeSavedSource,
   findPayment,
@@ -9,11 +10,17 @@ import {
   type PaymentSourceRecord,
   paymentUpdateWrite,
   pendingRecurringPayment,
+  recurringFeeCover,
   settledRecurringPayment,
 } from '@svc/payments';
 import { addDays, localDateOf, localMidnight } from '@svc/schedule';
 import { type GuardedWrite, retryOnConflict, transactWrite, versioned } from '@svc/table';
-import type { ChargeAttemptRecord, InvoiceRecord, SubscriptionRecord } from '../repository/records';
+import {
+  type ChargeAttemptRecord,
+  type InvoiceRecord,
+  intendedOf,
+  type SubscriptionRecord,
+} from '../repository/records';
 import { billableFrom, endedAt, statusAt, suspendedAt } from '../repository/state';
 import {
   findInvoice,
@@ -99,6 +106,34 @@ function attemptFailedEvent(invoice: InvoiceRecord, attempt: ChargeAttemptRecord
   });
 }
 
+/** What a charge attempt charges: the gift, and with the fees covered, the total and the fees. */
+export type AttemptCharge = FeeCover & { fees?: ProfileFees };
+
+/**
+ * What an attempt to charge `intended` from `source` charges: with the subscription covering the
+ * fees, the total that covers the fees of the source's profile as they are now (a changed fee or
+ * payment method counts from the next attempt); otherwise the gift itself.
+ */
+export async function attemptCharge(
+  subscription: Pick<SubscriptionRecord, 'cover_fees' | 'currency'>,
+  source: PaymentSourceRecord,
+  intended: number,
+): Promise<AttemptCharge> {
+  if (!subscription.cover_fees) return { total: intended, intended, cover: 0 };
+  return recurringFeeCover(source, subscription.currency, intended);
+}
+
+function uncovered(invoice: InvoiceRecord, subscription: SubscriptionRecord): AttemptCharge {
+  if (subscription.cover_fees) throw new Error('A subscription that covers the fees charges its attemptCharge');
+  return { total: intendedOf(invoice), intended: intendedOf(invoice), cover: 0 };
+}
+
+/** The invoice's figures as `charge` makes them: amount the total, intended_amount the gift. */
+export function chargeInvoice(invoice: InvoiceRecord, charge: AttemptCharge): void {
+  invoice.amount = charge.total;
+  invoice.intended_amount = charge.intended;
+}
+
 /** A new invoice of the subscription (the period's, or a manual one). */
 export function newInvoice(
   subscription: SubscriptionRecord,
@@ -118,6 +153,7 @@ export function newInvoice(
     status: 'open',
     status_reason: 'pending',
     amount: options.amount ?? subscription.amount,
+    intended_amount: options.amount ?? subscription.amount,
     currency: subscription.currency,
     ...definedFields({ period: options.period }),
     timezone: subscription.timezone,
@@ -138,7 +174,9 @@ export function newInvoice(
 /**
  * Adds the next charge attempt (pending, leased to this worker) and its pending payment. The
  * attempt's uuid is derived from the invoice and the attempt's number, its payment's from the
- * attempt: two workers that race for the same attempt write the same keys, and one loses.
+ * attempt: two workers that race for the same attempt write the same keys, and one loses. The
+ * attempt charges `charge` (attemptCharge of the invoice's gift), which the invoice then shows;
+ * without one, the gift itself (for a subscription that does not cover the fees only).
  */
 export function openAttempt(
   invoice: InvoiceRecord,
@@ -147,6 +185,7 @@ export function openAttempt(
   automatic: boolean,
   at: number,
   requestRef?: string,
+  charge: AttemptCharge = uncovered(invoice, subscription),
 ) {
   const number = invoice.charge_attempts.length + 1;
   const uuid = derivedUuid('charge_attempt', invoice.uuid, number);
@@ -164,10 +203,13 @@ export function openAttempt(
   };
   invoice.charge_attempts.push(attempt);
   delete invoice.next_attempt_day;
+  chargeInvoice(invoice, charge);
   const payment = pendingRecurringPayment({
     uuid: attempt.payment_uuid,
     source,
-    amountMinor: invoice.amount,
+    amountMinor: charge.total,
+    ...(subscription.cover_fees ? { intendedMinor: charge.intended } : {}),
+    ...definedFields({ coveredFees: charge.fees }),
     currency: invoice.currency,
     subscriptionUuid: subscription.uuid,
     invoiceUuid: invoice.uuid,
@@ -238,7 +280,8 @@ export async function billSubscription(uuid: string): Promise<BillingOutcome> {
 
     const source = await sourceOf(subscription.payment_source_uuid);
     const invoice = newInvoice(subscription, at, { period });
-    const { attempt, payment } = openAttempt(invoice, subscription, source, true, at);
+    const charge = await attemptCharge(subscription, source, intendedOf(invoice));
+    const { attempt, payment } = openAttempt(invoice, subscription, source, true, at, undefined, charge);
     try {
       await save([
         { item: invoicePut(invoice), onConditionFailed: () => new PeriodInvoiced() },
@@ -297,7 +340,8 @@ export async function retryInvoice(subscriptionUuid: string, invoiceUuid: string
       return undefined;
     }
     const source = await sourceOf(subscription.payment_source_uuid);
-    const { attempt, payment } = openAttempt(next, subscription, source, true, at);
+    const charge = await attemptCharge(subscription, source, intendedOf(next));
+    const { attempt, payment } = openAttempt(next, subscription, source, true, at, undefined, charge);
     // Guarded on the subscription too: a cancel or suspend that lands meanwhile wins.
     await save([{ item: newPaymentWrite(payment) }, versioned(subscriptionUnchanged(subscription))]);
     return { subscriptionUuid, invoice: next, attempt, source, isNew: true };

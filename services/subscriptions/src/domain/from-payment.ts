@@ -1,5 +1,10 @@
 import { definedFields, now } from '@svc/core';
-import type { PaymentForSubscription, PaymentSourceRecord, PaymentSubscriptionInput } from '@svc/payments';
+import {
+  feesOfSource,
+  type PaymentForSubscription,
+  type PaymentSourceRecord,
+  type PaymentSubscriptionInput,
+} from '@svc/payments';
 import { localDateOf, resolveTimezone } from '@svc/schedule';
 import type { TransactItem } from '@svc/table';
 import type { SubscriptionRecord } from '../repository/records';
@@ -63,7 +68,9 @@ export async function subscriptionForPayment(
       payment_source_uuid: source.uuid,
       ...definedFields({ supporter_uuid: payment.supporter_uuid }),
       currency: payment.currency,
+      // The gift; a donor who covered the fees on the payment covers them on every charge.
       amount: payment.amount_minor,
+      ...(payment.cover_fees ? { cover_fees: true } : {}),
       recurring_interval: request.recurring_interval,
       test_mode: payment.test_mode,
       status: 'active',
@@ -76,6 +83,7 @@ export async function subscriptionForPayment(
     source,
     planUuid: plan.uuid,
     paidPeriod: true,
+    fees: payment.cover_fees ? await feesOfSource(source) : undefined,
   });
   return { subscription, write: subscriptionPut(subscription) };
 }

@@ -14,11 +14,18 @@ import {
 import { findPaymentSource, newPaymentWrite } from '@svc/payments';
 import { retryOnConflict, transactWrite, versioned } from '@svc/table';
 import * as z from 'zod';
-import type { ChargeAttemptRecord, InvoiceRecord, SubscriptionRecord } from '../repository/records';
+import {
+  type ChargeAttemptRecord,
+  type InvoiceRecord,
+  intendedOf,
+  type SubscriptionRecord,
+} from '../repository/records';
 import { findInvoice, invoicePut, invoicesOf } from '../repository/subscription-repository';
 import {
+  attemptCharge,
   type BillingOutcome,
   chargeAndSettle,
+  chargeInvoice,
   invoiceEvent,
   newInvoice,
   noOutcome,
@@ -56,7 +63,11 @@ export async function getInvoice(principal: Promise<Principal>, subscriptionUuid
   return { subscription, invoice: await readInvoice(subscription, invoiceUuid) };
 }
 
-/** A manual invoice: open, charged only by the charge attempts the client creates (no dunning). */
+/**
+ * A manual invoice: open, charged only by the charge attempts the client creates (no dunning).
+ * Its `amount` is the gift: a subscription that covers the fees shows (and charges) the total
+ * on top, as its source's fees make it now.
+ */
 export async function createInvoice(
   principal: Promise<Principal>,
   subscriptionUuid: string,
@@ -68,6 +79,8 @@ export async function createInvoice(
     ...definedFields({ custom: input.custom_parameters }),
     ...definedFields({ svc: input.svc_parameters }),
   });
+  const source = subscription.cover_fees ? await findPaymentSource(subscription.payment_source_uuid) : undefined;
+  if (source) chargeInvoice(invoice, await attemptCharge(subscription, source, intendedOf(invoice)));
   // A re-run of a request that died after storing the invoice returns that invoice.
   const earlier = isResumedRequest() ? await findInvoice(subscription.uuid, invoice.uuid) : undefined;
   if (earlier) return { subscription, invoice: earlier };
@@ -144,7 +157,8 @@ export async function createChargeAttempt(
     }
     const at = now();
     const next: InvoiceRecord = { ...structuredClone(read), events: [], version: read.version + 1, updated: at };
-    const { attempt, payment } = openAttempt(next, subscription, source, false, at, requestRef);
+    const charge = await attemptCharge(subscription, source, intendedOf(read));
+    const { attempt, payment } = openAttempt(next, subscription, source, false, at, requestRef, charge);
     await transactWrite([versioned(invoicePut(next, read.version)), { item: newPaymentWrite(payment) }]);
     return { subscriptionUuid: subscription.uuid, invoice: next, attempt, source };
   });

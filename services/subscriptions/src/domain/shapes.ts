@@ -2,7 +2,12 @@ import { type Assert, type Conforms, deferred, definedFields, now } from '@svc/c
 import { findPayment } from '@svc/payments';
 import { localMidnight } from '@svc/schedule';
 import * as z from 'zod';
-import type { ChargeAttemptRecord, InvoiceRecord, SubscriptionRecord } from '../repository/records';
+import {
+  type ChargeAttemptRecord,
+  type InvoiceRecord,
+  intendedOf,
+  type SubscriptionRecord,
+} from '../repository/records';
 import { statusAt } from '../repository/state';
 import { findPlan } from '../repository/subscription-repository';
 import { shownNextDueDay } from './calendar';
@@ -30,7 +35,12 @@ export const subscriptionResponse = deferred(() =>
     payment_method: z.string(),
     created: z.number().int(),
     currency: z.string(),
-    amount: z.number().int().describe('Minor units'),
+    amount: z.number().int().describe('Minor units: the gift per charge'),
+    cover_fees: z
+      .boolean()
+      .describe(
+        'The donor covers the fees: each charge is the total that leaves `amount` once the fees of the payment method’s profile are taken',
+      ),
     timezone: z.string(),
     charged_by: z.literal('svc'),
     next_due_date: localMidnightSeconds().optional(),
@@ -60,7 +70,9 @@ export const invoiceResponse = deferred(() =>
     created: z.number().int(),
     status: z.enum(['open', 'paid', 'cancelled']),
     status_reason: z.string().optional(),
-    amount: z.number().int().describe('Minor units'),
+    amount: z.number().int().describe('Minor units: what its charge attempt charges (with cover_fees, the total)'),
+    intended_amount: z.number().int().describe('Minor units: the gift (amount less fee_cover_amount)'),
+    fee_cover_amount: z.number().int().describe('Minor units: what the donor adds to cover the fees; 0 without'),
     refunded_amount: z.number().int(),
     currency: z.string(),
     next_attempt_date: localMidnightSeconds().optional(),
@@ -126,6 +138,7 @@ export function subscriptionShape(s: SubscriptionRecord, plan: PlanRef | undefin
     created: s.created,
     currency: s.currency,
     amount: s.amount,
+    cover_fees: s.cover_fees === true,
     timezone: s.timezone,
     charged_by: 'svc' as const,
     ...definedFields({ next_due_date: live ? day(shownNextDueDay(s)) : undefined }),
@@ -176,6 +189,8 @@ export async function invoiceShape(invoice: InvoiceRecord) {
     status: invoice.status,
     ...definedFields({ status_reason: invoice.status_reason }),
     amount: invoice.amount,
+    intended_amount: intendedOf(invoice),
+    fee_cover_amount: invoice.amount - intendedOf(invoice),
     refunded_amount: await refundedOf(invoice),
     currency: invoice.currency,
     ...definedFields({

@@ -4,6 +4,7 @@ import {
   ConflictError,
   deferred,
   definedFields,
+  feeCoverAt,
   flatStringObject,
   freeJsonObject,
   isoExponent,
@@ -18,8 +19,8 @@ import {
   ValidationError,
 } from '@svc/core';
 import { type ChangedBy, type EventName, newEvent } from '@svc/events';
-import { findAccount } from '@svc/organisations';
-import { findPaymentSource, type PaymentSourceRecord } from '@svc/payments';
+import { findAccount, type ProfileFees } from '@svc/organisations';
+import { feesOfSource, findPaymentSource, type PaymentSourceRecord } from '@svc/payments';
 import { dueAfter, dueOnOrAfter, localMidnight, resolveTimezone } from '@svc/schedule';
 import { findSupporter } from '@svc/supporters';
 import { retryOnConflict, transactWrite, versioned } from '@svc/table';
@@ -40,6 +41,7 @@ const subscriptionFields = () => ({
   subscription_plan_uuid: uuidSchema,
   payment_source_uuid: uuidSchema,
   amount: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+  cover_fees: z.boolean(),
   timezone: z.string().max(100),
   recurring_interval: z.string().trim().min(1, 'This value should not be blank').max(200),
   planned_effective_from: localDateText(),
@@ -59,6 +61,7 @@ export const createSubscriptionInput = deferred(() => {
         .regex(/^[A-Z]{3}$/, { message: 'An upper-case ISO 4217 code', abort: true })
         .refine((code) => isoExponent(code) !== undefined, 'An active ISO 4217 currency with minor units'),
       test_mode: z.boolean().optional(),
+      cover_fees: fields.cover_fees.optional(),
       status: z.enum(['active', 'pending']).optional(),
       subscription_plan_uuid: fields.subscription_plan_uuid.optional(),
       timezone: fields.timezone.optional(),
@@ -167,11 +170,51 @@ async function usableSource(uuid: string, accountUuid: string, testMode: boolean
 /**
  * A subscription's amount is charged by its source's provider in that provider's minor units:
  * one it cannot take exactly (Stripe's KWD in tens of fils, Adyen's IDR in whole rupiah,
- * @svc/core currencies.ts) is refused now, not failed at every due date.
+ * @svc/core currencies.ts) is refused now, not failed at every due date. With the fees covered,
+ * what is charged is the total covering the source's `fees`, rounded up to what the provider takes.
  */
-function checkAmountAtProvider(subscription: Pick<SubscriptionRecord, 'payment_provider' | 'currency' | 'amount'>) {
-  const refusal = amountRefusal(subscription.payment_provider, subscription.currency, subscription.amount);
+function checkAmountAtProvider(
+  subscription: Pick<SubscriptionRecord, 'payment_provider' | 'currency' | 'amount' | 'cover_fees'>,
+  fees: ProfileFees | undefined,
+) {
+  const { payment_provider: provider, currency, amount } = subscription;
+  const charged = feeCoverAt(provider, currency, amount, subscription.cover_fees ? fees : undefined).total;
+  const refusal = amountRefusal(provider, currency, charged);
   if (refusal) throw ValidationError.field('amount', 'error.validation.not_valid', refusal);
+}
+
+/** The fees the subscription's charges cover, if it covers them: its source's (feesOfSource). */
+async function coveredFees(subscription: Pick<SubscriptionRecord, 'cover_fees' | 'payment_source_uuid'>) {
+  if (!subscription.cover_fees) return undefined;
+  const source = await findPaymentSource(subscription.payment_source_uuid);
+  return source ? feesOfSource(source) : undefined;
+}
+
+/**
+ * The donor covers the fees (`cover_fees`: their free choice, on or off at any time): turning it
+ * on needs fees on the source's profile (400 on `cover_fees` otherwise). A source changed later
+ * to one without fees keeps the choice and covers nothing until there are fees to cover.
+ */
+async function setCoverFees(
+  subscription: SubscriptionRecord,
+  cover: boolean,
+  source?: PaymentSourceRecord,
+): Promise<ProfileFees | undefined> {
+  if (!cover) {
+    delete subscription.cover_fees;
+    return undefined;
+  }
+  const holder = source ?? (await findPaymentSource(subscription.payment_source_uuid));
+  const fees = holder ? await feesOfSource(holder) : undefined;
+  if (!fees) {
+    throw ValidationError.field(
+      'cover_fees',
+      'error.validation.not_valid',
+      'The subscription’s payment method has no fees to cover (no fees on its profile)',
+    );
+  }
+  subscription.cover_fees = true;
+  return fees;
 }
 
 async function checkSupporter(uuid: string, organisationUuid: string): Promise<void> {
@@ -208,6 +251,8 @@ export interface NewSubscription {
   planUuid: string;
   /** The period the creating payment already paid (subscriptions made with a payment). */
   paidPeriod?: boolean;
+  /** The source's fees (feesOfSource), where the subscription covers them. */
+  fees?: ProfileFees | undefined;
 }
 
 /** Builds a subscription record (validated, billing started when active) without writing it. */
@@ -228,6 +273,7 @@ export function buildSubscription(options: NewSubscription): SubscriptionRecord 
     updated: at,
     currency: input.currency,
     amount: input.amount,
+    ...(input.cover_fees ? { cover_fees: true } : {}),
     timezone: resolveTimezone(input.timezone),
     recurring_interval: input.recurring_interval,
     status: 'pending',
@@ -244,7 +290,7 @@ export function buildSubscription(options: NewSubscription): SubscriptionRecord 
     events: [],
   };
   checkPlannedDates(subscription.timezone, subscription.planned_effective_from, subscription.planned_end, at);
-  checkAmountAtProvider(subscription);
+  checkAmountAtProvider(subscription, options.fees);
   // The payment that starts a subscription pays the current period, unless billing starts later.
   const day = today(subscription, at);
   if (options.paidPeriod && (subscription.planned_effective_from ?? day) <= day) subscription.last_period = day;
@@ -265,11 +311,20 @@ export async function createSubscription(
     resolvePlan(account.organisation_uuid, account.uuid, input.subscription_plan_uuid),
     checkSupporter(input.supporter_uuid, account.organisation_uuid),
   ]);
+  const fees = input.cover_fees ? await feesOfSource(source) : undefined;
+  if (input.cover_fees && !fees) {
+    throw ValidationError.field(
+      'cover_fees',
+      'error.validation.not_valid',
+      'The payment source’s profile has no fees to cover',
+    );
+  }
   const subscription = buildSubscription({
     input,
     organisationUuid: account.organisation_uuid,
     source,
     planUuid: plan.uuid,
+    fees,
   });
   // A re-run of a request that died after storing the subscription returns that subscription.
   const earlier = isResumedRequest() ? await findSubscription(subscription.uuid) : undefined;
@@ -301,6 +356,7 @@ async function change(
 /** What an `updated` event announces: a change of the subscription's terms, not of its bookkeeping. */
 const TERMS = [
   'amount',
+  'cover_fees',
   'recurring_interval',
   'timezone',
   'anchor',
@@ -351,7 +407,10 @@ export function updateSubscription(principal: Promise<Principal>, uuid: string, 
       subscription.payment_method = source.payment_method;
     }
     if (input.amount !== undefined) subscription.amount = input.amount;
-    if (input.amount !== undefined || input.payment_source_uuid !== undefined) checkAmountAtProvider(subscription);
+    if (input.cover_fees !== undefined) await setCoverFees(subscription, input.cover_fees);
+    if (input.amount !== undefined || input.payment_source_uuid !== undefined || input.cover_fees !== undefined) {
+      checkAmountAtProvider(subscription, await coveredFees(subscription));
+    }
     if (input.custom_parameters !== undefined) subscription.custom_parameters = input.custom_parameters;
     if (input.svc_parameters !== undefined) subscription.svc_parameters = input.svc_parameters;
     const reschedule =
@@ -508,18 +567,21 @@ export function suspendSubscription(
  */
 export interface TermsChange {
   amount?: number;
+  /** The donor covers the fees of each charge from the next one on (their free choice). */
+  cover_fees?: boolean;
   recurring_interval?: string;
   /** The next charge's day (YYYY-MM-DD in the subscription's time zone). */
   next_due_date?: string;
 }
 
 export function changeTerms(actor: SubscriptionActor, uuid: string, input: TermsChange) {
-  return change(actor, uuid, (subscription, status, at) => {
+  return change(actor, uuid, async (subscription, status, at) => {
     if (status !== 'active' && status !== 'suspended') throw conflict(`A ${status} subscription cannot be changed`);
     const before = structuredClone(subscription);
-    if (input.amount !== undefined) {
-      subscription.amount = input.amount;
-      checkAmountAtProvider(subscription);
+    if (input.amount !== undefined) subscription.amount = input.amount;
+    if (input.cover_fees !== undefined) await setCoverFees(subscription, input.cover_fees);
+    if (input.amount !== undefined || input.cover_fees !== undefined) {
+      checkAmountAtProvider(subscription, await coveredFees(subscription));
     }
     if (input.recurring_interval !== undefined) {
       intervalOrThrow(input.recurring_interval);
@@ -624,7 +686,7 @@ export function usePaymentSource(actor: SubscriptionActor, uuid: string, sourceU
     subscription.payment_source_uuid = source.uuid;
     subscription.payment_provider = source.provider;
     subscription.payment_method = source.payment_method;
-    checkAmountAtProvider(subscription);
+    checkAmountAtProvider(subscription, subscription.cover_fees ? await feesOfSource(source) : undefined);
     announceUpdate(before, subscription, changedByOf(actor));
   });
 }

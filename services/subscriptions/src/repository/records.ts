@@ -62,7 +62,13 @@ export const subscriptionRecordSchema = deferred(() =>
     created: z.number().int(),
     updated: z.number().int(),
     currency: z.string(),
+    /** The gift per charge (with `cover_fees`, each charge's total covers its fees on top). */
     amount: z.number().int(),
+    /**
+     * The donor covers the fees of every charge (contract section 13): each charge is the total
+     * that leaves `amount` once the fees of the source's profile are taken. Absent: not covered.
+     */
+    cover_fees: z.boolean().optional(),
     timezone: z.string(),
     recurring_interval: z.string(),
     /** The stored status; `suspended` and `finished` are also derived from the clock (see state.ts). */
@@ -129,7 +135,10 @@ export const invoiceRecordSchema = deferred(() =>
     updated: z.number().int(),
     status: z.enum(['open', 'paid', 'cancelled']),
     status_reason: z.string().optional(),
+    /** What its latest charge attempt charges (or will): with a cover of the fees, the total. */
     amount: z.number().int(),
+    /** The gift the invoice is for; absent on invoices from before fee cover: `amount`. */
+    intended_amount: z.number().int().optional(),
     currency: z.string(),
     /** The billing period (due day) of an automatic invoice. */
     period: localDate().optional(),
@@ -146,3 +155,7 @@ export const invoiceRecordSchema = deferred(() =>
   }),
 );
 export type InvoiceRecord = z.infer<typeof invoiceRecordSchema>;
+
+/** The gift an invoice is for (an invoice from before fee cover: its amount). */
+export const intendedOf = (invoice: Pick<InvoiceRecord, 'amount' | 'intended_amount'>): number =>
+  invoice.intended_amount ?? invoice.amount;
