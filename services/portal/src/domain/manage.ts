@@ -40,10 +40,11 @@ const dayInput = z.union([z.string().max(10), z.number().int().min(0).max(7_258_
 export const termsInput = z
   .strictObject({
     amount: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional(),
+    cover_fees: z.boolean().optional(),
     recurring_interval: z.string().trim().min(1).max(200).optional(),
     next_due_date: dayInput.optional(),
   })
-  .refine((input) => Object.keys(input).length > 0, 'Send amount, recurring_interval or next_due_date');
+  .refine((input) => Object.keys(input).length > 0, 'Send amount, cover_fees, recurring_interval or next_due_date');
 export const skipInput = z.strictObject({ due_date: dayInput });
 export const pauseInput = z.strictObject({ resume_on: dayInput.optional() });
 export const cancelInput = z.strictObject({ reason: z.string().max(40), comment: z.string().max(2_000).optional() });
@@ -94,7 +95,12 @@ export async function donorSubscription(donor: PortalDonor, uuid: string): Promi
   return shapedSubscription(await readSubscriptionAs(donor, uuid));
 }
 
-/** The amount, interval and next date, as the organisation allows (min/max, its intervals). */
+/**
+ * The amount, interval and next date, as the organisation allows (min/max, its intervals), and
+ * whether the donor covers the fees: their own free choice (EU law forbids a surcharge on consumer
+ * cards and SEPA debits, so it is never the organisation's to impose or to lock), turned on or off
+ * whatever the portal's features say; on needs fees on the payment method's profile (400).
+ */
 export async function changeDonorTerms(
   donor: PortalDonor,
   uuid: string,
@@ -124,6 +130,7 @@ export async function changeDonorTerms(
   const current = await readSubscriptionAs(donor, uuid);
   const changed = await changeTerms(donor, uuid, {
     ...(input.amount === undefined ? {} : { amount: input.amount }),
+    ...(input.cover_fees === undefined ? {} : { cover_fees: input.cover_fees }),
     ...(input.recurring_interval === undefined ? {} : { recurring_interval: input.recurring_interval }),
     ...(input.next_due_date === undefined ? {} : { next_due_date: dayOf(input.next_due_date, current) }),
   });

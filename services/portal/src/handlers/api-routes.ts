@@ -143,7 +143,8 @@ export const portalApiRoutes: AnyRoute[] = [
     method: 'PATCH',
     path: '/portal/api/subscriptions/{subscription_uuid}',
     operationId: 'portalChangeSubscription',
-    summary: 'Change the amount, the interval or the next charge date (from the next charge, no proration)',
+    summary:
+      'Change the amount, whether the donor covers the fees (`cover_fees`), the interval or the next charge date (from the next charge, no proration)',
     body: termsInput,
     run: (session, uuid, body) => changeDonorTerms(session, uuid, body),
   }),

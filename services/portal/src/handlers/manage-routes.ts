@@ -1,7 +1,15 @@
-import { AppError, ConflictError, isUuid, NotFoundError, TooManyRequestsError, ValidationError } from '@svc/core';
+import {
+  AppError,
+  ConflictError,
+  feeCoverAt,
+  isUuid,
+  NotFoundError,
+  TooManyRequestsError,
+  ValidationError,
+} from '@svc/core';
 import { type AnyRoute, defineRoute, type HttpResult, uuidParams } from '@svc/http';
 import { findAccount } from '@svc/organisations';
-import { findPaymentSource } from '@svc/payments';
+import { feesOfSource, findPaymentSource, type PaymentSourceRecord } from '@svc/payments';
 import type { SubscriptionShape } from '@svc/subscriptions';
 import * as z from 'zod';
 import { type Brand, brandOf } from '../domain/brand';
@@ -95,9 +103,12 @@ async function signedIn(
 const isSigned = (value: Signed | HttpResult): value is Signed => 'session' in value;
 
 /** The payment methods a new source can be set up with on the subscription's account (its profile for each). */
-async function methodProfiles(subscription: SubscriptionShape): Promise<{ card?: string; sepa_dd?: string }> {
+async function methodProfiles(
+  subscription: SubscriptionShape,
+  source?: PaymentSourceRecord,
+): Promise<{ card?: string; sepa_dd?: string }> {
   const [current, account] = await Promise.all([
-    findPaymentSource(subscription.payment_source_uuid),
+    source ?? findPaymentSource(subscription.payment_source_uuid),
     findAccount(subscription.account_uuid),
   ]);
   const profileFor = (method: 'card' | 'sepa_dd') =>
@@ -123,7 +134,8 @@ async function renderSubscription(
     if (error instanceof NotFoundError) return pageResult(404, notFoundPage(signed.ctx));
     throw error;
   }
-  const profiles = await methodProfiles(subscription);
+  const source = await findPaymentSource(subscription.payment_source_uuid);
+  const [profiles, fees] = await Promise.all([methodProfiles(subscription, source), feesShown(subscription, source)]);
   return pageResult(
     status,
     subscriptionPage(signed.ctx, {
@@ -131,8 +143,17 @@ async function renderSubscription(
       settings: signed.brand.settings,
       ...extra,
       methods: { card: profiles.card !== undefined, sepa: profiles.sepa_dd !== undefined },
+      ...(fees ? { fees } : {}),
     }),
   );
+}
+
+/** The fees of the subscription's payment method, and what each charge is with them covered. */
+async function feesShown(subscription: SubscriptionShape, source: PaymentSourceRecord | undefined) {
+  const fees = source ? await feesOfSource(source) : undefined;
+  if (!source || !fees) return undefined;
+  const { total } = feeCoverAt(source.provider, subscription.currency, subscription.amount, fees);
+  return { percent: fees.percent, fixed: fees.fixed, total };
 }
 
 const redirect = (location: string): HttpResult => ({
@@ -276,6 +297,17 @@ const CHANGES: ChangeSpec[] = [
       }
       return doneAt(uuid, 'amount', locale);
     },
+  },
+  {
+    action: 'fees',
+    summary: 'Portal page: cover the payment fees of each charge, or stop covering them',
+    run: async (signed, uuid, body) => {
+      // An unticked checkbox sends nothing: the form's marker says it was shown, so that is "off".
+      if (body.cover_fees_shown === undefined) throw new FormError({ cover_fees: m(signed.ctx.locale, 'error_other') });
+      await changeDonorTerms(signed.session, uuid, { cover_fees: body.cover_fees === 'on' });
+      return doneAt(uuid, 'fees', signed.ctx.locale);
+    },
+    field: (_d, signed) => ['cover_fees', m(signed.ctx.locale, 'fees_none')],
   },
   {
     action: 'interval',

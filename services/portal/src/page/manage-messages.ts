@@ -46,6 +46,12 @@ const en = {
   amount_hint_min: 'At least {min}.',
   amount_hint_max: 'At most {max}.',
   amount_button: 'Change the amount',
+  fees_heading: 'Cover the payment fees',
+  fees_label: 'Add the payment fees to each charge, so that my whole gift arrives',
+  fees_hint:
+    'The payment fees are {fees} per charge; with them, each charge is {total}. It is your choice, and you can change it at any time.',
+  fees_none: 'Your current payment method has no fees to cover.',
+  fees_button: 'Save my choice',
   interval_heading: 'Change the interval',
   interval_label: 'New interval',
   interval_button: 'Change the interval',
@@ -100,6 +106,7 @@ const en = {
   offer_no_thanks: 'No thanks, cancel my donation',
 
   done_amount: 'The amount has been changed.',
+  done_fees: 'Your choice about the payment fees has been saved.',
   done_interval: 'The interval has been changed.',
   done_next_date: 'The next charge date has been changed.',
   done_skip: 'The next charge will be skipped.',
@@ -192,6 +199,12 @@ const de: ManageMessages = {
   amount_hint_min: 'Mindestens {min}.',
   amount_hint_max: 'Höchstens {max}.',
   amount_button: 'Betrag ändern',
+  fees_heading: 'Zahlungsgebühren übernehmen',
+  fees_label: 'Ich übernehme die Zahlungsgebühren jeder Belastung, damit meine ganze Spende ankommt',
+  fees_hint:
+    'Die Zahlungsgebühren betragen {fees} pro Belastung; damit beträgt jede Belastung {total}. Sie entscheiden selbst und können es jederzeit ändern.',
+  fees_none: 'Für Ihr aktuelles Zahlungsmittel fallen keine Gebühren an, die Sie übernehmen könnten.',
+  fees_button: 'Auswahl speichern',
   interval_heading: 'Intervall ändern',
   interval_label: 'Neues Intervall',
   interval_button: 'Intervall ändern',
@@ -246,6 +259,7 @@ const de: ManageMessages = {
   offer_no_thanks: 'Nein danke, Spende kündigen',
 
   done_amount: 'Der Betrag wurde geändert.',
+  done_fees: 'Ihre Wahl zu den Zahlungsgebühren wurde gespeichert.',
   done_interval: 'Das Intervall wurde geändert.',
   done_next_date: 'Das Datum der nächsten Belastung wurde geändert.',
   done_skip: 'Die nächste Belastung wird ausgelassen.',
@@ -338,6 +352,12 @@ const fr: ManageMessages = {
   amount_hint_min: 'Au moins {min}.',
   amount_hint_max: 'Au plus {max}.',
   amount_button: 'Modifier le montant',
+  fees_heading: 'Prendre en charge les frais de paiement',
+  fees_label: 'J’ajoute les frais de paiement à chaque prélèvement, pour que mon don arrive en entier',
+  fees_hint:
+    'Les frais de paiement sont de {fees} par prélèvement ; avec eux, chaque prélèvement est de {total}. C’est votre choix, modifiable à tout moment.',
+  fees_none: 'Votre moyen de paiement actuel n’a pas de frais à prendre en charge.',
+  fees_button: 'Enregistrer mon choix',
   interval_heading: 'Modifier la fréquence',
   interval_label: 'Nouvelle fréquence',
   interval_button: 'Modifier la fréquence',
@@ -392,6 +412,7 @@ const fr: ManageMessages = {
   offer_no_thanks: 'Non merci, résilier mon don',
 
   done_amount: 'Le montant a été modifié.',
+  done_fees: 'Votre choix concernant les frais de paiement a été enregistré.',
   done_interval: 'La fréquence a été modifiée.',
   done_next_date: 'La date du prochain prélèvement a été modifiée.',
   done_skip: 'Le prochain prélèvement sera sauté.',
@@ -481,6 +502,12 @@ const it: ManageMessages = {
   amount_hint_min: 'Almeno {min}.',
   amount_hint_max: 'Al massimo {max}.',
   amount_button: 'Modificare l’importo',
+  fees_heading: 'Coprire le commissioni di pagamento',
+  fees_label: 'Aggiungo le commissioni di pagamento a ogni addebito, affinché la mia donazione arrivi per intero',
+  fees_hint:
+    'Le commissioni di pagamento sono {fees} per addebito; con esse, ogni addebito è di {total}. È una sua scelta, modificabile in qualsiasi momento.',
+  fees_none: 'Il suo mezzo di pagamento attuale non ha commissioni da coprire.',
+  fees_button: 'Salvare la scelta',
   interval_heading: 'Modificare la frequenza',
   interval_label: 'Nuova frequenza',
   interval_button: 'Modificare la frequenza',
@@ -535,6 +562,7 @@ const it: ManageMessages = {
   offer_no_thanks: 'No grazie, disdire la donazione',
 
   done_amount: 'L’importo è stato modificato.',
+  done_fees: 'La sua scelta sulle commissioni di pagamento è stata salvata.',
   done_interval: 'La frequenza è stata modificata.',
   done_next_date: 'La data del prossimo addebito è stata modificata.',
   done_skip: 'Il prossimo addebito sarà saltato.',

@@ -237,10 +237,17 @@ export interface SubscriptionPageInput {
   codeSent?: boolean;
   /** The payment methods the account offers for a new source (card, SEPA). */
   methods?: { card: boolean; sepa: boolean };
+  /**
+   * The fees of the subscription's payment method (its profile's), and what each charge is with
+   * them covered: the fee-cover form is shown where there are fees, or where the donor covers them
+   * (to turn it off). Absent: no fees to cover.
+   */
+  fees?: { percent: string; fixed: string; total: number };
 }
 
 const DONE_KEYS: Readonly<Record<string, ManageKey>> = {
   amount: 'done_amount',
+  fees: 'done_fees',
   interval: 'done_interval',
   next_date: 'done_next_date',
   skip: 'done_skip',
@@ -284,6 +291,48 @@ ${field({
   ...(errors.amount ? { error: errors.amount } : {}),
   attributes: html` inputmode="decimal" min="0" step="${digits === 0 ? '1' : `0.${'1'.padStart(digits, '0')}`}" required`,
 })}<button type="submit">${m(ctx.locale, 'amount_button')}</button>
+</form>`;
+}
+
+/** A percentage as the locale writes it (`2.9 %`, `2,9 %`): display only, the arithmetic is elsewhere. */
+function formatPercent(locale: PortalLocale, percent: string): string {
+  return new Intl.NumberFormat(HTML_LANG[locale], { style: 'percent', maximumFractionDigits: 4 }).format(
+    Number(percent) / 100,
+  );
+}
+
+/**
+ * The donor's choice to cover the payment fees: a checkbox, sent with a marker field so that an
+ * unticked box (which a form does not send) reads as "off". Never ticked in advance: the choice is
+ * the donor's (docs/API.md "Fee cover").
+ */
+export function feesForm(
+  ctx: PageContext,
+  subscription: SubscriptionShape,
+  fees: SubscriptionPageInput['fees'],
+  error?: string,
+): SafeHtml {
+  const { locale } = ctx;
+  const hint = fees
+    ? m(locale, 'fees_hint', {
+        fees: `${formatPercent(locale, fees.percent)} + ${formatMoney(locale, Number(fees.fixed), subscription.currency)}`,
+        total: formatMoney(locale, fees.total, subscription.currency),
+      })
+    : m(locale, 'fees_none');
+  return html`<form method="post" action="${subscriptionPath(subscription.uuid)}/fees" novalidate>
+${hidden(ctx)}
+<input type="hidden" name="cover_fees_shown" value="1">
+<p class="hint" id="cover_fees-hint">${hint}</p>
+${
+  error
+    ? html`<p class="error" id="cover_fees-error">${error}</p>
+`
+    : ''
+}<p class="checkbox"><input type="checkbox" id="cover_fees" name="cover_fees" value="on"${
+    subscription.cover_fees ? html` checked` : ''
+  } aria-describedby="cover_fees-hint${error ? ' cover_fees-error' : ''}"${error ? html` aria-invalid="true"` : ''}>
+<label for="cover_fees">${m(locale, 'fees_label')}</label></p>
+<button type="submit">${m(locale, 'fees_button')}</button>
 </form>`;
 }
 
@@ -475,6 +524,10 @@ export function subscriptionPage(ctx: PageContext, input: SubscriptionPageInput)
   const parts: SafeHtml[] = [];
   if (changeable && features.amount) {
     parts.push(section('amount', m(locale, 'amount_heading'), amountForm(ctx, s, settings, errors, values)));
+  }
+  // The donor's own choice, whatever the features: on where there are fees, off whenever it is on.
+  if (changeable && (input.fees !== undefined || s.cover_fees || errors.cover_fees !== undefined)) {
+    parts.push(section('fees', m(locale, 'fees_heading'), feesForm(ctx, s, input.fees, errors.cover_fees)));
   }
   if (changeable && features.interval) {
     const options = settings.intervals.map(

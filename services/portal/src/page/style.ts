@@ -46,6 +46,9 @@ input[type="email"], input[type="text"], input[type="number"], input[type="date"
   background: var(--bg); border: 2px solid var(--border); border-radius: 0.25rem; margin-bottom: 0.75rem; }
 input[size] { width: auto; }
 input[aria-invalid="true"], select[aria-invalid="true"] { border-color: var(--error); }
+.checkbox { display: flex; gap: 0.5rem; align-items: flex-start; margin: 0 0 0.75rem; }
+.checkbox input { width: 1.25rem; height: 1.25rem; margin: 0.125rem 0 0; flex: none; }
+.checkbox label { display: inline; font-weight: 400; }
 fieldset { border: 1px solid var(--border); border-radius: 0.25rem; margin: 0 0 1rem; padding: 0.75rem 1rem; }
 fieldset.inline { display: flex; flex-wrap: wrap; gap: 0 1rem; }
 legend { font-weight: 600; padding: 0 0.25rem; }
