@@ -1,6 +1,5 @@
 import { advanceClock, freezeClock, now } from '@svc/core';
-import { DEFAULT_PAYMENT_METHOD_PROFILES } from '@svc/organisations';
-import { applySeed, DEMO_SEED, parseSeed } from '@svc/seed';
+import { DEFAULT_PAYMENT_METHOD_PROFILES, paymentMethodProfileSchema, upsertOrganisation } from '@svc/organisations';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { call, DEMO, seedDemo, tokenFor } from '../../../test/support/api';
 import { paymentEventData } from './event-data';
@@ -43,14 +42,13 @@ let token: string;
 let otherToken: string;
 
 beforeAll(async () => {
-  await seedDemo();
-  const seed = structuredClone(DEMO_SEED) as {
-    organisations: Array<{ accounts: Array<{ uuid: string; payment_method_profiles?: unknown[] }> }>;
-  };
-  for (const account of seed.organisations.flatMap((organisation) => organisation.accounts)) {
-    if (account.uuid === DEMO.secondAccount) account.payment_method_profiles = PROFILES;
+  const seed = await seedDemo();
+  for (const organisation of seed.organisations) {
+    const account = organisation.accounts.find((candidate) => candidate.uuid === DEMO.secondAccount);
+    if (!account) continue;
+    account.payment_method_profiles = PROFILES.map((profile) => paymentMethodProfileSchema.parse(profile));
+    await upsertOrganisation(organisation);
   }
-  await applySeed(parseSeed(seed));
   token = await tokenFor(DEMO.client);
   otherToken = await tokenFor(DEMO.otherClient);
 });

@@ -1,8 +1,7 @@
-import { DEFAULT_PAYMENT_METHOD_PROFILES } from '@svc/organisations';
-import { applySeed, DEMO_SEED, parseSeed } from '@svc/seed';
+import { DEFAULT_PAYMENT_METHOD_PROFILES, paymentMethodProfileSchema, upsertOrganisation } from '@svc/organisations';
 import { findSubscription } from '@svc/subscriptions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type ApiResponse, call } from '../../../test/support/api';
+import { type ApiResponse, call, seedDemo } from '../../../test/support/api';
 import { billingRun, DEMO, ok, setClock } from '../../subscriptions/src/test-support';
 import { hiddenField, PORTAL_SETTINGS_ON, postForm, redeem, settle, uniqueEmail } from './testing-portal';
 
@@ -14,19 +13,17 @@ import { hiddenField, PORTAL_SETTINGS_ON, postForm, redeem, settle, uniqueEmail 
  * feature switches: it is the donor's choice.
  */
 beforeAll(async () => {
-  const seed = structuredClone(DEMO_SEED) as {
-    organisations: Array<{ accounts: Array<{ uuid: string; payment_method_profiles?: unknown[] }> }>;
-  };
-  for (const account of seed.organisations.flatMap((organisation) => organisation.accounts)) {
-    if (account.uuid === DEMO.account) {
-      account.payment_method_profiles = [
-        { name: 'card-test', payment_method: 'card', provider: 'simulated' },
-        { name: 'card-fees', payment_method: 'card', provider: 'simulated', fees: { percent: '2.9', fixed: '30' } },
-        ...DEFAULT_PAYMENT_METHOD_PROFILES.filter((profile) => profile.payment_method !== 'card'),
-      ];
-    }
+  const seed = await seedDemo();
+  for (const organisation of seed.organisations) {
+    const account = organisation.accounts.find((candidate) => candidate.uuid === DEMO.account);
+    if (!account) continue;
+    account.payment_method_profiles = [
+      { name: 'card-test', payment_method: 'card', provider: 'simulated' },
+      { name: 'card-fees', payment_method: 'card', provider: 'simulated', fees: { percent: '2.9', fixed: '30' } },
+      ...DEFAULT_PAYMENT_METHOD_PROFILES.filter((profile) => profile.payment_method !== 'card'),
+    ].map((profile) => paymentMethodProfileSchema.parse(profile));
+    await upsertOrganisation(organisation);
   }
-  await applySeed(parseSeed(seed));
   // Every feature off: the fee cover is the donor's choice whatever the organisation switched off.
   const off = Object.fromEntries(Object.keys(PORTAL_SETTINGS_ON.features).map((feature) => [feature, false]));
   await ok('PUT', `/organisations/${DEMO.org}/portal-settings`, { ...PORTAL_SETTINGS_ON, features: off });

@@ -1,6 +1,6 @@
-import { DEFAULT_PAYMENT_METHOD_PROFILES } from '@svc/organisations';
-import { applySeed, DEMO_SEED, parseSeed } from '@svc/seed';
+import { DEFAULT_PAYMENT_METHOD_PROFILES, paymentMethodProfileSchema, upsertOrganisation } from '@svc/organisations';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { seedDemo } from '../../../test/support/api';
 import { subscriptionEventData } from './event-data';
 import { findInvoice, INVOICE } from './repository/subscription-repository';
 import { api, billingRun, DEMO, ok, setClock, supporter } from './test-support';
@@ -14,19 +14,17 @@ const FEES = { percent: '2.9', fixed: '30' };
 
 /** The demo's main account with a profile that has fees beside its own (which has none). */
 async function useFees(fees: { percent: string; fixed: string }): Promise<void> {
-  const seed = structuredClone(DEMO_SEED) as {
-    organisations: Array<{ accounts: Array<{ uuid: string; payment_method_profiles?: unknown[] }> }>;
-  };
-  for (const account of seed.organisations.flatMap((organisation) => organisation.accounts)) {
-    if (account.uuid === DEMO.account) {
-      account.payment_method_profiles = [
-        { name: 'card-test', payment_method: 'card', provider: 'simulated' },
-        { name: 'card-fees', payment_method: 'card', provider: 'simulated', fees },
-        ...DEFAULT_PAYMENT_METHOD_PROFILES.filter((profile) => profile.payment_method !== 'card'),
-      ];
-    }
+  const seed = await seedDemo();
+  for (const organisation of seed.organisations) {
+    const account = organisation.accounts.find((candidate) => candidate.uuid === DEMO.account);
+    if (!account) continue;
+    account.payment_method_profiles = [
+      { name: 'card-test', payment_method: 'card', provider: 'simulated' },
+      { name: 'card-fees', payment_method: 'card', provider: 'simulated', fees },
+      ...DEFAULT_PAYMENT_METHOD_PROFILES.filter((profile) => profile.payment_method !== 'card'),
+    ].map((profile) => paymentMethodProfileSchema.parse(profile));
+    await upsertOrganisation(organisation);
   }
-  await applySeed(parseSeed(seed));
 }
 
 beforeAll(async () => {

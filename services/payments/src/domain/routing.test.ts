@@ -151,4 +151,26 @@ describe('a routed profile', () => {
       'route.0',
     ]);
   });
+
+  it('takes fees on the profile and on candidates, strictly: a percentage 0 ≤ p < 100 and whole minor units', () => {
+    const fees = (value: unknown) => ({ name: 'x', payment_method: 'card', provider: 'simulated', fees: value });
+    expect(issues(fees({ percent: '2.9', fixed: '30' }))).toEqual([]);
+    expect(issues(fees({ percent: '0', fixed: '0' }))).toEqual([]);
+    expect(issues(fees({ percent: '99.9999', fixed: '0' }))).toEqual([]);
+    for (const percent of ['100', '-1', '2.90001', '2,9', '1e1', '', 2.9]) {
+      expect(issues(fees({ percent, fixed: '30' })), String(percent)).toEqual(['fees.percent']);
+    }
+    for (const fixed of ['-1', '0.5', '030', '', 30]) {
+      expect(issues(fees({ percent: '2.9', fixed })), String(fixed)).toEqual(['fees.fixed']);
+    }
+    expect(issues(fees({ percent: '2.9' }))).toEqual(['fees.fixed']);
+    expect(issues(fees({ percent: '2.9', fixed: '30', cap: '500' }))).toEqual(['fees']);
+    expect(
+      issues({
+        name: 'x',
+        payment_method: 'card',
+        route: [{ provider: 'simulated' }, { provider: 'adyen', fees: { percent: '150', fixed: '0' } }],
+      }),
+    ).toEqual(['route.1.fees.percent']);
+  });
 });
