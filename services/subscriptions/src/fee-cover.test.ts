@@ -223,4 +223,42 @@ describe('a subscription whose donor covers the fees', () => {
       await useFees(FEES);
     }
   });
+
+  it('announces the covered total in the charge reminder', async () => {
+    setClock('2029-01-10T09:00');
+    await ok('PUT', `/organisations/${DEMO.org}/portal-settings`, {
+      enabled: false,
+      features: {
+        amount: true,
+        interval: true,
+        next_date: true,
+        skip: true,
+        pause: true,
+        payment_method: true,
+        cancel: true,
+      },
+      min_amount: null,
+      max_amount: null,
+      intervals: ['monthly', 'yearly'],
+      cancel_reasons: ['other'],
+      retention_offer: null,
+      brand: { name: 'Stiftung Sonnenschein', color: '#0a7d3b' },
+      return_url: null,
+    });
+    const email = `fees-${Date.now()}@example.org`;
+    const donor = await ok(
+      'POST',
+      '/supporters',
+      { organisation_uuid: DEMO.org, first_name: 'Ada', locale: 'en', email },
+      201,
+    );
+    await covered({ supporter_uuid: donor.uuid, recurring_interval: 'yearly', planned_effective_from: '2029-03-15' });
+    setClock('2029-03-08T09:00');
+    await billingRun();
+    await ok('POST', '/_local/settle');
+    const mails = (await ok('GET', `/_local/mail?to=${encodeURIComponent(email)}`)) as Array<{ text: string }>;
+    expect(mails).toHaveLength(1);
+    expect(mails[0]?.text).toContain('26.06');
+    expect(mails[0]?.text).not.toContain('25.00');
+  });
 });

@@ -1,10 +1,12 @@
 import { logger, now } from '@svc/core';
+import { findPaymentSource } from '@svc/payments';
 import { localMidnight } from '@svc/schedule';
 import { type GuardedWrite, retryOnConflict, transactWrite, versioned } from '@svc/table';
 import { reminders } from '../reminder-port';
 import type { SubscriptionRecord } from '../repository/records';
 import { reminderAt } from '../repository/state';
 import { findSubscription, subscriptionPut } from '../repository/subscription-repository';
+import { attemptCharge } from './billing';
 
 /** Thrown inside the transaction when the reminder's mail or link was written before. */
 class ReminderWrittenBefore extends Error {}
@@ -40,12 +42,17 @@ export async function remindIfDue(uuid: string): Promise<boolean> {
     };
     const save = (extra: GuardedWrite[]) =>
       transactWrite([versioned(subscriptionPut(next, subscription.version)), ...extra]);
+    // The amount the charge will be: with the fees covered, the total the source's fees make now.
+    const source = subscription.cover_fees ? await findPaymentSource(subscription.payment_source_uuid) : undefined;
+    const amount = source
+      ? (await attemptCharge(subscription, source, subscription.amount)).total
+      : subscription.amount;
     const reminder = await reminders().reminderWrites(
       {
         uuid: subscription.uuid,
         organisation_uuid: subscription.organisation_uuid,
         ...(subscription.supporter_uuid === undefined ? {} : { supporter_uuid: subscription.supporter_uuid }),
-        amount: subscription.amount,
+        amount,
         currency: subscription.currency,
       },
       { day, at: chargeAt },
