@@ -116,6 +116,12 @@ describe('a payment whose donor covers the fees', () => {
     expect(found.json.summary.hits).toBe(0);
   });
 
+  it('is refused with 400 on amount.value where the total is past what can be counted', async () => {
+    const refused = await pay({ cover_fees: true, amount: chf(String(Number.MAX_SAFE_INTEGER)) });
+    expect(refused.status, refused.text).toBe(400);
+    expect(refused.json.error.message[0].property).toBe('amount.value');
+  });
+
   it('refuses cover_fees on a payment source (nothing is charged)', async () => {
     const refused = await call('POST', '/payment-sources', {
       token,

@@ -113,6 +113,20 @@ export function chargeAt(
   return { ...cover, ...definedFields({ fees }) };
 }
 
+/** chargeAt, or why the total cannot be counted (a percentage near 100 on a huge gift: past the safe integers). */
+function chargeOrRefusal(
+  profile: PaymentMethodProfile,
+  candidate: RouteCandidate,
+  payment: { currency: string; minor: number; coverFees?: boolean | undefined },
+): Charge | { refusal: string } {
+  try {
+    return chargeAt(profile, candidate, payment);
+  } catch (error) {
+    if (error instanceof RangeError) return { refusal: error.message };
+    throw error;
+  }
+}
+
 /** The 400 (on `field`) where none of the candidates that would take the payment has fees to cover. */
 export function refuseCoverWithoutFees(
   profile: PaymentMethodProfile,
@@ -230,8 +244,13 @@ export async function usableCandidates(
     // its own minor units (Stripe's KWD in tens of fils, Adyen's IDR in whole rupiah) is passed
     // over as unusable, never sent a rounded sum (@svc/core currencies.ts). A total covering the
     // fees is the candidate's own, already rounded up to what it can take.
-    const charge = chargeAt(profile, candidate, payment);
-    const refusedAmount = payment.charged ? amountRefusal(provider.name, payment.currency, charge.total) : undefined;
+    const charge = chargeOrRefusal(profile, candidate, payment);
+    const refusedAmount =
+      'refusal' in charge
+        ? charge.refusal
+        : payment.charged
+          ? amountRefusal(provider.name, payment.currency, charge.total)
+          : undefined;
     if (refusedAmount) amountRefused += 1;
     const unusable = refusedAmount ?? (await provider.unusableFor?.(context, method, saving));
     if (unusable) {
@@ -244,6 +263,7 @@ export async function usableCandidates(
         });
       continue;
     }
+    if ('refusal' in charge) continue;
     usable.push({ provider, context, charge });
   }
   if (usable.length === 0 && amountRefused === ordered.length) {

@@ -178,8 +178,15 @@ function checkAmountAtProvider(
   fees: ProfileFees | undefined,
 ) {
   const { payment_provider: provider, currency, amount } = subscription;
-  const charged = feeCoverAt(provider, currency, amount, subscription.cover_fees ? fees : undefined).total;
-  const refusal = amountRefusal(provider, currency, charged);
+  let refusal: string | undefined;
+  try {
+    const charged = feeCoverAt(provider, currency, amount, subscription.cover_fees ? fees : undefined).total;
+    refusal = amountRefusal(provider, currency, charged);
+  } catch (error) {
+    // A total past the safe integers (a percentage near 100 on a huge amount).
+    if (!(error instanceof RangeError)) throw error;
+    refusal = error.message;
+  }
   if (refusal) throw ValidationError.field('amount', 'error.validation.not_valid', refusal);
 }
 
