@@ -9,6 +9,7 @@ import { type LoadResult, runLoad } from './load';
 import { benchNoisyNeighbour, noisyNeighbourSummary } from './noisy-neighbour';
 import { benchCapacity, benchInitialiseThroughput, benchSearch } from './payments';
 import { benchPortal, PORTAL_BENCH_ENV } from './portal';
+import { benchReceipts, receiptsSummary } from './receipts';
 import { benchReconciliation, reconciliationSummary } from './reconciliation';
 import { benchSearchEngine, searchEngineSummary } from './search';
 import { ROOT, startService, tokenFor } from './service';
@@ -19,9 +20,9 @@ import { benchWebhooks, webhooksSummary } from './webhooks';
 /**
  * `pnpm bench`: every figure beside a baseline measured in the same run. All traffic goes to
  * 127.0.0.1; every loop is bounded in time and count. BENCH_ONLY=reads|payments|search|init|billing|
- * webhooks|noisy-neighbour|reconciliation|idempotency-crash|stripe|failover|telethon|portal runs one part (BENCH_CRASH_PAYMENTS sizes the last); BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_SEARCH_SIZES,
+ * webhooks|noisy-neighbour|reconciliation|idempotency-crash|stripe|failover|telethon|portal|receipts runs one part (BENCH_CRASH_PAYMENTS sizes the last); BENCH_SECONDS, BENCH_CONCURRENCY, BENCH_SEARCH_SIZES,
  * BENCH_BILLING_CONCURRENCY, BENCH_WEBHOOK_PAYMENTS, BENCH_TELETHON_DONATIONS, BENCH_RECONCILIATION_ROWS and
- * BENCH_RECONCILIATION_RUNS tune it. To see where a service process's time goes:
+ * BENCH_RECONCILIATION_RUNS, BENCH_RECEIPTS_SIZES tune it. To see where a service process's time goes:
  * BENCH_SERVICE_CPU_PROF=<directory> writes its V8 CPU profile there when it stops, and
  * BENCH_SERVICE_IMPORT=<module> preloads a module into it (a counter of SDK calls, say).
  */
@@ -254,6 +255,14 @@ async function main() {
     });
     for (const text of telethonSummary(telethon)) console.log(text);
     results.telethon = telethon;
+  }
+  if (wants('receipts')) {
+    const receipts = await benchReceipts({
+      sizes: (process.env.BENCH_RECEIPTS_SIZES ?? '1000,5000,10000').split(',').map(Number),
+      warmSupporters: 400,
+    });
+    for (const text of receiptsSummary(receipts)) console.log(text);
+    results.receipts = receipts;
   }
   if (wants('idempotency-crash')) {
     const payments = Number(process.env.BENCH_CRASH_PAYMENTS ?? 200);
