@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { PaymentRecord } from '@svc/payments';
-import type { ReceiptRecord } from '../services/receipts/src/repository/receipt-repository';
+import type { ReceiptRecord } from '@svc/receipts';
 
 /**
  * A year's receipt batch over an organisation of N supporters (issue 48: "receipts per second for
@@ -199,16 +199,22 @@ async function runInProcess(options: ReceiptsBenchOptions): Promise<ReceiptsBenc
 async function measure(options: ReceiptsBenchOptions, benchStarted: number): Promise<ReceiptsBenchResult> {
   const { SEARCH_PROJECTIONS } = await import('@svc/api');
   const { paymentItem, paymentStatusEvents } = await import('@svc/payments');
-  const { RECEIPT, RECEIPT_BATCH, RECEIPT_OF, RECEIPT_SEQUENCE, RECEIPT_SETTINGS } = await import(
-    '../services/receipts/src/repository/receipt-repository'
-  );
+  const {
+    RECEIPT,
+    RECEIPT_BATCH,
+    RECEIPT_OF,
+    RECEIPT_SEQUENCE,
+    RECEIPT_SETTINGS,
+    runBatchPage,
+    giftsOfOrganisation,
+    SUPPORTERS_PER_PAGE,
+    ISSUE_CHUNK,
+    yearBounds,
+  } = await import('@svc/receipts');
   const { db, key, putItems, queryAll, tableName, transactWrite } = await import('@svc/table');
   const { newResourceUuid, now } = await import('@svc/core');
   const { searchDb } = await import('@svc/sql');
   const { sql } = await import('kysely');
-  const { runBatchPage } = await import('../services/receipts/src/domain/batches');
-  const { giftsOfOrganisation, SUPPORTERS_PER_PAGE } = await import('../services/receipts/src/domain/gifts');
-  const { ISSUE_CHUNK, yearBounds } = await import('../services/receipts/src/domain/issue');
 
   const projection = SEARCH_PROJECTIONS.find((p) => p.name === 'payments');
   if (!projection) throw new Error('no payments projection');

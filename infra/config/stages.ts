@@ -136,6 +136,13 @@ export interface StageConfig {
    */
   reconciliationRetentionDays: number;
   /**
+   * Receipt documents' retention, in days: how long the receipts bucket keeps each receipt's PDF
+   * (and a noncurrent version of one, should one ever be overwritten). Donation receipts are tax
+   * records: prod keeps them ten years and a little (Swiss OR art. 958f and German AO § 147 keep
+   * business records ten years; HMRC wants Gift Aid records six); test stages keep them briefly.
+   */
+  receiptRetentionDays: number;
+  /**
    * Origins whose browsers may POST files to the reconciliation bucket (its CORS rule); default
    * `['*']` (DEFAULT_RECONCILIATION_UPLOAD_ORIGINS). CORS is not the guard here: an upload is
    * accepted only with a presigned policy the API signed for one organisation's prefix, a size
@@ -247,6 +254,7 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     // Replace with the domain verified in SES for the stage before its first deploy.
     mail: { identity: 'dev.mail.svc-fundraising.example', from: 'no-reply@dev.mail.svc-fundraising.example' },
     reconciliationRetentionDays: 30,
+    receiptRetentionDays: 30,
     search: { minCapacity: 0, maxCapacity: 2, backupRetentionDays: 1 },
     simulatedProvider: 'all',
   },
@@ -288,6 +296,7 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     traceCalls: true,
     mail: { identity: 'staging.mail.svc-fundraising.example', from: 'no-reply@staging.mail.svc-fundraising.example' },
     reconciliationRetentionDays: 90,
+    receiptRetentionDays: 90,
     search: { minCapacity: 0.5, maxCapacity: 4, backupRetentionDays: 7 },
     simulatedProvider: 'all',
   },
@@ -331,6 +340,7 @@ export const STAGES: Readonly<Record<StageName, StageConfig>> = {
     traceCalls: true,
     mail: { identity: 'mail.svc-fundraising.example', from: 'no-reply@mail.svc-fundraising.example' },
     reconciliationRetentionDays: 400,
+    receiptRetentionDays: 3_700,
     search: { minCapacity: 0.5, maxCapacity: 16, backupRetentionDays: 35 },
     simulatedProvider: 'test-mode-only',
   },

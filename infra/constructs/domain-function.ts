@@ -1,4 +1,4 @@
-import { DOMAINS, type DomainName, platformBundling } from '@svc/api';
+import { DOMAINS, type DomainName, platformBundling, RECEIPT_FONT_FILES } from '@svc/api';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Alias, type IFunction } from 'aws-cdk-lib/aws-lambda';
@@ -14,6 +14,8 @@ import { grantTableAccess, type TableAccess, type TableGrant, tableAccessFor, ta
  */
 const BUNDLE_TIME: Partial<Record<DomainName, () => ReturnType<typeof platformBundling>>> = {
   platform: () => platformBundling(REPO_ROOT),
+  // The PDFs' fonts, read beside the code (services/receipts/src/documents/font-files.ts).
+  receipts: () => ({ define: {}, alias: {}, files: { ...RECEIPT_FONT_FILES } }),
 };
 
 /**

@@ -82,6 +82,9 @@ export const BILLING_HEARTBEAT = Duration.hours(1);
  * ages, throttles (Lambda and DynamoDB), DynamoDB's own errors, API latency, the event stream's
  * lag, and a heartbeat of the billing run (no run is an alarm: missing data breaches).
  */
+/** Functions whose throttles one alarm watches (a metric math alarm's most). */
+export const THROTTLE_ALARM_FUNCTIONS = 10;
+
 export class OperationsAlarms extends Construct {
   readonly alarms: Alarm[] = [];
 
@@ -98,14 +101,28 @@ export class OperationsAlarms extends Construct {
         ),
       );
     }
-    for (const [name, fn] of Object.entries(props.functions)) {
+    // Throttles of every function, ten functions an alarm: a metric math alarm takes at most ten
+    // metrics ("Alarms based on metric math expressions can reference a maximum of 10 metrics",
+    // https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/alarm-limits.html). One alarm
+    // per function cost a CloudFormation resource each, of the 500 a stack may hold.
+    const functions = Object.entries(props.functions);
+    for (let start = 0; start < functions.length; start += THROTTLE_ALARM_FUNCTIONS) {
+      const group = functions.slice(start, start + THROTTLE_ALARM_FUNCTIONS);
+      const names = group.map(([name]) => name);
       this.alarms.push(
         thresholdAlarm(
           this,
-          `Throttles-${name}`,
-          fn.metricThrottles({ period: PERIOD, statistic: 'Sum' }),
+          `Throttles-${start / THROTTLE_ALARM_FUNCTIONS}`,
+          new MathExpression({
+            expression: group.map((_, index) => `FILL(t${index}, 0)`).join(' + '),
+            usingMetrics: Object.fromEntries(
+              group.map(([, fn], index) => [`t${index}`, fn.metricThrottles({ period: PERIOD, statistic: 'Sum' })]),
+            ),
+            period: PERIOD,
+            label: `Throttles of ${names.join(', ')}`,
+          }),
           1,
-          `The ${name} function was throttled`,
+          `One of these functions was throttled: ${names.join(', ')} (the dashboard shows which)`,
         ),
       );
     }

@@ -63,6 +63,8 @@ export const SEARCH_DOMAINS: ReadonlySet<DomainName> = new Set<DomainName>([
   'onboarding',
   // The donor portal searches a donor's gifts by year and writes subscriptions and payment sources.
   'portal',
+  // Gift Aid claims read an organisation's gifts of a period.
+  'receipts',
 ]);
 
 export class SearchEngine extends Construct {

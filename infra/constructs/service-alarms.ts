@@ -2,7 +2,13 @@ import { metricsNamespace } from '@svc/core';
 import { UNHANDLED_ERROR_MESSAGE } from '@svc/http';
 import { Duration } from 'aws-cdk-lib';
 import type { IHttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
-import { Alarm, ComparisonOperator, type Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import {
+  Alarm,
+  ComparisonOperator,
+  type MathExpression,
+  type Metric,
+  TreatMissingData,
+} from 'aws-cdk-lib/aws-cloudwatch';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { FilterPattern, type ILogGroup, MetricFilter } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -85,7 +91,13 @@ export class ServiceAlarms extends Construct {
  * This repo's alarm shape: one period, breaching at `threshold` or more, and quiet on missing
  * data (no traffic is no failure). The description names what happened and the metric's period.
  */
-export function thresholdAlarm(scope: Construct, id: string, metric: Metric, threshold: number, what: string): Alarm {
+export function thresholdAlarm(
+  scope: Construct,
+  id: string,
+  metric: Metric | MathExpression,
+  threshold: number,
+  what: string,
+): Alarm {
   return new Alarm(scope, id, {
     metric,
     threshold,

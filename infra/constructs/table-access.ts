@@ -478,18 +478,26 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
     ],
   },
   /**
-   * Receipts and Gift Aid. Gift Aid's part: a supporter read for its organisation (the grant
-   * check, and each donor of a claim), a supporter's declarations (Query in their partition),
-   * the organisation's receipt settings (a claim's country); declarations and the wording of
-   * their text versions put, a declaration's cancellation an UpdateItem. The claims' gifts come
-   * from the search engine, not the table.
+   * Receipts and Gift Aid.
+   * - Receipts: the organisation a setting or batch is for (the grant check); settings put whole;
+   *   a batch put (its pages are the worker's, RECEIPTS_WORKER_TABLE_GRANT); receipts read by uuid,
+   *   by organisation and year (gsi1) and by supporter (gsi2); a void is a versioned put of the
+   *   receipt and of the supporter's RECEIPT_OF; a PDF names the supporter and the replaced receipt.
+   * - Gift Aid: a supporter read for its organisation (the grant check, and each donor of a
+   *   claim), a supporter's declarations (Query in their partition), the organisation's receipt
+   *   settings (a claim's country); declarations and the wording of their text versions put, a
+   *   declaration's cancellation an UpdateItem. The claims' gifts come from the search engine.
    */
   receipts: {
     reads: [...READS, 'dynamodb:Query'],
-    indexes: [],
-    readKeys: partitionsOf('supporter', 'receipt_settings'),
+    indexes: ['gsi1', 'gsi2'],
+    indexKeys: ['ORG#*#RECEIPTS#*', 'SUPPORTER#*#RECEIPTS'],
+    readKeys: ['ORG#*', ...partitionsOf('supporter', 'receipt_settings', 'receipt', 'receipt_of', 'receipt_batch')],
     writes: ['dynamodb:PutItem'],
-    writeKeys: partitionsOf('gift_aid_declaration', 'gift_aid_text'),
+    writeKeys: [
+      ...partitionsOf('receipt_settings', 'receipt_batch', 'receipt', 'receipt_of'),
+      ...partitionsOf('gift_aid_declaration', 'gift_aid_text'),
+    ],
     alsoWrites: [{ actions: ['dynamodb:UpdateItem'], keys: partitionsOf('gift_aid_declaration') }],
   },
 };

@@ -37,6 +37,7 @@ import { OperationsAlarms } from '../constructs/operations-alarms';
 import { OperationsDashboard } from '../constructs/operations-dashboard';
 import { PaymentResolver } from '../constructs/payment-resolver';
 import { PrewarmAlarms } from '../constructs/prewarm-alarms';
+import { Receipts } from '../constructs/receipts';
 import { Reconciliation } from '../constructs/reconciliation';
 import { SEARCH_DOMAINS, SearchEngine } from '../constructs/search-engine';
 import { ServiceAlarms } from '../constructs/service-alarms';
@@ -91,6 +92,8 @@ export class ServiceStack extends Stack {
   readonly reconciliation: Reconciliation;
   /** The mail queue, worker and sweeper (SES). */
   readonly mail: Mail;
+  /** Receipt batches and replacements: the receipts queue, its worker, the documents' bucket. */
+  readonly receipts: Receipts;
   readonly paymentResolver: PaymentResolver;
   /** Aurora PostgreSQL (Data API) for search, its schema migrations and the stream projector. */
   readonly search: SearchEngine;
@@ -263,6 +266,25 @@ export class ServiceStack extends Stack {
     this.hashKey.grantRead(billingWorker.role);
     billingWorker.function.addEnvironment('SVC_PUBLIC_URL', this.publicUrl);
 
+    // Receipts (issue 48): the receipts queue fed by batches and by the bus's refund and dispute
+    // events, the worker that issues and replaces receipts (it reads gifts from the search engine
+    // and mails receipts), and the bucket of their PDFs.
+    const receiptsApi = functions.get('receipts');
+    if (!receiptsApi) throw new Error('DOMAINS lists no receipts domain, which queues receipt batches');
+    this.receipts = new Receipts(this, 'Receipts', {
+      stage,
+      table: this.table.table,
+      api: receiptsApi,
+      bus: this.events.bus,
+      accessLogsBucket: this.reconciliation.accessLogsBucket,
+    });
+    const receiptsWorker = this.receipts.worker;
+    for (const [name, value] of Object.entries(this.search.environment()))
+      receiptsWorker.function.addEnvironment(name, value);
+    this.search.grantQuery(receiptsWorker.role);
+    receiptsWorker.function.node.addDependency(this.search.schema);
+    this.mail.grantQueueing(receiptsWorker);
+
     const watched: Record<string, IFunction> = {};
     for (const [domain, fn] of functions) watched[domain] = fn.function;
     watched['payment-resolver'] = this.paymentResolver.resolver.function;
@@ -278,6 +300,7 @@ export class ServiceStack extends Stack {
       'file-processor': this.reconciliation.processor.function,
       'mail-worker': this.mail.worker.function,
       'mail-sweeper': this.mail.sweeper.function,
+      'receipts-worker': this.receipts.worker.function,
     };
     let alarms: Alarm[] = [];
     // The reset pnpm ops prewarm schedules at --until, and its alarms (issue 46): before the alarm
@@ -308,6 +331,7 @@ export class ServiceStack extends Stack {
         queues: {
           billing: this.billing.queue,
           'reconciliation-files': this.reconciliation.queue,
+          receipts: this.receipts.queue,
           // The delivery and fan-out queues' ages are alarmed in Events, with their own thresholds.
         },
         functions: everyFunction,

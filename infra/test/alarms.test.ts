@@ -7,7 +7,13 @@ import { describe, expect, it } from 'vitest';
 import { STAGE_NAMES, STAGES } from '../config/stages';
 import { AlarmTopic } from '../constructs/alarm-topic';
 import { domainNames } from '../constructs/domain-function';
-import { BILLING_HEARTBEAT, QUEUE_AGE_ALARM, RATE_EXPRESSION, STREAM_AGE_ALARM } from '../constructs/operations-alarms';
+import {
+  BILLING_HEARTBEAT,
+  QUEUE_AGE_ALARM,
+  RATE_EXPRESSION,
+  STREAM_AGE_ALARM,
+  THROTTLE_ALARM_FUNCTIONS,
+} from '../constructs/operations-alarms';
 import { templateOf, useSynthesizedApp } from './support/synth';
 import { functionsByService } from './support/template-model';
 
@@ -53,17 +59,25 @@ describe.each(STAGE_NAMES.filter((name) => STAGES[name].alarms.enabled))(
 
     it('watch the age of the oldest message of every work queue', () => {
       const ages = alarms().filter((alarm) => alarm.MetricName === 'ApproximateAgeOfOldestMessage');
-      // Billing and reconciliation files here; the delivery and fan-out queues' in Events.
-      expect(ages).toHaveLength(4);
+      // Billing, reconciliation files and receipts here; the delivery and fan-out queues' in Events.
+      expect(ages).toHaveLength(5);
       expect(described('The oldest billing message').map((a) => a.Threshold)).toEqual([QUEUE_AGE_ALARM.toSeconds()]);
       expect(described('The oldest reconciliation-files message')).toHaveLength(1);
     });
 
     it('watch throttling of every function of ours and of the table, and DynamoDB’s own errors', () => {
       const functions = functionsByService(templateOf(stage));
-      const throttles = alarms().filter((alarm) => alarm.MetricName === 'Throttles');
+      // Ten functions an alarm (a metric math alarm's most), each function's throttles summed.
+      const throttled = alarms().flatMap((alarm) =>
+        ((alarm.Metrics as Array<{ MetricStat?: { Metric: { MetricName: string } } }> | undefined) ?? []).filter(
+          (query) => query.MetricStat?.Metric.MetricName === 'Throttles',
+        ),
+      );
       // Every function but the one-off ones (signing-key bootstrap, schema migrator).
-      expect(throttles.length).toBe(functions.size - 2);
+      expect(throttled.length).toBe(functions.size - 2);
+      expect(described('One of these functions was throttled').length).toBe(
+        Math.ceil((functions.size - 2) / THROTTLE_ALARM_FUNCTIONS),
+      );
       for (const metricName of ['ReadThrottleEvents', 'WriteThrottleEvents']) {
         expect(
           alarms().filter((alarm) => alarm.MetricName === metricName),

@@ -17,7 +17,7 @@ export const DOMAINS = {
   // payment method as payments does (card rules, provider SDKs), so it gets payments' memory.
   portal: { entry: 'apps/api/src/portal-lambda.ts', memoryMb: 1024 },
   // Receipts and Gift Aid: settings, batches, the receipts and their PDFs (pdfkit wants memory).
-  receipts: { entry: 'apps/api/src/receipts-lambda.ts', memoryMb: 1024 },
+  receipts: { entry: 'services/receipts/src/handlers/lambda.ts', memoryMb: 1024 },
 } as const;
 
 export type DomainName = keyof typeof DOMAINS;
@@ -25,7 +25,7 @@ export type DomainName = keyof typeof DOMAINS;
 /**
  * Functions that no route calls: the billing schedule's run and the billing queue's worker; the
  * event pipeline's stream publisher, fan-out, delivery worker and retry sweeper; the reconciliation file processor;
- * the payment resolver; the search projector; the mail worker and sweeper.
+ * the payment resolver; the search projector; the mail worker and sweeper; the receipts worker.
  * The local runtime imports the same entries and calls the same `handler`s.
  */
 export const WORKERS = {
@@ -45,6 +45,8 @@ export const WORKERS = {
   // The mail queue → SES (API v2), and the schedule that queues unsent mails again (@svc/mail).
   mailWorker: { entry: 'packages/mail/src/handlers/worker.ts', memoryMb: 256 },
   mailSweeper: { entry: 'packages/mail/src/handlers/sweeper.ts', memoryMb: 256 },
+  // Receipt batches page by page, and receipts replaced after a refund (renders PDFs to mail them).
+  receiptsWorker: { entry: 'services/receipts/src/handlers/worker.ts', memoryMb: 1024 },
 } as const;
 
 export type WorkerName = keyof typeof WORKERS;

@@ -26,6 +26,7 @@ export { DOCS_ASSETS } from './docs-page';
 export { DOMAINS, type DomainName, WORKERS, type WorkerName } from './domains';
 export { ENTITIES } from './entities';
 export { platformBundling } from './platform-bundle';
+export { RECEIPT_FONT_FILES, RECEIPT_PAYMENT_EVENTS } from './receipts-parts';
 export { allRoutes, platformRoutes, ROUTE_TABLE, type RouteEntry } from './route-table';
 export { SEARCH_PROJECTIONS } from './search-projections';
 export { carriesEvents, publisherTakes, QUIET_ENTITIES, STREAM_PUBLISHER_FILTER } from './stream-filter';

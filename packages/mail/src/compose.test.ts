@@ -15,6 +15,14 @@ const SAMPLES = {
     charge_date: '2027-03-01',
     portal_url: LINK,
   },
+  donation_receipt: {
+    organisation_name: 'Hilfe & <Co>',
+    year: 2026,
+    number: '2026-000042',
+    total: 123456,
+    currency: 'CHF',
+    replaces: '2026-000007',
+  },
 } as const;
 
 describe('composing a mail', () => {
@@ -86,6 +94,11 @@ describe('composing a mail', () => {
         if (template === 'portal_code') {
           expect(rendered.text).toContain('482913');
           expect(rendered.html).toContain('482913');
+        } else if (template === 'donation_receipt') {
+          // The receipt's number, the one it replaces and the total to the cent, in every language.
+          expect(rendered.text).toContain('2026-000042');
+          expect(rendered.text).toContain('2026-000007');
+          expect(rendered.text).toMatch(/1.?234[.,]56/);
         } else {
           expect(rendered.text).toContain(LINK);
         }

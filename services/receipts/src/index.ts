@@ -2,7 +2,10 @@ import type { AnyRoute } from '@svc/http';
 import { giftAidRoutes } from './gift-aid';
 import { receiptRoutes } from './handlers/routes';
 
-export { resetReceiptsQueueClient, sendReceiptsMessage } from './domain/batches';
+export { RECEIPT_FONT_FILES } from './documents/font-files';
+export { resetReceiptsQueueClient, runBatchPage, sendReceiptsMessage } from './domain/batches';
+export { giftsOfOrganisation, SUPPORTERS_PER_PAGE } from './domain/gifts';
+export { ISSUE_CHUNK, yearBounds } from './domain/issue';
 export { processReceiptsBatch, RECEIPT_PAYMENT_EVENTS } from './domain/worker';
 export { receiptEventData } from './event-data';
 export { GIFT_AID_DECLARATION, GIFT_AID_TEXT } from './gift-aid';
@@ -12,6 +15,7 @@ export {
   RECEIPT_OF,
   RECEIPT_SEQUENCE,
   RECEIPT_SETTINGS,
+  type ReceiptRecord,
 } from './repository/receipt-repository';
 export { resetDocumentClient } from './storage/documents';
 

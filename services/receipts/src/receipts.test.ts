@@ -128,7 +128,7 @@ describe('receipt settings', () => {
 });
 
 describe('a year of gifts', () => {
-  const donors: Record<string, string> = {};
+  const donors = { erika: '', hans: '', lena: '', otto: '' };
   let receipts: Receipt[] = [];
 
   it('issues one receipt per supporter over min_total, numbered without gaps, totals less refunds', async () => {
@@ -156,15 +156,13 @@ describe('a year of gifts', () => {
     });
     receipts = await ok('GET', `/receipts?organisation_uuid=${DEMO.org}&year=2025`);
     expect(receipts.map((r) => r.number)).toEqual(['2025-000001', '2025-000002', '2025-000003']);
-    const bySupporterUuid = Object.fromEntries(receipts.map((r) => [r.supporter_uuid, r]));
+    const bySupporterUuid: Record<string, Receipt> = Object.fromEntries(receipts.map((r) => [r.supporter_uuid, r]));
     expect(bySupporterUuid[donors.hans]?.total).toEqual({ value: '6000', currency: 'CHF' });
     expect(bySupporterUuid[donors.hans]?.payments).toHaveLength(2);
     expect(bySupporterUuid[donors.lena]?.total).toEqual({ value: '12000', currency: 'CHF' });
     expect(bySupporterUuid[donors.otto]?.total).toEqual({ value: '5000', currency: 'CHF' });
     expect(bySupporterUuid[donors.erika]).toBeUndefined();
-    expect(
-      receipts.every((r) => r.status === 'issued' && r.gifts.every((g: Receipt) => g.date.startsWith('2025-'))),
-    ).toBe(true);
+    expect(receipts.every((r) => r.status === 'issued' && r.gifts.every((g) => g.date.startsWith('2025-')))).toBe(true);
   });
 
   it('runs again without issuing anyone a second receipt', async () => {
