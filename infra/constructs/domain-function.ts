@@ -14,8 +14,10 @@ import { grantTableAccess, type TableAccess, type TableGrant, tableAccessFor, ta
  */
 const BUNDLE_TIME: Partial<Record<DomainName, () => ReturnType<typeof platformBundling>>> = {
   platform: () => platformBundling(REPO_ROOT),
-  // The PDFs' fonts, read beside the code (services/receipts/src/documents/font-files.ts).
+  // The PDFs' fonts, read beside the code (services/receipts/src/documents/font-files.ts); the
+  // portal serves a donor's receipts too.
   receipts: () => ({ define: {}, alias: {}, files: { ...RECEIPT_FONT_FILES } }),
+  portal: () => ({ define: {}, alias: {}, files: { ...RECEIPT_FONT_FILES } }),
 };
 
 /**

@@ -160,6 +160,15 @@ export class Receipts extends Construct {
     this.alarms = stage.alarms.enabled ? this.createAlarms(stage) : [];
   }
 
+  /**
+   * A function that serves receipts' documents besides the receipts domain (the donor portal: a
+   * donor's own receipts): the bucket's name, its documents under receipts/, and the fonts.
+   */
+  serveDocumentsFrom(fn: ServiceFunction): void {
+    fn.function.addEnvironment('SVC_RECEIPTS_BUCKET', this.bucket.bucketName);
+    this.allowDocuments(fn);
+  }
+
   /** Reads and writes of receipt documents, under receipts/ only. */
   private allowDocuments(fn: ServiceFunction): void {
     fn.role.addToPrincipalPolicy(

@@ -446,13 +446,16 @@ const SCOPES: Partial<Record<DomainName, DomainScope>> = {
     reads: [...READS, CONDITION_CHECK],
     // gsi2: a supporter by e-mail (the login); gsi1: a supporter's subscriptions (its pages and API).
     indexes: ['gsi1', 'gsi2'],
-    indexKeys: ['ORG#*#SUPPORTER_EMAIL#*', 'SUPPORTER#*#SUBSCRIPTIONS'],
+    // gsi2 also: a supporter's receipts (the home page's list).
+    indexKeys: ['ORG#*#SUPPORTER_EMAIL#*', 'SUPPORTER#*#SUBSCRIPTIONS', 'SUPPORTER#*#RECEIPTS'],
     // A donor's subscriptions with their plans, payment sources and accounts (a new payment method
     // is set up as POST /payment-sources sets one up).
     readKeys: [
       'ORG#*',
       'ACCOUNT#*',
       ...partitionsOf('supporter', 'subscription', 'subscription_plan', 'payment_source'),
+      // A donor's receipts, the one a receipt replaced, and the settings its PDF is made with.
+      ...partitionsOf('receipt', 'receipt_settings'),
     ],
     writes: ['dynamodb:PutItem'],
     // The donor's changes are the subscriptions domain's versioned puts; a new payment method is a

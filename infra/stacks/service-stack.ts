@@ -278,6 +278,8 @@ export class ServiceStack extends Stack {
       bus: this.events.bus,
       accessLogsBucket: this.reconciliation.accessLogsBucket,
     });
+    // The portal lists a donor's receipts and serves their PDFs.
+    this.receipts.serveDocumentsFrom(portal);
     const receiptsWorker = this.receipts.worker;
     for (const [name, value] of Object.entries(this.search.environment()))
       receiptsWorker.function.addEnvironment(name, value);

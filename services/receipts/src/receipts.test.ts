@@ -5,6 +5,7 @@ import { freezeClock } from '@svc/core';
 import { DateTime } from 'luxon';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { call, DEMO, seedDemo, tokenFor } from '../../../test/support/api';
+import { mailTo, PORTAL_SETTINGS_ON, redeem } from '../../portal/src/testing-portal';
 import { runBatchPage } from './domain/batches';
 import { bySupporter, giftsOfOrganisation } from './domain/gifts';
 import { issueReceipts, receiptContent, yearBounds } from './domain/issue';
@@ -234,6 +235,66 @@ describe('a year of gifts', () => {
     expect(other.status).toBe(401);
     expect((await api('GET', '/receipts/00000000-0000-4000-8000-000000000000')).status).toBe(404);
     expect((await api('GET', '/receipts?year=2025')).status).toBe(400);
+  });
+});
+
+describe('delivery', () => {
+  it('mails each receipt with its PDF when the batch sends e-mail, once, and counts those without an address', async () => {
+    await at('2022-05-01T10:00');
+    const email = `mailed-${Date.now()}@example.org`;
+    const mailed = await give(8000, undefined, email);
+    await give(1500, mailed.supporter_uuid);
+    // A supporter without an e-mail: receipted, not mailed.
+    const silent = await ok(
+      'POST',
+      '/supporters',
+      { organisation_uuid: DEMO.org, first_name: 'Stefan', last_name: 'Still', city: 'Bern' },
+      201,
+    );
+    await give(9000, silent.uuid);
+    await at('2023-01-15T10:00');
+    const batch = await runBatch(2022, { send_email: true });
+    expect(batch.counts).toMatchObject({ issued: 2, emailed: 1, without_email: 1 });
+    const mails = await mailTo(email);
+    expect(mails).toHaveLength(1);
+    expect(mails[0]?.subject).toContain('2022');
+    expect(mails[0]?.text).toContain('2022-000001');
+    expect(mails[0]?.text).toMatch(/95[.,]00/);
+    const attachments = (
+      mails[0] as unknown as { attachments: Array<{ filename: string; content_type: string; size: number }> }
+    ).attachments;
+    expect(attachments).toEqual([
+      expect.objectContaining({ filename: 'receipt-2022-000001.pdf', content_type: 'application/pdf' }),
+    ]);
+    expect(attachments[0]?.size).toBeGreaterThan(5000);
+    // Run again: nothing issued, nothing mailed twice.
+    await runBatch(2022, { send_email: true });
+    expect(await mailTo(email)).toHaveLength(1);
+  });
+
+  it('lists the donor’s receipts in the portal, serves their PDFs, and no one else’s', async () => {
+    await ok('PUT', `/organisations/${DEMO.org}/portal-settings`, PORTAL_SETTINGS_ON);
+    const mine = (await ok('GET', '/receipts?organisation_uuid=' + DEMO.org + '&year=2022')) as Receipt[];
+    const donor = mine.find((r) => r.total.value === '9500') as Receipt;
+    const other = mine.find((r) => r.uuid !== donor.uuid) as Receipt;
+    const link = await ok('POST', `/supporters/${donor.supporter_uuid}/portal-links`, { flow: 'manage' }, 201);
+    const url = new URL(link.url);
+    const { session } = await redeem(`${url.pathname}${url.search}`);
+    expect(session).toBeDefined();
+    const cookie = { cookie: session as string };
+    const home = await call('GET', '/portal/home', { headers: cookie });
+    expect(home.status).toBe(200);
+    expect(home.text).toContain(`/portal/receipts/${donor.uuid}/pdf`);
+    expect(home.text).not.toContain(other.uuid);
+    const listed = await call('GET', '/portal/api/receipts', { headers: cookie });
+    expect(listed.status).toBe(200);
+    expect(listed.json.map((r: Receipt) => r.uuid)).toEqual([donor.uuid]);
+    const pdf = await call('GET', `/portal/receipts/${donor.uuid}/pdf`, { headers: cookie });
+    expect(pdf.status).toBe(200);
+    expect(pdf.headers['content-type']).toBe('application/pdf');
+    expect(pdf.bytes.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+    expect((await call('GET', `/portal/receipts/${other.uuid}/pdf`, { headers: cookie })).status).toBe(404);
+    expect((await call('GET', `/portal/receipts/${donor.uuid}/pdf`)).status).toBe(401);
   });
 });
 

@@ -1,5 +1,6 @@
 import { deferred } from '@svc/core';
 import { type AnyRoute, defineRoute, type HttpResult, simpleErrorSchema, uuidParams } from '@svc/http';
+import { donorReceiptPdf, donorReceipts, receiptNumber, receiptResponse, receiptShape } from '@svc/receipts';
 import { subscriptionResponse } from '@svc/subscriptions';
 import * as z from 'zod';
 import {
@@ -33,6 +34,7 @@ const paymentsResponse = deferred(() =>
     payments: z.array(z.record(z.string(), z.unknown())).meta({ description: 'Each as GET /payments/{uuid} shows it' }),
   }),
 );
+const receiptList = deferred(() => z.array(receiptResponse));
 const codeResponse = z.object({ expires_at: z.number().int().meta({ description: 'Unix seconds: 10 minutes on' }) });
 const methodResponse = deferred(() =>
   z.object({
@@ -137,6 +139,49 @@ export const portalApiRoutes: AnyRoute[] = [
     handle: async ({ cookies, query }) => {
       const session = await requirePortalSession({ cookies });
       return json(200, await donorPayments(session, query.year));
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/portal/api/receipts',
+    auth: 'none',
+    limit: 'address',
+    operationId: 'portalListReceipts',
+    summary: 'The signed-in donor’s yearly receipts from the organisation, newest year first (voided ones marked)',
+    responses: {
+      200: { description: 'Each as GET /receipts/{uuid} shows it', schema: receiptList },
+      ...SESSION_ERRORS,
+    },
+    handle: async ({ cookies }) => {
+      const session = await requirePortalSession({ cookies });
+      return json(200, (await donorReceipts(session.organisation_uuid, session.supporter_uuid)).map(receiptShape));
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/portal/receipts/{receipt_uuid}/pdf',
+    auth: 'none',
+    limit: 'address',
+    operationId: 'portalReceiptPdf',
+    summary: 'One of the signed-in donor’s receipts as a PDF',
+    params: uuidParams('receipt_uuid'),
+    responses: {
+      200: { description: 'The document', media: 'application/pdf' },
+      404: { description: 'Not one of the donor’s receipts' },
+      ...SESSION_ERRORS,
+    },
+    handle: async ({ cookies, params }) => {
+      const session = await requirePortalSession({ cookies });
+      const { receipt, bytes } = await donorReceiptPdf(
+        session.organisation_uuid,
+        session.supporter_uuid,
+        params.receipt_uuid,
+      );
+      return {
+        status: 200,
+        headers: { ...NO_STORE, 'content-disposition': `inline; filename="receipt-${receiptNumber(receipt)}.pdf"` },
+        binary: { contentType: 'application/pdf', bytes },
+      };
     },
   }),
   changeRoute({

@@ -1,5 +1,6 @@
 import { isUuid, now } from '@svc/core';
 import { findPaymentSource } from '@svc/payments';
+import { donorReceipts, receiptNumber } from '@svc/receipts';
 import { readSubscriptionAs } from '@svc/subscriptions';
 import { donorSubscriptions } from '../domain/manage';
 import { settingsOf } from '../domain/settings';
@@ -11,16 +12,28 @@ import type { PortalSession } from '../session/sessions';
 /**
  * The home page's content for a signed-in donor: their subscriptions (a new payment method
  * approved meanwhile is taken into use as they are listed), a link to the gifts of this year,
+ * their yearly receipts (each a link to its PDF),
  * and, for a session whose link was for one subscription's payment method or cancellation, a
  * link straight to that form (a link rather than a redirect: the donor still sees the list).
  * `method` is the subscription a payment method approval came back for: its result is shown.
  */
 export async function homeContent(session: PortalSession, ctx: PageContext, method?: string): Promise<SafeHtml> {
-  const [subscriptions, settings] = await Promise.all([
+  const [subscriptions, settings, receipts] = await Promise.all([
     donorSubscriptions(session),
     settingsOf(session.organisation_uuid),
+    donorReceipts(session.organisation_uuid, session.supporter_uuid),
   ]);
-  const extras: HomeExtras = { year: new Date(now() * 1000).getUTCFullYear() };
+  const extras: HomeExtras = {
+    year: new Date(now() * 1000).getUTCFullYear(),
+    receipts: receipts.map((receipt) => ({
+      uuid: receipt.uuid,
+      number: receiptNumber(receipt),
+      year: receipt.year,
+      total: receipt.total_minor,
+      currency: receipt.currency,
+      voided: receipt.status === 'voided',
+    })),
+  };
   const target = session.subscription_uuid;
   if (target && subscriptions.some((s) => s.uuid === target)) {
     if (session.flow === 'payment_method' && settings.features.payment_method) {

@@ -23,6 +23,9 @@ const en = {
   sub_none_next: 'None',
   back_home: 'Back to your donations',
   gifts_link: 'Your gifts by year',
+  receipts_heading: 'Your donation receipts',
+  receipt_label: 'Receipt',
+  receipt_voided: 'void (replaced or withdrawn)',
 
   status_pending: 'Pending',
   status_active: 'Active',
@@ -176,6 +179,9 @@ const de: ManageMessages = {
   sub_none_next: 'Keine',
   back_home: 'Zurück zu Ihren Spenden',
   gifts_link: 'Ihre Spenden nach Jahr',
+  receipts_heading: 'Ihre Spendenbestätigungen',
+  receipt_label: 'Bestätigung',
+  receipt_voided: 'ungültig (ersetzt oder zurückgezogen)',
 
   status_pending: 'Ausstehend',
   status_active: 'Aktiv',
@@ -329,6 +335,9 @@ const fr: ManageMessages = {
   sub_none_next: 'Aucun',
   back_home: 'Retour à vos dons',
   gifts_link: 'Vos dons par année',
+  receipts_heading: 'Vos attestations de dons',
+  receipt_label: 'Attestation',
+  receipt_voided: 'annulée (remplacée ou retirée)',
 
   status_pending: 'En attente',
   status_active: 'Actif',
@@ -479,6 +488,9 @@ const it: ManageMessages = {
   sub_none_next: 'Nessuno',
   back_home: 'Torna alle sue donazioni',
   gifts_link: 'Le sue donazioni per anno',
+  receipts_heading: 'Le sue attestazioni di donazione',
+  receipt_label: 'Attestazione',
+  receipt_voided: 'annullata (sostituita o ritirata)',
 
   status_pending: 'In attesa',
   status_active: 'Attiva',

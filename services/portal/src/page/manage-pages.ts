@@ -185,6 +185,15 @@ export interface HomeExtras {
   methodResult?: 'active' | 'pending' | 'failed';
   /** The year the gifts link opens. */
   year: number;
+  /** The donor's yearly receipts, newest year first (voided ones marked). */
+  receipts?: ReadonlyArray<{
+    uuid: string;
+    number: string;
+    year: number;
+    total: number;
+    currency: string;
+    voided: boolean;
+  }>;
 }
 
 /** The home page's content: the flow's shortcut, the subscriptions (each linking to its page), gifts. */
@@ -220,7 +229,22 @@ export function subscriptionList(
     subscriptions.length === 0
       ? html`<p class="muted">${m(locale, 'subs_none')}</p>\n`
       : html`<ul class="subscriptions">\n${items}</ul>\n`;
-  return html`${result}${flow}${list}<p><a href="${href(ctx, `/portal/gifts?year=${extras.year}`)}">${m(locale, 'gifts_link')}</a></p>`;
+  const receipts = extras.receipts?.length
+    ? html`<h2>${m(locale, 'receipts_heading')}</h2>
+<ul class="receipts">
+${extras.receipts.map(
+  (r) =>
+    html`<li><a href="${href(ctx, `/portal/receipts/${r.uuid}/pdf`)}">${m(locale, 'receipt_label')} ${r.year} (${r.number})</a>: ${formatMoney(
+      locale,
+      r.total,
+      r.currency,
+    )}${r.voided ? html` – ${m(locale, 'receipt_voided')}` : ''}</li>
+`,
+)}</ul>
+`
+    : '';
+  return html`${result}${flow}${list}<p><a href="${href(ctx, `/portal/gifts?year=${extras.year}`)}">${m(locale, 'gifts_link')}</a></p>
+${receipts}`;
 }
 
 // ---------------------------------------------------------------------------------------------

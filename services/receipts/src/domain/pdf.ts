@@ -1,6 +1,5 @@
 import type { Principal } from '@svc/core';
 import { findSupporter, type Supporter } from '@svc/supporters';
-import { renderReceiptPdf } from '../documents';
 import type { ReceiptDocument } from '../documents/receipt-document';
 import {
   RECEIPT,
@@ -75,6 +74,8 @@ export async function pdfOf(receipt: ReceiptRecord): Promise<Uint8Array> {
   const key = documentKey(receipt);
   const stored = await readDocument(key);
   if (stored) return stored;
+  // pdfkit and the fonts are loaded at the first document, not at every cold start.
+  const { renderReceiptPdf } = await import('../documents/render-receipt');
   const bytes = await renderReceiptPdf(await documentOf(receipt, await requireSettings(receipt.organisation_uuid)));
   await writeDocument(key, bytes);
   return bytes;
