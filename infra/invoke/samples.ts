@@ -24,6 +24,7 @@ const SAMPLE_TIME = Date.UTC(2026, 0, 15, 9, 30);
 const SAMPLE_ORGANISATION = '6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60';
 const SAMPLE_UUID = '3d0c6c1e-2b7a-4f1e-9a55-1c2d3e4f5a6b';
 const SAMPLE_MESSAGE = '0e5b7a3c-9d14-4c2e-8f60-7a1b2c3d4e5f';
+const SAMPLE_REFUND = '8a4f2e1d-6c3b-4a59-b7e8-2d1c0b9a8f7e';
 
 /** An SQS batch of one message, as Lambda's SQS event source hands it over. */
 export function sqsEvent(body: unknown, queue: string): SQSEvent {
@@ -121,6 +122,28 @@ const SQS_BODIES: Record<string, () => unknown> = {
       organisation_uuid: SAMPLE_ORGANISATION,
       sequence: 1,
       data: { uuid: SAMPLE_ORGANISATION, approval_status: 'approved' },
+    } satisfies Envelope,
+  }),
+  // The bus rule's target (receipts.ts): a refund of a payment the store does not hold, which the
+  // worker reads and leaves alone (no receipt to replace), as it does a refund of an unreceipted gift.
+  [WORKERS.receiptsWorker.entry]: () => ({
+    version: '0',
+    id: SAMPLE_MESSAGE,
+    'detail-type': 'svc.payments.refund.succeeded',
+    source: 'svc',
+    account: '000000000000',
+    time: new Date(SAMPLE_TIME).toISOString(),
+    region: REGION,
+    resources: [],
+    detail: {
+      uuid: SAMPLE_UUID,
+      name: 'svc.payments.refund.succeeded',
+      created: SAMPLE_TIME,
+      object: 'refund',
+      object_uuid: SAMPLE_REFUND,
+      organisation_uuid: SAMPLE_ORGANISATION,
+      sequence: 1,
+      data: { uuid: SAMPLE_REFUND, payment_uuid: SAMPLE_UUID, status: 'succeeded' },
     } satisfies Envelope,
   }),
 };

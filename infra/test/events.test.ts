@@ -1,4 +1,4 @@
-import { QUIET_ENTITIES, WORKERS } from '@svc/api';
+import { QUIET_ENTITIES, RECEIPT_PAYMENT_EVENTS, WORKERS } from '@svc/api';
 import { INDEXES } from '@svc/table';
 import { ATTEMPT_LEASE_SECONDS, DEFAULT_IN_FLIGHT_PER_ORGANISATION, EVENT_SOURCE } from '@svc/webhooks';
 import { RemovalPolicy } from 'aws-cdk-lib';
@@ -100,9 +100,25 @@ function pipelineOf(stage: StageName) {
     ?.deadLetterTargetArn['Fn::GetAtt'][0];
   const streamDeadLetterId = streamMapping?.DestinationConfig?.OnFailure.Destination['Fn::GetAtt'][0];
 
+  // Two rules on the bus: every event to the fan-out queue, and the payment events a receipt
+  // depends on to the receipts queue (receipts.ts). Each found by the queue it targets.
+  const receiptsWorker = fn('receipts-worker');
+  const receiptsMappings = mappings.filter((m) => m.FunctionName.Ref === receiptsWorker.logicalId);
+  expect(receiptsMappings, 'one event source feeds the receipts worker').toHaveLength(1);
+  const receiptsQueueId = receiptsMappings[0]?.EventSourceArn['Fn::GetAtt'][0];
+  const receiptsDeadLetterId = queues(template).get(receiptsQueueId ?? '')?.Properties.RedrivePolicy
+    ?.deadLetterTargetArn['Fn::GetAtt'][0];
   const busRules = [...rules(template)].filter(([, rule]) => rule.EventBusName?.Ref === busId);
-  expect(busRules, 'one rule on the bus').toHaveLength(1);
-  const [ruleId, rule] = busRules[0] ?? [];
+  expect(busRules, 'two rules on the bus').toHaveLength(2);
+  const targeting = (queueId: string | undefined) =>
+    busRules.filter(([, rule]) => rule.Targets.some((target) => target.Arn['Fn::GetAtt'][0] === queueId));
+  const fanOutRules = targeting(fanOutQueueId);
+  const receiptsRules = targeting(receiptsQueueId);
+  expect(fanOutRules, 'one rule on the bus targets the fan-out queue').toHaveLength(1);
+  expect(receiptsRules, 'one rule on the bus targets the receipts queue').toHaveLength(1);
+  const [ruleId, rule] = fanOutRules[0] ?? [];
+  const [receiptsRuleId, receiptsRule] = receiptsRules[0] ?? [];
+  expect(ruleId).not.toBe(receiptsRuleId);
   const fanOutDeadLetterId = rule?.Targets[0]?.DeadLetterConfig?.Arn['Fn::GetAtt'][0];
 
   const sweeps = schedules(template).filter((s) => s.Target.Arn['Fn::GetAtt'][0] === sweeper.logicalId);
@@ -120,6 +136,10 @@ function pipelineOf(stage: StageName) {
     !ruleId ||
     !rule ||
     !fanOutDeadLetterId ||
+    !receiptsQueueId ||
+    !receiptsDeadLetterId ||
+    !receiptsRuleId ||
+    !receiptsRule ||
     !schedule
   ) {
     throw new Error(`The event pipeline of ${stage} is not wired as expected`);
@@ -145,6 +165,11 @@ function pipelineOf(stage: StageName) {
     ruleId,
     rule,
     fanOutDeadLetterId,
+    receiptsWorker,
+    receiptsQueueId,
+    receiptsDeadLetterId,
+    receiptsRuleId,
+    receiptsRule,
     schedule,
   };
 }
@@ -239,6 +264,51 @@ describe.each(STAGE_NAMES)('the %s event bus', (stage) => {
       Properties: { FunctionName: { Ref: fanOut.logicalId } },
     });
     expect(Object.keys(invokeConfigs)).toEqual([]);
+  });
+});
+
+describe.each(STAGE_NAMES)('the %s receipts rule on the bus', (stage) => {
+  it('matches exactly the refund and dispute events of payments the publisher sends (source svc)', () => {
+    const { receiptsRule, busId } = pipelineOf(stage);
+    expect(RECEIPT_PAYMENT_EVENTS.length).toBeGreaterThan(0);
+    expect(receiptsRule.EventBusName).toEqual({ Ref: busId });
+    expect(receiptsRule.EventPattern).toEqual({ source: [EVENT_SOURCE], 'detail-type': [...RECEIPT_PAYMENT_EVENTS] });
+    expect(receiptsRule.State).toBe('ENABLED');
+  });
+
+  it('puts the whole event on the receipts queue only, and what it cannot put in the receipts dead-letter queue', () => {
+    const { receiptsRule, receiptsQueueId, receiptsDeadLetterId, fanOutQueueId } = pipelineOf(stage);
+    expect(receiptsQueueId).not.toBe(fanOutQueueId);
+    expect(receiptsRule.Targets).toHaveLength(1);
+    const [target] = receiptsRule.Targets;
+    expect(target?.Arn).toEqual(arnOf(receiptsQueueId));
+    expect(target?.DeadLetterConfig).toEqual({ Arn: arnOf(receiptsDeadLetterId) });
+    expect(target?.Input).toBeUndefined();
+    expect(target?.InputPath).toBeUndefined();
+    expect(target?.InputTransformer).toBeUndefined();
+    expect(target?.SqsParameters).toBeUndefined();
+  });
+
+  it('lets EventBridge send to the receipts queue and its dead-letter queue for this rule only', () => {
+    const { template, receiptsQueueId, receiptsDeadLetterId, receiptsRuleId } = pipelineOf(stage);
+    const allowsOn = (queueId: string) =>
+      (queuePolicyStatements(template).get(queueId) ?? []).filter(
+        (statement) => z.object({ Effect: z.literal('Allow') }).safeParse(statement).success,
+      );
+    expect(allowsOn(receiptsQueueId)).toEqual([
+      expect.objectContaining({
+        Principal: { Service: 'events.amazonaws.com' },
+        Action: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
+        Condition: { ArnEquals: { 'aws:SourceArn': arnOf(receiptsRuleId) } },
+      }),
+    ]);
+    expect(allowsOn(receiptsDeadLetterId)).toEqual([
+      expect.objectContaining({
+        Principal: { Service: 'events.amazonaws.com' },
+        Action: 'sqs:SendMessage',
+        Condition: { ArnEquals: { 'aws:SourceArn': arnOf(receiptsRuleId) } },
+      }),
+    ]);
   });
 });
 

@@ -82,12 +82,27 @@ function filesOf(stage: StageName) {
     'Fn::GetAtt'
   ][0];
 
+  // The stack has other buckets (receipts.ts): the reconciliation bucket is the one the domain
+  // function is given, and the one that notifies the files queue.
   const all = buckets(template);
-  const notifying = [...all].filter(([, bucket]) => bucket.Properties.NotificationConfiguration !== undefined);
-  expect(notifying, 'one bucket notifies').toHaveLength(1);
-  const [bucketId, bucket] = notifying[0] ?? [];
+  const bucketRef = z
+    .object({ Ref: z.string() })
+    .safeParse(api.properties.Environment.Variables.SVC_RECONCILIATION_BUCKET);
+  const bucketId = bucketRef.success ? bucketRef.data.Ref : undefined;
+  const bucket = all.get(bucketId ?? '');
+  const notifying = [...all].filter(([, candidate]) => candidate.Properties.NotificationConfiguration !== undefined);
+  expect(
+    notifying.map(([id]) => id),
+    'the reconciliation bucket alone notifies',
+  ).toEqual([bucketId]);
+  expect(JSON.stringify(bucket?.Properties.NotificationConfiguration)).toContain(`"${queueId}"`);
   const logsBucketId = bucket?.Properties.LoggingConfiguration?.DestinationBucketName.Ref;
   const logsBucket = all.get(logsBucketId ?? '');
+  // The receipts bucket logs to the same access-log bucket, under receipts/ (receipts.test.ts).
+  const receiptsRef = z
+    .object({ Ref: z.string() })
+    .safeParse(fn('receipts-worker').properties.Environment.Variables.SVC_RECEIPTS_BUCKET);
+  const receiptsBucketId = receiptsRef.success ? receiptsRef.data.Ref : undefined;
 
   const queuePolicyIds = Object.entries(template.findResources('AWS::SQS::QueuePolicy'))
     .filter(([, policy]) => JSON.stringify(policy.Properties.Queues) === JSON.stringify([{ Ref: queueId }]))
@@ -103,6 +118,7 @@ function filesOf(stage: StageName) {
     !bucket ||
     !logsBucketId ||
     !logsBucket ||
+    !receiptsBucketId ||
     !queuePolicyId
   ) {
     throw new Error(`Reconciliation of ${stage} is not wired as expected`);
@@ -120,6 +136,7 @@ function filesOf(stage: StageName) {
     bucket,
     logsBucketId,
     logsBucket,
+    receiptsBucketId,
   };
 }
 
@@ -189,8 +206,11 @@ describe.each(STAGE_NAMES)('the %s reconciliation bucket', (stage) => {
       const { template, bucketId, logsBucketId } = filesOf(stage);
       const destroy = STAGES[stage].removalPolicy === RemovalPolicy.DESTROY;
       const emptying = Object.values(template.findResources('Custom::S3AutoDeleteObjects'));
-      expect(emptying).toHaveLength(destroy ? 2 : 0);
       for (const id of [bucketId, logsBucketId]) {
+        const ofThis = emptying.filter(
+          (resource) => JSON.stringify(resource.Properties?.BucketName) === JSON.stringify({ Ref: id }),
+        );
+        expect(ofThis.length, id).toBe(destroy ? 1 : 0);
         const allows = (bucketPolicyStatements(template).get(id) ?? []).filter(emptiesOnDelete);
         expect(allows.length, id).toBe(destroy ? 1 : 0);
       }
@@ -257,7 +277,7 @@ describe.each(STAGE_NAMES)('the %s reconciliation bucket', (stage) => {
 });
 
 describe.each(STAGE_NAMES)('the %s reconciliation access logs', (stage) => {
-  it('go to a bucket of their own, under reconciliation/, partitioned by event date', () => {
+  it('go to the access-log bucket (not the bucket itself), under reconciliation/, partitioned by event date', () => {
     const { bucket, bucketId, logsBucketId } = filesOf(stage);
     expect(logsBucketId).not.toBe(bucketId);
     expect(bucket.Properties.LoggingConfiguration).toEqual({
@@ -286,8 +306,8 @@ describe.each(STAGE_NAMES)('the %s reconciliation access logs', (stage) => {
     );
   });
 
-  it('are written by S3 logging for this bucket of this account only, over TLS', () => {
-    const { template, bucketId, logsBucketId } = filesOf(stage);
+  it('are written by S3 logging only: for this bucket under reconciliation/, for the receipts bucket under receipts/, of this account, over TLS', () => {
+    const { template, bucketId, logsBucketId, receiptsBucketId } = filesOf(stage);
     const statements = bucketPolicyStatements(template).get(logsBucketId) ?? [];
     expect(statements).toContainEqual(
       expect.objectContaining({
@@ -304,6 +324,16 @@ describe.each(STAGE_NAMES)('the %s reconciliation access logs', (stage) => {
         Resource: objectsArn(logsBucketId, 'reconciliation/'),
         Condition: {
           ArnLike: { 'aws:SourceArn': arnOf(bucketId) },
+          StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
+        },
+      },
+      {
+        Effect: 'Allow',
+        Principal: { Service: 'logging.s3.amazonaws.com' },
+        Action: 's3:PutObject',
+        Resource: objectsArn(logsBucketId, 'receipts/'),
+        Condition: {
+          ArnLike: { 'aws:SourceArn': arnOf(receiptsBucketId) },
           StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
         },
       },

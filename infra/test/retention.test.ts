@@ -24,16 +24,16 @@ const KEPT: Readonly<Record<string, { count: number; why: string }>> = {
     why: "the webhook secrets key (restored endpoints' passwords and HMAC keys are sealed under it) and the alarm topic's key",
   },
   'AWS::S3::Bucket': {
-    count: 3,
-    why: "uploaded bank files and reports, the access logs of who read them, and the edge's access logs (every request's client address)",
+    count: 4,
+    why: "uploaded bank files and reports, the access logs of who read them (and the receipts'), the edge's access logs (every request's client address), and the receipts' PDFs (kept for the stage's receipt retention, ten years in prod)",
   },
   'AWS::SQS::Queue': {
-    count: 14,
-    why: 'dead letters (and the work queues they redrive to) still to be replayed, mail among them',
+    count: 16,
+    why: 'dead letters (and the work queues they redrive to) still to be replayed, mail and receipts among them',
   },
   'AWS::Logs::LogGroup': {
-    count: 27,
-    why: "every function's and the API's logs (the portal's and the mail worker's and sweeper's too): the audit trail outlives the stack",
+    count: 29,
+    why: "every function's and the API's logs (the portal's, the mail worker's and sweeper's, the receipts function's and worker's too): the audit trail outlives the stack",
   },
 };
 

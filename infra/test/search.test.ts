@@ -9,7 +9,7 @@ useSynthesizedApp();
 
 /**
  * The functions that search or write what the engine holds (payments, subscriptions, plans,
- * organisations), the projector and the schema's migrator.
+ * organisations), read gifts from it (receipts), the projector and the schema's migrator.
  */
 const ENGINE_USERS = [
   'payments',
@@ -17,7 +17,11 @@ const ENGINE_USERS = [
   'organisations',
   'onboarding',
   'portal',
+  // Gift Aid claims read an organisation's gifts of a period (giftsOfOrganisation).
+  'receipts',
   'billing-worker',
+  // A batch page's supporters' gifts of the tax year come from the engine (services/receipts).
+  'receipts-worker',
   'payment-resolver',
   'search-projector',
   'search-migrator',

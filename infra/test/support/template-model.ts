@@ -387,7 +387,12 @@ const bucketSchema = z.object({
     LifecycleConfiguration: z.object({ Rules: z.array(z.record(z.string(), z.unknown())) }).optional(),
     CorsConfiguration: z.object({ CorsRules: z.array(z.record(z.string(), z.unknown())) }).optional(),
     LoggingConfiguration: z
-      .object({ DestinationBucketName: ref, LogFilePrefix: z.string().optional(), TargetObjectKeyFormat: z.unknown() })
+      .object({
+        DestinationBucketName: ref,
+        LogFilePrefix: z.string().optional(),
+        // Set where the logs are partitioned by date (reconciliation); absent for simple prefixes (receipts).
+        TargetObjectKeyFormat: z.unknown().optional(),
+      })
       .optional(),
     NotificationConfiguration: z.record(z.string(), z.unknown()).optional(),
   }),
