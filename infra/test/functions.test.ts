@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { STAGE_NAMES, STAGES } from '../config/stages';
 import { domainNames } from '../constructs/domain-function';
 import { MAIL_KEYS } from '../constructs/mail';
+import { RECEIPTS_WORKER_TABLE_GRANT } from '../constructs/receipts';
 import { tableAccessFor, tableActionsOf, tableGrantFor, writeStatementsOf } from '../constructs/table-access';
 import { templateOf, useSynthesizedApp } from './support/synth';
 import {
@@ -212,6 +213,7 @@ describe.each(STAGE_NAMES)('the %s functions', (stage) => {
       'billing-worker',
       'payment-resolver',
       'file-processor',
+      'receipts-worker',
     ]) {
       for (const statement of statementsOfRole(template, functionOf(stage, worker).roleId)) {
         if (!statement.Action.some((action) => reads.includes(action))) continue;
@@ -231,6 +233,12 @@ describe.each(STAGE_NAMES)('the %s functions', (stage) => {
       'WEBHOOK#*',
       'WEBHOOK_PAUSE#*',
       'WEBHOOK_RESPONSE#*',
+    ]);
+    // The receipts worker: its grant's reads and writes, and the mail items it queues (mail.grantQueueing).
+    expect(leadingKeysOf(stage, 'receipts-worker')).toEqual([
+      RECEIPTS_WORKER_TABLE_GRANT.readKeys,
+      ...writeStatementsOf(RECEIPTS_WORKER_TABLE_GRANT).map((statement) => statement.keys),
+      MAIL_KEYS,
     ]);
   });
 

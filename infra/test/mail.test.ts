@@ -9,6 +9,7 @@ import {
   functionsByService,
   queues,
   resourcesGranting,
+  rolesAllowedOn,
   schedules,
   statementsOfRole,
 } from './support/template-model';
@@ -97,6 +98,39 @@ describe.each(STAGE_NAMES)('mail on %s', (stage) => {
     expect(resourcesGranting(statements, 'sqs:SendMessage')).toEqual([{ 'Fn::GetAtt': [queueId, 'Arn'] }]);
     const mail = statements.filter((s) => JSON.stringify(s.Condition ?? {}).includes('"MAIL#*"'));
     expect(mail.map((s) => s.Action)).toEqual([['dynamodb:PutItem']]);
+  });
+
+  it('lets the receipts worker put and read mail items and send to the mail queue, and send no mail itself', () => {
+    const { template, queueId } = mailOf(stage);
+    const receiptsWorker = functionsByService(template).get('receipts-worker');
+    if (!receiptsWorker) throw new Error('no receipts worker function');
+    expect(receiptsWorker.properties.Environment.Variables.SVC_MAIL_QUEUE_URL).toEqual({ Ref: queueId });
+    const statements = statementsOfRole(template, receiptsWorker.roleId);
+    // The mail queue, and its own queue (a batch's next page).
+    const receiptsQueue = receiptsWorker.properties.Environment.Variables.SVC_RECEIPTS_QUEUE_URL as { Ref: string };
+    expect(new Set(resourcesGranting(statements, 'sqs:SendMessage').map((arn) => JSON.stringify(arn)))).toEqual(
+      new Set([queueId, receiptsQueue.Ref].map((id) => JSON.stringify({ 'Fn::GetAtt': [id, 'Arn'] }))),
+    );
+    // Its mails are the outbox's (mail.grantQueueing): the mail items only, by key.
+    const mail = statements.filter((s) => JSON.stringify(s.Condition ?? {}).includes('"MAIL#*"'));
+    expect(mail.map((s) => [...s.Action].sort())).toEqual([['dynamodb:GetItem', 'dynamodb:PutItem']]);
+    expect(mail.map((s) => JSON.stringify(s.Condition))).toEqual([
+      JSON.stringify({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['MAIL#*'] } }),
+    ]);
+    expect(statements.flatMap((s) => s.Action).filter((action) => action.startsWith('ses:'))).toEqual([]);
+  });
+
+  it('takes mails from the portal, the billing worker, the receipts worker and the sweeper only', () => {
+    const { template, queueId, sweeper } = mailOf(stage);
+    const functions = functionsByService(template);
+    const roleOf = (service: string) => {
+      const fn = functions.get(service);
+      if (!fn) throw new Error(`no ${service} function`);
+      return fn.roleId;
+    };
+    expect(rolesAllowedOn(template, queueId, ['sqs:SendMessage', 'sqs:*'])).toEqual(
+      new Set([roleOf('portal'), roleOf('billing-worker'), roleOf('receipts-worker'), sweeper.roleId]),
+    );
   });
 
   it('sweeps unsent mails on a schedule', () => {
