@@ -274,7 +274,7 @@ describe('delivery', () => {
 
   it('lists the donor’s receipts in the portal, serves their PDFs, and no one else’s', async () => {
     await ok('PUT', `/organisations/${DEMO.org}/portal-settings`, PORTAL_SETTINGS_ON);
-    const mine = (await ok('GET', '/receipts?organisation_uuid=' + DEMO.org + '&year=2022')) as Receipt[];
+    const mine = (await ok('GET', `/receipts?organisation_uuid=${DEMO.org}&year=2022`)) as Receipt[];
     const donor = mine.find((r) => r.total.value === '9500') as Receipt;
     const other = mine.find((r) => r.uuid !== donor.uuid) as Receipt;
     const link = await ok('POST', `/supporters/${donor.supporter_uuid}/portal-links`, { flow: 'manage' }, 201);
