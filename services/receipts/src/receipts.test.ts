@@ -255,16 +255,17 @@ describe('delivery', () => {
     await at('2023-01-15T10:00');
     const batch = await runBatch(2022, { send_email: true });
     expect(batch.counts).toMatchObject({ issued: 2, emailed: 1, without_email: 1 });
+    const [receipt] = (await ok('GET', `/receipts?supporter_uuid=${mailed.supporter_uuid}`)) as Receipt[];
     const mails = await mailTo(email);
     expect(mails).toHaveLength(1);
     expect(mails[0]?.subject).toContain('2022');
-    expect(mails[0]?.text).toContain('2022-000001');
+    expect(mails[0]?.text).toContain(receipt?.number);
     expect(mails[0]?.text).toMatch(/95[.,]00/);
     const attachments = (
       mails[0] as unknown as { attachments: Array<{ filename: string; content_type: string; size: number }> }
     ).attachments;
     expect(attachments).toEqual([
-      expect.objectContaining({ filename: 'receipt-2022-000001.pdf', content_type: 'application/pdf' }),
+      expect.objectContaining({ filename: `receipt-${receipt?.number}.pdf`, content_type: 'application/pdf' }),
     ]);
     expect(attachments[0]?.size).toBeGreaterThan(5000);
     // Run again: nothing issued, nothing mailed twice.
@@ -319,6 +320,37 @@ describe('racing batches', () => {
     expect(listed.map((r: Receipt) => r.number)).toEqual(
       Array.from({ length: 12 }, (_, i) => `2024-${String(i + 1).padStart(6, '0')}`),
     );
+  });
+
+  it('pages an organisation’s year in number order', async () => {
+    const first = await ok('GET', `/receipts?organisation_uuid=${DEMO.org}&year=2024&size=5`);
+    expect(first.map((r: Receipt) => r.number)).toEqual([1, 2, 3, 4, 5].map((n) => `2024-00000${n}`));
+    const next = await ok('GET', `/receipts?organisation_uuid=${DEMO.org}&year=2024&size=5&after=2024-000005`);
+    expect(next.map((r: Receipt) => r.number)).toEqual([
+      '2024-000006',
+      '2024-000007',
+      '2024-000008',
+      '2024-000009',
+      '2024-000010',
+    ]);
+    expect((await api('GET', `/receipts?organisation_uuid=${DEMO.org}&year=2024&size=0`)).status).toBe(400);
+    expect((await api('GET', `/receipts?organisation_uuid=${DEMO.org}&year=2024&after=12`)).status).toBe(400);
+  });
+
+  it('a page message delivered twice is worked once: the batch’s counts are not doubled', async () => {
+    await at('2021-06-01T10:00');
+    for (let i = 0; i < 3; i++) await give(6100 + i);
+    await at('2022-01-10T10:00');
+    const batch = await ok('POST', '/receipt-batches', { organisation_uuid: DEMO.org, year: 2021 }, 202);
+    // The same message twice at once (SQS delivers at least once), then the rest of the chain.
+    const [a, b] = await Promise.all([runBatchPage(batch.uuid, 10), runBatchPage(batch.uuid, 10)]);
+    expect([a, b].filter(Boolean)).toHaveLength(1);
+    await settle();
+    const done = await ok('GET', `/receipt-batches/${batch.uuid}`);
+    expect(done).toMatchObject({ status: 'completed', counts: { supporters: 3 } });
+    // Whichever copy moved the batch on counted the page: each supporter once, issued or found issued.
+    expect(done.counts.issued + done.counts.already_issued).toBe(3);
+    expect(await ok('GET', `/receipts?organisation_uuid=${DEMO.org}&year=2021`)).toHaveLength(3);
   });
 
   it('a batch that died after issuing a page resumes without issuing it twice', async () => {

@@ -14,10 +14,18 @@ import { findOrganisation } from '@svc/organisations';
 import { localDateOf } from '@svc/schedule';
 import { retryOnConflict, transactWrite } from '@svc/table';
 import * as z from 'zod';
-import { type BatchRecord, RECEIPT_BATCH, type ReceiptRecord } from '../repository/receipt-repository';
-import { bySupporter, giftsOfOrganisation, SUPPORTERS_PER_PAGE } from './gifts';
+import {
+  type BatchRecord,
+  RECEIPT,
+  RECEIPT_BATCH,
+  RECEIPT_OF,
+  type ReceiptRecord,
+  type ReceiptSettingsRecord,
+} from '../repository/receipt-repository';
+import { bySupporter, giftsOfOrganisation, giftsOfSupporters, SUPPORTERS_PER_PAGE } from './gifts';
 import { issueReceipts, type ReceiptDraft, receiptContent, yearBounds } from './issue';
 import { mailReceipts } from './mail';
+import { reconcileAfterPaymentChange } from './receipts';
 import { COUNTRY_RULES, requireSettings } from './settings';
 
 /**
@@ -62,6 +70,7 @@ const EMPTY_COUNTS: BatchRecord['counts'] = {
   already_issued: 0,
   emailed: 0,
   without_email: 0,
+  mail_failed: 0,
 };
 
 /** POST: the whole organisation's grant; the year must be over in the country's calendar. */
@@ -122,13 +131,22 @@ export async function runBatchPage(batchUuid: string, supportersPerPage = SUPPOR
     } else belowMin += 1;
   }
   const { issued, alreadyIssued } = await issueReceipts(settings, batch.year, drafts, batch.uuid);
-  const mailed: { emailed: number; without_email: number } = batch.send_email
-    ? await mailReceipts(settings, issued)
-    : { emailed: 0, without_email: 0 };
+  // A refund handled while this page was read and issued found no receipt to replace yet: the
+  // page's gifts are read again once its receipts are written, and any that moved are replaced.
+  await recheckIssued(settings, batch.year, issued);
+  // Receipts of this very batch issued by an earlier try of the page (which died before mailing)
+  // are mailed too: a mail's id is its receipt's, so none goes twice.
+  const mailable = batch.send_email ? [...issued, ...(await ownEarlierReceipts(batch, alreadyIssued))] : [];
+  const mailed = batch.send_email
+    ? await mailReceipts(settings, mailable)
+    : { emailed: 0, without_email: 0, mail_failed: 0 };
   const cursor = groups[groups.length - 1]?.[0]?.supporter_uuid;
   const done = groups.length === 0;
-  await retryOnConflict(async () => {
+  const moved = await retryOnConflict(async () => {
     const current = (await RECEIPT_BATCH.find(batchUuid)) as BatchRecord;
+    // Another message of this batch took the page first (SQS delivers at least once): its counts
+    // and its next message stand, this one ends here.
+    if (current.status === 'completed' || current.cursor !== batch.cursor) return false;
     const counts = { ...current.counts };
     counts.supporters += groups.length;
     counts.issued += issued.length;
@@ -136,6 +154,7 @@ export async function runBatchPage(batchUuid: string, supportersPerPage = SUPPOR
     counts.already_issued += alreadyIssued.length;
     counts.emailed += mailed.emailed;
     counts.without_email += mailed.without_email;
+    counts.mail_failed = (counts.mail_failed ?? 0) + mailed.mail_failed;
     const next: BatchRecord = {
       ...current,
       status: done ? 'completed' : 'running',
@@ -146,13 +165,57 @@ export async function runBatchPage(batchUuid: string, supportersPerPage = SUPPOR
       version: current.version + 1,
     };
     await transactWrite([RECEIPT_BATCH.replace(next, current.version)]);
+    return true;
   });
+  if (!moved) return false;
   if (done) {
     logger.info('A receipt batch is complete', { batch: batchUuid });
     return false;
   }
   await sendReceiptsMessage({ type: 'batch', batch_uuid: batchUuid });
   return true;
+}
+
+/** The page's receipts whose gifts changed between the read and the write, replaced now. */
+async function recheckIssued(settings: ReceiptSettingsRecord, year: number, issued: readonly ReceiptRecord[]) {
+  if (issued.length === 0) return;
+  const { from, to } = yearBounds(settings, year);
+  const now = await giftsOfSupporters(
+    settings.organisation_uuid,
+    issued.map((receipt) => receipt.supporter_uuid),
+    from,
+    to,
+  );
+  const bySupporterNow = new Map(bySupporter(now).map((gifts) => [gifts[0]?.supporter_uuid as string, gifts]));
+  for (const receipt of issued) {
+    const content = receiptContent(settings, bySupporterNow.get(receipt.supporter_uuid) ?? []);
+    const issuedGifts = new Map(receipt.gifts.map((gift) => [gift.payment_uuid, gift.amount_minor]));
+    const changed =
+      content.gifts.filter((gift) => issuedGifts.has(gift.payment_uuid)).length !== receipt.gifts.length ||
+      content.gifts.some(
+        (gift) => issuedGifts.has(gift.payment_uuid) && issuedGifts.get(gift.payment_uuid) !== gift.amount_minor,
+      );
+    if (changed) {
+      await reconcileAfterPaymentChange(settings.organisation_uuid, receipt.supporter_uuid, from);
+    }
+  }
+}
+
+/** Of the supporters found already issued, the receipts this batch itself issued (an earlier try). */
+async function ownEarlierReceipts(batch: BatchRecord, supporters: readonly string[]): Promise<ReceiptRecord[]> {
+  const found = await Promise.all(
+    supporters.map(async (supporter) => {
+      const of = await RECEIPT_OF.find({
+        organisation_uuid: batch.organisation_uuid,
+        year: batch.year,
+        supporter_uuid: supporter,
+      });
+      return of?.receipt_uuid ? RECEIPT.find(of.receipt_uuid) : undefined;
+    }),
+  );
+  return found.filter(
+    (receipt): receipt is ReceiptRecord => receipt?.batch_uuid === batch.uuid && receipt.status === 'issued',
+  );
 }
 
 export type IssuedReceipts = readonly ReceiptRecord[];

@@ -8,9 +8,8 @@ import { sql } from 'kysely';
  * A gift is a succeeded live payment of a supporter, dated by the day its money arrived
  * (`succeeded_at`, the moment the payment became succeeded). What counts of it is its amount (the
  * whole total the donor paid, fees they chose to cover included) less what was refunded (pending
- * refunds included: that money is on its way back) and less a disputed amount the provider took
- * from the account (funds `withdrawn`, which a lost dispute or a returned debit is). Test-mode
- * payments never count.
+ * refunds included: that money is on its way back) and less the amount of a lost dispute (a
+ * returned debit is one). Test-mode payments never count.
  */
 export interface Gift {
   payment_uuid: string;
@@ -36,18 +35,20 @@ interface GiftRow {
   succeeded_at: string | number;
   amount_minor: string | number;
   refunded: string | null;
-  dispute_funds: string | null;
+  dispute_status: string | null;
   dispute_minor: string | null;
 }
 
 /** The part of a gift the organisation keeps (never below zero). */
-export function netOf(amount: number, refunded: number, disputedWithdrawn: number): number {
-  return Math.max(0, amount - refunded - disputedWithdrawn);
+export function netOf(amount: number, refunded: number, disputeLost: number): number {
+  return Math.max(0, amount - refunded - disputeLost);
 }
 
 function giftOf(row: GiftRow): Gift {
   const amount = Number(row.amount_minor);
-  const withdrawn = row.dispute_funds === 'withdrawn' ? Number(row.dispute_minor ?? 0) : 0;
+  // Only a lost dispute takes money off (a SEPA debit returned is one, payments' provider-updates):
+  // an open one may still be won, and a receipt is replaced when it ends.
+  const lost = row.dispute_status === 'lost' ? Number(row.dispute_minor ?? 0) : 0;
   return {
     payment_uuid: row.uuid,
     supporter_uuid: row.supporter_uuid,
@@ -55,7 +56,7 @@ function giftOf(row: GiftRow): Gift {
     currency: row.currency,
     succeeded_at: Number(row.succeeded_at),
     amount_minor: amount,
-    net_minor: netOf(amount, Number(row.refunded ?? 0), withdrawn),
+    net_minor: netOf(amount, Number(row.refunded ?? 0), lost),
   };
 }
 
@@ -67,7 +68,7 @@ function giftConditions(organisationUuid: string, from: number, to: number) {
 }
 
 const GIFT_COLUMNS = sql`uuid, supporter_uuid, organisation_uuid, currency, succeeded_at, amount_minor,
-  document->'refunded_amount'->>'value' AS refunded, document->'dispute'->>'funds' AS dispute_funds,
+  document->'refunded_amount'->>'value' AS refunded, document->'dispute'->>'status' AS dispute_status,
   document->'dispute'->'amount'->>'value' AS dispute_minor`;
 
 /**
@@ -111,6 +112,22 @@ export function giftsOfSupporter(organisationUuid: string, supporterUuid: string
   });
 }
 
+/** Some supporters' gifts to an organisation in [from, to), in supporter order (one statement). */
+export function giftsOfSupporters(
+  organisationUuid: string,
+  supporterUuids: readonly string[],
+  from: number,
+  to: number,
+) {
+  if (supporterUuids.length === 0) return Promise.resolve([]);
+  return inSearchEngine('Gifts of supporters', async (db) => {
+    const rows = await sql<GiftRow>`SELECT ${GIFT_COLUMNS} FROM payment_search
+      WHERE ${giftConditions(organisationUuid, from, to)} AND supporter_uuid IN (${sql.join([...supporterUuids])})
+      ORDER BY supporter_uuid, succeeded_at, uuid`.execute(db);
+    return rows.rows.map(giftOf);
+  });
+}
+
 /** Groups a page of gifts (in supporter order) by supporter. */
 export function bySupporter(gifts: readonly Gift[]): Gift[][] {
   const groups: Gift[][] = [];
@@ -120,4 +137,14 @@ export function bySupporter(gifts: readonly Gift[]): Gift[][] {
     else groups.push([gift]);
   }
   return groups;
+}
+
+/** The version of a payment's row in the search engine (undefined: no row yet). */
+export function searchedPaymentVersion(organisationUuid: string, paymentUuid: string) {
+  return inSearchEngine('A payment’s search row', async (db) => {
+    const rows = await sql<{ version: string | number }>`SELECT version FROM payment_search
+      WHERE organisation_uuid = ${organisationUuid} AND uuid = ${paymentUuid}`.execute(db);
+    const version = rows.rows[0]?.version;
+    return version === undefined ? undefined : Number(version);
+  });
 }

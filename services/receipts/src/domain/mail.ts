@@ -1,4 +1,4 @@
-import { logger } from '@svc/core';
+import { logger, ValidationError } from '@svc/core';
 import { MAIL_LOCALES, type MailLocale, queueMail } from '@svc/mail';
 import { findSupporter } from '@svc/supporters';
 import {
@@ -24,9 +24,10 @@ function mailLocale(locale: string | undefined, settings: ReceiptSettingsRecord)
 export async function mailReceipts(
   settings: ReceiptSettingsRecord,
   receipts: readonly ReceiptRecord[],
-): Promise<{ emailed: number; without_email: number }> {
+): Promise<{ emailed: number; without_email: number; mail_failed: number }> {
   let emailed = 0;
   let withoutEmail = 0;
+  let failed = 0;
   for (const receipt of receipts) {
     const supporter = await findSupporter(receipt.supporter_uuid);
     if (!supporter?.email) {
@@ -36,7 +37,7 @@ export async function mailReceipts(
     const replaced = receipt.replaces ? await RECEIPT.find(receipt.replaces) : undefined;
     const number = receiptNumber(receipt);
     const pdf = await pdfOf(receipt);
-    await queueMail({
+    const queued = queueMail({
       id: `receipt:${receipt.uuid}`,
       to: supporter.email,
       locale: mailLocale(supporter.locale, settings),
@@ -57,8 +58,19 @@ export async function mailReceipts(
         },
       ],
     });
-    emailed += 1;
+    // A mail the outbox refuses (an address SES cannot take, a document too large) leaves the
+    // receipt issued and the others mailed; it is counted and logged. Other failures are the page's.
+    const refused = await queued.then(
+      () => false,
+      (error: unknown) => {
+        if (!(error instanceof ValidationError)) throw error;
+        logger.warn('A receipt could not be mailed', { receipt: receipt.uuid, error });
+        return true;
+      },
+    );
+    if (refused) failed += 1;
+    else emailed += 1;
   }
   if (withoutEmail > 0) logger.info('Receipts not mailed: their supporters have no e-mail', { count: withoutEmail });
-  return { emailed, without_email: withoutEmail };
+  return { emailed, without_email: withoutEmail, mail_failed: failed };
 }

@@ -1,5 +1,6 @@
 import {
   assertWholeOrganisationGrant,
+  ConflictError,
   coversOrganisation,
   logger,
   onWholeOrganisation,
@@ -18,7 +19,7 @@ import {
 } from '../repository/receipt-repository';
 import { giftsOfSupporter } from './gifts';
 import { issueReceipts, ReplacedMeanwhile, receiptContent, voided, yearBounds } from './issue';
-import { COUNTRY_RULES, requireSettings } from './settings';
+import { COUNTRY_RULES, NO_SETTINGS, requireSettings } from './settings';
 
 export async function getReceipt(principal: Promise<Principal>, uuid: string): Promise<ReceiptRecord> {
   return readFor(principal, RECEIPT.find(uuid), 'Receipt not found', onWholeOrganisation);
@@ -28,7 +29,13 @@ export interface ReceiptQuery {
   organisation_uuid?: string;
   year?: number;
   supporter_uuid?: string;
+  /** Receipts after this number (`<year>-<sequence>`): the next page of an organisation's year. */
+  after?: string;
+  size?: number;
 }
+
+/** Receipts an organisation's list answers at most at once (a Lambda answer holds 6 MB). */
+export const MAX_RECEIPTS_PAGE = 500;
 
 /**
  * `GET /receipts`: an organisation's receipts of a year in number order, or a supporter's (every
@@ -58,9 +65,12 @@ export async function listReceipts(principal: Promise<Principal>, query: Receipt
     );
   }
   assertWholeOrganisationGrant(caller, query.organisation_uuid);
+  const afterSequence = query.after === undefined ? 0 : Number(query.after.slice(5));
   const items = await queryAll({
     index: 'gsi1',
     partition: organisationYearReceipts(query.organisation_uuid, query.year),
+    sortFrom: String(afterSequence + 1).padStart(10, '0'),
+    limit: query.size ?? MAX_RECEIPTS_PAGE,
   });
   return items.map(RECEIPT.fromItem);
 }
@@ -102,17 +112,25 @@ const sameGifts = (a: ReceiptRecord['gifts'], b: ReceiptRecord['gifts']) =>
 
 /**
  * After a payment of a supporter changed what it counts for (a refund, a dispute's funds taken or
- * given back): if the supporter holds a valid receipt for the year the money arrived in and its
- * gifts are no longer what they are now, it is voided and a replacement issued with the next
- * number (in one transaction: never two valid ones, never none in between), or voided alone when
- * nothing receiptable is left. Safe to run again: a receipt that still matches is left alone.
+ * given back, a refund that failed): if the supporter holds a valid receipt for the year the money
+ * arrived in and its gifts are no longer what they are now, it is voided and a replacement issued
+ * with the next number (in one transaction: never two valid ones, never none in between), or
+ * voided alone when nothing receiptable is left. The gifts compared are the receipt's and the
+ * changed payment (a gift left off because a refund or dispute took it all comes back when that
+ * money does); gifts that merely arrived since are the next batch's business. Safe to run again:
+ * a receipt that still matches is left alone.
  */
 export async function reconcileAfterPaymentChange(
   organisationUuid: string,
   supporterUuid: string,
   succeededAt: number,
+  changedPayment?: string,
 ) {
-  const settings = await requireSettings(organisationUuid).catch(() => undefined);
+  const settings = await requireSettings(organisationUuid).catch((error: unknown) => {
+    // No settings: no receipts to keep right. Any other failure is the message's to retry.
+    if (error instanceof ConflictError && error.details[0]?.code === NO_SETTINGS) return undefined;
+    throw error;
+  });
   if (!settings) return 'no_settings';
   const year = Number(localDateOf(succeededAt, COUNTRY_RULES[settings.country].zone).slice(0, 4));
   return retryOnConflict(async () => {
@@ -123,10 +141,11 @@ export async function reconcileAfterPaymentChange(
     if (receipt?.status !== 'issued') return 'no_receipt';
     const { from, to } = yearBounds(settings, year);
     const content = receiptContent(settings, await giftsOfSupporter(organisationUuid, supporterUuid, from, to));
-    // Only the gifts it confirmed can change its total for the worse; gifts that arrived since are
-    // the next batch's business, never a reason to replace a receipt.
-    const confirmed = new Set(receipt.gifts.map((gift) => gift.payment_uuid));
-    const gifts = content.gifts.filter((gift) => confirmed.has(gift.payment_uuid));
+    const compared = new Set([
+      ...receipt.gifts.map((gift) => gift.payment_uuid),
+      ...(changedPayment ? [changedPayment] : []),
+    ]);
+    const gifts = content.gifts.filter((gift) => compared.has(gift.payment_uuid));
     if (sameGifts(gifts, receipt.gifts)) return 'unchanged';
     const total = gifts.reduce((sum, gift) => sum + gift.amount_minor, 0);
     if (total > 0 && total >= settings.min_total) {

@@ -1,12 +1,4 @@
-import {
-  assertOrganisationGrant,
-  assertWholeOrganisationGrant,
-  ConflictError,
-  NotFoundError,
-  now,
-  type Principal,
-  readFor,
-} from '@svc/core';
+import { assertWholeOrganisationGrant, ConflictError, NotFoundError, now, type Principal, readFor } from '@svc/core';
 import { findOrganisation } from '@svc/organisations';
 import { retryOnConflict, StaleVersionError, transactWrite } from '@svc/table';
 import * as z from 'zod';
@@ -88,22 +80,25 @@ export function settingsView(record: ReceiptSettingsRecord): ReceiptSettings {
   return settings;
 }
 
+/** The detail code of the 409 while an organisation has no receipt settings. */
+export const NO_SETTINGS = 'error.receipts.no_settings';
+
 /** The settings receipts are made with; a 409 while the organisation has none. */
 export async function requireSettings(organisationUuid: string): Promise<ReceiptSettingsRecord> {
   const settings = await RECEIPT_SETTINGS.find(organisationUuid);
   if (!settings) {
     throw new ConflictError(
       'The organisation has no receipt settings yet (PUT /organisations/{uuid}/receipt-settings)',
-      'error.receipts.no_settings',
+      NO_SETTINGS,
     );
   }
   return settings;
 }
 
-/** GET: any grant on the organisation; 404 until they are set. */
+/** GET: the whole organisation's grant, as every receipt route; 404 until they are set. */
 export async function getReceiptSettings(principal: Promise<Principal>, organisationUuid: string) {
   await readFor(principal, findOrganisation(organisationUuid), 'Organisation not found', (caller, found) =>
-    assertOrganisationGrant(caller, found.uuid),
+    assertWholeOrganisationGrant(caller, found.uuid),
   );
   const settings = await RECEIPT_SETTINGS.find(organisationUuid);
   if (!settings) throw new NotFoundError('The organisation has no receipt settings yet');

@@ -4,6 +4,7 @@ import { findPayment } from '@svc/payments';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import * as z from 'zod';
 import { type ReceiptsMessage, receiptsMessageSchema, runBatchPage } from './batches';
+import { searchedPaymentVersion } from './gifts';
 import { reconcileAfterPaymentChange } from './receipts';
 
 /**
@@ -16,6 +17,7 @@ export const RECEIPT_PAYMENT_EVENTS = [
   'svc.payments.refund.failed',
   'svc.payments.payment.dispute_funds_withdrawn',
   'svc.payments.payment.dispute_funds_reinstated',
+  'svc.payments.payment.dispute_closed',
 ] as const satisfies readonly EventName[];
 
 /** What the worker needs of such an event: which payment (a refund's data names it, a payment's is it). */
@@ -29,6 +31,14 @@ const paymentEventSchema = z.object({
 });
 
 type Work = ReceiptsMessage | { type: 'nothing' };
+
+/** The search engine has not caught up with a payment yet: an expected refusal, tried again. */
+class SearchBehind extends Error {
+  readonly expected = true;
+  constructor(paymentUuid: string) {
+    super(`The search engine's row of payment ${paymentUuid} is older than the payment`);
+  }
+}
 
 export function parseReceiptsMessage(body: unknown): Work {
   if (typeof body === 'object' && body !== null && 'detail-type' in body) {
@@ -51,7 +61,16 @@ async function work(message: Work): Promise<string> {
   const payment = await findPayment(message.payment_uuid);
   // A payment of no supporter, or one that never succeeded, is on no receipt.
   if (!payment?.supporter_uuid || payment.succeeded_at === undefined) return 'nothing';
-  return reconcileAfterPaymentChange(payment.organisation_uuid, payment.supporter_uuid, payment.succeeded_at);
+  // Receipts read gifts from the search engine, which follows the table's stream on its own: a row
+  // older than the payment read here would make the change look like none. The message comes back.
+  const searched = await searchedPaymentVersion(payment.organisation_uuid, payment.uuid);
+  if (searched === undefined || searched < payment.version) throw new SearchBehind(payment.uuid);
+  return reconcileAfterPaymentChange(
+    payment.organisation_uuid,
+    payment.supporter_uuid,
+    payment.succeeded_at,
+    payment.uuid,
+  );
 }
 
 export async function processReceiptsBatch(event: SQSEvent): Promise<{ response: SQSBatchResponse; done: number }> {

@@ -3,7 +3,7 @@ import { type AnyRoute, defineRoute, uuidParam, uuidParams } from '@svc/http';
 import * as z from 'zod';
 import { batchInput, getBatch, startBatch } from '../domain/batches';
 import { receiptPdf } from '../domain/pdf';
-import { getReceipt, listReceipts, voidReceipt } from '../domain/receipts';
+import { getReceipt, listReceipts, MAX_RECEIPTS_PAGE, voidReceipt } from '../domain/receipts';
 import { getReceiptSettings, putReceiptSettings, receiptSettingsInput } from '../domain/settings';
 import { batchResponse, batchShape, receiptResponse, receiptShape } from '../domain/shapes';
 import { receiptSettingsRecordSchema } from '../repository/receipt-repository';
@@ -25,6 +25,20 @@ const listQuery = z.object({
     .transform(Number)
     .optional(),
   supporter_uuid: uuidParam.optional().meta({ description: 'A supporter’s receipts (every year, or `year`)' }),
+  after: z
+    .string()
+    .regex(/^\d{4}-\d{6,}$/, 'A receipt number, <year>-<sequence>')
+    .optional()
+    .meta({ description: 'With organisation_uuid and year: the receipts after this number (the next page)' }),
+  size: z
+    .string()
+    .regex(/^\d{1,4}$/, 'A whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(1).max(MAX_RECEIPTS_PAGE))
+    .optional()
+    .meta({
+      description: `With organisation_uuid and year: at most this many (default and most ${MAX_RECEIPTS_PAGE})`,
+    }),
 });
 
 const voidInput = z.strictObject({ reason: z.string().trim().min(1).max(200).optional() }).optional();
@@ -108,6 +122,7 @@ export const receiptRoutes: AnyRoute[] = [
     auth: 'token',
     operationId: 'listReceipts',
     summary: 'An organisation’s receipts of a year, or a supporter’s; voided ones included',
+    description: `An organisation’s year comes in pages of at most ${MAX_RECEIPTS_PAGE} in number order: ask for the next with \`after\` set to the last number of the page.`,
     query: listQuery,
     responses: {
       200: { description: 'Receipts in number order', schema: z.array(receiptResponse) },

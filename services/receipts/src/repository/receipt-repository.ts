@@ -205,6 +205,8 @@ export const batchRecordSchema = z.object({
     already_issued: z.number().int(),
     emailed: z.number().int(),
     without_email: z.number().int(),
+    /** Mails the outbox refused (an address SES cannot take): the receipt stands, unmailed. */
+    mail_failed: z.number().int().optional(),
   }),
   created: z.number().int(),
   updated: z.number().int(),
