@@ -6,9 +6,11 @@ import { DateTime } from 'luxon';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { call, DEMO, seedDemo, tokenFor } from '../../../test/support/api';
 import { mailTo, PORTAL_SETTINGS_ON, redeem } from '../../portal/src/testing-portal';
+import { renderReceiptPdf } from './documents';
 import { runBatchPage } from './domain/batches';
 import { bySupporter, giftsOfOrganisation } from './domain/gifts';
 import { issueReceipts, receiptContent, yearBounds } from './domain/issue';
+import { documentOf } from './domain/pdf';
 import { requireSettings } from './domain/settings';
 
 /**
@@ -375,5 +377,82 @@ describe('racing batches', () => {
     expect(batch.counts).toMatchObject({ supporters: 5, issued: 3, already_issued: 2 });
     const listed = await ok('GET', `/receipts?organisation_uuid=${DEMO.org}&year=2023`);
     expect(listed.map((r: Receipt) => r.number)).toEqual([1, 2, 3, 4, 5].map((n) => `2023-00000${n}`));
+  });
+});
+
+describe('a German receipt', () => {
+  it('is made from German settings and the supporter as the official model wants it', async () => {
+    const germany = {
+      purposes: 'der Jugendhilfe',
+      tax_office: 'Berlin für Körperschaften I',
+      basis: 'exemption_notice' as const,
+      decision_date: '2024-03-14',
+      assessment_period: '2020 bis 2022',
+      machine_receipts_notified_on: '2023-11-02',
+    };
+    const settings = {
+      organisation_uuid: DEMO.org,
+      country: 'DE' as const,
+      legal_name: 'Kinderhilfe Nordstadt e. V.',
+      address: { line1: 'Lindenallee 7', postal_code: '10115', city: 'Berlin', country: 'DE' },
+      tax_exemption_reference: '27/640/12345',
+      signatory: 'Dr. Petra Schulz',
+      min_total: 0,
+      germany,
+      version: 1,
+      updated: 0,
+    };
+    const { assessment_period: _period, ...withoutPeriod } = germany;
+    const refused = await api('PUT', `/organisations/${DEMO.org}/receipt-settings`, {
+      ...SETTINGS,
+      country: 'DE',
+      germany: withoutPeriod,
+    });
+    expect(refused.status).toBe(400);
+    const supporter = await ok(
+      'POST',
+      '/supporters',
+      {
+        organisation_uuid: DEMO.org,
+        first_name: 'Max',
+        last_name: 'Müßig',
+        street: 'Gartenweg',
+        house_number: '3',
+        postal_code: '20095',
+        city: 'Hamburg',
+      },
+      201,
+    );
+    const receipt = {
+      uuid: '11111111-1111-4111-8111-111111111111',
+      organisation_uuid: DEMO.org,
+      supporter_uuid: supporter.uuid as string,
+      year: 2025,
+      sequence: 7,
+      country: 'DE' as const,
+      total_minor: 123456,
+      currency: 'EUR',
+      status: 'issued' as const,
+      gifts: [
+        { payment_uuid: 'a', date: '2025-03-01', amount_minor: 100000 },
+        { payment_uuid: 'b', date: '2025-11-30', amount_minor: 23456 },
+      ],
+      issued_at: 1_768_000_000,
+      version: 1,
+      event_sequence: 1,
+      events: [],
+    };
+    const bytes = await renderReceiptPdf(await documentOf(receipt, settings));
+    const dir = join(process.cwd(), '.test-results', 'receipts');
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, 'api-receipt-de.pdf');
+    writeFileSync(file, bytes);
+    const text = execFileSync('pdftotext', ['-raw', file, '-'], { encoding: 'utf8' }).replace(/\s+/g, ' ');
+    expect(text).toContain('Sammelbestätigung über Geldzuwendungen');
+    expect(text).toContain('Max Müßig');
+    expect(text).toContain('1.234,56');
+    expect(text).toContain('eintausendzweihundertvierunddreißig Euro sechsundfünfzig Cent');
+    expect(text).toContain('2025-000007');
+    expect(text).toContain('keine weiteren Bestätigungen');
   });
 });

@@ -70,6 +70,14 @@ export const receiptSettingsInput = z
     if (input.country !== 'DE' && input.germany) {
       ctx.addIssue({ code: 'custom', path: ['germany'], message: 'Only for German receipts' });
     }
+    // The model names the last assessment period an exemption notice covers (documents/german-receipt.ts).
+    if (input.germany?.basis === 'exemption_notice' && !input.germany.assessment_period) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['germany', 'assessment_period'],
+        message: 'Required with an exemption notice: the last assessment period it covers',
+      });
+    }
   });
 export type ReceiptSettingsInput = z.infer<typeof receiptSettingsInput>;
 
