@@ -410,6 +410,7 @@ export class ServiceStack extends Stack {
       'fan-out': this.events.fanOutDeadLetterQueue,
       files: this.reconciliation.deadLetterQueue,
       mail: this.mail.deadLetterQueue,
+      receipts: this.receipts.deadLetterQueue,
     };
     for (const [name, queue] of Object.entries(deadLetterQueues) as Array<[DeadLetterQueueName, Queue]>) {
       new CfnOutput(this, DEAD_LETTER_QUEUE_OUTPUTS[name], {

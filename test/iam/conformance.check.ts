@@ -84,6 +84,7 @@ const AUTHENTICATED = [
   'onboarding',
   'reconciliation',
   'portal',
+  'receipts',
 ];
 /**
  * Read grants the full run of 2026-11-29 recorded no call for, where the code has a path that reads
@@ -96,6 +97,11 @@ const UNEXERCISED_READS: ReadonlyArray<{ fn: string; leadingKey: string; index?:
   { fn: 'delivery-sweeper', index: 'due', leadingKey: ANY_PARTITION, why: DUE_SHARDS },
   { fn: 'billing-run', index: 'due', leadingKey: ANY_PARTITION, why: DUE_SHARDS },
   { fn: 'mail-sweeper', index: 'due', leadingKey: ANY_PARTITION, why: DUE_SHARDS },
+  {
+    fn: 'receipts-worker',
+    leadingKey: 'MAIL#*',
+    why: 'a receipt mailed again (a page retried after its mails were queued) reads the outbox item its id names; the suite retries pages only before their mails',
+  },
   {
     fn: 'payment-resolver',
     index: 'due,gsi1',
@@ -182,6 +188,8 @@ describe('IAM conformance of the test run', () => {
       'fan-out',
       'mail-worker',
       'mail-sweeper',
+      'receipts',
+      'receipts-worker',
     ]) {
       expect(exercised, `no call of ${fn} was recorded`).toContain(fn);
     }

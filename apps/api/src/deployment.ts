@@ -22,6 +22,7 @@ export const DEAD_LETTER_QUEUE_OUTPUTS = {
   'fan-out': 'FanOutDeadLetterQueueUrl',
   files: 'FilesDeadLetterQueueUrl',
   mail: 'MailDeadLetterQueueUrl',
+  receipts: 'ReceiptsDeadLetterQueueUrl',
 } as const;
 export type DeadLetterQueueName = keyof typeof DEAD_LETTER_QUEUE_OUTPUTS;
 

@@ -277,6 +277,7 @@ const WORKER_OF = {
   'fan-out': 'fan-out',
   files: 'file-processor',
   mail: 'mail-worker',
+  receipts: 'receipts-worker',
 } as const satisfies Record<DeadLetterQueueName, string>;
 
 describe('the dead-letter queue outputs', () => {

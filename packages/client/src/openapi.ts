@@ -332,6 +332,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/payments/fee-quotes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Quote the total a payment with cover_fees would charge (for a donation form)
+         * @description The amount, intended_amount and fee_cover_amount of a payment of `amount` on the profile with `cover_fees: true`, at the candidate a new payment would try first. Nothing is charged or stored. 400 on `profile` when the profile has no fees.
+         */
+        post: operations["quotePaymentFees"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/payments/{payment_uuid}": {
         parameters: {
             query?: never;
@@ -1378,6 +1398,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/portal/api/receipts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The signed-in donor’s yearly receipts from the organisation, newest year first (voided ones marked) */
+        get: operations["portalListReceipts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/receipts/{receipt_uuid}/pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One of the signed-in donor’s receipts as a PDF */
+        get: operations["portalReceiptPdf"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/portal/api/subscriptions/{subscription_uuid}": {
         parameters: {
             query?: never;
@@ -1391,7 +1445,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Change the amount, the interval or the next charge date (from the next charge, no proration) */
+        /** Change the amount, whether the donor covers the fees (`cover_fees`), the interval or the next charge date (from the next charge, no proration) */
         patch: operations["portalChangeSubscription"];
         trace?: never;
     };
@@ -1491,6 +1545,202 @@ export interface paths {
         put?: never;
         /** A new payment method for the subscription, with the mailed code (the old one is kept until the new one is active) */
         post: operations["portalChangePaymentMethod"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/organisations/{organisation_uuid}/receipt-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What the organisation’s yearly receipts say, and from which total on they are issued */
+        get: operations["getReceiptSettings"];
+        /**
+         * Replace the organisation’s receipt settings (every field)
+         * @description Needs a grant on the whole organisation. `min_total` is in minor units of the country’s currency.
+         */
+        put: operations["putReceiptSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/receipt-batches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Issue the organisation’s receipts of a year that is over (in the background)
+         * @description One receipt per supporter whose gifts of the year come to at least `min_total`; supporters who already hold a valid receipt of the year are left out, so a batch may be run again.
+         */
+        post: operations["createReceiptBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/receipt-batches/{batch_uuid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A receipt batch: its status and counts */
+        get: operations["getReceiptBatch"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/receipts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An organisation’s receipts of a year, or a supporter’s; voided ones included
+         * @description An organisation’s year comes in pages of at most 500 in number order: ask for the next with `after` set to the last number of the page.
+         */
+        get: operations["listReceipts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/receipts/{receipt_uuid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A receipt */
+        get: operations["getReceipt"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/receipts/{receipt_uuid}/pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The receipt as the donor’s tax office takes it (PDF)
+         * @description A voided receipt’s document says it is void.
+         */
+        get: operations["getReceiptPdf"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/receipts/{receipt_uuid}/void": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Void a receipt (it stays listed); the next batch of its year issues the supporter a new one */
+        post: operations["voidReceipt"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/supporters/{supporter_uuid}/gift-aid-declarations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the Gift Aid declarations of a supporter
+         * @description Oldest declared first; cancelled ones stay listed with cancelled_at.
+         */
+        get: operations["listGiftAidDeclarations"];
+        put?: never;
+        /**
+         * Record a Gift Aid declaration of a supporter
+         * @description The donor declared at declared_at (not in the future) through the channel given. Send the wording as `text` to keep it: it is kept once per organisation and text_version and answered as text_hash (SHA-256).
+         */
+        post: operations["createGiftAidDeclaration"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/supporters/{supporter_uuid}/gift-aid-declarations/{declaration_uuid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a Gift Aid declaration
+         * @description Cancels it now (the service clock) and keeps it: donations from that UK day on are not covered. Cancelling again changes nothing and answers the declaration with its first cancelled_at.
+         */
+        delete: operations["cancelGiftAidDeclaration"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/gift-aid/claims": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An organisation's Gift Aid claim schedule (HMRC's columns, CSV)
+         * @description The donations of the period (UK days, from and to inclusive) covered by a declaration, as HMRC’s Charities Online schedule: a header row, then a line per donation above 20.00 and lines of aggregated donations of 20.00 or less (at most 1000.00 each). Headers: X-Gift-Aid-Donations, X-Gift-Aid-Total, X-Gift-Aid-Left-Out (covered donations above 20.00 whose donor lacks a name, house or postcode). See docs/API.md, "Gift Aid".
+         */
+        get: operations["getGiftAidClaimSchedule"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2019,6 +2269,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "svc.receipts.receipt.issued": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * svc.receipts.receipt.issued
+         * @description The receipt as its GET returns it is the event's `data`. See the webhooks introduction for signatures and retries.
+         */
+        post: operations["event:svc.receipts.receipt.issued"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "svc.receipts.receipt.voided": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * svc.receipts.receipt.voided
+         * @description The receipt as its GET returns it is the event's `data`. See the webhooks introduction for signatures and retries.
+         */
+        post: operations["event:svc.receipts.receipt.voided"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -2046,8 +2336,23 @@ export interface components {
             /** @enum {string} */
             status: "pending" | "succeeded" | "failed" | "cancelled";
             status_reason?: string;
+            /** @description Unix seconds (service time) the payment first became succeeded; kept after refunds and disputes */
+            succeeded_at?: number;
             test_mode: boolean;
+            /** @description What was charged: with cover_fees, the total that covers the fees */
             amount: {
+                /** @description Minor units, as a string */
+                value: string;
+                currency: string;
+            };
+            /** @description The gift the donor meant: amount less fee_cover_amount */
+            intended_amount: {
+                /** @description Minor units, as a string */
+                value: string;
+                currency: string;
+            };
+            /** @description What the donor added to cover the fees (cover_fees); "0" otherwise */
+            fee_cover_amount: {
                 /** @description Minor units, as a string */
                 value: string;
                 currency: string;
@@ -2183,8 +2488,10 @@ export interface components {
             payment_method: string;
             created: number;
             currency: string;
-            /** @description Minor units */
+            /** @description Minor units: the gift per charge */
             amount: number;
+            /** @description The donor covers the fees: each charge is the total that leaves `amount` once the fees of the payment method’s profile are taken */
+            cover_fees: boolean;
             timezone: string;
             /** @constant */
             charged_by: "svc";
@@ -2233,8 +2540,12 @@ export interface components {
             /** @enum {string} */
             status: "open" | "paid" | "cancelled";
             status_reason?: string;
-            /** @description Minor units */
+            /** @description Minor units: what its charge attempt charges (with cover_fees, the total) */
             amount: number;
+            /** @description Minor units: the gift (amount less fee_cover_amount) */
+            intended_amount: number;
+            /** @description Minor units: what the donor adds to cover the fees; 0 without */
+            fee_cover_amount: number;
             refunded_amount: number;
             currency: string;
             /** @description Unix seconds of local midnight in the subscription's timezone */
@@ -2270,8 +2581,12 @@ export interface components {
                 /** @enum {string} */
                 status: "open" | "paid" | "cancelled";
                 status_reason?: string;
-                /** @description Minor units */
+                /** @description Minor units: what its charge attempt charges (with cover_fees, the total) */
                 amount: number;
+                /** @description Minor units: the gift (amount less fee_cover_amount) */
+                intended_amount: number;
+                /** @description Minor units: what the donor adds to cover the fees; 0 without */
+                fee_cover_amount: number;
                 refunded_amount: number;
                 currency: string;
                 /** @description Unix seconds of local midnight in the subscription's timezone */
@@ -2305,8 +2620,10 @@ export interface components {
                 payment_method: string;
                 created: number;
                 currency: string;
-                /** @description Minor units */
+                /** @description Minor units: the gift per charge */
                 amount: number;
+                /** @description The donor covers the fees: each charge is the total that leaves `amount` once the fees of the payment method’s profile are taken */
+                cover_fees: boolean;
                 timezone: string;
                 /** @constant */
                 charged_by: "svc";
@@ -2412,6 +2729,43 @@ export interface components {
                     currency: string;
                 }[];
             };
+        };
+        Receipt: {
+            uuid: string;
+            /** @description <year>-<sequence>: in sequence per organisation and year, without gaps */
+            number: string;
+            year: number;
+            organisation_uuid: string;
+            supporter_uuid: string;
+            country: string;
+            total: {
+                /** @description Minor units, as a string */
+                value: string;
+                currency: string;
+            };
+            /** @enum {string} */
+            status: "issued" | "voided";
+            /** @description The voided receipt this one replaces */
+            replaces?: string;
+            /** @description The receipt that replaced this voided one */
+            replaced_by?: string;
+            /** @description The payments it confirms */
+            payments: string[];
+            /** @description Each payment with the day its money arrived and what of it counts (less refunds and lost disputes) */
+            gifts: {
+                payment_uuid: string;
+                date: string;
+                amount: {
+                    /** @description Minor units, as a string */
+                    value: string;
+                    currency: string;
+                };
+            }[];
+            /** @description Unix seconds */
+            issued_at: number;
+            voided_at?: number;
+            void_reason?: string;
+            batch_uuid?: string;
         };
     };
     responses: never;
@@ -4577,16 +4931,15 @@ export interface operations {
                  * @example {
                  *       "account_uuid": "9c405f6d-7e8b-4c93-9da4-ce5f60718293",
                  *       "payment_method": "card",
-                 *       "profile": "card",
+                 *       "profile": "card-stripe",
                  *       "amount": {
-                 *         "value": "900",
+                 *         "value": "2500",
                  *         "currency": "CHF"
                  *       },
+                 *       "test_mode": true,
+                 *       "return_url": "https://charity.example.org/thanks",
                  *       "payment_information": {
-                 *         "number": "4242424242424242",
-                 *         "expiry_month": 12,
-                 *         "expiry_year": 2099,
-                 *         "cvv": "123"
+                 *         "payment_method": "pm_card_visa"
                  *       }
                  *     }
                  */
@@ -4601,6 +4954,7 @@ export interface operations {
                         value: string | number;
                         currency: string;
                     };
+                    cover_fees?: boolean;
                     /** @description Free JSON: at most 16 levels, 256 keys an object, keys of 1 to 256 characters (not `__proto__`, `constructor` or `prototype`), 65536 bytes */
                     payment_information?: Record<string, unknown>;
                     create_payment_source?: boolean;
@@ -4626,14 +4980,23 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "uuid": "454ee833-a587-455f-85e9-0a15f2243e62",
+                     *       "uuid": "d3ff3f6f-7150-4153-a9d9-a0e8ce3747cd",
                      *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
                      *       "account_uuid": "9c405f6d-7e8b-4c93-9da4-ce5f60718293",
-                     *       "created": 1795732282,
-                     *       "status": "succeeded",
-                     *       "test_mode": false,
+                     *       "created": 1795956692,
+                     *       "status": "pending",
+                     *       "status_reason": "provider_unavailable",
+                     *       "test_mode": true,
                      *       "amount": {
-                     *         "value": "900",
+                     *         "value": "2500",
+                     *         "currency": "CHF"
+                     *       },
+                     *       "intended_amount": {
+                     *         "value": "2500",
+                     *         "currency": "CHF"
+                     *       },
+                     *       "fee_cover_amount": {
+                     *         "value": "0",
                      *         "currency": "CHF"
                      *       },
                      *       "refunded_amount": {
@@ -4641,15 +5004,9 @@ export interface operations {
                      *         "currency": "CHF"
                      *       },
                      *       "payment_method": "card",
-                     *       "profile": "card",
-                     *       "provider": "simulated",
-                     *       "payment_information": {
-                     *         "brand": "visa",
-                     *         "last4": "4242",
-                     *         "expiry_month": 12,
-                     *         "expiry_year": 2099,
-                     *         "fingerprint": "SWb1e_4iXl9lJpxPhr8oEZ"
-                     *       },
+                     *       "profile": "card-stripe",
+                     *       "provider": "stripe",
+                     *       "return_url": "https://charity.example.org/thanks",
                      *       "refunds": [],
                      *       "custom_parameters": {},
                      *       "svc_parameters": {}
@@ -4663,8 +5020,23 @@ export interface operations {
                         /** @enum {string} */
                         status: "pending" | "succeeded" | "failed" | "cancelled";
                         status_reason?: string;
+                        /** @description Unix seconds (service time) the payment first became succeeded; kept after refunds and disputes */
+                        succeeded_at?: number;
                         test_mode: boolean;
+                        /** @description What was charged: with cover_fees, the total that covers the fees */
                         amount: {
+                            /** @description Minor units, as a string */
+                            value: string;
+                            currency: string;
+                        };
+                        /** @description The gift the donor meant: amount less fee_cover_amount */
+                        intended_amount: {
+                            /** @description Minor units, as a string */
+                            value: string;
+                            currency: string;
+                        };
+                        /** @description What the donor added to cover the fees (cover_fees); "0" otherwise */
+                        fee_cover_amount: {
                             /** @description Minor units, as a string */
                             value: string;
                             currency: string;
@@ -4920,12 +5292,214 @@ export interface operations {
             };
         };
     };
+    quotePaymentFees: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "account_uuid": "9c405f6d-7e8b-4c93-9da4-ce5f60718293",
+                 *       "profile": "card-fees",
+                 *       "amount": {
+                 *         "value": "2500",
+                 *         "currency": "CHF"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    account_uuid: string;
+                    profile: string;
+                    /** @enum {string} */
+                    payment_method?: "card" | "twint" | "sepa_dd";
+                    amount: {
+                        value: string | number;
+                        currency: string;
+                    };
+                    test_mode?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The three figures, and the fees they cover */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "amount": {
+                     *         "value": "2606",
+                     *         "currency": "CHF"
+                     *       },
+                     *       "intended_amount": {
+                     *         "value": "2500",
+                     *         "currency": "CHF"
+                     *       },
+                     *       "fee_cover_amount": {
+                     *         "value": "106",
+                     *         "currency": "CHF"
+                     *       },
+                     *       "fees": {
+                     *         "percent": "2.9",
+                     *         "fixed": "30"
+                     *       },
+                     *       "provider": "simulated"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The total a payment with cover_fees charges */
+                        amount: {
+                            /** @description Minor units, as a string */
+                            value: string;
+                            currency: string;
+                        };
+                        /** @description The gift, as asked */
+                        intended_amount: {
+                            /** @description Minor units, as a string */
+                            value: string;
+                            currency: string;
+                        };
+                        /** @description amount − intended_amount */
+                        fee_cover_amount: {
+                            /** @description Minor units, as a string */
+                            value: string;
+                            currency: string;
+                        };
+                        /** @description The fees covered: the candidate’s own, else the profile’s (absent: it has none, nothing to cover) */
+                        fees?: {
+                            percent: string;
+                            /** @description Minor units */
+                            fixed: string;
+                        };
+                        /** @description The provider quoted: the one a new payment would try first */
+                        provider: string;
+                    };
+                };
+            };
+            /** @description Invalid input, an unknown profile, or a profile without fees */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "f9e016f1-63d5-4d97-9b86-8f409219c6f5",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.not_valid",
+                     *             "property": "profile",
+                     *             "message": "The profile card has no fees to cover (its fees, or its route candidates')"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, forged or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description The account is not granted to the caller */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "5ab8d22b-93b2-4d8c-9b71-60ca31f65296",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such account */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "955d32ad-a236-49f9-9563-d41b2723319f",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Account not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the client's request limit; nothing was done */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getPayment: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                /** @example 663c2c1a-5121-4bed-a20d-c4b29b7938e9 */
+                /** @example b18510f8-bddd-4feb-8491-02b35e2d39f3 */
                 payment_uuid: string;
             };
             cookie?: never;
@@ -4940,14 +5514,23 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "uuid": "663c2c1a-5121-4bed-a20d-c4b29b7938e9",
+                     *       "uuid": "b18510f8-bddd-4feb-8491-02b35e2d39f3",
                      *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
                      *       "account_uuid": "9c405f6d-7e8b-4c93-9da4-ce5f60718293",
-                     *       "created": 1795731464,
-                     *       "status": "succeeded",
-                     *       "test_mode": false,
+                     *       "created": 1795956692,
+                     *       "status": "pending",
+                     *       "status_reason": "provider_unavailable",
+                     *       "test_mode": true,
                      *       "amount": {
-                     *         "value": "3100",
+                     *         "value": "2500",
+                     *         "currency": "CHF"
+                     *       },
+                     *       "intended_amount": {
+                     *         "value": "2500",
+                     *         "currency": "CHF"
+                     *       },
+                     *       "fee_cover_amount": {
+                     *         "value": "0",
                      *         "currency": "CHF"
                      *       },
                      *       "refunded_amount": {
@@ -4955,15 +5538,9 @@ export interface operations {
                      *         "currency": "CHF"
                      *       },
                      *       "payment_method": "card",
-                     *       "profile": "card",
-                     *       "provider": "simulated",
-                     *       "payment_information": {
-                     *         "brand": "visa",
-                     *         "last4": "4242",
-                     *         "expiry_month": 12,
-                     *         "expiry_year": 2099,
-                     *         "fingerprint": "SWb1e_4iXl9lJpxPhr8oEZ"
-                     *       },
+                     *       "profile": "card-stripe",
+                     *       "provider": "stripe",
+                     *       "return_url": "https://charity.example.org/thanks",
                      *       "refunds": [],
                      *       "custom_parameters": {},
                      *       "svc_parameters": {}
@@ -4977,8 +5554,23 @@ export interface operations {
                         /** @enum {string} */
                         status: "pending" | "succeeded" | "failed" | "cancelled";
                         status_reason?: string;
+                        /** @description Unix seconds (service time) the payment first became succeeded; kept after refunds and disputes */
+                        succeeded_at?: number;
                         test_mode: boolean;
+                        /** @description What was charged: with cover_fees, the total that covers the fees */
                         amount: {
+                            /** @description Minor units, as a string */
+                            value: string;
+                            currency: string;
+                        };
+                        /** @description The gift the donor meant: amount less fee_cover_amount */
+                        intended_amount: {
+                            /** @description Minor units, as a string */
+                            value: string;
+                            currency: string;
+                        };
+                        /** @description What the donor added to cover the fees (cover_fees); "0" otherwise */
+                        fee_cover_amount: {
                             /** @description Minor units, as a string */
                             value: string;
                             currency: string;
@@ -5148,7 +5740,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example e488d203-7c6c-4304-99a7-a32a3cda7844 */
+                /** @example 6a2a67eb-6229-4ed4-9e69-f180f921619d */
                 payment_uuid: string;
             };
             cookie?: never;
@@ -5169,15 +5761,23 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "uuid": "e488d203-7c6c-4304-99a7-a32a3cda7844",
+                     *       "uuid": "6a2a67eb-6229-4ed4-9e69-f180f921619d",
                      *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
                      *       "account_uuid": "9c405f6d-7e8b-4c93-9da4-ce5f60718293",
-                     *       "created": 1795731484,
+                     *       "created": 1795957316,
                      *       "status": "cancelled",
                      *       "status_reason": "cancelled_by_merchant",
                      *       "test_mode": false,
                      *       "amount": {
                      *         "value": "5300",
+                     *         "currency": "CHF"
+                     *       },
+                     *       "intended_amount": {
+                     *         "value": "5300",
+                     *         "currency": "CHF"
+                     *       },
+                     *       "fee_cover_amount": {
+                     *         "value": "0",
                      *         "currency": "CHF"
                      *       },
                      *       "refunded_amount": {
@@ -5200,8 +5800,23 @@ export interface operations {
                         /** @enum {string} */
                         status: "pending" | "succeeded" | "failed" | "cancelled";
                         status_reason?: string;
+                        /** @description Unix seconds (service time) the payment first became succeeded; kept after refunds and disputes */
+                        succeeded_at?: number;
                         test_mode: boolean;
+                        /** @description What was charged: with cover_fees, the total that covers the fees */
                         amount: {
+                            /** @description Minor units, as a string */
+                            value: string;
+                            currency: string;
+                        };
+                        /** @description The gift the donor meant: amount less fee_cover_amount */
+                        intended_amount: {
+                            /** @description Minor units, as a string */
+                            value: string;
+                            currency: string;
+                        };
+                        /** @description What the donor added to cover the fees (cover_fees); "0" otherwise */
+                        fee_cover_amount: {
                             /** @description Minor units, as a string */
                             value: string;
                             currency: string;
@@ -5522,7 +6137,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 6cc25618-6d49-4493-b8b6-abe6b45a6f76 */
+                /** @example 869874b9-0b7d-4cac-8ea9-c2e00ac5eb00 */
                 payment_uuid: string;
             };
             cookie?: never;
@@ -5542,14 +6157,23 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "uuid": "6cc25618-6d49-4493-b8b6-abe6b45a6f76",
+                     *       "uuid": "869874b9-0b7d-4cac-8ea9-c2e00ac5eb00",
                      *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
                      *       "account_uuid": "9c405f6d-7e8b-4c93-9da4-ce5f60718293",
-                     *       "created": 1795732230,
+                     *       "created": 1795957881,
                      *       "status": "succeeded",
+                     *       "succeeded_at": 1795957881,
                      *       "test_mode": false,
                      *       "amount": {
                      *         "value": "1500",
+                     *         "currency": "CHF"
+                     *       },
+                     *       "intended_amount": {
+                     *         "value": "1500",
+                     *         "currency": "CHF"
+                     *       },
+                     *       "fee_cover_amount": {
+                     *         "value": "0",
                      *         "currency": "CHF"
                      *       },
                      *       "refunded_amount": {
@@ -5579,8 +6203,23 @@ export interface operations {
                         /** @enum {string} */
                         status: "pending" | "succeeded" | "failed" | "cancelled";
                         status_reason?: string;
+                        /** @description Unix seconds (service time) the payment first became succeeded; kept after refunds and disputes */
+                        succeeded_at?: number;
                         test_mode: boolean;
+                        /** @description What was charged: with cover_fees, the total that covers the fees */
                         amount: {
+                            /** @description Minor units, as a string */
+                            value: string;
+                            currency: string;
+                        };
+                        /** @description The gift the donor meant: amount less fee_cover_amount */
+                        intended_amount: {
+                            /** @description Minor units, as a string */
+                            value: string;
+                            currency: string;
+                        };
+                        /** @description What the donor added to cover the fees (cover_fees); "0" otherwise */
+                        fee_cover_amount: {
                             /** @description Minor units, as a string */
                             value: string;
                             currency: string;
@@ -5750,7 +6389,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 963dbb17-0ed3-43a3-a6ca-57a1f0c805be */
+                /** @example 3e1e43c9-76ec-41c0-a8ee-de2e466d88e5 */
                 payment_uuid: string;
             };
             cookie?: never;
@@ -5774,14 +6413,23 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "uuid": "963dbb17-0ed3-43a3-a6ca-57a1f0c805be",
+                     *       "uuid": "3e1e43c9-76ec-41c0-a8ee-de2e466d88e5",
                      *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
                      *       "account_uuid": "9c405f6d-7e8b-4c93-9da4-ce5f60718293",
-                     *       "created": 1795732138,
+                     *       "created": 1795957178,
                      *       "status": "succeeded",
+                     *       "succeeded_at": 1795957178,
                      *       "test_mode": false,
                      *       "amount": {
                      *         "value": "2500",
+                     *         "currency": "CHF"
+                     *       },
+                     *       "intended_amount": {
+                     *         "value": "2500",
+                     *         "currency": "CHF"
+                     *       },
+                     *       "fee_cover_amount": {
+                     *         "value": "0",
                      *         "currency": "CHF"
                      *       },
                      *       "refunded_amount": {
@@ -5818,8 +6466,23 @@ export interface operations {
                         /** @enum {string} */
                         status: "pending" | "succeeded" | "failed" | "cancelled";
                         status_reason?: string;
+                        /** @description Unix seconds (service time) the payment first became succeeded; kept after refunds and disputes */
+                        succeeded_at?: number;
                         test_mode: boolean;
+                        /** @description What was charged: with cover_fees, the total that covers the fees */
                         amount: {
+                            /** @description Minor units, as a string */
+                            value: string;
+                            currency: string;
+                        };
+                        /** @description The gift the donor meant: amount less fee_cover_amount */
+                        intended_amount: {
+                            /** @description Minor units, as a string */
+                            value: string;
+                            currency: string;
+                        };
+                        /** @description What the donor added to cover the fees (cover_fees); "0" otherwise */
+                        fee_cover_amount: {
                             /** @description Minor units, as a string */
                             value: string;
                             currency: string;
@@ -6037,8 +6700,23 @@ export interface operations {
                             /** @enum {string} */
                             status?: "pending" | "succeeded" | "failed" | "cancelled";
                             status_reason?: string;
+                            /** @description Unix seconds (service time) the payment first became succeeded; kept after refunds and disputes */
+                            succeeded_at?: number;
                             test_mode?: boolean;
+                            /** @description What was charged: with cover_fees, the total that covers the fees */
                             amount?: {
+                                /** @description Minor units, as a string */
+                                value: string;
+                                currency: string;
+                            };
+                            /** @description The gift the donor meant: amount less fee_cover_amount */
+                            intended_amount?: {
+                                /** @description Minor units, as a string */
+                                value: string;
+                                currency: string;
+                            };
+                            /** @description What the donor added to cover the fees (cover_fees); "0" otherwise */
+                            fee_cover_amount?: {
                                 /** @description Minor units, as a string */
                                 value: string;
                                 currency: string;
@@ -6249,6 +6927,7 @@ export interface operations {
                         value: string | number;
                         currency: string;
                     };
+                    cover_fees?: boolean;
                     /** @description Free JSON: at most 16 levels, 256 keys an object, keys of 1 to 256 characters (not `__proto__`, `constructor` or `prototype`), 65536 bytes */
                     payment_information?: Record<string, unknown>;
                     create_payment_source?: boolean;
@@ -6322,6 +7001,31 @@ export interface operations {
                             [key: string]: unknown;
                         };
                     };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "af574e05-0717-4559-a8ac-7dcf39de19a6",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.not_supported",
+                     *             "property": "cover_fees",
+                     *             "message": "A payment source charges nothing: cover_fees belongs on a payment or a subscription"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, forged or expired token */
@@ -9028,11 +9732,11 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "account_uuid": "9c405f6d-7e8b-4c93-9da4-ce5f60718293",
-                 *       "payment_source_uuid": "2b3eed37-b7f7-5590-958c-da2f94f6cdd1",
-                 *       "supporter_uuid": "1230c787-4937-5dd9-b143-33101778daaa",
+                 *       "account_uuid": "8b3f4e5c-6d7a-4b82-8c93-bd4e5f607182",
+                 *       "payment_source_uuid": "7fdd109b-4c60-4896-bfe8-ab0cfea65727",
+                 *       "supporter_uuid": "89a61510-1307-4081-9879-b3f286c14ae2",
                  *       "currency": "CHF",
-                 *       "amount": 900,
+                 *       "amount": 700,
                  *       "recurring_interval": "monthly"
                  *     }
                  */
@@ -9044,6 +9748,7 @@ export interface operations {
                     /** Format: uuid */
                     payment_source_uuid: string;
                     amount: number;
+                    cover_fees?: boolean;
                     timezone?: string;
                     recurring_interval: string;
                     planned_effective_from?: string;
@@ -9070,20 +9775,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "uuid": "3a6c580d-ba46-5ef2-a815-3f395cf87229",
+                     *       "uuid": "87b38eed-1028-4e16-a947-9ad744e5c544",
                      *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
-                     *       "account_uuid": "9c405f6d-7e8b-4c93-9da4-ce5f60718293",
-                     *       "supporter_uuid": "1230c787-4937-5dd9-b143-33101778daaa",
+                     *       "account_uuid": "8b3f4e5c-6d7a-4b82-8c93-bd4e5f607182",
+                     *       "supporter_uuid": "89a61510-1307-4081-9879-b3f286c14ae2",
                      *       "subscription_plan": {
                      *         "uuid": "00000000-0000-4000-8000-000000000001",
                      *         "name": "Global default plan"
                      *       },
-                     *       "payment_source_uuid": "2b3eed37-b7f7-5590-958c-da2f94f6cdd1",
+                     *       "payment_source_uuid": "7fdd109b-4c60-4896-bfe8-ab0cfea65727",
                      *       "payment_provider": "simulated",
                      *       "payment_method": "card",
-                     *       "created": 1795732218,
+                     *       "created": 1795957316,
                      *       "currency": "CHF",
-                     *       "amount": 900,
+                     *       "amount": 700,
+                     *       "cover_fees": false,
                      *       "timezone": "UTC",
                      *       "charged_by": "svc",
                      *       "subscription_status": "pending",
@@ -9108,8 +9814,10 @@ export interface operations {
                         payment_method: string;
                         created: number;
                         currency: string;
-                        /** @description Minor units */
+                        /** @description Minor units: the gift per charge */
                         amount: number;
+                        /** @description The donor covers the fees: each charge is the total that leaves `amount` once the fees of the payment method’s profile are taken */
+                        cover_fees: boolean;
                         timezone: string;
                         /** @constant */
                         charged_by: "svc";
@@ -9235,7 +9943,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example eeeb4e43-2d3f-471b-b69f-3bd4dc7b1c83 */
+                /** @example f369f304-0733-4660-9f6b-de106989cc81 */
                 subscription_uuid: string;
             };
             cookie?: never;
@@ -9250,24 +9958,26 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "uuid": "eeeb4e43-2d3f-471b-b69f-3bd4dc7b1c83",
+                     *       "uuid": "f369f304-0733-4660-9f6b-de106989cc81",
                      *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
                      *       "account_uuid": "8b3f4e5c-6d7a-4b82-8c93-bd4e5f607182",
-                     *       "supporter_uuid": "99bf6114-abca-44bf-a05a-1fbd725683ff",
                      *       "subscription_plan": {
                      *         "uuid": "00000000-0000-4000-8000-000000000001",
                      *         "name": "Global default plan"
                      *       },
-                     *       "payment_source_uuid": "4e0b9d3f-f1e7-4c15-bc56-fe4452dbb19e",
+                     *       "payment_source_uuid": "6ef762de-b3af-405a-9c9d-de86c58618da",
                      *       "payment_provider": "simulated",
                      *       "payment_method": "card",
-                     *       "created": 1795731487,
+                     *       "created": 1848729600,
                      *       "currency": "CHF",
-                     *       "amount": 1000,
+                     *       "amount": 2500,
+                     *       "cover_fees": true,
                      *       "timezone": "UTC",
                      *       "charged_by": "svc",
-                     *       "subscription_status": "pending",
+                     *       "next_due_date": 1851379200,
+                     *       "subscription_status": "active",
                      *       "recurring_interval": "monthly",
+                     *       "planned_since": 1848729600,
                      *       "consecutive_failed_invoices": 0,
                      *       "test_mode": false,
                      *       "custom_parameters": {},
@@ -9288,8 +9998,10 @@ export interface operations {
                         payment_method: string;
                         created: number;
                         currency: string;
-                        /** @description Minor units */
+                        /** @description Minor units: the gift per charge */
                         amount: number;
+                        /** @description The donor covers the fees: each charge is the total that leaves `amount` once the fees of the payment method’s profile are taken */
+                        cover_fees: boolean;
                         timezone: string;
                         /** @constant */
                         charged_by: "svc";
@@ -9415,7 +10127,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 2ba7060a-15d8-496b-bc4d-015c81272267 */
+                /** @example f6c99766-9533-42b7-bc9c-a3f75bceab14 */
                 subscription_uuid: string;
             };
             cookie?: never;
@@ -9430,20 +10142,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "uuid": "2ba7060a-15d8-496b-bc4d-015c81272267",
+                     *       "uuid": "f6c99766-9533-42b7-bc9c-a3f75bceab14",
                      *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
                      *       "account_uuid": "8b3f4e5c-6d7a-4b82-8c93-bd4e5f607182",
-                     *       "supporter_uuid": "e9ff1991-f04b-46c3-901e-35d486204cb5",
+                     *       "supporter_uuid": "e351a293-2bac-4e9d-9529-ea778f76b64a",
                      *       "subscription_plan": {
                      *         "uuid": "00000000-0000-4000-8000-000000000001",
                      *         "name": "Global default plan"
                      *       },
-                     *       "payment_source_uuid": "0c46dccb-84e3-4de3-8dad-5bc0976fe6d3",
+                     *       "payment_source_uuid": "ef6d0a81-599e-4c74-81d8-51e81a587f9e",
                      *       "payment_provider": "simulated",
                      *       "payment_method": "card",
                      *       "created": 1804683600,
                      *       "currency": "CHF",
                      *       "amount": 2500,
+                     *       "cover_fees": false,
                      *       "timezone": "Europe/Zurich",
                      *       "charged_by": "svc",
                      *       "next_due_date": 1804633200,
@@ -9474,8 +10187,10 @@ export interface operations {
                         payment_method: string;
                         created: number;
                         currency: string;
-                        /** @description Minor units */
+                        /** @description Minor units: the gift per charge */
                         amount: number;
+                        /** @description The donor covers the fees: each charge is the total that leaves `amount` once the fees of the payment method’s profile are taken */
+                        cover_fees: boolean;
                         timezone: string;
                         /** @constant */
                         charged_by: "svc";
@@ -9576,7 +10291,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example b413e060-9abe-4140-a4bc-691d9b14b84b */
+                /** @example 87b38eed-1028-4e16-a947-9ad744e5c544 */
                 subscription_uuid: string;
             };
             cookie?: never;
@@ -9585,7 +10300,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "payment_source_uuid": "a1e3de7c-5fb4-4e1a-918c-447fdd903eab"
+                 *       "amount": 800
                  *     }
                  */
                 "application/json": {
@@ -9596,6 +10311,7 @@ export interface operations {
                     /** Format: uuid */
                     payment_source_uuid?: string;
                     amount?: number;
+                    cover_fees?: boolean;
                     timezone?: string;
                     recurring_interval?: string;
                     planned_effective_from?: string;
@@ -9616,27 +10332,28 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "uuid": "b413e060-9abe-4140-a4bc-691d9b14b84b",
+                     *       "uuid": "87b38eed-1028-4e16-a947-9ad744e5c544",
                      *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
                      *       "account_uuid": "8b3f4e5c-6d7a-4b82-8c93-bd4e5f607182",
-                     *       "supporter_uuid": "735f175c-ddac-4d70-a2a7-3b3897a6e6f2",
+                     *       "supporter_uuid": "89a61510-1307-4081-9879-b3f286c14ae2",
                      *       "subscription_plan": {
-                     *         "uuid": "a24b1c01-3d11-44ae-b8e5-9edbbf7ab547",
-                     *         "name": "Patient"
+                     *         "uuid": "00000000-0000-4000-8000-000000000001",
+                     *         "name": "Global default plan"
                      *       },
-                     *       "payment_source_uuid": "a1e3de7c-5fb4-4e1a-918c-447fdd903eab",
+                     *       "payment_source_uuid": "7fdd109b-4c60-4896-bfe8-ab0cfea65727",
                      *       "payment_provider": "simulated",
                      *       "payment_method": "card",
-                     *       "created": 1799139600,
+                     *       "created": 1795957316,
                      *       "currency": "CHF",
-                     *       "amount": 2500,
+                     *       "amount": 800,
+                     *       "cover_fees": false,
                      *       "timezone": "UTC",
                      *       "charged_by": "svc",
-                     *       "next_due_date": 1801785600,
+                     *       "next_due_date": 1795910400,
                      *       "subscription_status": "active",
-                     *       "recurring_interval": "5 * *",
-                     *       "planned_since": 1799139600,
-                     *       "consecutive_failed_invoices": 1,
+                     *       "recurring_interval": "monthly",
+                     *       "planned_since": 1795957316,
+                     *       "consecutive_failed_invoices": 0,
                      *       "test_mode": false,
                      *       "custom_parameters": {},
                      *       "svc_parameters": {}
@@ -9656,8 +10373,10 @@ export interface operations {
                         payment_method: string;
                         created: number;
                         currency: string;
-                        /** @description Minor units */
+                        /** @description Minor units: the gift per charge */
                         amount: number;
+                        /** @description The donor covers the fees: each charge is the total that leaves `amount` once the fees of the payment method’s profile are taken */
+                        cover_fees: boolean;
                         timezone: string;
                         /** @constant */
                         charged_by: "svc";
@@ -9808,7 +10527,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example aad06028-2097-4ae8-8a29-67f56d342014 */
+                /** @example 87b38eed-1028-4e16-a947-9ad744e5c544 */
                 subscription_uuid: string;
             };
             cookie?: never;
@@ -9823,26 +10542,27 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "uuid": "aad06028-2097-4ae8-8a29-67f56d342014",
+                     *       "uuid": "87b38eed-1028-4e16-a947-9ad744e5c544",
                      *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
                      *       "account_uuid": "8b3f4e5c-6d7a-4b82-8c93-bd4e5f607182",
-                     *       "supporter_uuid": "6e33fd1b-c426-4e39-8a12-00909dbb2573",
+                     *       "supporter_uuid": "89a61510-1307-4081-9879-b3f286c14ae2",
                      *       "subscription_plan": {
                      *         "uuid": "00000000-0000-4000-8000-000000000001",
                      *         "name": "Global default plan"
                      *       },
-                     *       "payment_source_uuid": "78c53e78-f1f7-4424-b36d-6028713b9c4f",
+                     *       "payment_source_uuid": "7fdd109b-4c60-4896-bfe8-ab0cfea65727",
                      *       "payment_provider": "simulated",
                      *       "payment_method": "card",
-                     *       "created": 1795731484,
+                     *       "created": 1795957316,
                      *       "currency": "CHF",
                      *       "amount": 700,
+                     *       "cover_fees": false,
                      *       "timezone": "UTC",
                      *       "charged_by": "svc",
-                     *       "next_due_date": 1795651200,
+                     *       "next_due_date": 1795910400,
                      *       "subscription_status": "active",
                      *       "recurring_interval": "monthly",
-                     *       "planned_since": 1795731484,
+                     *       "planned_since": 1795957316,
                      *       "consecutive_failed_invoices": 0,
                      *       "test_mode": false,
                      *       "custom_parameters": {},
@@ -9863,8 +10583,10 @@ export interface operations {
                         payment_method: string;
                         created: number;
                         currency: string;
-                        /** @description Minor units */
+                        /** @description Minor units: the gift per charge */
                         amount: number;
+                        /** @description The donor covers the fees: each charge is the total that leaves `amount` once the fees of the payment method’s profile are taken */
+                        cover_fees: boolean;
                         timezone: string;
                         /** @constant */
                         charged_by: "svc";
@@ -9990,7 +10712,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example aad06028-2097-4ae8-8a29-67f56d342014 */
+                /** @example 87b38eed-1028-4e16-a947-9ad744e5c544 */
                 subscription_uuid: string;
             };
             cookie?: never;
@@ -10005,26 +10727,27 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "uuid": "aad06028-2097-4ae8-8a29-67f56d342014",
+                     *       "uuid": "87b38eed-1028-4e16-a947-9ad744e5c544",
                      *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
                      *       "account_uuid": "8b3f4e5c-6d7a-4b82-8c93-bd4e5f607182",
-                     *       "supporter_uuid": "6e33fd1b-c426-4e39-8a12-00909dbb2573",
+                     *       "supporter_uuid": "89a61510-1307-4081-9879-b3f286c14ae2",
                      *       "subscription_plan": {
                      *         "uuid": "00000000-0000-4000-8000-000000000001",
                      *         "name": "Global default plan"
                      *       },
-                     *       "payment_source_uuid": "78c53e78-f1f7-4424-b36d-6028713b9c4f",
+                     *       "payment_source_uuid": "7fdd109b-4c60-4896-bfe8-ab0cfea65727",
                      *       "payment_provider": "simulated",
                      *       "payment_method": "card",
-                     *       "created": 1795731484,
+                     *       "created": 1795957316,
                      *       "currency": "CHF",
-                     *       "amount": 700,
+                     *       "amount": 800,
+                     *       "cover_fees": false,
                      *       "timezone": "UTC",
                      *       "charged_by": "svc",
                      *       "subscription_status": "cancelled",
                      *       "recurring_interval": "monthly",
-                     *       "planned_since": 1795731484,
-                     *       "ended_at": 1795731484,
+                     *       "planned_since": 1795957316,
+                     *       "ended_at": 1795957316,
                      *       "consecutive_failed_invoices": 0,
                      *       "test_mode": false,
                      *       "custom_parameters": {},
@@ -10045,8 +10768,10 @@ export interface operations {
                         payment_method: string;
                         created: number;
                         currency: string;
-                        /** @description Minor units */
+                        /** @description Minor units: the gift per charge */
                         amount: number;
+                        /** @description The donor covers the fees: each charge is the total that leaves `amount` once the fees of the payment method’s profile are taken */
+                        cover_fees: boolean;
                         timezone: string;
                         /** @constant */
                         charged_by: "svc";
@@ -10172,7 +10897,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example aad06028-2097-4ae8-8a29-67f56d342014 */
+                /** @example 87b38eed-1028-4e16-a947-9ad744e5c544 */
                 subscription_uuid: string;
             };
             cookie?: never;
@@ -10194,26 +10919,27 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "uuid": "aad06028-2097-4ae8-8a29-67f56d342014",
+                     *       "uuid": "87b38eed-1028-4e16-a947-9ad744e5c544",
                      *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
                      *       "account_uuid": "8b3f4e5c-6d7a-4b82-8c93-bd4e5f607182",
-                     *       "supporter_uuid": "6e33fd1b-c426-4e39-8a12-00909dbb2573",
+                     *       "supporter_uuid": "89a61510-1307-4081-9879-b3f286c14ae2",
                      *       "subscription_plan": {
                      *         "uuid": "00000000-0000-4000-8000-000000000001",
                      *         "name": "Global default plan"
                      *       },
-                     *       "payment_source_uuid": "78c53e78-f1f7-4424-b36d-6028713b9c4f",
+                     *       "payment_source_uuid": "7fdd109b-4c60-4896-bfe8-ab0cfea65727",
                      *       "payment_provider": "simulated",
                      *       "payment_method": "card",
-                     *       "created": 1795731484,
+                     *       "created": 1795957316,
                      *       "currency": "CHF",
                      *       "amount": 700,
+                     *       "cover_fees": false,
                      *       "timezone": "UTC",
                      *       "charged_by": "svc",
                      *       "subscription_status": "suspended",
                      *       "recurring_interval": "monthly",
-                     *       "planned_since": 1795731484,
-                     *       "suspension_start": 1795651200,
+                     *       "planned_since": 1795957316,
+                     *       "suspension_start": 1795910400,
                      *       "consecutive_failed_invoices": 0,
                      *       "test_mode": false,
                      *       "custom_parameters": {},
@@ -10234,8 +10960,10 @@ export interface operations {
                         payment_method: string;
                         created: number;
                         currency: string;
-                        /** @description Minor units */
+                        /** @description Minor units: the gift per charge */
                         amount: number;
+                        /** @description The donor covers the fees: each charge is the total that leaves `amount` once the fees of the payment method’s profile are taken */
+                        cover_fees: boolean;
                         timezone: string;
                         /** @constant */
                         charged_by: "svc";
@@ -10463,8 +11191,10 @@ export interface operations {
                             payment_method?: string;
                             created?: number;
                             currency?: string;
-                            /** @description Minor units */
+                            /** @description Minor units: the gift per charge */
                             amount?: number;
+                            /** @description The donor covers the fees: each charge is the total that leaves `amount` once the fees of the payment method’s profile are taken */
+                            cover_fees?: boolean;
                             timezone?: string;
                             /** @constant */
                             charged_by?: "svc";
@@ -10624,8 +11354,12 @@ export interface operations {
                         /** @enum {string} */
                         status: "open" | "paid" | "cancelled";
                         status_reason?: string;
-                        /** @description Minor units */
+                        /** @description Minor units: what its charge attempt charges (with cover_fees, the total) */
                         amount: number;
+                        /** @description Minor units: the gift (amount less fee_cover_amount) */
+                        intended_amount: number;
+                        /** @description Minor units: what the donor adds to cover the fees; 0 without */
+                        fee_cover_amount: number;
                         refunded_amount: number;
                         currency: string;
                         /** @description Unix seconds of local midnight in the subscription's timezone */
@@ -10713,7 +11447,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 3a6c580d-ba46-5ef2-a815-3f395cf87229 */
+                /** @example 87b38eed-1028-4e16-a947-9ad744e5c544 */
                 subscription_uuid: string;
             };
             cookie?: never;
@@ -10739,14 +11473,16 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "uuid": "c95c77fa-4230-5b03-944d-ff07783ba8d5",
+                     *       "uuid": "57f94574-04c2-44b5-bf35-ff2572097073",
                      *       "subscription": {
-                     *         "uuid": "3a6c580d-ba46-5ef2-a815-3f395cf87229"
+                     *         "uuid": "87b38eed-1028-4e16-a947-9ad744e5c544"
                      *       },
-                     *       "created": 1795732218,
+                     *       "created": 1795957316,
                      *       "status": "open",
                      *       "status_reason": "pending",
-                     *       "amount": 900,
+                     *       "amount": 700,
+                     *       "intended_amount": 700,
+                     *       "fee_cover_amount": 0,
                      *       "refunded_amount": 0,
                      *       "currency": "CHF",
                      *       "failed_payment_attempts": 0,
@@ -10765,8 +11501,12 @@ export interface operations {
                         /** @enum {string} */
                         status: "open" | "paid" | "cancelled";
                         status_reason?: string;
-                        /** @description Minor units */
+                        /** @description Minor units: what its charge attempt charges (with cover_fees, the total) */
                         amount: number;
+                        /** @description Minor units: the gift (amount less fee_cover_amount) */
+                        intended_amount: number;
+                        /** @description Minor units: what the donor adds to cover the fees; 0 without */
+                        fee_cover_amount: number;
                         refunded_amount: number;
                         currency: string;
                         /** @description Unix seconds of local midnight in the subscription's timezone */
@@ -10879,9 +11619,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example bf0ed4a5-e931-4814-8f55-53684d201cfd */
+                /** @example 113f407a-98d8-462c-8265-00854614f400 */
                 subscription_uuid: string;
-                /** @example 72f62dc4-ded7-43fd-803b-1bb51ada78be */
+                /** @example 98fe0aa2-8547-4362-b21c-a8345617ee83 */
                 invoice_uuid: string;
             };
             cookie?: never;
@@ -10896,14 +11636,16 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "uuid": "72f62dc4-ded7-43fd-803b-1bb51ada78be",
+                     *       "uuid": "98fe0aa2-8547-4362-b21c-a8345617ee83",
                      *       "subscription": {
-                     *         "uuid": "bf0ed4a5-e931-4814-8f55-53684d201cfd"
+                     *         "uuid": "113f407a-98d8-462c-8265-00854614f400"
                      *       },
-                     *       "created": 1795732098,
+                     *       "created": 1795956984,
                      *       "status": "open",
                      *       "status_reason": "pending",
                      *       "amount": 2500,
+                     *       "intended_amount": 2500,
+                     *       "fee_cover_amount": 0,
                      *       "refunded_amount": 0,
                      *       "currency": "CHF",
                      *       "failed_payment_attempts": 0,
@@ -10922,8 +11664,12 @@ export interface operations {
                         /** @enum {string} */
                         status: "open" | "paid" | "cancelled";
                         status_reason?: string;
-                        /** @description Minor units */
+                        /** @description Minor units: what its charge attempt charges (with cover_fees, the total) */
                         amount: number;
+                        /** @description Minor units: the gift (amount less fee_cover_amount) */
+                        intended_amount: number;
+                        /** @description Minor units: what the donor adds to cover the fees; 0 without */
+                        fee_cover_amount: number;
                         refunded_amount: number;
                         currency: string;
                         /** @description Unix seconds of local midnight in the subscription's timezone */
@@ -11036,9 +11782,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example aad06028-2097-4ae8-8a29-67f56d342014 */
+                /** @example 87b38eed-1028-4e16-a947-9ad744e5c544 */
                 subscription_uuid: string;
-                /** @example 4759ac07-5576-42ec-8aff-b889ebc7f25e */
+                /** @example 57f94574-04c2-44b5-bf35-ff2572097073 */
                 invoice_uuid: string;
             };
             cookie?: never;
@@ -11064,14 +11810,16 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "uuid": "4759ac07-5576-42ec-8aff-b889ebc7f25e",
+                     *       "uuid": "57f94574-04c2-44b5-bf35-ff2572097073",
                      *       "subscription": {
-                     *         "uuid": "aad06028-2097-4ae8-8a29-67f56d342014"
+                     *         "uuid": "87b38eed-1028-4e16-a947-9ad744e5c544"
                      *       },
-                     *       "created": 1795731484,
+                     *       "created": 1795957316,
                      *       "status": "cancelled",
                      *       "status_reason": "cancelled",
                      *       "amount": 700,
+                     *       "intended_amount": 700,
+                     *       "fee_cover_amount": 0,
                      *       "refunded_amount": 0,
                      *       "currency": "CHF",
                      *       "failed_payment_attempts": 0,
@@ -11090,8 +11838,12 @@ export interface operations {
                         /** @enum {string} */
                         status: "open" | "paid" | "cancelled";
                         status_reason?: string;
-                        /** @description Minor units */
+                        /** @description Minor units: what its charge attempt charges (with cover_fees, the total) */
                         amount: number;
+                        /** @description Minor units: the gift (amount less fee_cover_amount) */
+                        intended_amount: number;
+                        /** @description Minor units: what the donor adds to cover the fees; 0 without */
+                        fee_cover_amount: number;
                         refunded_amount: number;
                         currency: string;
                         /** @description Unix seconds of local midnight in the subscription's timezone */
@@ -11229,9 +11981,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 3a6c580d-ba46-5ef2-a815-3f395cf87229 */
+                /** @example b485809a-828f-5489-bb5b-ee854c3b5d64 */
                 subscription_uuid: string;
-                /** @example c95c77fa-4230-5b03-944d-ff07783ba8d5 */
+                /** @example 437da1da-d44f-52e8-bb66-058e7607a231 */
                 invoice_uuid: string;
             };
             cookie?: never;
@@ -11246,48 +11998,51 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "uuid": "b9d14ce5-5ed1-5237-83ce-53089c4ccfc7",
-                     *       "created": 1795732218,
+                     *       "uuid": "00fc6445-f56f-5cdc-b3e3-40cd0c133b8b",
+                     *       "created": 1795958053,
                      *       "status": "succeeded",
-                     *       "payment_uuid": "18681284-9e49-5701-974d-6efc3228cf50",
+                     *       "payment_uuid": "accc0706-6062-5112-9e17-48fe8549d636",
                      *       "invoice": {
-                     *         "uuid": "c95c77fa-4230-5b03-944d-ff07783ba8d5",
+                     *         "uuid": "437da1da-d44f-52e8-bb66-058e7607a231",
                      *         "subscription": {
-                     *           "uuid": "3a6c580d-ba46-5ef2-a815-3f395cf87229"
+                     *           "uuid": "b485809a-828f-5489-bb5b-ee854c3b5d64"
                      *         },
-                     *         "created": 1795732218,
+                     *         "created": 1795958053,
                      *         "status": "paid",
                      *         "status_reason": "paid",
                      *         "amount": 900,
+                     *         "intended_amount": 900,
+                     *         "fee_cover_amount": 0,
                      *         "refunded_amount": 0,
                      *         "currency": "CHF",
                      *         "failed_payment_attempts": 0,
                      *         "is_manually_created": true,
                      *         "charge_attempts": [
                      *           {
-                     *             "uuid": "b9d14ce5-5ed1-5237-83ce-53089c4ccfc7",
+                     *             "uuid": "00fc6445-f56f-5cdc-b3e3-40cd0c133b8b",
                      *             "status": "succeeded",
-                     *             "created": 1795732218
+                     *             "created": 1795958053
                      *           }
                      *         ],
                      *         "custom_parameters": {},
                      *         "svc_parameters": {}
                      *       },
                      *       "subscription": {
-                     *         "uuid": "3a6c580d-ba46-5ef2-a815-3f395cf87229",
+                     *         "uuid": "b485809a-828f-5489-bb5b-ee854c3b5d64",
                      *         "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
                      *         "account_uuid": "9c405f6d-7e8b-4c93-9da4-ce5f60718293",
-                     *         "supporter_uuid": "1230c787-4937-5dd9-b143-33101778daaa",
+                     *         "supporter_uuid": "03507d4d-98ec-57c7-b21f-6700e1c1b478",
                      *         "subscription_plan": {
                      *           "uuid": "00000000-0000-4000-8000-000000000001",
                      *           "name": "Global default plan"
                      *         },
-                     *         "payment_source_uuid": "2b3eed37-b7f7-5590-958c-da2f94f6cdd1",
+                     *         "payment_source_uuid": "13a0cacf-f3f3-50dc-a7e7-77a44ab8608d",
                      *         "payment_provider": "simulated",
                      *         "payment_method": "card",
-                     *         "created": 1795732218,
+                     *         "created": 1795958053,
                      *         "currency": "CHF",
                      *         "amount": 900,
+                     *         "cover_fees": false,
                      *         "timezone": "UTC",
                      *         "charged_by": "svc",
                      *         "subscription_status": "pending",
@@ -11315,8 +12070,12 @@ export interface operations {
                             /** @enum {string} */
                             status: "open" | "paid" | "cancelled";
                             status_reason?: string;
-                            /** @description Minor units */
+                            /** @description Minor units: what its charge attempt charges (with cover_fees, the total) */
                             amount: number;
+                            /** @description Minor units: the gift (amount less fee_cover_amount) */
+                            intended_amount: number;
+                            /** @description Minor units: what the donor adds to cover the fees; 0 without */
+                            fee_cover_amount: number;
                             refunded_amount: number;
                             currency: string;
                             /** @description Unix seconds of local midnight in the subscription's timezone */
@@ -11350,8 +12109,10 @@ export interface operations {
                             payment_method: string;
                             created: number;
                             currency: string;
-                            /** @description Minor units */
+                            /** @description Minor units: the gift per charge */
                             amount: number;
+                            /** @description The donor covers the fees: each charge is the total that leaves `amount` once the fees of the payment method’s profile are taken */
+                            cover_fees: boolean;
                             timezone: string;
                             /** @constant */
                             charged_by: "svc";
@@ -16290,28 +17051,29 @@ export interface operations {
                     /**
                      * @example [
                      *       {
-                     *         "uuid": "92c99055-5d3b-4b48-af30-bf067aba3289",
+                     *         "uuid": "dc6cf4e9-62cc-42b0-bf95-8d19c4c107a0",
                      *         "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
-                     *         "account_uuid": "8b3f4e5c-6d7a-4b82-8c93-bd4e5f607182",
-                     *         "supporter_uuid": "ef68d5a8-e76c-4c79-9b5c-fbdc45a8ae2d",
+                     *         "account_uuid": "9c405f6d-7e8b-4c93-9da4-ce5f60718293",
+                     *         "supporter_uuid": "df63949e-a2da-423c-962d-4a6cc4f182cf",
                      *         "subscription_plan": {
                      *           "uuid": "00000000-0000-4000-8000-000000000001",
                      *           "name": "Global default plan"
                      *         },
-                     *         "payment_source_uuid": "de68b7b8-a121-4fa1-a693-7247f25fed40",
-                     *         "payment_provider": "simulated",
+                     *         "payment_source_uuid": "42b66259-e465-4a51-a0af-9b765a0c24ae",
+                     *         "payment_provider": "stripe",
                      *         "payment_method": "card",
-                     *         "created": 1930899600,
+                     *         "created": 1795957954,
                      *         "currency": "CHF",
-                     *         "amount": 2500,
+                     *         "amount": 1500,
+                     *         "cover_fees": false,
                      *         "timezone": "UTC",
                      *         "charged_by": "svc",
-                     *         "next_due_date": 1933545600,
+                     *         "next_due_date": 1795910400,
                      *         "subscription_status": "active",
                      *         "recurring_interval": "monthly",
-                     *         "planned_since": 1930899600,
+                     *         "planned_since": 1795957954,
                      *         "consecutive_failed_invoices": 0,
-                     *         "test_mode": false,
+                     *         "test_mode": true,
                      *         "custom_parameters": {},
                      *         "svc_parameters": {}
                      *       }
@@ -16331,8 +17093,10 @@ export interface operations {
                         payment_method: string;
                         created: number;
                         currency: string;
-                        /** @description Minor units */
+                        /** @description Minor units: the gift per charge */
                         amount: number;
+                        /** @description The donor covers the fees: each charge is the total that leaves `amount` once the fees of the payment method’s profile are taken */
+                        cover_fees: boolean;
                         timezone: string;
                         /** @constant */
                         charged_by: "svc";
@@ -16527,12 +17291,220 @@ export interface operations {
             };
         };
     };
+    portalListReceipts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Each as GET /receipts/{uuid} shows it */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "uuid": "37388463-5601-4c5e-a88f-ac7fefdfd9a8",
+                     *         "number": "2022-000002",
+                     *         "year": 2022,
+                     *         "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *         "supporter_uuid": "4a9c2092-cf1c-4fd5-a13b-8809a5c51a90",
+                     *         "country": "CH",
+                     *         "total": {
+                     *           "value": "9500",
+                     *           "currency": "CHF"
+                     *         },
+                     *         "status": "issued",
+                     *         "payments": [
+                     *           "6320d81c-a08b-4974-873a-c1963ad99e11",
+                     *           "7f098435-34c9-4430-9f80-0274d7a74f00"
+                     *         ],
+                     *         "gifts": [
+                     *           {
+                     *             "payment_uuid": "6320d81c-a08b-4974-873a-c1963ad99e11",
+                     *             "date": "2022-05-01",
+                     *             "amount": {
+                     *               "value": "8000",
+                     *               "currency": "CHF"
+                     *             }
+                     *           },
+                     *           {
+                     *             "payment_uuid": "7f098435-34c9-4430-9f80-0274d7a74f00",
+                     *             "date": "2022-05-01",
+                     *             "amount": {
+                     *               "value": "1500",
+                     *               "currency": "CHF"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "issued_at": 1673773200,
+                     *         "batch_uuid": "8404d45f-4cbe-4973-93f6-8bcd5237c0ee"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": {
+                        uuid: string;
+                        /** @description <year>-<sequence>: in sequence per organisation and year, without gaps */
+                        number: string;
+                        year: number;
+                        organisation_uuid: string;
+                        supporter_uuid: string;
+                        country: string;
+                        total: {
+                            /** @description Minor units, as a string */
+                            value: string;
+                            currency: string;
+                        };
+                        /** @enum {string} */
+                        status: "issued" | "voided";
+                        /** @description The voided receipt this one replaces */
+                        replaces?: string;
+                        /** @description The receipt that replaced this voided one */
+                        replaced_by?: string;
+                        /** @description The payments it confirms */
+                        payments: string[];
+                        /** @description Each payment with the day its money arrived and what of it counts (less refunds and lost disputes) */
+                        gifts: {
+                            payment_uuid: string;
+                            date: string;
+                            amount: {
+                                /** @description Minor units, as a string */
+                                value: string;
+                                currency: string;
+                            };
+                        }[];
+                        /** @description Unix seconds */
+                        issued_at: number;
+                        voided_at?: number;
+                        void_reason?: string;
+                        batch_uuid?: string;
+                    }[];
+                };
+            };
+            /** @description No portal session, or it ended (30 minutes idle, 2 hours at most) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        message: string;
+                    };
+                };
+            };
+            /** @description Too many requests from this address */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    portalReceiptPdf: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 37388463-5601-4c5e-a88f-ac7fefdfd9a8 */
+                receipt_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                };
+            };
+            /** @description No portal session, or it ended (30 minutes idle, 2 hours at most) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "No portal session"
+                     *     }
+                     */
+                    "application/json": {
+                        message: string;
+                    };
+                };
+            };
+            /** @description Not one of the donor’s receipts */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "3a33b4ed-7883-493b-9449-e1cb1fec2bbd",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Not one of your receipts"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests from this address */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     portalChangeSubscription: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                /** @example 92c99055-5d3b-4b48-af30-bf067aba3289 */
+                /** @example aa193f38-7d23-4f79-90a3-3982cc3a28f7 */
                 subscription_uuid: string;
             };
             cookie?: never;
@@ -16541,12 +17513,12 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "amount": 3000,
-                 *       "recurring_interval": "yearly"
+                 *       "cover_fees": true
                  *     }
                  */
                 "application/json": {
                     amount?: number;
+                    cover_fees?: boolean;
                     recurring_interval?: string;
                     next_due_date?: string | number;
                 };
@@ -16561,25 +17533,26 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "uuid": "92c99055-5d3b-4b48-af30-bf067aba3289",
+                     *       "uuid": "aa193f38-7d23-4f79-90a3-3982cc3a28f7",
                      *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
                      *       "account_uuid": "8b3f4e5c-6d7a-4b82-8c93-bd4e5f607182",
-                     *       "supporter_uuid": "ef68d5a8-e76c-4c79-9b5c-fbdc45a8ae2d",
+                     *       "supporter_uuid": "8eea6463-393b-4c3c-b62d-4edf2e051755",
                      *       "subscription_plan": {
                      *         "uuid": "00000000-0000-4000-8000-000000000001",
                      *         "name": "Global default plan"
                      *       },
-                     *       "payment_source_uuid": "de68b7b8-a121-4fa1-a693-7247f25fed40",
+                     *       "payment_source_uuid": "25c53871-fa90-419b-9903-cdb7c77782ea",
                      *       "payment_provider": "simulated",
                      *       "payment_method": "card",
                      *       "created": 1930899600,
                      *       "currency": "CHF",
-                     *       "amount": 3000,
+                     *       "amount": 2500,
+                     *       "cover_fees": true,
                      *       "timezone": "UTC",
                      *       "charged_by": "svc",
-                     *       "next_due_date": 1962489600,
+                     *       "next_due_date": 1933545600,
                      *       "subscription_status": "active",
-                     *       "recurring_interval": "yearly",
+                     *       "recurring_interval": "monthly",
                      *       "planned_since": 1930899600,
                      *       "consecutive_failed_invoices": 0,
                      *       "test_mode": false,
@@ -16601,8 +17574,10 @@ export interface operations {
                         payment_method: string;
                         created: number;
                         currency: string;
-                        /** @description Minor units */
+                        /** @description Minor units: the gift per charge */
                         amount: number;
+                        /** @description The donor covers the fees: each charge is the total that leaves `amount` once the fees of the payment method’s profile are taken */
+                        cover_fees: boolean;
                         timezone: string;
                         /** @constant */
                         charged_by: "svc";
@@ -16762,7 +17737,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 92c99055-5d3b-4b48-af30-bf067aba3289 */
+                /** @example 3f9bed57-9687-4b59-979f-97532c43b452 */
                 subscription_uuid: string;
             };
             cookie?: never;
@@ -16788,20 +17763,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "uuid": "92c99055-5d3b-4b48-af30-bf067aba3289",
+                     *       "uuid": "3f9bed57-9687-4b59-979f-97532c43b452",
                      *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
                      *       "account_uuid": "8b3f4e5c-6d7a-4b82-8c93-bd4e5f607182",
-                     *       "supporter_uuid": "ef68d5a8-e76c-4c79-9b5c-fbdc45a8ae2d",
+                     *       "supporter_uuid": "3e0072ab-6cca-45e9-aa33-d5ca641b260e",
                      *       "subscription_plan": {
                      *         "uuid": "00000000-0000-4000-8000-000000000001",
                      *         "name": "Global default plan"
                      *       },
-                     *       "payment_source_uuid": "de68b7b8-a121-4fa1-a693-7247f25fed40",
+                     *       "payment_source_uuid": "f23adf0a-67c0-4e58-beb6-a3ff8cd473e7",
                      *       "payment_provider": "simulated",
                      *       "payment_method": "card",
                      *       "created": 1930899600,
                      *       "currency": "CHF",
                      *       "amount": 3000,
+                     *       "cover_fees": false,
                      *       "timezone": "UTC",
                      *       "charged_by": "svc",
                      *       "next_due_date": 1936137600,
@@ -16828,8 +17804,10 @@ export interface operations {
                         payment_method: string;
                         created: number;
                         currency: string;
-                        /** @description Minor units */
+                        /** @description Minor units: the gift per charge */
                         amount: number;
+                        /** @description The donor covers the fees: each charge is the total that leaves `amount` once the fees of the payment method’s profile are taken */
+                        cover_fees: boolean;
                         timezone: string;
                         /** @constant */
                         charged_by: "svc";
@@ -16952,7 +17930,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 92c99055-5d3b-4b48-af30-bf067aba3289 */
+                /** @example 3f9bed57-9687-4b59-979f-97532c43b452 */
                 subscription_uuid: string;
             };
             cookie?: never;
@@ -16978,20 +17956,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "uuid": "92c99055-5d3b-4b48-af30-bf067aba3289",
+                     *       "uuid": "3f9bed57-9687-4b59-979f-97532c43b452",
                      *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
                      *       "account_uuid": "8b3f4e5c-6d7a-4b82-8c93-bd4e5f607182",
-                     *       "supporter_uuid": "ef68d5a8-e76c-4c79-9b5c-fbdc45a8ae2d",
+                     *       "supporter_uuid": "3e0072ab-6cca-45e9-aa33-d5ca641b260e",
                      *       "subscription_plan": {
                      *         "uuid": "00000000-0000-4000-8000-000000000001",
                      *         "name": "Global default plan"
                      *       },
-                     *       "payment_source_uuid": "de68b7b8-a121-4fa1-a693-7247f25fed40",
+                     *       "payment_source_uuid": "f23adf0a-67c0-4e58-beb6-a3ff8cd473e7",
                      *       "payment_provider": "simulated",
                      *       "payment_method": "card",
                      *       "created": 1930899600,
                      *       "currency": "CHF",
                      *       "amount": 3000,
+                     *       "cover_fees": false,
                      *       "timezone": "UTC",
                      *       "charged_by": "svc",
                      *       "next_due_date": 1946764800,
@@ -17020,8 +17999,10 @@ export interface operations {
                         payment_method: string;
                         created: number;
                         currency: string;
-                        /** @description Minor units */
+                        /** @description Minor units: the gift per charge */
                         amount: number;
+                        /** @description The donor covers the fees: each charge is the total that leaves `amount` once the fees of the payment method’s profile are taken */
+                        cover_fees: boolean;
                         timezone: string;
                         /** @constant */
                         charged_by: "svc";
@@ -17144,7 +18125,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 92c99055-5d3b-4b48-af30-bf067aba3289 */
+                /** @example 3f9bed57-9687-4b59-979f-97532c43b452 */
                 subscription_uuid: string;
             };
             cookie?: never;
@@ -17159,20 +18140,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "uuid": "92c99055-5d3b-4b48-af30-bf067aba3289",
+                     *       "uuid": "3f9bed57-9687-4b59-979f-97532c43b452",
                      *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
                      *       "account_uuid": "8b3f4e5c-6d7a-4b82-8c93-bd4e5f607182",
-                     *       "supporter_uuid": "ef68d5a8-e76c-4c79-9b5c-fbdc45a8ae2d",
+                     *       "supporter_uuid": "3e0072ab-6cca-45e9-aa33-d5ca641b260e",
                      *       "subscription_plan": {
                      *         "uuid": "00000000-0000-4000-8000-000000000001",
                      *         "name": "Global default plan"
                      *       },
-                     *       "payment_source_uuid": "de68b7b8-a121-4fa1-a693-7247f25fed40",
+                     *       "payment_source_uuid": "f23adf0a-67c0-4e58-beb6-a3ff8cd473e7",
                      *       "payment_provider": "simulated",
                      *       "payment_method": "card",
                      *       "created": 1930899600,
                      *       "currency": "CHF",
                      *       "amount": 3000,
+                     *       "cover_fees": false,
                      *       "timezone": "UTC",
                      *       "charged_by": "svc",
                      *       "next_due_date": 1936137600,
@@ -17199,8 +18181,10 @@ export interface operations {
                         payment_method: string;
                         created: number;
                         currency: string;
-                        /** @description Minor units */
+                        /** @description Minor units: the gift per charge */
                         amount: number;
+                        /** @description The donor covers the fees: each charge is the total that leaves `amount` once the fees of the payment method’s profile are taken */
+                        cover_fees: boolean;
                         timezone: string;
                         /** @constant */
                         charged_by: "svc";
@@ -17307,7 +18291,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example 92c99055-5d3b-4b48-af30-bf067aba3289 */
+                /** @example 3f9bed57-9687-4b59-979f-97532c43b452 */
                 subscription_uuid: string;
             };
             cookie?: never;
@@ -17335,20 +18319,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "uuid": "92c99055-5d3b-4b48-af30-bf067aba3289",
+                     *       "uuid": "3f9bed57-9687-4b59-979f-97532c43b452",
                      *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
                      *       "account_uuid": "8b3f4e5c-6d7a-4b82-8c93-bd4e5f607182",
-                     *       "supporter_uuid": "ef68d5a8-e76c-4c79-9b5c-fbdc45a8ae2d",
+                     *       "supporter_uuid": "3e0072ab-6cca-45e9-aa33-d5ca641b260e",
                      *       "subscription_plan": {
                      *         "uuid": "00000000-0000-4000-8000-000000000001",
                      *         "name": "Global default plan"
                      *       },
-                     *       "payment_source_uuid": "de68b7b8-a121-4fa1-a693-7247f25fed40",
+                     *       "payment_source_uuid": "f23adf0a-67c0-4e58-beb6-a3ff8cd473e7",
                      *       "payment_provider": "simulated",
                      *       "payment_method": "card",
                      *       "created": 1930899600,
                      *       "currency": "CHF",
                      *       "amount": 3000,
+                     *       "cover_fees": false,
                      *       "timezone": "UTC",
                      *       "charged_by": "svc",
                      *       "subscription_status": "cancelled",
@@ -17379,8 +18364,10 @@ export interface operations {
                         payment_method: string;
                         created: number;
                         currency: string;
-                        /** @description Minor units */
+                        /** @description Minor units: the gift per charge */
                         amount: number;
+                        /** @description The donor covers the fees: each charge is the total that leaves `amount` once the fees of the payment method’s profile are taken */
+                        cover_fees: boolean;
                         timezone: string;
                         /** @constant */
                         charged_by: "svc";
@@ -17628,7 +18615,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example ced01ac8-415f-4f5f-9304-f64962b8f10f */
+                /** @example 91ebcdd8-ebb4-45df-9718-78050d6943e2 */
                 subscription_uuid: string;
             };
             cookie?: never;
@@ -17637,13 +18624,10 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "code": "069485",
+                 *       "code": "384729",
                  *       "payment_method": "card",
                  *       "payment_information": {
-                 *         "number": "5555555555554444",
-                 *         "expiry_month": 11,
-                 *         "expiry_year": 2099,
-                 *         "cvv": "321"
+                 *         "payment_method": "pm_card_mastercard"
                  *       }
                  *     }
                  */
@@ -17667,28 +18651,29 @@ export interface operations {
                     /**
                      * @example {
                      *       "subscription": {
-                     *         "uuid": "ced01ac8-415f-4f5f-9304-f64962b8f10f",
+                     *         "uuid": "91ebcdd8-ebb4-45df-9718-78050d6943e2",
                      *         "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
-                     *         "account_uuid": "8b3f4e5c-6d7a-4b82-8c93-bd4e5f607182",
-                     *         "supporter_uuid": "9667a009-e178-45fe-b8bd-a35373fdf9b4",
+                     *         "account_uuid": "9c405f6d-7e8b-4c93-9da4-ce5f60718293",
+                     *         "supporter_uuid": "d0854e72-23ec-46f0-b038-56e171f0267d",
                      *         "subscription_plan": {
                      *           "uuid": "00000000-0000-4000-8000-000000000001",
                      *           "name": "Global default plan"
                      *         },
-                     *         "payment_source_uuid": "1c0fdb7e-9d1d-4f4b-a0f7-ca8c9add7278",
-                     *         "payment_provider": "simulated",
+                     *         "payment_source_uuid": "af740668-a7e3-48c5-a92d-12ec49ffb47f",
+                     *         "payment_provider": "stripe",
                      *         "payment_method": "card",
-                     *         "created": 1930899600,
+                     *         "created": 1795957942,
                      *         "currency": "CHF",
-                     *         "amount": 2500,
+                     *         "amount": 1500,
+                     *         "cover_fees": false,
                      *         "timezone": "UTC",
                      *         "charged_by": "svc",
-                     *         "next_due_date": 1933545600,
+                     *         "next_due_date": 1795910400,
                      *         "subscription_status": "active",
                      *         "recurring_interval": "monthly",
-                     *         "planned_since": 1930899600,
+                     *         "planned_since": 1795957942,
                      *         "consecutive_failed_invoices": 0,
-                     *         "test_mode": false,
+                     *         "test_mode": true,
                      *         "custom_parameters": {},
                      *         "svc_parameters": {}
                      *       },
@@ -17710,8 +18695,10 @@ export interface operations {
                             payment_method: string;
                             created: number;
                             currency: string;
-                            /** @description Minor units */
+                            /** @description Minor units: the gift per charge */
                             amount: number;
+                            /** @description The donor covers the fees: each charge is the total that leaves `amount` once the fees of the payment method’s profile are taken */
+                            cover_fees: boolean;
                             timezone: string;
                             /** @constant */
                             charged_by: "svc";
@@ -17819,6 +18806,1908 @@ export interface operations {
             /** @description Too many requests from this address */
             429: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getReceiptSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60 */
+                organisation_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Receipt settings */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "country": "CH",
+                     *       "legal_name": "Stiftung Beispiel",
+                     *       "address": {
+                     *         "line1": "Seestrasse 1",
+                     *         "postal_code": "8002",
+                     *         "city": "Zürich",
+                     *         "country": "CH"
+                     *       },
+                     *       "tax_exemption_reference": "Kantonales Steueramt Zürich, Verfügung vom 1. März 2019",
+                     *       "signatory": "Anna Muster, Präsidentin",
+                     *       "min_total": 5000
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        country: "CH" | "DE" | "GB";
+                        legal_name: string;
+                        address: {
+                            line1: string;
+                            postal_code: string;
+                            city: string;
+                            country: string;
+                        };
+                        tax_exemption_reference: string;
+                        signatory: string;
+                        min_total: number;
+                        germany?: {
+                            purposes: string;
+                            tax_office: string;
+                            /** @enum {string} */
+                            basis: "exemption_notice" | "statutes_finding";
+                            decision_date: string;
+                            assessment_period?: string;
+                            machine_receipts_notified_on?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing, malformed, forged or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description No grant on the organisation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown organisation, or no receipt settings yet */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "159e6708-cb79-42c4-a3cf-dbfd650f3726",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "The organisation has no receipt settings yet"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the client's request limit; nothing was done */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putReceiptSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 7a2e3d4b-5c6f-4a71-9b82-ac3d4e5f6071 */
+                organisation_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "country": "CH",
+                 *       "legal_name": "Other Charity",
+                 *       "address": {
+                 *         "line1": "Seestrasse 1",
+                 *         "postal_code": "8002",
+                 *         "city": "Zürich",
+                 *         "country": "CH"
+                 *       },
+                 *       "tax_exemption_reference": "Kantonales Steueramt Zürich",
+                 *       "signatory": "Anna Muster",
+                 *       "min_total": 5000
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    country: "CH" | "DE" | "GB";
+                    legal_name: string;
+                    address: {
+                        line1: string;
+                        postal_code: string;
+                        city: string;
+                        country: string;
+                    };
+                    /** @description CH: the tax authority’s ruling; DE: tax office, tax number and date of the Freistellungsbescheid; GB: the charity number */
+                    tax_exemption_reference: string;
+                    signatory: string;
+                    /** @description Minor units of the country’s currency: a supporter gets a receipt at or above it */
+                    min_total: number;
+                    /** @description Required for DE: the tax office’s decision the official model prints */
+                    germany?: {
+                        /** @description What the gifts further, as the model’s sentence continues “Förderung …” */
+                        purposes: string;
+                        /** @description The Finanzamt that decided */
+                        tax_office: string;
+                        /**
+                         * @description exemption_notice: a Freistellungsbescheid; statutes_finding: a finding under § 60a AO
+                         * @enum {string}
+                         */
+                        basis: "exemption_notice" | "statutes_finding";
+                        /** Format: date */
+                        decision_date: string;
+                        /** @description The last period the exemption notice covers */
+                        assessment_period?: string;
+                        /**
+                         * Format: date
+                         * @description When machine-made receipts were notified to the tax office (then no signature is needed)
+                         */
+                        machine_receipts_notified_on?: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Receipt settings */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "country": "CH",
+                     *       "legal_name": "Other Charity",
+                     *       "address": {
+                     *         "line1": "Seestrasse 1",
+                     *         "postal_code": "8002",
+                     *         "city": "Zürich",
+                     *         "country": "CH"
+                     *       },
+                     *       "tax_exemption_reference": "Kantonales Steueramt Zürich",
+                     *       "signatory": "Anna Muster",
+                     *       "min_total": 5000
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        country: "CH" | "DE" | "GB";
+                        legal_name: string;
+                        address: {
+                            line1: string;
+                            postal_code: string;
+                            city: string;
+                            country: string;
+                        };
+                        tax_exemption_reference: string;
+                        signatory: string;
+                        min_total: number;
+                        germany?: {
+                            purposes: string;
+                            tax_office: string;
+                            /** @enum {string} */
+                            basis: "exemption_notice" | "statutes_finding";
+                            decision_date: string;
+                            assessment_period?: string;
+                            machine_receipts_notified_on?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input; the details name each offending property */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "56d3b7fd-284e-4e0e-b5fa-61ac2c2aba8f",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.not_valid",
+                     *             "property": "germany",
+                     *             "message": "Required for German receipts"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, forged or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description No grant on the whole organisation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown organisation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the client's request limit; nothing was done */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createReceiptBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                 *       "year": 2025
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uuid */
+                    organisation_uuid: string;
+                    year: number;
+                    send_email?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The batch, queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "uuid": "82d7db34-c0f3-4cf8-9743-5196c8ce0153",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "year": 2025,
+                     *       "send_email": false,
+                     *       "status": "queued",
+                     *       "counts": {
+                     *         "supporters": 0,
+                     *         "issued": 0,
+                     *         "below_min_total": 0,
+                     *         "already_issued": 0,
+                     *         "emailed": 0,
+                     *         "without_email": 0,
+                     *         "mail_failed": 0
+                     *       },
+                     *       "created": 1769932800,
+                     *       "updated": 1769932800
+                     *     }
+                     */
+                    "application/json": {
+                        uuid: string;
+                        organisation_uuid: string;
+                        year: number;
+                        send_email: boolean;
+                        /** @enum {string} */
+                        status: "queued" | "running" | "completed";
+                        counts: {
+                            supporters: number;
+                            issued: number;
+                            below_min_total: number;
+                            already_issued: number;
+                            emailed: number;
+                            without_email: number;
+                            mail_failed?: number;
+                        };
+                        created: number;
+                        updated: number;
+                        completed?: number;
+                    };
+                };
+            };
+            /** @description Invalid input; the details name each offending property */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "5cba9b92-f57d-45af-8343-b5e2427ee719",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.receipts.year_not_over",
+                     *             "property": "year",
+                     *             "message": "Receipts are issued for a year that is over"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, forged or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description No grant on the whole organisation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown organisation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organisation has no receipt settings (error.receipts.no_settings) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the client's request limit; nothing was done */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getReceiptBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 82d7db34-c0f3-4cf8-9743-5196c8ce0153 */
+                batch_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The batch */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "uuid": "82d7db34-c0f3-4cf8-9743-5196c8ce0153",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "year": 2025,
+                     *       "send_email": false,
+                     *       "status": "completed",
+                     *       "counts": {
+                     *         "supporters": 4,
+                     *         "issued": 3,
+                     *         "below_min_total": 1,
+                     *         "already_issued": 0,
+                     *         "emailed": 0,
+                     *         "without_email": 0,
+                     *         "mail_failed": 0
+                     *       },
+                     *       "created": 1769932800,
+                     *       "updated": 1769932800,
+                     *       "completed": 1769932800
+                     *     }
+                     */
+                    "application/json": {
+                        uuid: string;
+                        organisation_uuid: string;
+                        year: number;
+                        send_email: boolean;
+                        /** @enum {string} */
+                        status: "queued" | "running" | "completed";
+                        counts: {
+                            supporters: number;
+                            issued: number;
+                            below_min_total: number;
+                            already_issued: number;
+                            emailed: number;
+                            without_email: number;
+                            mail_failed?: number;
+                        };
+                        created: number;
+                        updated: number;
+                        completed?: number;
+                    };
+                };
+            };
+            /** @description Missing, malformed, forged or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description No grant on the whole organisation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown batch */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the client's request limit; nothing was done */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listReceipts: {
+        parameters: {
+            query?: {
+                /**
+                 * @description With year: the organisation’s receipts of that year
+                 * @example 6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60
+                 */
+                organisation_uuid?: string;
+                /** @example 2025 */
+                year?: string;
+                /** @description A supporter’s receipts (every year, or `year`) */
+                supporter_uuid?: string;
+                /** @description With organisation_uuid and year: the receipts after this number (the next page) */
+                after?: string;
+                /** @description With organisation_uuid and year: at most this many (default and most 500) */
+                size?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Receipts in number order */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "uuid": "278eb705-70a5-4683-884c-b32276d23df2",
+                     *         "number": "2025-000001",
+                     *         "year": 2025,
+                     *         "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *         "supporter_uuid": "0a542740-5dca-476b-a89a-694c28d3c616",
+                     *         "country": "CH",
+                     *         "total": {
+                     *           "value": "12000",
+                     *           "currency": "CHF"
+                     *         },
+                     *         "status": "issued",
+                     *         "payments": [
+                     *           "6160a492-598e-4eed-aa7c-43c34ebcd74a"
+                     *         ],
+                     *         "gifts": [
+                     *           {
+                     *             "payment_uuid": "6160a492-598e-4eed-aa7c-43c34ebcd74a",
+                     *             "date": "2025-03-01",
+                     *             "amount": {
+                     *               "value": "12000",
+                     *               "currency": "CHF"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "issued_at": 1769932800,
+                     *         "batch_uuid": "82d7db34-c0f3-4cf8-9743-5196c8ce0153"
+                     *       },
+                     *       {
+                     *         "uuid": "9cc2ae5c-4d43-416a-977e-6c11d20a490b",
+                     *         "number": "2025-000002",
+                     *         "year": 2025,
+                     *         "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *         "supporter_uuid": "8be06502-8519-43d2-92d9-506c12e1411a",
+                     *         "country": "CH",
+                     *         "total": {
+                     *           "value": "6000",
+                     *           "currency": "CHF"
+                     *         },
+                     *         "status": "issued",
+                     *         "payments": [
+                     *           "caa070c7-fcc6-41fb-a640-66953dbdfed1",
+                     *           "f1a02923-1d90-4965-9037-5682cd0d72b0"
+                     *         ],
+                     *         "gifts": [
+                     *           {
+                     *             "payment_uuid": "caa070c7-fcc6-41fb-a640-66953dbdfed1",
+                     *             "date": "2025-03-01",
+                     *             "amount": {
+                     *               "value": "2000",
+                     *               "currency": "CHF"
+                     *             }
+                     *           },
+                     *           {
+                     *             "payment_uuid": "f1a02923-1d90-4965-9037-5682cd0d72b0",
+                     *             "date": "2025-03-01",
+                     *             "amount": {
+                     *               "value": "4000",
+                     *               "currency": "CHF"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "issued_at": 1769932800,
+                     *         "batch_uuid": "82d7db34-c0f3-4cf8-9743-5196c8ce0153"
+                     *       },
+                     *       {
+                     *         "uuid": "e3a3df38-8150-44d3-a25f-babfff0009d0",
+                     *         "number": "2025-000003",
+                     *         "year": 2025,
+                     *         "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *         "supporter_uuid": "cd0bb93d-4d01-489f-b82d-08bc3b9628fb",
+                     *         "country": "CH",
+                     *         "total": {
+                     *           "value": "5000",
+                     *           "currency": "CHF"
+                     *         },
+                     *         "status": "issued",
+                     *         "payments": [
+                     *           "300fe43b-d336-49c0-ba88-3823f841ef31"
+                     *         ],
+                     *         "gifts": [
+                     *           {
+                     *             "payment_uuid": "300fe43b-d336-49c0-ba88-3823f841ef31",
+                     *             "date": "2025-03-01",
+                     *             "amount": {
+                     *               "value": "5000",
+                     *               "currency": "CHF"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "issued_at": 1769932800,
+                     *         "batch_uuid": "82d7db34-c0f3-4cf8-9743-5196c8ce0153"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": {
+                        uuid: string;
+                        /** @description <year>-<sequence>: in sequence per organisation and year, without gaps */
+                        number: string;
+                        year: number;
+                        organisation_uuid: string;
+                        supporter_uuid: string;
+                        country: string;
+                        total: {
+                            /** @description Minor units, as a string */
+                            value: string;
+                            currency: string;
+                        };
+                        /** @enum {string} */
+                        status: "issued" | "voided";
+                        /** @description The voided receipt this one replaces */
+                        replaces?: string;
+                        /** @description The receipt that replaced this voided one */
+                        replaced_by?: string;
+                        /** @description The payments it confirms */
+                        payments: string[];
+                        /** @description Each payment with the day its money arrived and what of it counts (less refunds and lost disputes) */
+                        gifts: {
+                            payment_uuid: string;
+                            date: string;
+                            amount: {
+                                /** @description Minor units, as a string */
+                                value: string;
+                                currency: string;
+                            };
+                        }[];
+                        /** @description Unix seconds */
+                        issued_at: number;
+                        voided_at?: number;
+                        void_reason?: string;
+                        batch_uuid?: string;
+                    }[];
+                };
+            };
+            /** @description Invalid input; the details name each offending property */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "5539728f-7c5b-4be1-be16-ce409e9dcc37",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.required",
+                     *             "property": "organisation_uuid",
+                     *             "message": "Either supporter_uuid, or organisation_uuid with year"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, forged or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description No grant on the whole organisation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the client's request limit; nothing was done */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getReceipt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 9cc2ae5c-4d43-416a-977e-6c11d20a490b */
+                receipt_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The receipt */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "uuid": "9cc2ae5c-4d43-416a-977e-6c11d20a490b",
+                     *       "number": "2025-000002",
+                     *       "year": 2025,
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "supporter_uuid": "8be06502-8519-43d2-92d9-506c12e1411a",
+                     *       "country": "CH",
+                     *       "total": {
+                     *         "value": "6000",
+                     *         "currency": "CHF"
+                     *       },
+                     *       "status": "voided",
+                     *       "replaced_by": "bc18ad65-896a-4f3a-ac86-eed90b7ff1e3",
+                     *       "payments": [
+                     *         "caa070c7-fcc6-41fb-a640-66953dbdfed1",
+                     *         "f1a02923-1d90-4965-9037-5682cd0d72b0"
+                     *       ],
+                     *       "gifts": [
+                     *         {
+                     *           "payment_uuid": "caa070c7-fcc6-41fb-a640-66953dbdfed1",
+                     *           "date": "2025-03-01",
+                     *           "amount": {
+                     *             "value": "2000",
+                     *             "currency": "CHF"
+                     *           }
+                     *         },
+                     *         {
+                     *           "payment_uuid": "f1a02923-1d90-4965-9037-5682cd0d72b0",
+                     *           "date": "2025-03-01",
+                     *           "amount": {
+                     *             "value": "4000",
+                     *             "currency": "CHF"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "issued_at": 1769932800,
+                     *       "voided_at": 1769932800,
+                     *       "void_reason": "replaced",
+                     *       "batch_uuid": "82d7db34-c0f3-4cf8-9743-5196c8ce0153"
+                     *     }
+                     */
+                    "application/json": {
+                        uuid: string;
+                        /** @description <year>-<sequence>: in sequence per organisation and year, without gaps */
+                        number: string;
+                        year: number;
+                        organisation_uuid: string;
+                        supporter_uuid: string;
+                        country: string;
+                        total: {
+                            /** @description Minor units, as a string */
+                            value: string;
+                            currency: string;
+                        };
+                        /** @enum {string} */
+                        status: "issued" | "voided";
+                        /** @description The voided receipt this one replaces */
+                        replaces?: string;
+                        /** @description The receipt that replaced this voided one */
+                        replaced_by?: string;
+                        /** @description The payments it confirms */
+                        payments: string[];
+                        /** @description Each payment with the day its money arrived and what of it counts (less refunds and lost disputes) */
+                        gifts: {
+                            payment_uuid: string;
+                            date: string;
+                            amount: {
+                                /** @description Minor units, as a string */
+                                value: string;
+                                currency: string;
+                            };
+                        }[];
+                        /** @description Unix seconds */
+                        issued_at: number;
+                        voided_at?: number;
+                        void_reason?: string;
+                        batch_uuid?: string;
+                    };
+                };
+            };
+            /** @description Missing, malformed, forged or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description No grant on the whole organisation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown receipt */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "44bddc38-31e0-4074-8e9e-346279f5ce97",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Receipt not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the client's request limit; nothing was done */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getReceiptPdf: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 9cc2ae5c-4d43-416a-977e-6c11d20a490b */
+                receipt_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                };
+            };
+            /** @description Missing, malformed, forged or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description No grant on the whole organisation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown receipt */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the client's request limit; nothing was done */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    voidReceipt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example e3a3df38-8150-44d3-a25f-babfff0009d0 */
+                receipt_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "reason": "wrong address"
+                 *     }
+                 */
+                "application/json": {
+                    reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The voided receipt */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "uuid": "e3a3df38-8150-44d3-a25f-babfff0009d0",
+                     *       "number": "2025-000003",
+                     *       "year": 2025,
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "supporter_uuid": "cd0bb93d-4d01-489f-b82d-08bc3b9628fb",
+                     *       "country": "CH",
+                     *       "total": {
+                     *         "value": "5000",
+                     *         "currency": "CHF"
+                     *       },
+                     *       "status": "voided",
+                     *       "payments": [
+                     *         "300fe43b-d336-49c0-ba88-3823f841ef31"
+                     *       ],
+                     *       "gifts": [
+                     *         {
+                     *           "payment_uuid": "300fe43b-d336-49c0-ba88-3823f841ef31",
+                     *           "date": "2025-03-01",
+                     *           "amount": {
+                     *             "value": "5000",
+                     *             "currency": "CHF"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "issued_at": 1769932800,
+                     *       "voided_at": 1769932800,
+                     *       "void_reason": "wrong address",
+                     *       "batch_uuid": "82d7db34-c0f3-4cf8-9743-5196c8ce0153"
+                     *     }
+                     */
+                    "application/json": {
+                        uuid: string;
+                        /** @description <year>-<sequence>: in sequence per organisation and year, without gaps */
+                        number: string;
+                        year: number;
+                        organisation_uuid: string;
+                        supporter_uuid: string;
+                        country: string;
+                        total: {
+                            /** @description Minor units, as a string */
+                            value: string;
+                            currency: string;
+                        };
+                        /** @enum {string} */
+                        status: "issued" | "voided";
+                        /** @description The voided receipt this one replaces */
+                        replaces?: string;
+                        /** @description The receipt that replaced this voided one */
+                        replaced_by?: string;
+                        /** @description The payments it confirms */
+                        payments: string[];
+                        /** @description Each payment with the day its money arrived and what of it counts (less refunds and lost disputes) */
+                        gifts: {
+                            payment_uuid: string;
+                            date: string;
+                            amount: {
+                                /** @description Minor units, as a string */
+                                value: string;
+                                currency: string;
+                            };
+                        }[];
+                        /** @description Unix seconds */
+                        issued_at: number;
+                        voided_at?: number;
+                        void_reason?: string;
+                        batch_uuid?: string;
+                    };
+                };
+            };
+            /** @description Invalid input; the details name each offending property */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, forged or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description No grant on the whole organisation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown receipt */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the client's request limit; nothing was done */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listGiftAidDeclarations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example aa707be0-eab6-4547-a3a3-cdcd61229db9 */
+                supporter_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Declarations */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "uuid": "1b3417db-54f1-46d1-8807-d5047d3cd8d4",
+                     *         "supporter_uuid": "aa707be0-eab6-4547-a3a3-cdcd61229db9",
+                     *         "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *         "scope": "future",
+                     *         "text_version": "web-2025",
+                     *         "text_hash": "6c72ec5fbbf84b9b05114dfdcb6dc188f45c451fbb73d5c40b21f4e902b94b74",
+                     *         "declared_at": 1746172800,
+                     *         "channel": "written",
+                     *         "created": 1746176400
+                     *       },
+                     *       {
+                     *         "uuid": "cc314153-1f2f-4f77-a428-3c4beca44620",
+                     *         "supporter_uuid": "aa707be0-eab6-4547-a3a3-cdcd61229db9",
+                     *         "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *         "scope": "past_and_future",
+                     *         "text_version": "web-2025",
+                     *         "text_hash": "6c72ec5fbbf84b9b05114dfdcb6dc188f45c451fbb73d5c40b21f4e902b94b74",
+                     *         "declared_at": 1746174600,
+                     *         "channel": "oral",
+                     *         "created": 1746176400
+                     *       },
+                     *       {
+                     *         "uuid": "f9c4245b-7268-432b-a973-cf51629b24e8",
+                     *         "supporter_uuid": "aa707be0-eab6-4547-a3a3-cdcd61229db9",
+                     *         "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *         "scope": "single",
+                     *         "text_version": "paper-1",
+                     *         "declared_at": 1746176400,
+                     *         "channel": "online",
+                     *         "created": 1746176400
+                     *       }
+                     *     ]
+                     */
+                    "application/json": {
+                        uuid: string;
+                        supporter_uuid: string;
+                        organisation_uuid: string;
+                        /**
+                         * @description single: the one donation made with it (the donation that day nearest in time to declared_at); future: donations from the day of declared_at on; past_and_future: also the 4 years before
+                         * @enum {string}
+                         */
+                        scope: "single" | "future" | "past_and_future";
+                        text_version: string;
+                        /** @description SHA-256 (hex) of the declaration wording, kept once per organisation and text_version */
+                        text_hash?: string;
+                        /** @description Unix seconds: when the donor declared */
+                        declared_at: number;
+                        /** @enum {string} */
+                        channel: "online" | "written" | "oral";
+                        /** @description Unix seconds: when it was recorded here */
+                        created: number;
+                        /** @description Unix seconds: when it was cancelled; donations from that UK day on are not covered */
+                        cancelled_at?: number;
+                    }[];
+                };
+            };
+            /** @description Missing, malformed, forged or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description No grant on the supporter's organisation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "61ec8acd-0d4a-4c6f-b07f-47a1d9f54c43",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown supporter (or malformed uuid) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "064d9565-0f31-43c3-86b4-facd54d8a260",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Supporter not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the client's request limit; nothing was done */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createGiftAidDeclaration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example aa707be0-eab6-4547-a3a3-cdcd61229db9 */
+                supporter_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "scope": "future",
+                 *       "text_version": "web-2025",
+                 *       "declared_at": 1746172800,
+                 *       "channel": "written",
+                 *       "text": "I want to Gift Aid my donation and any donations I make in the future or have made in the past 4 years."
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    scope: "single" | "future" | "past_and_future";
+                    /** @description The version of the declaration wording the donor agreed to */
+                    text_version: string;
+                    /** @description The wording itself: kept once per organisation and text_version, its SHA-256 answered as text_hash. A version already kept with other wording is a 409. */
+                    text?: string;
+                    /** @description Unix seconds: when the donor declared (not in the future) */
+                    declared_at: number;
+                    /** @enum {string} */
+                    channel: "online" | "written" | "oral";
+                };
+            };
+        };
+        responses: {
+            /** @description The declaration */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "uuid": "1b3417db-54f1-46d1-8807-d5047d3cd8d4",
+                     *       "supporter_uuid": "aa707be0-eab6-4547-a3a3-cdcd61229db9",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "scope": "future",
+                     *       "text_version": "web-2025",
+                     *       "declared_at": 1746172800,
+                     *       "channel": "written",
+                     *       "text_hash": "6c72ec5fbbf84b9b05114dfdcb6dc188f45c451fbb73d5c40b21f4e902b94b74",
+                     *       "created": 1746176400
+                     *     }
+                     */
+                    "application/json": {
+                        uuid: string;
+                        supporter_uuid: string;
+                        organisation_uuid: string;
+                        /**
+                         * @description single: the one donation made with it (the donation that day nearest in time to declared_at); future: donations from the day of declared_at on; past_and_future: also the 4 years before
+                         * @enum {string}
+                         */
+                        scope: "single" | "future" | "past_and_future";
+                        text_version: string;
+                        /** @description SHA-256 (hex) of the declaration wording, kept once per organisation and text_version */
+                        text_hash?: string;
+                        /** @description Unix seconds: when the donor declared */
+                        declared_at: number;
+                        /** @enum {string} */
+                        channel: "online" | "written" | "oral";
+                        /** @description Unix seconds: when it was recorded here */
+                        created: number;
+                        /** @description Unix seconds: when it was cancelled; donations from that UK day on are not covered */
+                        cancelled_at?: number;
+                    };
+                };
+            };
+            /** @description Invalid input; the details name each offending property */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "ccbc6f42-b926-421f-93fe-e5b3cbcc8be6",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "the_value_you_selected_is_not_a_valid_choice",
+                     *             "property": "scope",
+                     *             "message": "Invalid option: expected one of \"single\"|\"future\"|\"past_and_future\""
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, forged or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description No grant on the supporter's organisation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "f6f148a2-5a53-484d-99ae-7341813fd932",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown supporter (or malformed uuid) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "f379ccb8-a0fb-4dfe-af44-b559e8ec5522",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Supporter not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description text_version is kept with other wording */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "d5d3ef29-4ed1-40dd-be44-3d3add06b403",
+                     *       "error": {
+                     *         "http_code": 409,
+                     *         "code": "conflict",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.gift_aid.text_version_taken",
+                     *             "property": "text",
+                     *             "message": "This text_version is kept with other wording: a version names one wording"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the client's request limit; nothing was done */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelGiftAidDeclaration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example aa707be0-eab6-4547-a3a3-cdcd61229db9 */
+                supporter_uuid: string;
+                /** @example 1b3417db-54f1-46d1-8807-d5047d3cd8d4 */
+                declaration_uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cancelled declaration */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "uuid": "1b3417db-54f1-46d1-8807-d5047d3cd8d4",
+                     *       "supporter_uuid": "aa707be0-eab6-4547-a3a3-cdcd61229db9",
+                     *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
+                     *       "scope": "future",
+                     *       "text_version": "web-2025",
+                     *       "text_hash": "6c72ec5fbbf84b9b05114dfdcb6dc188f45c451fbb73d5c40b21f4e902b94b74",
+                     *       "declared_at": 1746172800,
+                     *       "channel": "written",
+                     *       "created": 1746176400,
+                     *       "cancelled_at": 1746266400
+                     *     }
+                     */
+                    "application/json": {
+                        uuid: string;
+                        supporter_uuid: string;
+                        organisation_uuid: string;
+                        /**
+                         * @description single: the one donation made with it (the donation that day nearest in time to declared_at); future: donations from the day of declared_at on; past_and_future: also the 4 years before
+                         * @enum {string}
+                         */
+                        scope: "single" | "future" | "past_and_future";
+                        text_version: string;
+                        /** @description SHA-256 (hex) of the declaration wording, kept once per organisation and text_version */
+                        text_hash?: string;
+                        /** @description Unix seconds: when the donor declared */
+                        declared_at: number;
+                        /** @enum {string} */
+                        channel: "online" | "written" | "oral";
+                        /** @description Unix seconds: when it was recorded here */
+                        created: number;
+                        /** @description Unix seconds: when it was cancelled; donations from that UK day on are not covered */
+                        cancelled_at?: number;
+                    };
+                };
+            };
+            /** @description Missing, malformed, forged or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description No grant on the supporter's organisation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "d9bf7d65-cf58-4098-b089-694a4d5e51f0",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown supporter or declaration (or malformed uuid) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "5afcb25f-b2fb-4914-9d76-e052c5f10583",
+                     *       "error": {
+                     *         "http_code": 404,
+                     *         "code": "not_found",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.resource.not_found",
+                     *             "property": "",
+                     *             "message": "Gift Aid declaration not found"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the client's request limit; nothing was done */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getGiftAidClaimSchedule: {
+        parameters: {
+            query: {
+                /**
+                 * @description The organisation claiming (403 without a grant on it)
+                 * @example 6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60
+                 */
+                organisation_uuid: string;
+                /**
+                 * @description First UK day of the claim period (donations received from its midnight, Europe/London)
+                 * @example 2025-06-01
+                 */
+                from: string;
+                /**
+                 * @description Last UK day of the claim period, inclusive; at most 5 years after from
+                 * @example 2025-06-30
+                 */
+                to: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schedule */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description Invalid input; the details name each offending property */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "97ae5708-2e78-4c33-9803-02f2d86097f3",
+                     *       "error": {
+                     *         "http_code": 400,
+                     *         "code": "bad_request",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.validation.not_null",
+                     *             "property": "organisation_uuid",
+                     *             "message": "Invalid input: expected string, received undefined"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, forged or expired token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Missing or malformed bearer token"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description No grant on the organisation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "afcf7e53-8a9d-4be6-9e63-0b1483ddc196",
+                     *       "error": {
+                     *         "http_code": 403,
+                     *         "code": "forbidden",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.access.forbidden",
+                     *             "property": "",
+                     *             "message": "You have no grant on this organisation"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organisation’s receipt settings name a country other than GB */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "c9600751-be59-452f-8157-b998882d3edb",
+                     *       "error": {
+                     *         "http_code": 409,
+                     *         "code": "conflict",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.gift_aid.not_uk",
+                     *             "property": "organisation_uuid",
+                     *             "message": "Gift Aid is claimed from HMRC by UK charities; this organisation's receipt settings name CH"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the client's request limit; nothing was done */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -19550,6 +22439,140 @@ export interface operations {
                         /** @description Counts the object's events: 1, 2, … */
                         sequence: number;
                         data: components["schemas"]["ReconciliationReport"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: no more deliveries of this event to the endpoint */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Delivered */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: retried on the schedule above */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "event:svc.receipts.receipt.issued": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event, the same on every attempt: de-duplicate on it */
+                "X-Svc-Event-Uuid": string;
+                /** @description 1 for the first attempt, then one higher for each retry */
+                "X-Svc-Delivery-Attempt": string;
+                /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`, when the endpoint has an hmac_key */
+                "X-Svc-Signature"?: string;
+                /** @description Hex HMAC-SHA256 of the body, when the endpoint has an hmac_key */
+                "X-Hmac"?: string;
+                /** @description HTTP Basic, when the endpoint has a username and password */
+                Authorization?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    event: {
+                        /** Format: uuid */
+                        uuid: string;
+                        /** @constant */
+                        name: "svc.receipts.receipt.issued";
+                        /** @description Unix seconds */
+                        created: number;
+                        /** @constant */
+                        object: "receipt";
+                        /** Format: uuid */
+                        object_uuid: string;
+                        /** Format: uuid */
+                        organisation_uuid: string;
+                        /** Format: uuid */
+                        account_uuid?: string;
+                        /** @description Counts the object's events: 1, 2, … */
+                        sequence: number;
+                        data: components["schemas"]["Receipt"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: no more deliveries of this event to the endpoint */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Delivered */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not delivered: retried on the schedule above */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "event:svc.receipts.receipt.voided": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event, the same on every attempt: de-duplicate on it */
+                "X-Svc-Event-Uuid": string;
+                /** @description 1 for the first attempt, then one higher for each retry */
+                "X-Svc-Delivery-Attempt": string;
+                /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`, when the endpoint has an hmac_key */
+                "X-Svc-Signature"?: string;
+                /** @description Hex HMAC-SHA256 of the body, when the endpoint has an hmac_key */
+                "X-Hmac"?: string;
+                /** @description HTTP Basic, when the endpoint has a username and password */
+                Authorization?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    event: {
+                        /** Format: uuid */
+                        uuid: string;
+                        /** @constant */
+                        name: "svc.receipts.receipt.voided";
+                        /** @description Unix seconds */
+                        created: number;
+                        /** @constant */
+                        object: "receipt";
+                        /** Format: uuid */
+                        object_uuid: string;
+                        /** Format: uuid */
+                        organisation_uuid: string;
+                        /** Format: uuid */
+                        account_uuid?: string;
+                        /** @description Counts the object's events: 1, 2, … */
+                        sequence: number;
+                        data: components["schemas"]["Receipt"];
                     };
                 };
             };

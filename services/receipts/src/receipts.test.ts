@@ -168,6 +168,17 @@ describe('a year of gifts', () => {
     expect(receipts.every((r) => r.status === 'issued' && r.gifts.every((g) => g.date.startsWith('2025-')))).toBe(true);
   });
 
+  it('takes a batch sent twice with one Idempotency-Key once', async () => {
+    const headers = { 'idempotency-key': `batch-${Date.now()}` };
+    const body = { organisation_uuid: DEMO.org, year: 2025 };
+    const first = await call('POST', '/receipt-batches', { token, body, headers });
+    const again = await call('POST', '/receipt-batches', { token, body, headers });
+    expect(first.status).toBe(202);
+    expect(again.status).toBe(202);
+    expect(again.json.uuid).toBe(first.json.uuid);
+    await settle();
+  });
+
   it('runs again without issuing anyone a second receipt', async () => {
     const again = await runBatch(2025);
     expect(again.counts).toMatchObject({ supporters: 4, issued: 0, already_issued: 3, below_min_total: 1 });
@@ -292,6 +303,10 @@ describe('delivery', () => {
     const listed = await call('GET', '/portal/api/receipts', { headers: cookie });
     expect(listed.status).toBe(200);
     expect(listed.json.map((r: Receipt) => r.uuid)).toEqual([donor.uuid]);
+    // Voided now: its void document is made at this first ask, by the portal's own function.
+    await ok('POST', `/receipts/${donor.uuid}/void`, { reason: 'wrong name' });
+    const voidedHome = await call('GET', '/portal/home', { headers: cookie });
+    expect(voidedHome.text).toContain('void (replaced or withdrawn)');
     const pdf = await call('GET', `/portal/receipts/${donor.uuid}/pdf`, { headers: cookie });
     expect(pdf.status).toBe(200);
     expect(pdf.headers['content-type']).toBe('application/pdf');
