@@ -4931,15 +4931,16 @@ export interface operations {
                  * @example {
                  *       "account_uuid": "9c405f6d-7e8b-4c93-9da4-ce5f60718293",
                  *       "payment_method": "card",
-                 *       "profile": "card-stripe",
+                 *       "profile": "card",
                  *       "amount": {
-                 *         "value": "2500",
+                 *         "value": "900",
                  *         "currency": "CHF"
                  *       },
-                 *       "test_mode": true,
-                 *       "return_url": "https://charity.example.org/thanks",
                  *       "payment_information": {
-                 *         "payment_method": "pm_card_visa"
+                 *         "number": "4242424242424242",
+                 *         "expiry_month": 12,
+                 *         "expiry_year": 2099,
+                 *         "cvv": "123"
                  *       }
                  *     }
                  */
@@ -4980,19 +4981,18 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "uuid": "d3ff3f6f-7150-4153-a9d9-a0e8ce3747cd",
+                     *       "uuid": "454ee833-a587-455f-85e9-0a15f2243e62",
                      *       "organisation_uuid": "6f1d2c3a-4b5e-4f60-8a71-9b2c3d4e5f60",
                      *       "account_uuid": "9c405f6d-7e8b-4c93-9da4-ce5f60718293",
-                     *       "created": 1795956692,
-                     *       "status": "pending",
-                     *       "status_reason": "provider_unavailable",
-                     *       "test_mode": true,
+                     *       "created": 1795732282,
+                     *       "status": "succeeded",
+                     *       "test_mode": false,
                      *       "amount": {
-                     *         "value": "2500",
+                     *         "value": "900",
                      *         "currency": "CHF"
                      *       },
                      *       "intended_amount": {
-                     *         "value": "2500",
+                     *         "value": "900",
                      *         "currency": "CHF"
                      *       },
                      *       "fee_cover_amount": {
@@ -5004,12 +5004,19 @@ export interface operations {
                      *         "currency": "CHF"
                      *       },
                      *       "payment_method": "card",
-                     *       "profile": "card-stripe",
-                     *       "provider": "stripe",
-                     *       "return_url": "https://charity.example.org/thanks",
+                     *       "profile": "card",
+                     *       "provider": "simulated",
+                     *       "payment_information": {
+                     *         "brand": "visa",
+                     *         "last4": "4242",
+                     *         "expiry_month": 12,
+                     *         "expiry_year": 2099,
+                     *         "fingerprint": "SWb1e_4iXl9lJpxPhr8oEZ"
+                     *       },
                      *       "refunds": [],
                      *       "custom_parameters": {},
-                     *       "svc_parameters": {}
+                     *       "svc_parameters": {},
+                     *       "succeeded_at": 1795732282
                      *     }
                      */
                     "application/json": {
@@ -6102,6 +6109,31 @@ export interface operations {
                      *             "code": "error.access.forbidden",
                      *             "property": "",
                      *             "message": "You have no grant on this resource"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many concurrent changes to the payment (its other refunds won every race): send again */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "request_id": "5c0f3f0e-2b1a-4d53-9a53-1f6a2f9d7c41",
+                     *       "error": {
+                     *         "http_code": 409,
+                     *         "code": "conflict",
+                     *         "message": [
+                     *           {
+                     *             "code": "error.state.conflict",
+                     *             "property": "",
+                     *             "message": "Too many concurrent changes; try again"
                      *           }
                      *         ]
                      *       }

@@ -99,7 +99,10 @@ export const paymentsRoutes: AnyRoute[] = [
     description: 'Honours Idempotency-Key.',
     params: paymentParams,
     body: z.object({ amount: moneyInput.optional() }).strict().optional(),
-    responses: { 200: { description: 'Refund', schema: refundResponse } },
+    responses: {
+      200: { description: 'Refund', schema: refundResponse },
+      409: { description: 'Too many concurrent changes to the payment (its other refunds won every race): send again' },
+    },
     handle: async ({ params, body, principal }) => {
       const amount = body?.amount ? { minor: minorUnits(body.amount), currency: body.amount.currency } : undefined;
       const { payment, refund } = await refundPayment(principal(), params.payment_uuid, amount);
