@@ -5,6 +5,7 @@ import { freezeClock } from '@svc/core';
 import { DateTime } from 'luxon';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { call, DEMO, seedDemo, tokenFor } from '../../../test/support/api';
+import { streamEvents } from '../../../test/support/stream';
 import { mailTo, PORTAL_SETTINGS_ON, redeem } from '../../portal/src/testing-portal';
 import { renderReceiptPdf } from './documents';
 import { runBatchPage } from './domain/batches';
@@ -226,6 +227,12 @@ describe('a year of gifts', () => {
     // The void one's document says so.
     const pdf = await call('GET', `/receipts/${hans.uuid}/pdf`, { token });
     expect(pdf.status).toBe(200);
+    // The events the contract names: the old one issued then voided, its replacement issued.
+    const events = (await streamEvents()).filter((event) => event.object === 'receipt');
+    const of = (uuid: string) => events.filter((event) => event.object_uuid === uuid).map((event) => event.name);
+    expect(of(hans.uuid)).toEqual(['svc.receipts.receipt.issued', 'svc.receipts.receipt.voided']);
+    expect(of(old.replaced_by)).toEqual(['svc.receipts.receipt.issued']);
+    expect(events.every((event) => event.organisation_uuid === DEMO.org)).toBe(true);
   });
 
   it('voids one by hand; the next batch issues the supporter a new one', async () => {
